@@ -1,0 +1,87 @@
+// The small framework every verb file uses: a binder that turns a run function into
+// a commander action (no logic in .action), and declared examples that feed --help,
+// the man page and the completions alike.
+
+import { type Command, InvalidArgumentError } from "commander";
+import { type Context, createContext, type GlobalOptions } from "./context.js";
+import { parseDuration } from "./duration.js";
+import type { IO } from "./io/io.js";
+
+export interface Runtime {
+  io: IO;
+  env: NodeJS.ProcessEnv;
+  interrupt: AbortSignal;
+  exitCode: number;
+}
+
+export type RunFn = (ctx: Context, cmd: Command) => Promise<number | undefined>;
+export type Bind = (run: RunFn) => (...args: unknown[]) => Promise<void>;
+
+export function makeBinder(rt: Runtime): Bind {
+  return (run) =>
+    async (...args: unknown[]) => {
+      const cmd = args[args.length - 1] as Command;
+      const globals = cmd.optsWithGlobals() as GlobalOptions;
+      const io = rt.io.configure({
+        color: globals.color === false ? false : rt.io.color,
+        quiet: globals.quiet === true,
+      });
+      const ctx = createContext(io, rt.env, globals, rt.interrupt);
+      try {
+        const code = await run(ctx, cmd);
+        rt.exitCode = code ?? 0;
+      } finally {
+        await ctx.close();
+      }
+    };
+}
+
+export interface Example {
+  command: string;
+  description: string;
+}
+
+const EXAMPLES = new WeakMap<Command, Example[]>();
+
+/** Declares examples: shown under --help and in the man page. */
+export function withExamples(cmd: Command, examples: Example[]): Command {
+  EXAMPLES.set(cmd, examples);
+  const width = Math.max(...examples.map((e) => e.command.length));
+  const text = examples
+    .map((e) => (e.command.length + 4 > 60 ? `  $ ${e.command}\n      ${e.description}` : `  $ ${e.command.padEnd(width)}   ${e.description}`))
+    .join("\n");
+  return cmd.addHelpText("after", `\nExamples:\n${text}\n`);
+}
+
+export function examplesOf(cmd: Command): Example[] {
+  return EXAMPLES.get(cmd) ?? [];
+}
+
+/** Enumerated values of an option, for completions. */
+const CHOICES = new WeakMap<Command, Map<string, readonly string[]>>();
+
+export function declareChoices(cmd: Command, option: string, values: readonly string[]): void {
+  const m = CHOICES.get(cmd) ?? new Map<string, readonly string[]>();
+  m.set(option, values);
+  CHOICES.set(cmd, m);
+}
+
+export function choicesOf(cmd: Command, option: string): readonly string[] | undefined {
+  return CHOICES.get(cmd)?.get(option);
+}
+
+/** Commander argument parser for a duration flag (checked again for ranges in run()). */
+export function durationArg(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === null) throw new InvalidArgumentError(`not a duration (use e.g. 1500ms, 30s, 2m)`);
+  return ms;
+}
+
+export function positiveIntArg(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError("must be a positive whole number");
+  return Number(value);
+}
+
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

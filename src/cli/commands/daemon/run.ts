@@ -1,0 +1,103 @@
+// sbx daemon run: the embedded backend in the foreground.
+
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Command } from "commander";
+import { FAULT_SPEC_HELP } from "../../../backend/faults.js";
+import { ensurePrivateDir } from "../../../config/paths.js";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { parseDuration } from "../../duration.js";
+import { UsageError } from "../../errors.js";
+
+export interface DaemonRunOptions {
+  listen: { host: string; port: number } | undefined;
+  faults: string | undefined;
+  idleExitMs: number | undefined;
+  keyRetentionMs: number | undefined;
+}
+
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : Number.NaN;
+  if (!m || port < 1 || port > 65535) throw new UsageError(`--listen ${JSON.stringify(text)}: use HOST:PORT, e.g. 127.0.0.1:7070`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+function durationFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === null || ms < 1) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration`);
+  return ms;
+}
+
+export function parseDaemonRunOptions(raw: {
+  listen?: string;
+  faults?: string;
+  idleExit?: string;
+  keyRetention?: string;
+}): DaemonRunOptions {
+  return {
+    listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
+    faults: raw.faults,
+    idleExitMs: durationFlag("--idle-exit", raw.idleExit),
+    keyRetentionMs: durationFlag("--key-retention", raw.keyRetention),
+  };
+}
+
+/** The TCP token: SBX_DAEMON_TOKEN, or one generated into a 0600 file beside the socket. */
+function tcpToken(ctx: Context): string {
+  if (ctx.env.SBX_DAEMON_TOKEN) return ctx.env.SBX_DAEMON_TOKEN;
+  const file = path.join(ctx.paths.daemonDir, "token");
+  try {
+    return fs.readFileSync(file, "utf8").trim();
+  } catch {
+    const token = randomBytes(24).toString("base64url");
+    fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    return token;
+  }
+}
+
+export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number> {
+  const { runDaemon } = await import("../../../backend/daemon.js");
+  ensurePrivateDir(ctx.paths.daemonDir);
+  const token = opts.listen ? tcpToken(ctx) : undefined;
+  const log = (line: string) => ctx.io.err(`${new Date().toISOString()} ${line}`);
+  if (opts.listen) {
+    log(`TCP ${opts.listen.host}:${opts.listen.port} requires a token: ${ctx.env.SBX_DAEMON_TOKEN ? "SBX_DAEMON_TOKEN" : path.join(ctx.paths.daemonDir, "token")}`);
+  }
+  await runDaemon({
+    dataDir: ctx.paths.daemonDir,
+    socketPath: ctx.paths.socketPath,
+    pidFile: ctx.paths.pidFile,
+    ...(opts.listen ? { listen: opts.listen, token } : {}),
+    ...(opts.faults === undefined ? {} : { faults: opts.faults }),
+    ...(opts.idleExitMs === undefined ? {} : { idleExitMs: opts.idleExitMs }),
+    ...(opts.keyRetentionMs === undefined ? {} : { keyRetentionMs: opts.keyRetentionMs }),
+    log,
+  });
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("run")
+    .summary("run the embedded backend in the foreground")
+    .description(
+      "Serve /api/v1 on the Unix socket in the state directory (mode 0600), and optionally on TCP\n" +
+        "with --listen, where a token is required (SBX_DAEMON_TOKEN, or a generated one in the\n" +
+        "daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
+    )
+    .option("--listen <host:port>", "also listen on TCP (requires the token)")
+    .option("--faults <spec>", "inject faults (see below) to rehearse recovery")
+    .option("--idle-exit <dur>", "exit after this long idle with nothing running")
+    .option("--key-retention <dur>", "how long idempotency keys are kept (default: 7d)")
+    .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
+  cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
+  withExamples(cmd, [
+    { command: "sbx daemon run", description: "in the foreground, Ctrl-C to stop" },
+    { command: "sbx daemon run --faults 'execute:not_started:once'", description: "the next exec gets 503 not_started" },
+    { command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070", description: "a shared backend for a team" },
+  ]);
+}

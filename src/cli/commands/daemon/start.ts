@@ -1,0 +1,39 @@
+// sbx daemon start: start the local daemon in the background.
+
+import type { Command } from "commander";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { spawnDaemon, waitForDaemon } from "../../daemon-launcher.js";
+import { BackendError } from "../../errors.js";
+import { daemonStatus } from "./status.js";
+
+export async function run(opts: { idleExit: string | undefined }, ctx: Context): Promise<number> {
+  const before = await daemonStatus(ctx);
+  if (before.running) {
+    ctx.io.info(`sbx: the daemon is already running (pid ${before.pid ?? "?"})`);
+    return 0;
+  }
+  spawnDaemon(ctx, opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]);
+  const [{ HttpClient }, { Api }] = await Promise.all([import("../../../client/http.js"), import("../../../client/api.js")]);
+  const http = new HttpClient({ ...ctx.endpoint({ profile: "local" }), apiKey: null, autoStart: false });
+  try {
+    if (!(await waitForDaemon(new Api(http), 20_000))) {
+      throw new BackendError("daemon_unavailable", "the daemon did not start", null, `see ${ctx.paths.daemonLog}`);
+    }
+  } finally {
+    await http.close();
+  }
+  const after = await daemonStatus(ctx);
+  ctx.io.info(`sbx: daemon running (pid ${after.pid ?? "?"}) on ${after.socket}`);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("start")
+    .summary("start the local daemon in the background")
+    .description("Start `sbx daemon run` in the background (output in daemon.log) and wait until it answers.")
+    .option("--idle-exit <dur>", "exit after this long idle with nothing running (default: never)")
+    .action(bind(async (ctx, c) => run({ idleExit: c.opts().idleExit }, ctx)));
+  withExamples(cmd, [{ command: "sbx daemon start", description: "start it ahead of time" }]);
+}

@@ -1,0 +1,194 @@
+// sbx exec: run argv (no shell) or a deliberate shell string in a sandbox, with a
+// durable receipt written before the request is sent.
+
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import { type Command, Option } from "commander";
+import type { ExecuteRequest } from "../../protocol/types.js";
+import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
+import {
+  isValidEnvName,
+  isValidIdempotencyKey,
+  isValidSandboxRef,
+  resolveWorkingDir,
+} from "../../protocol/validate.js";
+import { type Bind, collect, withExamples } from "../command.js";
+import type { Context } from "../context.js";
+import { dispatchExecute } from "../dispatch.js";
+import { parseDuration } from "../duration.js";
+import { UsageError } from "../errors.js";
+import { printDispatchOutcome } from "../render/outcome.js";
+
+export interface ExecOptions {
+  argv: string[];
+  shell: string | undefined;
+  sandbox: string;
+  timeoutMs: number;
+  clientTimeoutMs: number;
+  cwd: string | undefined;
+  env: Record<string, string>;
+  sendStdin: boolean;
+  idempotencyKey: string;
+  json: boolean;
+}
+
+interface RawExecFlags {
+  sandbox?: string;
+  timeout?: string;
+  clientTimeout?: string;
+  cwd?: string;
+  env?: string[];
+  envFile?: string;
+  stdin?: boolean;
+  idempotencyKey?: string;
+  shell?: string;
+  json?: boolean;
+}
+
+/** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
+export function parseEnvFile(text: string, file: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  text.split(/\r?\n/).forEach((line, i) => {
+    const t = line.trim();
+    if (t === "" || t.startsWith("#")) return;
+    const [k, v] = splitAssignment(t.replace(/^export\s+/, ""), `${file}:${i + 1}`);
+    env[k] = v.replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1");
+  });
+  return env;
+}
+
+function splitAssignment(text: string, where: string): [string, string] {
+  const eq = text.indexOf("=");
+  if (eq <= 0) throw new UsageError(`${where}: expected K=V, got ${JSON.stringify(text)}`);
+  const k = text.slice(0, eq);
+  if (!isValidEnvName(k)) throw new UsageError(`${where}: invalid variable name ${JSON.stringify(k)}`);
+  return [k, text.slice(eq + 1)];
+}
+
+function checkTimeout(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === null) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration (use e.g. 1500ms, 30s, 2m)`);
+  return ms;
+}
+
+/** Validates flags into options; everything here fails with exit 125 before dispatch. */
+export function parseExecOptions(argv: string[], raw: RawExecFlags, defaults: { sandbox?: string; timeout?: string }): ExecOptions {
+  if (argv.length > 0 && raw.shell !== undefined) {
+    throw new UsageError("give either a command after -- or --shell STRING, not both");
+  }
+  if (argv.length === 0 && (raw.shell === undefined || raw.shell.trim() === "")) {
+    throw new UsageError("no command given", "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'");
+  }
+  const timeoutText = raw.timeout ?? defaults.timeout ?? "2m";
+  const timeoutMs = checkTimeout("--timeout", timeoutText);
+  if (timeoutMs < TIMEOUT_MIN_MS || timeoutMs > TIMEOUT_MAX_MS) {
+    throw new UsageError(`--timeout ${timeoutText} is out of range (1s..10m)`);
+  }
+  let clientTimeoutMs = timeoutMs + 30_000;
+  if (raw.clientTimeout !== undefined) {
+    clientTimeoutMs = checkTimeout("--client-timeout", raw.clientTimeout);
+    if (clientTimeoutMs < 1) throw new UsageError("--client-timeout must be positive");
+  }
+  const sandbox = raw.sandbox ?? defaults.sandbox ?? "default";
+  if (!isValidSandboxRef(sandbox)) {
+    throw new UsageError(`invalid sandbox ${JSON.stringify(sandbox)}: use a sandbox id or name (letters, digits, _ . -)`);
+  }
+  if (raw.cwd !== undefined && resolveWorkingDir(raw.cwd) === null) {
+    throw new UsageError(`--cwd ${JSON.stringify(raw.cwd)} escapes /workspace`);
+  }
+  let env: Record<string, string> = {};
+  if (raw.envFile !== undefined) {
+    let text: string;
+    try {
+      text = fs.readFileSync(raw.envFile, "utf8");
+    } catch (err) {
+      throw new UsageError(`--env-file ${raw.envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    env = parseEnvFile(text, raw.envFile);
+  }
+  for (const kv of raw.env ?? []) {
+    const [k, v] = splitAssignment(kv, "--env");
+    env[k] = v;
+  }
+  const key = raw.idempotencyKey ?? `sbx-${randomUUID()}`;
+  if (!isValidIdempotencyKey(key)) {
+    throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
+  }
+  return {
+    argv,
+    shell: raw.shell,
+    sandbox,
+    timeoutMs,
+    clientTimeoutMs,
+    cwd: raw.cwd,
+    env,
+    sendStdin: raw.stdin === true,
+    idempotencyKey: key,
+    json: raw.json === true,
+  };
+}
+
+/** The request body, serialized once: these exact bytes are stored and sent. */
+export function executeBody(opts: ExecOptions, stdin: Buffer | null): Buffer {
+  const req: ExecuteRequest = {
+    command: opts.shell ?? opts.argv,
+    ...(opts.cwd === undefined ? {} : { working_dir: resolveWorkingDir(opts.cwd)! }),
+    ...(Object.keys(opts.env).length ? { env: opts.env } : {}),
+    stream: false,
+    timeout: opts.timeoutMs,
+    ...(stdin === null ? {} : { stdin: stdin.toString("base64") }),
+  };
+  return Buffer.from(JSON.stringify(req));
+}
+
+export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
+  const stdin = opts.sendStdin ? await ctx.io.readStdin() : null;
+  const endpoint = ctx.endpoint();
+  const api = await ctx.api(endpoint);
+  const outcome = await dispatchExecute(ctx, endpoint, api, {
+    sandbox: opts.sandbox,
+    body: executeBody(opts, stdin),
+    key: opts.idempotencyKey,
+    clientTimeoutMs: opts.clientTimeoutMs,
+  });
+  return printDispatchOutcome(ctx, outcome.document, opts.json);
+}
+
+export function register(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("exec")
+    .summary("run a command in a sandbox and record a receipt")
+    .description(
+      "Run ARGV (no shell) or --shell STRING (through /bin/sh -c, deliberately) in a sandbox.\n" +
+        "Before anything is sent, the Idempotency-Key and the exact request are committed to the\n" +
+        "local receipt store. The request is sent once, never retried; the answer (or its absence)\n" +
+        "is classified and sbx exits with the code the classification gives (see `sbx help exit-codes`).",
+    )
+    .argument("[argv...]", "the command and its arguments (put them after --)")
+    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
+    .option("--timeout <dur>", "server-side timeout, 1s..10m (default: 2m)")
+    .option("--client-timeout <dur>", "local deadline for an answer (default: timeout + 30s)")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
+    .option("--env-file <file>", "read K=V lines from a file")
+    .option("--stdin", "send sbx's standard input to the command (one-shot)")
+    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
+    .addOption(new Option("--json", "print the receipt as JSON and nothing else on stdout"))
+    .action(
+      bind(async (ctx, c) => {
+        const settings = ctx.config.read().settings;
+        const opts = parseExecOptions(c.args, c.optsWithGlobals() as RawExecFlags, {
+          ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
+          ...(settings.timeout === undefined ? {} : { timeout: settings.timeout }),
+        });
+        return run(opts, ctx);
+      }),
+    );
+  withExamples(cmd, [
+    { command: "sbx exec -- echo hello", description: "run argv in the default sandbox" },
+    { command: "sbx exec --shell 'make test 2>&1 | tail -5'", description: "run a shell string, deliberately" },
+    { command: "sbx exec -s build --timeout 5m --env CI=1 -- make", description: "another sandbox, longer timeout" },
+    { command: "sbx exec --json -- ./deploy.sh | jq .classification", description: "a receipt for scripts" },
+  ]);
+}

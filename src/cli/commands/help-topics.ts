@@ -1,0 +1,102 @@
+// sbx help [TOPIC|COMMAND...]: help on a command, or on a topic such as exit-codes.
+
+import type { Command } from "commander";
+import { type Bind, withExamples } from "../command.js";
+import type { Context } from "../context.js";
+import { UsageError } from "../errors.js";
+
+export interface ExitCodeRow {
+  code: string;
+  classification: string;
+  meaning: string;
+}
+
+/** DESIGN.md's classification table, as users read it. Also feeds the man page. */
+export const EXIT_CODES: readonly ExitCodeRow[] = [
+  { code: "0", classification: "succeeded", meaning: "the command ran and exited 0" },
+  { code: "1-123", classification: "failed", meaning: "the command ran and exited with this code" },
+  { code: "128+S", classification: "failed", meaning: "the command was killed by signal S (SIGKILL: 137)" },
+  { code: "124", classification: "timed_out", meaning: "the backend killed it at its --timeout" },
+  { code: "130", classification: "cancelled", meaning: "it was cancelled" },
+  { code: "75", classification: "not_started", meaning: "nothing ran (backend busy or unreachable); safe to resubmit" },
+  { code: "125", classification: "rejected", meaning: "refused before anything ran: bad input, configuration, or a 4xx" },
+  {
+    code: "255",
+    classification: "outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched",
+    meaning: "in doubt: it may have run; see `sbx receipts show ID` and `sbx receipts wait ID`",
+  },
+];
+
+export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
+  ["succeeded", "confirmed: outcome succeeded, exit code 0"],
+  ["failed", "confirmed: non-zero exit code, or killed by a signal"],
+  ["timed_out", "confirmed: killed by the backend at its timeout"],
+  ["cancelled", "confirmed: cancelled"],
+  ["record_pending", "it ran; the backend keeps the result but has not published it yet. Do not resubmit: wait"],
+  ["outcome_unknown", "it may have run: no usable answer (dropped connection, gateway error, malformed body, lost process)"],
+  ["result_unconfirmed", "409: admitted, but the stored result could not be confirmed. Wait for it"],
+  ["in_progress", "409: the same key is still being handled, or the execution is still running. Wait"],
+  ["local_timeout", "the client's deadline (--client-timeout) passed first; it may still be running. Wait"],
+  ["dispatched", "sent, but sbx died before recording any answer. Wait"],
+  ["not_started", "nothing ran (503 not_started, connection refused). Safe: sbx receipts resubmit ID"],
+  ["rejected", "the backend refused the request (400/401/403/404/422); nothing ran"],
+];
+
+export function exitCodesText(): string {
+  const lines = [
+    "sbx exec (and receipts wait/resubmit) exit with a code that says what is known:",
+    "",
+    ...EXIT_CODES.map((r) => `  ${r.code.padEnd(6)} ${r.classification}\n         ${r.meaning}`),
+    "",
+    "Classifications (receipts list --classification C):",
+    "",
+    ...CLASSIFICATION_HELP.map(([c, m]) => `  ${c.padEnd(19)}${m}`),
+    "",
+    "Every classification that is not confirmed prints one line on stderr with what is known",
+    "and the exact next command. sbx never retries a mutation by itself; resubmitting is an",
+    "explicit `sbx receipts resubmit ID`, with the original key and body bytes.",
+    "",
+    "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input.",
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+export const TOPICS: Record<string, { summary: string; text: () => string }> = {
+  "exit-codes": { summary: "exit codes and classifications", text: exitCodesText },
+};
+
+export async function run(opts: { words: string[] }, ctx: Context, program: Command): Promise<number> {
+  const [first] = opts.words;
+  if (first === undefined) {
+    ctx.io.writeOut(program.helpInformation());
+    ctx.io.out(`\nHelp topics:\n${Object.entries(TOPICS).map(([k, t]) => `  sbx help ${k.padEnd(12)} ${t.summary}`).join("\n")}`);
+    return 0;
+  }
+  const topic = TOPICS[first];
+  if (topic) {
+    ctx.io.writeOut(topic.text());
+    return 0;
+  }
+  let cmd: Command | undefined = program;
+  for (const w of opts.words) {
+    cmd = cmd?.commands.find((c) => c.name() === w || c.aliases().includes(w));
+    if (!cmd) {
+      throw new UsageError(`no help for ${JSON.stringify(opts.words.join(" "))}`, `topics: ${Object.keys(TOPICS).join(", ")}; or a command`);
+    }
+  }
+  ctx.io.writeOut(cmd!.helpInformation());
+  return 0;
+}
+
+export function register(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("help")
+    .summary("help on a command or a topic (exit-codes)")
+    .description("Show help for a command (`sbx help receipts show`) or a topic (`sbx help exit-codes`).")
+    .argument("[words...]", "a command path or a topic")
+    .action(bind(async (ctx, c) => run({ words: c.args }, ctx, program)));
+  withExamples(cmd, [
+    { command: "sbx help exit-codes", description: "what each exit code means" },
+    { command: "sbx help receipts resubmit", description: "help on one command" },
+  ]);
+}

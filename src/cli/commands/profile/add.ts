@@ -1,0 +1,73 @@
+// sbx profile add
+
+import type { Command } from "commander";
+import { LOCAL_PROFILE } from "../../../config/config.js";
+import { parseApiUrl } from "../../../client/endpoint.js";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { UsageError } from "../../errors.js";
+import { printJson } from "../../render/outcome.js";
+
+export interface AddOptions {
+  name: string;
+  apiUrl: string;
+  keyFromStdin: boolean;
+  use: boolean;
+  json: boolean;
+}
+
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+export function checkProfileName(name: string): string {
+  if (!PROFILE_NAME.test(name)) throw new UsageError(`invalid profile name ${JSON.stringify(name)}: letters, digits, _ . -`);
+  return name;
+}
+
+export function parseAddOptions(
+  name: string,
+  raw: { apiUrl?: string; apiKeyStdin?: boolean; use?: boolean; json?: boolean },
+): AddOptions {
+  checkProfileName(name);
+  if (name === LOCAL_PROFILE) throw new UsageError("`local` is the embedded backend and cannot be redefined");
+  if (raw.apiUrl === undefined) throw new UsageError("--api-url URL is required");
+  parseApiUrl(raw.apiUrl);
+  return { name, apiUrl: raw.apiUrl, keyFromStdin: raw.apiKeyStdin === true, use: raw.use === true, json: raw.json === true };
+}
+
+export async function run(opts: AddOptions, ctx: Context): Promise<number> {
+  let key: string | undefined;
+  if (opts.keyFromStdin) {
+    if (ctx.io.stdinIsTTY) ctx.io.info("sbx: paste the API key, then press Ctrl-D");
+    key = (await ctx.io.readStdin()).toString("utf8").trim();
+    if (key === "" || /\s/.test(key)) throw new UsageError("the API key read from stdin is empty or contains white space");
+  }
+  ctx.config.update((doc) => {
+    doc.profiles[opts.name] = { api_url: parseApiUrl(opts.apiUrl).apiUrl };
+    if (opts.use) doc.current_profile = opts.name;
+  });
+  if (key !== undefined) ctx.config.setApiKey(opts.name, key);
+  const summary = { profile: opts.name, api_url: parseApiUrl(opts.apiUrl).apiUrl, api_key: key !== undefined, current: opts.use };
+  if (opts.json) printJson(ctx, summary);
+  else ctx.io.info(`sbx: saved profile ${opts.name}${key !== undefined ? " (with an API key)" : ""}${opts.use ? "; now in use" : ""}`);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("add")
+    .summary("add or replace a profile")
+    .description(
+      "Add (or replace) a profile. The key is read from stdin with --api-key-stdin (never from a\n" +
+        "flag, where it would show in `ps` and shell history); SBX_API_KEY also works per command.",
+    )
+    .argument("<name>", "profile name")
+    .option("--api-url <url>", "https://host[:port] or unix:/path.sock")
+    .option("--api-key-stdin", "read the API key from stdin")
+    .option("--use", "make it the current profile")
+    .option("--json", "print the saved profile (without the key)")
+    .action(bind(async (ctx, c) => run(parseAddOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
+  withExamples(cmd, [
+    { command: "printf %s \"$KEY\" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin", description: "a remote backend with a key" },
+    { command: "sbx profile add team --api-url http://build-host:7070 --use", description: "a shared daemon (sbx daemon run --listen)" },
+  ]);
+}

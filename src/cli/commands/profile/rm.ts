@@ -1,0 +1,30 @@
+// sbx profile rm
+
+import type { Command } from "commander";
+import { LOCAL_PROFILE } from "../../../config/config.js";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { NotFoundError, UsageError } from "../../errors.js";
+import { checkProfileName } from "./add.js";
+
+export async function run(opts: { name: string }, ctx: Context): Promise<number> {
+  if (opts.name === LOCAL_PROFILE) throw new UsageError("`local` is built in and cannot be removed");
+  ctx.config.update((doc) => {
+    if (!doc.profiles[opts.name]) throw new NotFoundError(`no profile named ${JSON.stringify(opts.name)}`);
+    delete doc.profiles[opts.name];
+    if (doc.current_profile === opts.name) delete doc.current_profile;
+  });
+  ctx.config.setApiKey(opts.name, undefined);
+  ctx.io.info(`sbx: removed profile ${opts.name} and its key`);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("rm")
+    .summary("remove a profile and its stored key")
+    .description("Remove a profile and its stored key. Receipts sent through it are kept.")
+    .argument("<name>", "profile name")
+    .action(bind(async (ctx, c) => run({ name: checkProfileName(c.args[0]!) }, ctx)));
+  withExamples(cmd, [{ command: "sbx profile rm staging", description: "forget staging" }]);
+}

@@ -1,0 +1,33 @@
+// sbx profile show
+
+import type { Command } from "commander";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { NotFoundError } from "../../errors.js";
+import { printJson } from "../../render/outcome.js";
+import { profileSummaries } from "./list.js";
+
+export async function run(opts: { name: string | undefined; json: boolean }, ctx: Context): Promise<number> {
+  const all = profileSummaries(ctx);
+  const wanted = opts.name ?? ctx.endpoint().profile;
+  const p = all.find((s) => s.profile === wanted);
+  if (!p) throw new NotFoundError(`no profile named ${JSON.stringify(wanted)}`, "see `sbx profile list`");
+  if (opts.json) printJson(ctx, p);
+  else {
+    ctx.io.out(`profile\t${p.profile}${p.current ? " (current)" : ""}`);
+    ctx.io.out(`api_url\t${p.api_url}`);
+    ctx.io.out(`api_key\t${p.api_key ? "stored (not shown)" : "none"}`);
+  }
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("show")
+    .summary("show a profile (default: the one in effect)")
+    .description("Show a profile's API URL and whether a key is stored. The key itself is never shown.")
+    .argument("[name]", "profile name")
+    .option("--json", "print the profile as JSON")
+    .action(bind(async (ctx, c) => run({ name: c.args[0], json: c.optsWithGlobals().json === true }, ctx)));
+  withExamples(cmd, [{ command: "sbx profile show", description: "the profile in effect" }]);
+}

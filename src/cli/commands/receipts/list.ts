@@ -1,0 +1,75 @@
+// sbx receipts list
+
+import type { Command } from "commander";
+import { type Classification, CLASSIFICATIONS } from "../../../receipts/classify.js";
+import { receiptDocument } from "../../../receipts/document.js";
+import { type Bind, declareChoices, positiveIntArg, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { UsageError } from "../../errors.js";
+import { colorClassification, commandText } from "../../render/receipt.js";
+import { cell, formatTime, printTable } from "../../render/table.js";
+import { printJson } from "../../render/outcome.js";
+
+export interface ListOptions {
+  classification: Classification[] | undefined;
+  limit: number;
+  json: boolean;
+}
+
+export function parseListOptions(raw: { classification?: string; limit?: number; json?: boolean }): ListOptions {
+  let classification: Classification[] | undefined;
+  if (raw.classification !== undefined) {
+    classification = raw.classification.split(",").map((c) => c.trim()) as Classification[];
+    const bad = classification.find((c) => !CLASSIFICATIONS.includes(c));
+    if (bad !== undefined) {
+      throw new UsageError(`unknown classification ${JSON.stringify(bad)}`, `one of: ${CLASSIFICATIONS.join(", ")}`);
+    }
+  }
+  return { classification, limit: raw.limit ?? 20, json: raw.json === true };
+}
+
+export async function run(opts: ListOptions, ctx: Context): Promise<number> {
+  const store = await ctx.receipts();
+  const docs = store
+    .list({ limit: opts.limit, ...(opts.classification ? { classification: opts.classification } : {}) })
+    .map(receiptDocument);
+  if (opts.json) {
+    printJson(ctx, docs);
+    return 0;
+  }
+  const { io } = ctx;
+  if (docs.length === 0 && io.stdoutIsTTY) {
+    io.info("no receipts yet: run `sbx exec -- echo hello`");
+    return 0;
+  }
+  printTable(
+    io,
+    ["RECEIPT", "CLASSIFICATION", "EXIT", "SANDBOX", "COMMAND", "CREATED"],
+    docs.map((d) => [
+      d.receipt_id,
+      colorClassification(io.chalk, d.classification),
+      d.exit === null ? "-" : String(d.exit),
+      d.sandbox_id,
+      cell(io, commandText(d)),
+      formatTime(io, d.created_at),
+    ]),
+  );
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("list")
+    .summary("list receipts, newest first")
+    .description("List receipts, newest first. Piped, rows are tab-separated with ISO-8601 times.")
+    .option("--classification <c>", "only these classifications (comma-separated)")
+    .option("--limit <n>", "at most N receipts (default: 20)", positiveIntArg)
+    .option("--json", "print a JSON array of receipt documents")
+    .action(bind(async (ctx, c) => run(parseListOptions(c.optsWithGlobals()), ctx)));
+  declareChoices(cmd, "--classification", CLASSIFICATIONS);
+  withExamples(cmd, [
+    { command: "sbx receipts list", description: "the last 20 receipts" },
+    { command: "sbx receipts list --classification outcome_unknown,local_timeout", description: "what is in doubt" },
+    { command: "sbx receipts list --json --limit 100", description: "for scripts" },
+  ]);
+}

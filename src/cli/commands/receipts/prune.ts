@@ -1,0 +1,38 @@
+// sbx receipts prune: delete old receipts.
+
+import type { Command } from "commander";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { parseTimeArg } from "../../duration.js";
+import { UsageError } from "../../errors.js";
+import { printJson } from "../../render/outcome.js";
+
+export interface PruneOptions {
+  before: string;
+  json: boolean;
+}
+
+export function parsePruneOptions(raw: { before?: string; json?: boolean }): PruneOptions {
+  const before = raw.before === undefined ? null : parseTimeArg(raw.before);
+  if (before === null) throw new UsageError("--before TIME is required: an ISO-8601 time or a duration ago like 30d");
+  return { before, json: raw.json === true };
+}
+
+export async function run(opts: PruneOptions, ctx: Context): Promise<number> {
+  const store = await ctx.receipts();
+  const deleted = store.prune(opts.before);
+  if (opts.json) printJson(ctx, { deleted, before: opts.before });
+  else ctx.io.out(`deleted ${deleted} receipt${deleted === 1 ? "" : "s"} created before ${opts.before}`);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("prune")
+    .summary("delete receipts created before a time")
+    .description("Delete receipts (with their attempts and observations) created before TIME.")
+    .requiredOption("--before <time>", "ISO-8601 time, or a duration ago like 30d")
+    .option("--json", "print {deleted, before}")
+    .action(bind(async (ctx, c) => run(parsePruneOptions(c.optsWithGlobals()), ctx)));
+  withExamples(cmd, [{ command: "sbx receipts prune --before 30d", description: "keep the last 30 days" }]);
+}

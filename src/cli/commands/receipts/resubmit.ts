@@ -1,0 +1,56 @@
+// sbx receipts resubmit: the explicit re-send. Same key, same body bytes, a new attempt.
+
+import type { Command } from "commander";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
+import { parseDuration } from "../../duration.js";
+import { UsageError } from "../../errors.js";
+import { printDispatchOutcome } from "../../render/outcome.js";
+
+export interface ResubmitOptions {
+  ref: string;
+  clientTimeoutMs: number | null;
+  json: boolean;
+}
+
+export function parseResubmitOptions(ref: string, raw: { clientTimeout?: string; json?: boolean }): ResubmitOptions {
+  let clientTimeoutMs: number | null = null;
+  if (raw.clientTimeout !== undefined) {
+    clientTimeoutMs = parseDuration(raw.clientTimeout);
+    if (clientTimeoutMs === null || clientTimeoutMs < 1) {
+      throw new UsageError(`--client-timeout ${JSON.stringify(raw.clientTimeout)} is not a duration`);
+    }
+  }
+  return { ref, clientTimeoutMs, json: raw.json === true };
+}
+
+export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> {
+  const store = await ctx.receipts();
+  const stored = store.get(store.resolve(opts.ref));
+  const api = await ctx.api(endpointOfReceipt(ctx, stored));
+  const clientTimeoutMs = opts.clientTimeoutMs ?? (storedTimeoutMs(stored) ?? 120_000) + 30_000;
+  if (stored.receipt.classification === "record_pending") {
+    ctx.io.err(`sbx: warning: ${stored.receipt.receipt_id} is record_pending; the backend deduplicates by key, nothing new will run`);
+  }
+  const outcome = await resubmit(ctx, stored, api, clientTimeoutMs);
+  ctx.io.info(`sbx: attempt #${outcome.attempt} of ${outcome.receiptId} (key ${stored.receipt.idempotency_key})`);
+  return printDispatchOutcome(ctx, outcome.document, opts.json);
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("resubmit")
+    .summary("send a receipt's request again, with the original key and bytes")
+    .description(
+      "Send the stored request again: the original Idempotency-Key and the original body bytes, to\n" +
+        "the backend it was first sent to, recorded as a new attempt on the same receipt. The backend\n" +
+        "deduplicates by key, so a request that already ran is answered, not run again. Safe after\n" +
+        "not_started; after anything else, prefer `sbx receipts wait`.",
+    )
+    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
+    .option("--client-timeout <dur>", "local deadline for an answer (default: the stored timeout + 30s)")
+    .option("--json", "print the receipt document")
+    .action(bind(async (ctx, c) => run(parseResubmitOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
+  withExamples(cmd, [{ command: "sbx receipts resubmit rcp_0mhx", description: "after not_started (exit 75)" }]);
+}

@@ -1,0 +1,66 @@
+// sbx sandbox create
+
+import { randomUUID } from "node:crypto";
+import { type Command, Option } from "commander";
+import type { Isolation } from "../../../protocol/types.js";
+import { isValidSandboxRef } from "../../../protocol/validate.js";
+import { type Bind, declareChoices, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { UsageError } from "../../errors.js";
+import { printJson } from "../../render/outcome.js";
+import { printSandboxes } from "./render.js";
+
+export interface CreateOptions {
+  name: string | undefined;
+  isolation: Isolation | undefined;
+  network: boolean | undefined;
+  json: boolean;
+}
+
+export function parseCreateOptions(
+  name: string | undefined,
+  raw: { isolation?: string; network?: boolean; json?: boolean },
+): CreateOptions {
+  if (name !== undefined && !isValidSandboxRef(name)) {
+    throw new UsageError(`invalid sandbox name ${JSON.stringify(name)}: letters, digits, _ . - (at most 63)`);
+  }
+  return {
+    name,
+    isolation: raw.isolation as Isolation | undefined,
+    network: raw.network,
+    json: raw.json === true,
+  };
+}
+
+export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
+  const api = await ctx.api();
+  const sandbox = await api.createSandbox(
+    {
+      ...(opts.name === undefined ? {} : { name: opts.name }),
+      ...(opts.isolation === undefined ? {} : { isolation: opts.isolation }),
+      ...(opts.network === undefined ? {} : { network: opts.network }),
+    },
+    `sbx-${randomUUID()}`,
+  );
+  if (opts.json) printJson(ctx, sandbox);
+  else printSandboxes(ctx.io, [sandbox]);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("create")
+    .summary("create a sandbox")
+    .description("Create a sandbox with its own /workspace.")
+    .argument("[name]", "a name to refer to it by")
+    .addOption(new Option("--isolation <kind>", "none, or bwrap where bubblewrap is installed").choices(["none", "bwrap"]))
+    .option("--network", "allow network access (bwrap only)")
+    .option("--no-network", "deny network access (bwrap only)")
+    .option("--json", "print the sandbox as JSON")
+    .action(bind(async (ctx, c) => run(parseCreateOptions(c.args[0], c.optsWithGlobals()), ctx)));
+  declareChoices(cmd, "--isolation", ["none", "bwrap"]);
+  withExamples(cmd, [
+    { command: "sbx sandbox create build", description: "a sandbox named build" },
+    { command: "sbx exec -s build -- make", description: "then run in it" },
+  ]);
+}

@@ -1,0 +1,88 @@
+// Starts the embedded backend on first use of the local profile. A start lock (an
+// exclusively created file) makes sure two concurrent sbx processes never start
+// two daemons; everyone else waits for the socket to answer.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import { ensurePrivateDir } from "../config/paths.js";
+import type { Api } from "../client/api.js";
+import { selfInvocation } from "../platform/self.js";
+import type { Context } from "./context.js";
+import { BackendError } from "./errors.js";
+
+const START_DEADLINE_MS = 20_000;
+const STALE_LOCK_MS = 30_000;
+export const AUTO_IDLE_EXIT = "10m";
+
+async function answers(api: Api): Promise<boolean> {
+  try {
+    await api.health(2_000);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function tryLock(file: string): boolean {
+  try {
+    const fd = fs.openSync(file, "wx", 0o600);
+    fs.writeSync(fd, `${process.pid}\n`);
+    fs.closeSync(fd);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    try {
+      if (Date.now() - fs.statSync(file).mtimeMs > STALE_LOCK_MS) fs.rmSync(file, { force: true });
+    } catch {
+      // gone meanwhile
+    }
+    return false;
+  }
+}
+
+/** Spawns `sbx daemon run` detached, its output appended to daemon.log. */
+export function spawnDaemon(ctx: Context, extraArgs: string[]): number | undefined {
+  const { paths } = ctx;
+  ensurePrivateDir(paths.daemonDir);
+  const log = fs.openSync(paths.daemonLog, "a", 0o600);
+  const self = selfInvocation();
+  const child = spawn(self.command, [...self.args, "daemon", "run", ...extraArgs], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { ...ctx.env, SBX_DAEMON_CHILD: "1" },
+    cwd: paths.daemonDir,
+  });
+  fs.closeSync(log);
+  child.unref();
+  return child.pid;
+}
+
+export async function waitForDaemon(api: Api, deadlineMs: number): Promise<boolean> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    if (await answers(api)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+export async function ensureLocalDaemon(ctx: Context, api: Api): Promise<void> {
+  if (await answers(api)) return;
+  ensurePrivateDir(ctx.paths.daemonDir);
+  const until = Date.now() + START_DEADLINE_MS;
+  while (Date.now() < until) {
+    if (tryLock(ctx.paths.startLock)) {
+      try {
+        if (await answers(api)) return;
+        ctx.io.info("sbx: starting the local backend (sbx daemon)…");
+        spawnDaemon(ctx, ["--idle-exit", AUTO_IDLE_EXIT]);
+        if (await waitForDaemon(api, until - Date.now())) return;
+      } finally {
+        fs.rmSync(ctx.paths.startLock, { force: true });
+      }
+      break;
+    }
+    if (await waitForDaemon(api, 500)) return;
+  }
+  throw new BackendError("daemon_unavailable", "the local backend did not start", null, `see ${ctx.paths.daemonLog}`);
+}

@@ -1,0 +1,102 @@
+// Sending a mutation with a receipt: the receipt (key, exact body bytes) is committed
+// first, the request is sent exactly once, and whatever comes back (or does not) is
+// classified and appended as an observation.
+
+import type { Api } from "../client/api.js";
+import { paths as apiPaths } from "../client/api.js";
+import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
+import { LOCAL_PROFILE } from "../config/config.js";
+import { type Classified, classifyObservation, type Observed } from "../receipts/classify.js";
+import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
+import type { ReceiptStore, StoredReceipt } from "../receipts/store.js";
+import type { Context } from "./context.js";
+
+export interface DispatchOutcome {
+  receiptId: string;
+  attempt: number;
+  classified: Classified;
+  document: ReceiptDocument;
+}
+
+async function sendOnce(
+  ctx: Context,
+  store: ReceiptStore,
+  api: Api,
+  receiptId: string,
+  attempt: number,
+  req: { path: string; body: Buffer; key: string; clientTimeoutMs: number },
+): Promise<DispatchOutcome> {
+  const observed: Observed = await api.http.send({
+    method: "POST",
+    path: req.path,
+    body: req.body,
+    idempotencyKey: req.key,
+    deadlineMs: req.clientTimeoutMs,
+    signal: ctx.interrupt,
+  });
+  const classified = classifyObservation(observed, "dispatch");
+  store.recordObservation(receiptId, "answer", classified, { attempt });
+  return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)) };
+}
+
+/** First send of an execute request: write-before-dispatch, then one POST. */
+export async function dispatchExecute(
+  ctx: Context,
+  endpoint: Endpoint,
+  api: Api,
+  req: { sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
+): Promise<DispatchOutcome> {
+  const store = await ctx.receipts();
+  const path = apiPaths.execute(req.sandbox);
+  const row = store.createForDispatch({
+    kind: "execute",
+    profile: endpoint.profile,
+    apiUrl: endpoint.apiUrl,
+    sandbox: req.sandbox,
+    idempotencyKey: req.key,
+    method: "POST",
+    path,
+    body: req.body,
+  });
+  return sendOnce(ctx, store, api, row.receipt_id, 1, { path, body: req.body, key: req.key, clientTimeoutMs: req.clientTimeoutMs });
+}
+
+/** An explicit re-send: the original key and the original body bytes, as a new attempt. */
+export async function resubmit(
+  ctx: Context,
+  stored: StoredReceipt,
+  api: Api,
+  clientTimeoutMs: number,
+): Promise<DispatchOutcome> {
+  const store = await ctx.receipts();
+  const r = stored.receipt;
+  const attempt = store.beginAttempt(r.receipt_id);
+  return sendOnce(ctx, store, api, r.receipt_id, attempt, {
+    path: r.path,
+    body: r.body,
+    key: r.idempotency_key,
+    clientTimeoutMs,
+  });
+}
+
+/**
+ * The backend a receipt was sent to, whatever the current profile is: observations
+ * and resubmits must go where the original went.
+ */
+export function endpointOfReceipt(ctx: Context, stored: StoredReceipt): Endpoint {
+  const r = stored.receipt;
+  const u = parseApiUrl(r.api_url);
+  const apiKey = ctx.env.SBX_API_KEY || ctx.config.readApiKey(r.profile) || null;
+  const autoStart = r.profile === LOCAL_PROFILE && u.socketPath === ctx.paths.socketPath;
+  return { profile: r.profile, ...u, apiKey, autoStart };
+}
+
+/** The exec timeout stored in a receipt's body, for a default client deadline. */
+export function storedTimeoutMs(stored: StoredReceipt): number | null {
+  try {
+    const body = JSON.parse(stored.receipt.body.toString("utf8")) as { timeout?: unknown };
+    return typeof body.timeout === "number" ? body.timeout : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,66 @@
+// The entry point: builds the tree, runs one command, and is the one place that
+// turns errors into exit codes.
+
+import { CommanderError } from "commander";
+import { redact } from "../client/http.js";
+import { AmbiguousReceipt, ReceiptNotFound } from "../receipts/store.js";
+import type { Runtime } from "./command.js";
+import { ExitCodes, ExitWith, SbxError } from "./errors.js";
+import { createProcessIO, type IO } from "./io/io.js";
+import { buildProgram } from "./program.js";
+
+function describeError(err: unknown, env: NodeJS.ProcessEnv): { lines: string[]; exit: number } {
+  const key = env.SBX_API_KEY ?? null;
+  const clean = (s: string) => redact(s, key);
+  if (err instanceof SbxError) {
+    const lines = [`sbx: ${clean(err.message)}`];
+    if (err.hint) lines.push(`hint: ${clean(err.hint)}`);
+    return { lines, exit: err.exitCode };
+  }
+  if (err instanceof ReceiptNotFound) {
+    return { lines: [`sbx: ${err.message}`, "hint: see `sbx receipts list`"], exit: 1 };
+  }
+  if (err instanceof AmbiguousReceipt) {
+    return { lines: [`sbx: ${err.message}`, "hint: give more characters of the id"], exit: 1 };
+  }
+  const e = err as Error;
+  return { lines: [`sbx: internal error: ${clean(e?.stack ?? String(err))}`], exit: 1 };
+}
+
+export async function main(argv: string[], io: IO = createProcessIO(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  const rt: Runtime = { io, env, interrupt: controller.signal, exitCode: 0 };
+  const program = buildProgram(rt);
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => io.writeOut(s),
+    writeErr: (s) => io.writeErr(s),
+    outputError: (s, write) => write(s.startsWith("error:") ? `sbx: ${s.slice("error: ".length)}` : s),
+  });
+  for (const sub of program.commands) {
+    sub.exitOverride();
+    for (const leaf of sub.commands) leaf.exitOverride();
+  }
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return rt.exitCode;
+  } catch (err) {
+    if (err instanceof ExitWith) return err.exitCode;
+    if (err instanceof CommanderError) {
+      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(err.code)) return 0;
+      if (err.code === "commander.unknownOption" && argv.includes("exec") && !argv.includes("--")) {
+        io.err("hint: put the command after --, e.g. sbx exec -- ls -la");
+      }
+      return ExitCodes.usage;
+    }
+    const { lines, exit } = describeError(err, env);
+    for (const l of lines) io.err(l);
+    return exit;
+  } finally {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,47 @@
+// The command tree. Generated docs (man page, completions) read this same tree.
+
+import { Command, Option } from "commander";
+import { VERSION } from "../version.js";
+import { type Bind, makeBinder, type Runtime, withExamples } from "./command.js";
+import * as completion from "./commands/completion.js";
+import * as configCmd from "./commands/config/index.js";
+import * as daemon from "./commands/daemon/index.js";
+import * as exec from "./commands/exec.js";
+import * as helpTopics from "./commands/help-topics.js";
+import * as profile from "./commands/profile/index.js";
+import * as receipts from "./commands/receipts/index.js";
+import * as sandbox from "./commands/sandbox/index.js";
+
+export function buildProgram(rt: Runtime): Command {
+  const bind: Bind = makeBinder(rt);
+  const program = new Command("sbx")
+    .description(
+      "Run commands in sandboxes and keep an honest, durable receipt of every execution.\n" +
+        "With no configuration, sbx starts its own embedded backend (sbx daemon) on demand.",
+    )
+    .version(VERSION, "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .addHelpCommand(false)
+    .showSuggestionAfterError(true)
+    .option("--profile <name>", "profile to use (env SBX_PROFILE; default: local)")
+    .option("--api-url <url>", "backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)")
+    .addOption(new Option("--json", "print JSON documents and nothing else on stdout"))
+    .option("--no-color", "no colour (also NO_COLOR)")
+    .option("-q, --quiet", "print only data")
+    .option("--verbose", "say more on stderr");
+  exec.register(program, bind);
+  receipts.register(program, bind);
+  sandbox.register(program, bind);
+  daemon.register(program, bind);
+  profile.register(program, bind);
+  configCmd.register(program, bind);
+  completion.register(program, bind);
+  helpTopics.register(program, bind);
+  withExamples(program, [
+    { command: "sbx exec -- echo hello", description: "run argv in the default local sandbox" },
+    { command: "sbx receipts list", description: "what ran, newest first" },
+    { command: "sbx receipts show rcp_01", description: "one receipt, with its attempts and observations" },
+    { command: "sbx help exit-codes", description: "what each exit code and classification means" },
+  ]);
+  return program;
+}

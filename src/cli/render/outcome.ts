@@ -1,0 +1,39 @@
+// How the result of a dispatch or a wait is shown: the command's output on sbx's
+// stdout/stderr, then (on stderr) a line for anything not confirmed. With --json,
+// the receipt document and nothing else on stdout.
+
+import { IN_DOUBT } from "../../receipts/classify.js";
+import { explain, type ReceiptDocument } from "../../receipts/document.js";
+import type { Context } from "../context.js";
+
+export function printJson(ctx: Context, doc: unknown): void {
+  ctx.io.out(JSON.stringify(doc, null, 2));
+}
+
+function humanBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MiB` : `${n} bytes`;
+}
+
+/** Prints a receipt's result; returns the exit code it gives. */
+export function printDispatchOutcome(ctx: Context, doc: ReceiptDocument, json: boolean): number {
+  const exit = doc.exit ?? 255;
+  if (json) {
+    printJson(ctx, doc);
+    if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.info(explain(doc));
+    return exit;
+  }
+  if (doc.stdout) ctx.io.writeOut(doc.stdout);
+  if (doc.stderr) ctx.io.writeErr(doc.stderr);
+  for (const s of ["stdout", "stderr"] as const) {
+    if (doc[`${s}_truncated`]) {
+      ctx.io.err(`sbx: ${s} was truncated to its last ${humanBytes(1024 * 1024)} in the record (${doc.receipt_id})`);
+    }
+  }
+  const settled = doc.classification === "succeeded" || doc.classification === "failed";
+  if (!settled) {
+    const line = explain(doc);
+    if (IN_DOUBT.includes(doc.classification) || doc.classification === "not_started") ctx.io.err(ctx.io.chalk.yellow(line));
+    else ctx.io.err(line);
+  }
+  return exit;
+}

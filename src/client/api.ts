@@ -1,0 +1,94 @@
+// Typed calls of /api/v1 for reads and administration. Mutations that need a
+// receipt (execute) go through src/cli/dispatch.ts, which sends them exactly once.
+
+import { BackendError } from "../cli/errors.js";
+import type { Observed } from "../receipts/classify.js";
+import {
+  API_PREFIX,
+  type Health,
+  type Sandbox,
+  type SandboxCreateRequest,
+  type SandboxList,
+} from "../protocol/types.js";
+import type { HttpClient, SendRequest } from "./http.js";
+
+const seg = (s: string) => encodeURIComponent(s);
+
+export const paths = {
+  health: () => `${API_PREFIX}/health`,
+  sandboxCreate: () => `${API_PREFIX}/sandbox/create`,
+  sandboxes: () => `${API_PREFIX}/sandboxes`,
+  sandbox: (id: string) => `${API_PREFIX}/sandbox/${seg(id)}`,
+  execute: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/execute`,
+  executions: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/executions`,
+  execution: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/executions/${seg(id)}`,
+};
+
+/** Turns an observation that is not a 2xx into a BackendError. */
+export function answerOrThrow(obs: Observed, what: string): { status: number; body: unknown } {
+  if (obs.kind === "deadline") {
+    throw new BackendError("deadline", `${what}: no answer before the deadline`, null);
+  }
+  if (obs.kind === "transport") {
+    throw new BackendError(obs.code, `${what}: cannot reach the backend (${obs.code}: ${obs.message})`, null);
+  }
+  let body: unknown;
+  try {
+    body = obs.body === "" ? null : JSON.parse(obs.body);
+  } catch {
+    throw new BackendError("bad_answer", `${what}: HTTP ${obs.status} with a body that is not JSON`, obs.status);
+  }
+  if (obs.status < 200 || obs.status >= 300) {
+    const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
+    throw new BackendError(e?.code ?? `http_${obs.status}`, `${what}: ${e?.message || `HTTP ${obs.status}`}`, obs.status);
+  }
+  return { status: obs.status, body };
+}
+
+export class Api {
+  constructor(readonly http: HttpClient) {}
+
+  private async call<T>(what: string, req: SendRequest): Promise<T> {
+    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what).body as T;
+  }
+
+  health(deadlineMs = 3_000): Promise<Health> {
+    return this.call("health", { method: "GET", path: paths.health(), deadlineMs });
+  }
+
+  createSandbox(req: SandboxCreateRequest, idempotencyKey: string): Promise<Sandbox> {
+    return this.call("create sandbox", {
+      method: "POST",
+      path: paths.sandboxCreate(),
+      body: Buffer.from(JSON.stringify(req)),
+      idempotencyKey,
+    });
+  }
+
+  async listSandboxes(): Promise<Sandbox[]> {
+    return (await this.call<SandboxList>("list sandboxes", { method: "GET", path: paths.sandboxes() })).sandboxes;
+  }
+
+  getSandbox(id: string): Promise<Sandbox> {
+    return this.call(`sandbox ${id}`, { method: "GET", path: paths.sandbox(id) });
+  }
+
+  async removeSandbox(id: string): Promise<void> {
+    await this.call(`remove sandbox ${id}`, { method: "DELETE", path: paths.sandbox(id) });
+  }
+
+  /** Reads an execution record (optionally waiting server-side); the raw observation, for classification. */
+  observeExecution(sandbox: string, executionId: string, waitMs: number, deadlineMs: number): Promise<Observed> {
+    const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
+    return this.http.send({ method: "GET", path: `${paths.execution(sandbox, executionId)}${q}`, deadlineMs });
+  }
+
+  /** Finds the execution an idempotency key created: the raw observation of the list answer. */
+  findExecutionByKey(sandbox: string, key: string, deadlineMs: number): Promise<Observed> {
+    return this.http.send({
+      method: "GET",
+      path: `${paths.executions(sandbox)}?idempotency_key=${encodeURIComponent(key)}&limit=1`,
+      deadlineMs,
+    });
+  }
+}

@@ -1,0 +1,72 @@
+// Which backend to talk to and how: resolved from flag > environment > profile > default.
+
+import { ConfigError } from "../cli/errors.js";
+import { type ConfigStore, LOCAL_PROFILE } from "../config/config.js";
+import type { SbxPaths } from "../config/paths.js";
+
+export interface Endpoint {
+  profile: string;
+  /** As recorded in receipts: `unix:/path/daemon.sock` or `https://host:port`. */
+  apiUrl: string;
+  /** HTTP origin used for requests (for a Unix socket, a placeholder host). */
+  origin: string;
+  socketPath: string | null;
+  apiKey: string | null;
+  /** True when this is the embedded backend that sbx starts on demand. */
+  autoStart: boolean;
+}
+
+export interface EndpointFlags {
+  profile?: string | undefined;
+  apiUrl?: string | undefined;
+}
+
+/** Parses an API URL: `unix:/path.sock`, `http(s)://host[:port][/api/v1]`. */
+export function parseApiUrl(url: string): { apiUrl: string; origin: string; socketPath: string | null } {
+  if (url.startsWith("unix:")) {
+    const socketPath = url.slice("unix:".length).replace(/^\/\//, "");
+    if (!socketPath.startsWith("/")) throw new ConfigError(`unix API URL needs an absolute socket path: ${url}`);
+    return { apiUrl: `unix:${socketPath}`, origin: "http://localhost", socketPath };
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`not a valid API URL: ${JSON.stringify(url)}`, "use https://host[:port] or unix:/path/to.sock");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new ConfigError(`unsupported API URL scheme ${parsed.protocol} in ${url}`, "use http(s):// or unix:");
+  }
+  if (parsed.username || parsed.password) {
+    throw new ConfigError("API URLs must not carry credentials", "pass the key on stdin: sbx profile add NAME --api-url URL --api-key-stdin");
+  }
+  return { apiUrl: parsed.origin, origin: parsed.origin, socketPath: null };
+}
+
+export function resolveEndpoint(
+  flags: EndpointFlags,
+  env: NodeJS.ProcessEnv,
+  config: ConfigStore,
+  paths: SbxPaths,
+): Endpoint {
+  const doc = config.read();
+  const profile = flags.profile || env.SBX_PROFILE || doc.current_profile || LOCAL_PROFILE;
+  const stored = doc.profiles[profile];
+  if (!stored && profile !== LOCAL_PROFILE) {
+    throw new ConfigError(`no profile named ${JSON.stringify(profile)}`, "see `sbx profile list`");
+  }
+  const explicitUrl = flags.apiUrl || env.SBX_API_URL || stored?.api_url;
+  const apiKey = env.SBX_API_KEY || config.readApiKey(profile) || null;
+  if (explicitUrl) {
+    const u = parseApiUrl(explicitUrl);
+    return { profile, ...u, apiKey, autoStart: false };
+  }
+  return {
+    profile,
+    apiUrl: `unix:${paths.socketPath}`,
+    origin: "http://localhost",
+    socketPath: paths.socketPath,
+    apiKey,
+    autoStart: true,
+  };
+}

@@ -1,0 +1,76 @@
+// One HTTP client for every backend (Unix socket or TCP). Mutations are sent exactly
+// once: no undici retry interceptor, no loop of ours. The local deadline is an
+// abort; an abort after sending is reported as such, never as a failure.
+
+import { Agent, request } from "undici";
+import { isBeforeSendError, type Observed } from "../receipts/classify.js";
+import type { Endpoint } from "./endpoint.js";
+
+export interface SendRequest {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  body?: Buffer;
+  contentType?: string;
+  idempotencyKey?: string;
+  /** Local deadline in ms from now. */
+  deadlineMs?: number;
+  /** Cancels the request (e.g. the user pressed Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+export class HttpClient {
+  private readonly agent: Agent;
+
+  constructor(readonly endpoint: Endpoint) {
+    this.agent = new Agent({
+      ...(endpoint.socketPath ? { connect: { socketPath: endpoint.socketPath } } : {}),
+      // The deadline is ours (an abort signal); undici's own timers would race it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      pipelining: 1,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** Sends one request and reports exactly what was observed. Never throws for transport trouble. */
+  async send(req: SendRequest): Promise<Observed> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (req.body !== undefined) headers["content-type"] = req.contentType ?? "application/json";
+    if (req.idempotencyKey !== undefined) headers["idempotency-key"] = req.idempotencyKey;
+    if (this.endpoint.apiKey) headers.authorization = `ApiKey ${this.endpoint.apiKey}`;
+
+    const deadline = req.deadlineMs === undefined ? null : AbortSignal.timeout(Math.max(1, req.deadlineMs));
+    const signals = [deadline, req.signal].filter((s): s is AbortSignal => s !== null && s !== undefined);
+    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    let sent = false;
+    try {
+      const res = await request(new URL(req.path, this.endpoint.origin), {
+        method: req.method,
+        headers,
+        ...(req.body === undefined ? {} : { body: req.body }),
+        dispatcher: this.agent,
+        ...(signal === undefined ? {} : { signal }),
+      });
+      sent = true;
+      const body = await res.body.text();
+      const flat: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(res.headers)) flat[k] = Array.isArray(v) ? v.join(", ") : v;
+      return { kind: "answer", status: res.statusCode, headers: flat, body };
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const code = e.code ?? e.cause?.code ?? e.name ?? "UNKNOWN";
+      if (deadline?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code) };
+      if (req.signal?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code), interrupted: true };
+      const message = redact(e.message || String(err), this.endpoint.apiKey);
+      return { kind: "transport", sent: sent || !isBeforeSendError(code), code, message };
+    }
+  }
+}
+
+/** Keeps an API key out of any message that might be shown or stored. */
+export function redact(text: string, secret: string | null): string {
+  return secret ? text.split(secret).join("[redacted]") : text;
+}

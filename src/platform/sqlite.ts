@@ -1,0 +1,76 @@
+// The runtime seam for SQLite. On Node this is better-sqlite3; the single binary
+// compiled with Bun would use bun:sqlite behind the same small interface. Nothing
+// else in the code base imports a SQLite driver.
+
+import fs from "node:fs";
+import { createRequire } from "node:module";
+
+export type SqlValue = string | number | bigint | Buffer | Uint8Array | null;
+
+export interface Statement<Row = Record<string, unknown>> {
+  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...params: unknown[]): Row | undefined;
+  all(...params: unknown[]): Row[];
+}
+
+export interface Database {
+  exec(sql: string): void;
+  prepare<Row = Record<string, unknown>>(sql: string): Statement<Row>;
+  /** Runs fn inside BEGIN IMMEDIATE … COMMIT (a write lock is taken up front). */
+  transaction<T>(fn: () => T): T;
+  pragma(sql: string): unknown;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** File mode for a newly created database file (and its -wal/-shm). */
+  mode?: number;
+  busyTimeoutMs?: number;
+}
+
+const require = createRequire(import.meta.url);
+
+/** Opens (creating if needed) a WAL database with a busy timeout, private to its user by default. */
+export function openDatabase(file: string, opts: OpenOptions = {}): Database {
+  const mode = opts.mode ?? 0o600;
+  // Create the file ourselves so it is born with the right mode (no window at 0644).
+  const fd = fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_RDWR, mode);
+  fs.closeSync(fd);
+  fs.chmodSync(file, mode);
+  const BetterSqlite3 = require("better-sqlite3") as typeof import("better-sqlite3");
+  const db = new BetterSqlite3(file);
+  db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("foreign_keys = ON");
+  for (const suffix of ["-wal", "-shm"]) {
+    try {
+      fs.chmodSync(file + suffix, mode);
+    } catch {
+      // not created yet; SQLite creates them with the main file's mode
+    }
+  }
+  return {
+    exec: (sql) => {
+      db.exec(sql);
+    },
+    prepare: <Row>(sql: string) => db.prepare(sql) as unknown as Statement<Row>,
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    pragma: (sql) => db.pragma(sql),
+    close: () => db.close(),
+  };
+}
+
+/** Applies numbered, forward-only migrations recorded in PRAGMA user_version. */
+export function migrate(db: Database, migrations: readonly string[]): void {
+  db.transaction(() => {
+    const current = Number((db.pragma("user_version") as Array<{ user_version: number }>)[0]?.user_version ?? 0);
+    if (current > migrations.length) {
+      throw new Error(`database schema version ${current} is newer than this sbx understands (${migrations.length})`);
+    }
+    for (let v = current; v < migrations.length; v++) {
+      db.exec(migrations[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+  });
+}

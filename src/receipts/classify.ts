@@ -1,0 +1,309 @@
+// The classifier: a pure function from what was observed to what it means.
+// Every row of DESIGN.md's classification table lives here and nowhere else.
+
+import { constants } from "node:os";
+import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
+import { checkExecutionRecord } from "../protocol/validate.js";
+
+export type Classification =
+  | "succeeded"
+  | "failed"
+  | "timed_out"
+  | "cancelled"
+  | "outcome_unknown"
+  | "result_unconfirmed"
+  | "in_progress"
+  | "record_pending"
+  | "not_started"
+  | "rejected"
+  | "local_timeout"
+  | "dispatched";
+
+export const CLASSIFICATIONS: readonly Classification[] = [
+  "succeeded",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "outcome_unknown",
+  "result_unconfirmed",
+  "in_progress",
+  "record_pending",
+  "not_started",
+  "rejected",
+  "local_timeout",
+  "dispatched",
+];
+
+/** Classifications that leave a person in doubt: something may have run, nothing is confirmed. */
+export const IN_DOUBT: readonly Classification[] = [
+  "dispatched",
+  "outcome_unknown",
+  "local_timeout",
+  "result_unconfirmed",
+  "in_progress",
+  "record_pending",
+];
+
+/** What was observed: an HTTP answer, a transport failure, or the local deadline. */
+export type Observed =
+  | { kind: "answer"; status: number; headers: Record<string, string | undefined>; body: string }
+  | { kind: "transport"; sent: boolean; code: string; message: string }
+  | { kind: "deadline"; sent: boolean; interrupted?: boolean };
+
+/**
+ * dispatch: the answer to a mutation we sent (exec, resubmit).
+ * read: an observation of an execution (refresh, wait); a failed read teaches nothing.
+ */
+export type Purpose = "dispatch" | "read";
+
+export interface Classified {
+  /** null: the observation taught nothing about the execution (a failed read). */
+  classification: Classification | null;
+  /** true when the result cannot change any more (a confirmed terminal outcome). */
+  definitive: boolean;
+  http_status: number | null;
+  execution_id: string | null;
+  outcome: Outcome | null;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: boolean;
+  error: { code: string; message: string } | null;
+  retry_after_ms: number | null;
+  stdout: string | null;
+  stderr: string | null;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+}
+
+const BEFORE_SEND_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOENT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EACCES",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** True when a transport error code proves the request never left this machine. */
+export function isBeforeSendError(code: string): boolean {
+  return BEFORE_SEND_CODES.has(code);
+}
+
+function blank(): Classified {
+  return {
+    classification: null,
+    definitive: false,
+    http_status: null,
+    execution_id: null,
+    outcome: null,
+    exit_code: null,
+    signal: null,
+    system_error: null,
+    record_pending: false,
+    error: null,
+    retry_after_ms: null,
+    stdout: null,
+    stderr: null,
+    stdout_truncated: false,
+    stderr_truncated: false,
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function errorOf(doc: unknown): { code: string; message: string; details: Record<string, unknown> } | null {
+  if (typeof doc !== "object" || doc === null) return null;
+  const e = (doc as { error?: unknown }).error;
+  if (typeof e !== "object" || e === null) return null;
+  const { code, message, details } = e as { code?: unknown; message?: unknown; details?: unknown };
+  if (typeof code !== "string") return null;
+  return {
+    code,
+    message: typeof message === "string" ? message : "",
+    details: typeof details === "object" && details !== null ? (details as Record<string, unknown>) : {},
+  };
+}
+
+/** Retry hint in ms: the body's details.retry_after_ms, else the Retry-After header (seconds). */
+export function retryHintMs(details: Record<string, unknown>, headers: Record<string, string | undefined>): number | null {
+  const fromBody = details.retry_after_ms;
+  if (typeof fromBody === "number" && Number.isFinite(fromBody) && fromBody >= 0) return Math.round(fromBody);
+  const header = headers["retry-after"];
+  if (header !== undefined && /^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  return null;
+}
+
+/** Signal name ("SIGKILL") to number (9); null when unknown. */
+export function signalNumber(name: string): number | null {
+  const n = (constants.signals as Record<string, number | undefined>)[name];
+  return typeof n === "number" ? n : null;
+}
+
+function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
+  out.execution_id = rec.execution_id;
+  out.outcome = rec.outcome;
+  out.exit_code = rec.exit_code ?? null;
+  out.signal = rec.signal ?? null;
+  out.system_error = rec.system_error ?? null;
+  out.record_pending = rec.record_pending === true;
+  out.stdout = typeof rec.stdout === "string" ? rec.stdout : null;
+  out.stderr = typeof rec.stderr === "string" ? rec.stderr : null;
+  out.stdout_truncated = rec.stdout_truncated === true;
+  out.stderr_truncated = rec.stderr_truncated === true;
+
+  if (out.record_pending) {
+    out.classification = "record_pending";
+    return out;
+  }
+  const hasExit = out.exit_code !== null;
+  const hasSignal = out.signal !== null && signalNumber(out.signal) !== null;
+  const unknown = (why: string): Classified => {
+    out.classification = "outcome_unknown";
+    out.error = { code: "undocumented_result", message: why };
+    return out;
+  };
+  switch (rec.outcome) {
+    case "pending":
+      out.classification = "in_progress";
+      return out;
+    case "unknown":
+      out.classification = "outcome_unknown";
+      return out;
+    case "succeeded":
+      if (out.exit_code !== 0) return unknown("outcome succeeded without exit_code 0");
+      break;
+    case "failed":
+      if (!hasExit && !hasSignal) return unknown("outcome failed without exit_code or a known signal");
+      if (hasExit && (out.exit_code! <= 0 || out.exit_code! > 255)) {
+        return unknown(`outcome failed with exit_code ${out.exit_code}`);
+      }
+      break;
+    case "timed_out":
+    case "cancelled":
+      if (!hasExit && !hasSignal) return unknown(`outcome ${rec.outcome} without exit_code or signal`);
+      break;
+  }
+  out.classification = rec.outcome;
+  out.definitive = true;
+  return out;
+}
+
+function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose): Classified {
+  const out = blank();
+  out.http_status = obs.status;
+  const doc = parseJson(obs.body);
+  const err = errorOf(doc);
+  if (err) {
+    out.error = { code: err.code, message: err.message };
+    const eid = err.details.execution_id;
+    if (typeof eid === "string") out.execution_id = eid;
+  }
+
+  if (obs.status >= 200 && obs.status < 300) {
+    const problem = checkExecutionRecord(doc);
+    if (problem !== null) {
+      // A record_pending flag is honoured even on an otherwise odd body: never resubmit.
+      if (typeof doc === "object" && doc !== null && (doc as { record_pending?: unknown }).record_pending === true) {
+        out.record_pending = true;
+        out.classification = "record_pending";
+        const eid = (doc as { execution_id?: unknown }).execution_id;
+        if (typeof eid === "string") out.execution_id = eid;
+        return out;
+      }
+      out.classification = "outcome_unknown";
+      out.error = { code: "undocumented_body", message: `HTTP ${obs.status} body is not an execution record: ${problem}` };
+      return out;
+    }
+    return fromRecord(out, doc as ExecutionRecord);
+  }
+
+  // Anything but a 2xx on a read teaches nothing about the execution itself.
+  if (purpose === "read") {
+    if (!out.error) out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status}` };
+    return out;
+  }
+
+  if (obs.status === 409 && err?.code === ErrorCodes.executionResultUnconfirmed) {
+    out.classification = "result_unconfirmed";
+    return out;
+  }
+  if (obs.status === 409 && err?.code === ErrorCodes.requestInProgress) {
+    out.classification = "in_progress";
+    return out;
+  }
+  if (obs.status === 503 && err?.code === ErrorCodes.notStarted) {
+    out.classification = "not_started";
+    out.retry_after_ms = retryHintMs(err.details, obs.headers);
+    return out;
+  }
+  if (obs.status >= 400 && obs.status < 500 && obs.status !== 409) {
+    out.classification = "rejected";
+    if (!out.error) out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status} without a documented error body` };
+    return out;
+  }
+  // Other 5xx, gateway pages, bare 503, unrecognised 409, 1xx/3xx: it may have run.
+  out.classification = "outcome_unknown";
+  if (!out.error) out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status} without a documented error body` };
+  return out;
+}
+
+/** Classifies one observation. Pure: same input, same answer. */
+export function classifyObservation(obs: Observed, purpose: Purpose): Classified {
+  switch (obs.kind) {
+    case "answer":
+      return classifyAnswer(obs, purpose);
+    case "transport": {
+      const out = blank();
+      out.error = { code: obs.code, message: obs.message };
+      if (purpose === "read") return out;
+      out.classification = !obs.sent || isBeforeSendError(obs.code) ? "not_started" : "outcome_unknown";
+      return out;
+    }
+    case "deadline": {
+      const out = blank();
+      out.error = obs.interrupted
+        ? { code: "interrupted", message: "sbx was interrupted before a definitive answer" }
+        : { code: "local_deadline", message: "the client's deadline passed before a definitive answer" };
+      if (purpose === "read") return out;
+      out.classification = "local_timeout";
+      return out;
+    }
+  }
+}
+
+/** May the command have run, given this classification? */
+export function mayHaveRun(c: Classification): boolean {
+  return c !== "not_started" && c !== "rejected";
+}
+
+/** `sbx exec`'s exit code for a classification (DESIGN.md's table). */
+export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" | "signal">): number {
+  switch (c.classification) {
+    case "succeeded":
+      return 0;
+    case "failed": {
+      if (c.exit_code !== null && c.exit_code > 0 && c.exit_code <= 255) return c.exit_code;
+      const n = c.signal === null ? null : signalNumber(c.signal);
+      return n === null ? 255 : 128 + n;
+    }
+    case "timed_out":
+      return 124;
+    case "cancelled":
+      return 130;
+    case "not_started":
+      return 75;
+    case "rejected":
+      return 125;
+    default:
+      return 255;
+  }
+}

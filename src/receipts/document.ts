@@ -1,0 +1,193 @@
+// The receipt document: the documented --json contract of exec, receipts show and
+// receipts list. Built from stored rows; internal rows are never dumped as they are.
+
+import { type Classification, exitCodeFor, mayHaveRun } from "./classify.js";
+import { decidingObservation, type ObservationRow, type StoredReceipt } from "./store.js";
+
+export interface ReceiptDocument {
+  receipt_id: string;
+  kind: string;
+  profile: string;
+  api_url: string;
+  sandbox_id: string;
+  idempotency_key: string;
+  execution_id: string | null;
+  request: { method: string; path: string; body: unknown; body_sha256: string };
+  classification: Classification;
+  may_have_run: boolean;
+  exit: number | null;
+  outcome: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: boolean;
+  http_status: number | null;
+  error: { code: string; message: string } | null;
+  retry_after_ms: number | null;
+  stdout: string | null;
+  stderr: string | null;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  created_at: string;
+  dispatched_at: string;
+  answered_at: string | null;
+  next: string | null;
+}
+
+export interface AttemptDocument {
+  attempt: number;
+  dispatched_at: string;
+  body_sha256: string;
+}
+
+export interface ObservationDocument {
+  at: string;
+  source: string;
+  attempt: number | null;
+  classification: Classification | null;
+  http_status: number | null;
+  execution_id: string | null;
+  outcome: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: boolean;
+  error: { code: string; message: string } | null;
+  retry_after_ms: number | null;
+}
+
+export interface DetailedReceiptDocument extends ReceiptDocument {
+  attempts: AttemptDocument[];
+  observations: ObservationDocument[];
+}
+
+/** The exact next command a person should run, for a receipt that is not settled. */
+export function nextStep(c: Classification, receiptId: string): string | null {
+  switch (c) {
+    case "dispatched":
+    case "local_timeout":
+    case "result_unconfirmed":
+    case "in_progress":
+    case "record_pending":
+    case "outcome_unknown":
+      return `sbx receipts wait ${receiptId}`;
+    case "not_started":
+      return `sbx receipts resubmit ${receiptId}`;
+    default:
+      return null;
+  }
+}
+
+/** One line for stderr that says what is known and what to do next. */
+export function explain(doc: ReceiptDocument): string {
+  const id = doc.receipt_id;
+  const exe = doc.execution_id ? ` (execution ${doc.execution_id})` : "";
+  switch (doc.classification) {
+    case "record_pending":
+      return `sbx: ${id}${exe} ran, but the backend has not published its result yet; do not resubmit. Next: ${doc.next}`;
+    case "outcome_unknown":
+      return doc.system_error
+        ? `sbx: ${id}${exe} may have run; the backend lost it (${doc.system_error}). Check the sandbox's state; resubmit only if running it twice is safe. Look again: ${doc.next}`
+        : `sbx: ${id}${exe} may have run; no definitive answer (${doc.error?.message ?? "unknown"}). Next: ${doc.next}`;
+    case "result_unconfirmed":
+      return `sbx: ${id}${exe} was admitted but its result could not be confirmed; it may have run. Next: ${doc.next}`;
+    case "in_progress":
+      return `sbx: ${id}${exe} is still in progress. Next: ${doc.next}`;
+    case "local_timeout":
+      return `sbx: ${id}${exe}: the local deadline passed before an answer; it may still be running. Next: ${doc.next}`;
+    case "dispatched":
+      return `sbx: ${id}${exe} was sent but no answer was recorded; it may have run. Next: ${doc.next}`;
+    case "not_started":
+      return `sbx: ${id}: nothing ran (${doc.error?.message || doc.error?.code || "not started"})${
+        doc.retry_after_ms === null ? "" : `; retry after ${Math.ceil(doc.retry_after_ms / 1000)}s`
+      }. Safe to send again with the same key: ${doc.next}`;
+    case "rejected":
+      return `sbx: ${id}: refused by the backend (HTTP ${doc.http_status ?? "?"} ${doc.error?.code ?? ""}: ${
+        doc.error?.message ?? ""
+      }); nothing ran.`;
+    case "timed_out":
+      return `sbx: ${id}${exe} was killed at its timeout.`;
+    case "cancelled":
+      return `sbx: ${id}${exe} was cancelled.`;
+    default:
+      return `sbx: ${id}${exe} ${doc.classification}.`;
+  }
+}
+
+function parseBody(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return { base64: bytes.toString("base64") };
+  }
+}
+
+function observationDocument(o: ObservationRow): ObservationDocument {
+  return {
+    at: o.at,
+    source: o.source,
+    attempt: o.attempt,
+    classification: o.classification,
+    http_status: o.http_status,
+    execution_id: o.execution_id,
+    outcome: o.outcome,
+    exit_code: o.exit_code,
+    signal: o.signal,
+    system_error: o.system_error,
+    record_pending: o.record_pending,
+    error: o.error_code === null ? null : { code: o.error_code, message: o.error_message ?? "" },
+    retry_after_ms: o.retry_after_ms,
+  };
+}
+
+export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
+  const { receipt: r, attempts, observations } = stored;
+  const deciding = decidingObservation(observations);
+  const classification: Classification = deciding?.classification ?? "dispatched";
+  const answered = deciding && deciding.source !== "dispatch" ? deciding : null;
+  const lastAttempt = attempts[attempts.length - 1];
+  return {
+    receipt_id: r.receipt_id,
+    kind: r.kind,
+    profile: r.profile,
+    api_url: r.api_url,
+    sandbox_id: r.sandbox_id,
+    idempotency_key: r.idempotency_key,
+    execution_id: r.execution_id,
+    request: { method: r.method, path: r.path, body: parseBody(r.body), body_sha256: r.body_sha256 },
+    classification,
+    may_have_run: mayHaveRun(classification),
+    exit:
+      classification === "dispatched"
+        ? null
+        : exitCodeFor({ classification, exit_code: answered?.exit_code ?? null, signal: answered?.signal ?? null }),
+    outcome: answered?.outcome ?? null,
+    exit_code: answered?.exit_code ?? null,
+    signal: answered?.signal ?? null,
+    system_error: answered?.system_error ?? null,
+    record_pending: answered?.record_pending ?? false,
+    http_status: answered?.http_status ?? null,
+    error: answered?.error_code ? { code: answered.error_code, message: answered.error_message ?? "" } : null,
+    retry_after_ms: answered?.retry_after_ms ?? null,
+    stdout: answered?.stdout ?? null,
+    stderr: answered?.stderr ?? null,
+    stdout_truncated: answered?.stdout_truncated ?? false,
+    stderr_truncated: answered?.stderr_truncated ?? false,
+    created_at: r.created_at,
+    dispatched_at: lastAttempt?.dispatched_at ?? r.created_at,
+    answered_at: answered?.at ?? null,
+    next: nextStep(classification, r.receipt_id),
+  };
+}
+
+export function detailedReceiptDocument(stored: StoredReceipt): DetailedReceiptDocument {
+  return {
+    ...receiptDocument(stored),
+    attempts: stored.attempts.map((a) => ({
+      attempt: a.attempt,
+      dispatched_at: a.dispatched_at,
+      body_sha256: a.body_sha256,
+    })),
+    observations: stored.observations.map(observationDocument),
+  };
+}

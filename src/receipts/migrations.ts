@@ -1,0 +1,57 @@
+// Numbered, forward-only migrations of receipts.db. Never edit a released entry;
+// append a new one. test/fixtures/receipts-v1.db is a database of schema 1.
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: receipts, attempts, observations
+  `CREATE TABLE receipts (
+     receipt_id      TEXT PRIMARY KEY,
+     kind            TEXT NOT NULL,
+     profile         TEXT NOT NULL,
+     api_url         TEXT NOT NULL,
+     sandbox_id      TEXT NOT NULL,
+     idempotency_key TEXT NOT NULL,
+     method          TEXT NOT NULL,
+     path            TEXT NOT NULL,
+     body            BLOB NOT NULL,
+     body_sha256     TEXT NOT NULL,
+     created_at      TEXT NOT NULL,
+     execution_id    TEXT,
+     classification  TEXT NOT NULL
+   );
+   CREATE INDEX receipts_by_key ON receipts (idempotency_key);
+   CREATE INDEX receipts_by_execution ON receipts (execution_id);
+   CREATE INDEX receipts_by_created ON receipts (created_at);
+   CREATE INDEX receipts_by_classification ON receipts (classification);
+   CREATE TABLE attempts (
+     receipt_id    TEXT NOT NULL REFERENCES receipts (receipt_id) ON DELETE CASCADE,
+     attempt       INTEGER NOT NULL,
+     dispatched_at TEXT NOT NULL,
+     body_sha256   TEXT NOT NULL,
+     pid           INTEGER,
+     PRIMARY KEY (receipt_id, attempt)
+   );
+   CREATE TABLE observations (
+     id               INTEGER PRIMARY KEY AUTOINCREMENT,
+     receipt_id       TEXT NOT NULL REFERENCES receipts (receipt_id) ON DELETE CASCADE,
+     attempt          INTEGER,
+     source           TEXT NOT NULL,
+     at               TEXT NOT NULL,
+     classification   TEXT,
+     definitive       INTEGER NOT NULL DEFAULT 0,
+     http_status      INTEGER,
+     execution_id     TEXT,
+     outcome          TEXT,
+     exit_code        INTEGER,
+     signal           TEXT,
+     system_error     TEXT,
+     record_pending   INTEGER NOT NULL DEFAULT 0,
+     error_code       TEXT,
+     error_message    TEXT,
+     retry_after_ms   INTEGER,
+     stdout           TEXT,
+     stderr           TEXT,
+     stdout_truncated INTEGER NOT NULL DEFAULT 0,
+     stderr_truncated INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX observations_by_receipt ON observations (receipt_id, id);`,
+];

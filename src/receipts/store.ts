@@ -1,0 +1,358 @@
+// The receipt store: write-before-dispatch, append-only observations, and a
+// classification derived from them. Safe for many concurrent sbx processes
+// (WAL, busy_timeout, BEGIN IMMEDIATE for every write).
+
+import { createHash, randomBytes } from "node:crypto";
+import { type Database, migrate, openDatabase } from "../platform/sqlite.js";
+import type { Classification, Classified } from "./classify.js";
+import { MIGRATIONS } from "./migrations.js";
+
+export type ReceiptKind = "execute";
+export type ObservationSource = "dispatch" | "answer" | "refresh" | "wait" | "recover";
+
+export interface NewReceipt {
+  kind: ReceiptKind;
+  profile: string;
+  apiUrl: string;
+  sandbox: string;
+  idempotencyKey: string;
+  method: string;
+  path: string;
+  /** The exact bytes that will be sent. */
+  body: Buffer;
+}
+
+export interface ReceiptRow {
+  receipt_id: string;
+  kind: ReceiptKind;
+  profile: string;
+  api_url: string;
+  sandbox_id: string;
+  idempotency_key: string;
+  method: string;
+  path: string;
+  body: Buffer;
+  body_sha256: string;
+  created_at: string;
+  execution_id: string | null;
+  classification: Classification;
+}
+
+export interface AttemptRow {
+  attempt: number;
+  dispatched_at: string;
+  body_sha256: string;
+  pid: number | null;
+}
+
+export interface ObservationRow {
+  id: number;
+  attempt: number | null;
+  source: ObservationSource;
+  at: string;
+  classification: Classification | null;
+  definitive: boolean;
+  http_status: number | null;
+  execution_id: string | null;
+  outcome: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: boolean;
+  error_code: string | null;
+  error_message: string | null;
+  retry_after_ms: number | null;
+  stdout: string | null;
+  stderr: string | null;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+}
+
+export interface StoredReceipt {
+  receipt: ReceiptRow;
+  attempts: AttemptRow[];
+  observations: ObservationRow[];
+}
+
+export interface ListFilter {
+  classification?: Classification | readonly Classification[];
+  limit?: number;
+  since?: string;
+}
+
+export class ReceiptNotFound extends Error {
+  constructor(readonly ref: string) {
+    super(`no receipt matches ${JSON.stringify(ref)}`);
+  }
+}
+
+export class AmbiguousReceipt extends Error {
+  constructor(
+    readonly ref: string,
+    readonly candidates: string[],
+  ) {
+    super(`${JSON.stringify(ref)} matches ${candidates.length} receipts: ${candidates.slice(0, 5).join(", ")}`);
+  }
+}
+
+export function sha256Hex(bytes: Buffer | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Time-sortable receipt id: rcp_ + 9 base36 chars of ms time + 12 random base36 chars. */
+export function newReceiptId(now = Date.now()): string {
+  const time = now.toString(36).padStart(9, "0");
+  const rand = BigInt(`0x${randomBytes(8).toString("hex")}`).toString(36).padStart(13, "0").slice(0, 12);
+  return `rcp_${time}${rand}`;
+}
+
+/** The observation that decides the current classification, or null (still just dispatched). */
+export function decidingObservation(observations: readonly ObservationRow[]): ObservationRow | null {
+  let latestInformative: ObservationRow | null = null;
+  let latestDefinitive: ObservationRow | null = null;
+  for (const o of observations) {
+    if (o.classification === null) continue; // a failed read never erases what was learned
+    latestInformative = o;
+    if (o.definitive) latestDefinitive = o;
+  }
+  return latestDefinitive ?? latestInformative;
+}
+
+function rowToObservation(r: Record<string, unknown>): ObservationRow {
+  return {
+    id: r.id as number,
+    attempt: (r.attempt as number | null) ?? null,
+    source: r.source as ObservationSource,
+    at: r.at as string,
+    classification: (r.classification as Classification | null) ?? null,
+    definitive: r.definitive === 1,
+    http_status: (r.http_status as number | null) ?? null,
+    execution_id: (r.execution_id as string | null) ?? null,
+    outcome: (r.outcome as string | null) ?? null,
+    exit_code: (r.exit_code as number | null) ?? null,
+    signal: (r.signal as string | null) ?? null,
+    system_error: (r.system_error as string | null) ?? null,
+    record_pending: r.record_pending === 1,
+    error_code: (r.error_code as string | null) ?? null,
+    error_message: (r.error_message as string | null) ?? null,
+    retry_after_ms: (r.retry_after_ms as number | null) ?? null,
+    stdout: (r.stdout as string | null) ?? null,
+    stderr: (r.stderr as string | null) ?? null,
+    stdout_truncated: r.stdout_truncated === 1,
+    stderr_truncated: r.stderr_truncated === 1,
+  };
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export class ReceiptStore {
+  private constructor(private readonly db: Database) {}
+
+  static open(file: string): ReceiptStore {
+    const db = openDatabase(file, { mode: 0o600, busyTimeoutMs: 15_000 });
+    migrate(db, MIGRATIONS);
+    return new ReceiptStore(db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /**
+   * Writes the receipt, its first attempt and a `dispatched` marker in one
+   * committed transaction. Call this before the first byte is sent.
+   */
+  createForDispatch(input: NewReceipt, now = new Date()): ReceiptRow {
+    const id = newReceiptId(now.getTime());
+    const at = now.toISOString();
+    const sha = sha256Hex(input.body);
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path,
+             body, body_sha256, created_at, classification)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'dispatched')`,
+        )
+        .run(
+          id,
+          input.kind,
+          input.profile,
+          input.apiUrl,
+          input.sandbox,
+          input.idempotencyKey,
+          input.method,
+          input.path,
+          input.body,
+          sha,
+          at,
+        );
+      this.insertAttempt(id, 1, at, sha);
+    });
+    return this.getRow(id);
+  }
+
+  /** Records a new send of the same key and body bytes (resubmit). Returns the attempt number. */
+  beginAttempt(receiptId: string, now = new Date()): number {
+    return this.db.transaction(() => {
+      const row = this.getRow(receiptId);
+      const last = this.db
+        .prepare<{ n: number | null }>("SELECT MAX(attempt) AS n FROM attempts WHERE receipt_id = ?")
+        .get(receiptId);
+      const attempt = (last?.n ?? 0) + 1;
+      this.insertAttempt(receiptId, attempt, now.toISOString(), row.body_sha256);
+      this.refreshClassification(receiptId);
+      return attempt;
+    });
+  }
+
+  private insertAttempt(receiptId: string, attempt: number, at: string, sha: string): void {
+    this.db
+      .prepare("INSERT INTO attempts (receipt_id, attempt, dispatched_at, body_sha256, pid) VALUES (?, ?, ?, ?, ?)")
+      .run(receiptId, attempt, at, sha, process.pid);
+    this.db
+      .prepare(
+        `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive)
+         VALUES (?, ?, 'dispatch', ?, 'dispatched', 0)`,
+      )
+      .run(receiptId, attempt, at);
+  }
+
+  /** Appends one observation and re-derives the receipt's classification, atomically. */
+  recordObservation(
+    receiptId: string,
+    source: Exclude<ObservationSource, "dispatch">,
+    c: Classified,
+    opts: { attempt?: number | null; now?: Date } = {},
+  ): void {
+    const at = (opts.now ?? new Date()).toISOString();
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
+             execution_id, outcome, exit_code, signal, system_error, record_pending, error_code, error_message,
+             retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          receiptId,
+          opts.attempt ?? null,
+          source,
+          at,
+          c.classification,
+          c.definitive ? 1 : 0,
+          c.http_status,
+          c.execution_id,
+          c.outcome,
+          c.exit_code,
+          c.signal,
+          c.system_error,
+          c.record_pending ? 1 : 0,
+          c.error?.code ?? null,
+          c.error?.message ?? null,
+          c.retry_after_ms,
+          c.stdout,
+          c.stderr,
+          c.stdout_truncated ? 1 : 0,
+          c.stderr_truncated ? 1 : 0,
+        );
+      if (c.execution_id !== null) {
+        this.db
+          .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
+          .run(c.execution_id, receiptId);
+      }
+      this.refreshClassification(receiptId);
+    });
+  }
+
+  private refreshClassification(receiptId: string): void {
+    const deciding = decidingObservation(this.observations(receiptId));
+    this.db
+      .prepare("UPDATE receipts SET classification = ? WHERE receipt_id = ?")
+      .run(deciding?.classification ?? "dispatched", receiptId);
+  }
+
+  private getRow(receiptId: string): ReceiptRow {
+    const row = this.db.prepare<ReceiptRow>("SELECT * FROM receipts WHERE receipt_id = ?").get(receiptId);
+    if (!row) throw new ReceiptNotFound(receiptId);
+    return row;
+  }
+
+  private observations(receiptId: string): ObservationRow[] {
+    return this.db
+      .prepare("SELECT * FROM observations WHERE receipt_id = ? ORDER BY id")
+      .all(receiptId)
+      .map(rowToObservation);
+  }
+
+  get(receiptId: string): StoredReceipt {
+    const receipt = this.getRow(receiptId);
+    const attempts = this.db
+      .prepare<AttemptRow>(
+        "SELECT attempt, dispatched_at, body_sha256, pid FROM attempts WHERE receipt_id = ? ORDER BY attempt",
+      )
+      .all(receiptId);
+    return { receipt, attempts, observations: this.observations(receiptId) };
+  }
+
+  /**
+   * Finds a receipt by receipt id, execution id or idempotency key, exactly, or
+   * else by a unique prefix of any of them.
+   */
+  resolve(ref: string): string {
+    const exact = this.db
+      .prepare<{ receipt_id: string }>(
+        `SELECT receipt_id FROM receipts WHERE receipt_id = @ref OR execution_id = @ref OR idempotency_key = @ref
+         ORDER BY created_at DESC`,
+      )
+      .all({ ref })
+      .map((r) => r.receipt_id);
+    const unique = [...new Set(exact)];
+    if (unique.length === 1) return unique[0]!;
+    if (unique.length > 1) throw new AmbiguousReceipt(ref, unique);
+    if (ref.length < 4) throw new ReceiptNotFound(ref);
+    const like = `${escapeLike(ref)}%`;
+    const matches = this.db
+      .prepare<{ receipt_id: string }>(
+        `SELECT receipt_id FROM receipts
+         WHERE receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
+            OR idempotency_key LIKE @like ESCAPE '\\'
+         ORDER BY created_at DESC LIMIT 20`,
+      )
+      .all({ like })
+      .map((r) => r.receipt_id);
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length > 1) throw new AmbiguousReceipt(ref, matches);
+    throw new ReceiptNotFound(ref);
+  }
+
+  /** Newest first. */
+  list(filter: ListFilter = {}): StoredReceipt[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.classification !== undefined) {
+      const cs = typeof filter.classification === "string" ? [filter.classification] : [...filter.classification];
+      where.push(`classification IN (${cs.map(() => "?").join(", ")})`);
+      params.push(...cs);
+    }
+    if (filter.since !== undefined) {
+      where.push("created_at >= ?");
+      params.push(filter.since);
+    }
+    const sql = `SELECT receipt_id FROM receipts ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY created_at DESC, receipt_id DESC ${filter.limit === undefined ? "" : "LIMIT ?"}`;
+    if (filter.limit !== undefined) params.push(filter.limit);
+    return this.db
+      .prepare<{ receipt_id: string }>(sql)
+      .all(...params)
+      .map((r) => this.get(r.receipt_id));
+  }
+
+  /** Deletes receipts created before the given time; returns how many. */
+  prune(before: string): number {
+    return this.db.transaction(
+      () => this.db.prepare("DELETE FROM receipts WHERE created_at < ?").run(before).changes,
+    );
+  }
+}
