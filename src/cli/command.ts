@@ -48,7 +48,11 @@ export function withExamples(cmd: Command, examples: Example[]): Command {
   EXAMPLES.set(cmd, examples);
   const width = Math.max(...examples.map((e) => e.command.length));
   const text = examples
-    .map((e) => (e.command.length + 4 > 60 ? `  $ ${e.command}\n      ${e.description}` : `  $ ${e.command.padEnd(width)}   ${e.description}`))
+    .map((e) =>
+      e.command.length + 4 > 60
+        ? `  $ ${e.command}\n      ${e.description}`
+        : `  $ ${e.command.padEnd(width)}   ${e.description}`,
+    )
     .join("\n");
   return cmd.addHelpText("after", `\nExamples:\n${text}\n`);
 }
@@ -84,4 +88,23 @@ export function positiveIntArg(value: string): number {
 
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+/**
+ * Values the generated completions compute at completion time rather than list:
+ * receipt ids from the local store, file names, or a command line of its own (after --).
+ */
+export type ValueCompletion = "receipt-id" | "file" | "command";
+
+const COMPLETIONS = new WeakMap<Command, Map<string, ValueCompletion>>();
+
+/** Marks an argument (`"<id>"`) or an option (`"--env-file"`) as completing ids, files or a command. */
+export function declareCompletion(cmd: Command, target: string, kind: ValueCompletion): void {
+  const m = COMPLETIONS.get(cmd) ?? new Map<string, ValueCompletion>();
+  m.set(target, kind);
+  COMPLETIONS.set(cmd, m);
+}
+
+export function completionOf(cmd: Command, target: string): ValueCompletion | undefined {
+  return COMPLETIONS.get(cmd)?.get(target);
 }

@@ -58,7 +58,12 @@ export async function dispatchExecute(
     path,
     body: req.body,
   });
-  return sendOnce(ctx, store, api, row.receipt_id, 1, { path, body: req.body, key: req.key, clientTimeoutMs: req.clientTimeoutMs });
+  return sendOnce(ctx, store, api, row.receipt_id, 1, {
+    path,
+    body: req.body,
+    key: req.key,
+    clientTimeoutMs: req.clientTimeoutMs,
+  });
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */

@@ -57,7 +57,10 @@ export class NotFoundError extends SbxError {
 export class BackendError extends SbxError {
   readonly status: number | null;
   constructor(code: string, message: string, status: number | null, hint?: string) {
-    super(code, message, { exitCode: status === null ? ExitCodes.notStarted : 1, ...(hint === undefined ? {} : { hint }) });
+    super(code, message, {
+      exitCode: status === null ? ExitCodes.notStarted : 1,
+      ...(hint === undefined ? {} : { hint }),
+    });
     this.name = "BackendError";
     this.status = status;
   }

@@ -2,7 +2,7 @@
 // turns errors into exit codes.
 
 import { CommanderError } from "commander";
-import { redact } from "../client/http.js";
+import { redact } from "../client/redact.js";
 import { AmbiguousReceipt, ReceiptNotFound } from "../receipts/store.js";
 import type { Runtime } from "./command.js";
 import { ExitCodes, ExitWith, SbxError } from "./errors.js";
@@ -23,11 +23,19 @@ function describeError(err: unknown, env: NodeJS.ProcessEnv): { lines: string[];
   if (err instanceof AmbiguousReceipt) {
     return { lines: [`sbx: ${err.message}`, "hint: give more characters of the id"], exit: 1 };
   }
-  const e = err as Error;
+  const e = err as Error & { code?: unknown };
+  if (e?.name === "BackendError" && typeof e.code === "string") {
+    // The embedded backend's own start-up errors (daemon_already_running, bad fault spec, …).
+    return { lines: [`sbx: ${clean(e.message)}`], exit: e.code === "invalid_fault_spec" ? ExitCodes.usage : 1 };
+  }
   return { lines: [`sbx: internal error: ${clean(e?.stack ?? String(err))}`], exit: 1 };
 }
 
-export async function main(argv: string[], io: IO = createProcessIO(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(
+  argv: string[],
+  io: IO = createProcessIO(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once("SIGINT", onSignal);

@@ -39,7 +39,12 @@ export async function observeOnce(
     const found = executionFromKeyLookup(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, deadlineMs));
     if (found.kind === "none") {
       classified = classifyObservation(
-        { kind: "transport", sent: true, code: "no_execution_for_key", message: "the backend knows no execution for this key" },
+        {
+          kind: "transport",
+          sent: true,
+          code: "no_execution_for_key",
+          message: "the backend knows no execution for this key",
+        },
         "read",
       );
     } else {

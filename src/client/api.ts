@@ -40,7 +40,11 @@ export function answerOrThrow(obs: Observed, what: string): { status: number; bo
   }
   if (obs.status < 200 || obs.status >= 300) {
     const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
-    throw new BackendError(e?.code ?? `http_${obs.status}`, `${what}: ${e?.message || `HTTP ${obs.status}`}`, obs.status);
+    throw new BackendError(
+      e?.code ?? `http_${obs.status}`,
+      `${what}: ${e?.message || `HTTP ${obs.status}`}`,
+      obs.status,
+    );
   }
   return { status: obs.status, body };
 }

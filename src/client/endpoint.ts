@@ -32,13 +32,19 @@ export function parseApiUrl(url: string): { apiUrl: string; origin: string; sock
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError(`not a valid API URL: ${JSON.stringify(url)}`, "use https://host[:port] or unix:/path/to.sock");
+    throw new ConfigError(
+      `not a valid API URL: ${JSON.stringify(url)}`,
+      "use https://host[:port] or unix:/path/to.sock",
+    );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new ConfigError(`unsupported API URL scheme ${parsed.protocol} in ${url}`, "use http(s):// or unix:");
   }
   if (parsed.username || parsed.password) {
-    throw new ConfigError("API URLs must not carry credentials", "pass the key on stdin: sbx profile add NAME --api-url URL --api-key-stdin");
+    throw new ConfigError(
+      "API URLs must not carry credentials",
+      "pass the key on stdin: sbx profile add NAME --api-url URL --api-key-stdin",
+    );
   }
   return { apiUrl: parsed.origin, origin: parsed.origin, socketPath: null };
 }

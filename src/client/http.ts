@@ -5,6 +5,7 @@
 import { Agent, request } from "undici";
 import { isBeforeSendError, type Observed } from "../receipts/classify.js";
 import type { Endpoint } from "./endpoint.js";
+import { redact } from "./redact.js";
 
 export interface SendRequest {
   method: "GET" | "POST" | "DELETE";
@@ -55,9 +56,14 @@ export class HttpClient {
         ...(signal === undefined ? {} : { signal }),
       });
       sent = true;
-      const body = await res.body.text();
+      // A server or gateway may echo the Authorization header back; the key must not
+      // reach a receipt or the terminal from there either.
+      const body = redact(await res.body.text(), this.endpoint.apiKey);
       const flat: Record<string, string | undefined> = {};
-      for (const [k, v] of Object.entries(res.headers)) flat[k] = Array.isArray(v) ? v.join(", ") : v;
+      for (const [k, v] of Object.entries(res.headers)) {
+        const value = Array.isArray(v) ? v.join(", ") : v;
+        flat[k] = value === undefined ? undefined : redact(value, this.endpoint.apiKey);
+      }
       return { kind: "answer", status: res.statusCode, headers: flat, body };
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
@@ -68,9 +74,4 @@ export class HttpClient {
       return { kind: "transport", sent: sent || !isBeforeSendError(code), code, message };
     }
   }
-}
-
-/** Keeps an API key out of any message that might be shown or stored. */
-export function redact(text: string, secret: string | null): string {
-  return secret ? text.split(secret).join("[redacted]") : text;
 }

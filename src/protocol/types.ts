@@ -5,13 +5,7 @@ export const API_PREFIX = "/api/v1";
 export const PROTOCOL_VERSION = 1;
 
 export type Outcome = "pending" | "succeeded" | "failed" | "timed_out" | "cancelled" | "unknown";
-export const TERMINAL_OUTCOMES: readonly Outcome[] = [
-  "succeeded",
-  "failed",
-  "timed_out",
-  "cancelled",
-  "unknown",
-];
+export const TERMINAL_OUTCOMES: readonly Outcome[] = ["succeeded", "failed", "timed_out", "cancelled", "unknown"];
 
 export interface Health {
   ok: boolean;

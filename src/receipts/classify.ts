@@ -134,7 +134,10 @@ function errorOf(doc: unknown): { code: string; message: string; details: Record
 }
 
 /** Retry hint in ms: the body's details.retry_after_ms, else the Retry-After header (seconds). */
-export function retryHintMs(details: Record<string, unknown>, headers: Record<string, string | undefined>): number | null {
+export function retryHintMs(
+  details: Record<string, unknown>,
+  headers: Record<string, string | undefined>,
+): number | null {
   const fromBody = details.retry_after_ms;
   if (typeof fromBody === "number" && Number.isFinite(fromBody) && fromBody >= 0) return Math.round(fromBody);
   const header = headers["retry-after"];
@@ -220,7 +223,10 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
         return out;
       }
       out.classification = "outcome_unknown";
-      out.error = { code: "undocumented_body", message: `HTTP ${obs.status} body is not an execution record: ${problem}` };
+      out.error = {
+        code: "undocumented_body",
+        message: `HTTP ${obs.status} body is not an execution record: ${problem}`,
+      };
       return out;
     }
     return fromRecord(out, doc as ExecutionRecord);
@@ -247,12 +253,14 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
   }
   if (obs.status >= 400 && obs.status < 500 && obs.status !== 409) {
     out.classification = "rejected";
-    if (!out.error) out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status} without a documented error body` };
+    if (!out.error)
+      out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status} without a documented error body` };
     return out;
   }
   // Other 5xx, gateway pages, bare 503, unrecognised 409, 1xx/3xx: it may have run.
   out.classification = "outcome_unknown";
-  if (!out.error) out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status} without a documented error body` };
+  if (!out.error)
+    out.error = { code: `http_${obs.status}`, message: `HTTP ${obs.status} without a documented error body` };
   return out;
 }
 

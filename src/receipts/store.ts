@@ -102,7 +102,10 @@ export function sha256Hex(bytes: Buffer | string): string {
 /** Time-sortable receipt id: rcp_ + 9 base36 chars of ms time + 12 random base36 chars. */
 export function newReceiptId(now = Date.now()): string {
   const time = now.toString(36).padStart(9, "0");
-  const rand = BigInt(`0x${randomBytes(8).toString("hex")}`).toString(36).padStart(13, "0").slice(0, 12);
+  const rand = BigInt(`0x${randomBytes(8).toString("hex")}`)
+    .toString(36)
+    .padStart(13, "0")
+    .slice(0, 12);
   return `rcp_${time}${rand}`;
 }
 
@@ -349,10 +352,15 @@ export class ReceiptStore {
       .map((r) => this.get(r.receipt_id));
   }
 
-  /** Deletes receipts created before the given time; returns how many. */
-  prune(before: string): number {
-    return this.db.transaction(
-      () => this.db.prepare("DELETE FROM receipts WHERE created_at < ?").run(before).changes,
-    );
+  /**
+   * Deletes receipts created before the given time; returns how many. Receipts in
+   * doubt are kept unless includeInDoubt: they are what an incident needs.
+   */
+  prune(before: string, opts: { keep?: readonly Classification[] } = {}): number {
+    const keep = opts.keep ?? [];
+    const sql = `DELETE FROM receipts WHERE created_at < ?${
+      keep.length ? ` AND classification NOT IN (${keep.map(() => "?").join(", ")})` : ""
+    }`;
+    return this.db.transaction(() => this.db.prepare(sql).run(before, ...keep).changes);
   }
 }

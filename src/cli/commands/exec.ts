@@ -12,7 +12,7 @@ import {
   isValidSandboxRef,
   resolveWorkingDir,
 } from "../../protocol/validate.js";
-import { type Bind, collect, withExamples } from "../command.js";
+import { type Bind, collect, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
 import { dispatchExecute } from "../dispatch.js";
 import { parseDuration } from "../duration.js";
@@ -72,12 +72,19 @@ function checkTimeout(flag: string, text: string): number {
 }
 
 /** Validates flags into options; everything here fails with exit 125 before dispatch. */
-export function parseExecOptions(argv: string[], raw: RawExecFlags, defaults: { sandbox?: string; timeout?: string }): ExecOptions {
+export function parseExecOptions(
+  argv: string[],
+  raw: RawExecFlags,
+  defaults: { sandbox?: string; timeout?: string },
+): ExecOptions {
   if (argv.length > 0 && raw.shell !== undefined) {
     throw new UsageError("give either a command after -- or --shell STRING, not both");
   }
   if (argv.length === 0 && (raw.shell === undefined || raw.shell.trim() === "")) {
-    throw new UsageError("no command given", "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'");
+    throw new UsageError(
+      "no command given",
+      "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'",
+    );
   }
   const timeoutText = raw.timeout ?? defaults.timeout ?? "2m";
   const timeoutMs = checkTimeout("--timeout", timeoutText);
@@ -91,7 +98,9 @@ export function parseExecOptions(argv: string[], raw: RawExecFlags, defaults: { 
   }
   const sandbox = raw.sandbox ?? defaults.sandbox ?? "default";
   if (!isValidSandboxRef(sandbox)) {
-    throw new UsageError(`invalid sandbox ${JSON.stringify(sandbox)}: use a sandbox id or name (letters, digits, _ . -)`);
+    throw new UsageError(
+      `invalid sandbox ${JSON.stringify(sandbox)}: use a sandbox id or name (letters, digits, _ . -)`,
+    );
   }
   if (raw.cwd !== undefined && resolveWorkingDir(raw.cwd) === null) {
     throw new UsageError(`--cwd ${JSON.stringify(raw.cwd)} escapes /workspace`);
@@ -102,7 +111,9 @@ export function parseExecOptions(argv: string[], raw: RawExecFlags, defaults: { 
     try {
       text = fs.readFileSync(raw.envFile, "utf8");
     } catch (err) {
-      throw new UsageError(`--env-file ${raw.envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(
+        `--env-file ${raw.envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     env = parseEnvFile(text, raw.envFile);
   }
@@ -185,6 +196,8 @@ export function register(program: Command, bind: Bind): void {
         return run(opts, ctx);
       }),
     );
+  declareCompletion(cmd, "[argv...]", "command");
+  declareCompletion(cmd, "--env-file", "file");
   withExamples(cmd, [
     { command: "sbx exec -- echo hello", description: "run argv in the default sandbox" },
     { command: "sbx exec --shell 'make test 2>&1 | tail -5'", description: "run a shell string, deliberately" },

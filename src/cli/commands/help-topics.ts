@@ -19,7 +19,11 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: "124", classification: "timed_out", meaning: "the backend killed it at its --timeout" },
   { code: "130", classification: "cancelled", meaning: "it was cancelled" },
   { code: "75", classification: "not_started", meaning: "nothing ran (backend busy or unreachable); safe to resubmit" },
-  { code: "125", classification: "rejected", meaning: "refused before anything ran: bad input, configuration, or a 4xx" },
+  {
+    code: "125",
+    classification: "rejected",
+    meaning: "refused before anything ran: bad input, configuration, or a 4xx",
+  },
   {
     code: "255",
     classification: "outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched",
@@ -33,7 +37,10 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["timed_out", "confirmed: killed by the backend at its timeout"],
   ["cancelled", "confirmed: cancelled"],
   ["record_pending", "it ran; the backend keeps the result but has not published it yet. Do not resubmit: wait"],
-  ["outcome_unknown", "it may have run: no usable answer (dropped connection, gateway error, malformed body, lost process)"],
+  [
+    "outcome_unknown",
+    "it may have run: no usable answer (dropped connection, gateway error, malformed body, lost process)",
+  ],
   ["result_unconfirmed", "409: admitted, but the stored result could not be confirmed. Wait for it"],
   ["in_progress", "409: the same key is still being handled, or the execution is still running. Wait"],
   ["local_timeout", "the client's deadline (--client-timeout) passed first; it may still be running. Wait"],
@@ -69,7 +76,11 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
   const [first] = opts.words;
   if (first === undefined) {
     ctx.io.writeOut(program.helpInformation());
-    ctx.io.out(`\nHelp topics:\n${Object.entries(TOPICS).map(([k, t]) => `  sbx help ${k.padEnd(12)} ${t.summary}`).join("\n")}`);
+    ctx.io.out(
+      `\nHelp topics:\n${Object.entries(TOPICS)
+        .map(([k, t]) => `  sbx help ${k.padEnd(12)} ${t.summary}`)
+        .join("\n")}`,
+    );
     return 0;
   }
   const topic = TOPICS[first];
@@ -81,7 +92,10 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
   for (const w of opts.words) {
     cmd = cmd?.commands.find((c) => c.name() === w || c.aliases().includes(w));
     if (!cmd) {
-      throw new UsageError(`no help for ${JSON.stringify(opts.words.join(" "))}`, `topics: ${Object.keys(TOPICS).join(", ")}; or a command`);
+      throw new UsageError(
+        `no help for ${JSON.stringify(opts.words.join(" "))}`,
+        `topics: ${Object.keys(TOPICS).join(", ")}; or a command`,
+      );
     }
   }
   ctx.io.writeOut(cmd!.helpInformation());

@@ -26,6 +26,11 @@ export interface IO {
   writeErr(chunk: string | Uint8Array): void;
   /** Everything on stdin. */
   readStdin(): Promise<Buffer>;
+  /**
+   * A secret: from a terminal, one line read with echo off (prompt on stderr);
+   * from a pipe, everything on stdin. Never echoed.
+   */
+  readSecret(prompt: string): Promise<string>;
   /** Waits until everything written has been flushed (before exiting). */
   flush(): Promise<void>;
   /** A copy with colour and quietness decided by the global flags. */
@@ -35,8 +40,40 @@ export interface IO {
 export interface IOStreams {
   stdout: Sink & { isTTY?: boolean };
   stderr: Sink & { isTTY?: boolean };
-  stdin: AsyncIterable<Uint8Array | string> & { isTTY?: boolean };
+  stdin: AsyncIterable<Uint8Array | string> & {
+    isTTY?: boolean;
+    setRawMode?: (raw: boolean) => unknown;
+    on?: (ev: "data", fn: (chunk: Buffer) => void) => unknown;
+    off?: (ev: "data", fn: (chunk: Buffer) => void) => unknown;
+    pause?: () => unknown;
+    resume?: () => unknown;
+  };
   env: NodeJS.ProcessEnv;
+}
+
+/** Reads one line from a terminal in raw mode, echoing nothing. */
+function readHiddenLine(stdin: IOStreams["stdin"]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let line = "";
+    const done = (err: Error | null) => {
+      stdin.off?.("data", onData);
+      stdin.setRawMode?.(false);
+      stdin.pause?.();
+      if (err) reject(err);
+      else resolve(line);
+    };
+    const onData = (chunk: Buffer) => {
+      for (const ch of chunk.toString("utf8")) {
+        if (ch === "\r" || ch === "\n" || ch === "\u0004") return done(null);
+        if (ch === "\u0003") return done(new Error("interrupted"));
+        if (ch === "\u007f" || ch === "\b") line = line.slice(0, -1);
+        else line += ch;
+      }
+    };
+    stdin.setRawMode?.(true);
+    stdin.on?.("data", onData);
+    stdin.resume?.();
+  });
 }
 
 /** Colour is on for a terminal, unless NO_COLOR or TERM=dumb say otherwise. */
@@ -76,6 +113,15 @@ function makeIO(s: IOStreams, color: boolean, quiet: boolean): IO {
       for await (const c of s.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : Buffer.from(c));
       return Buffer.concat(chunks);
     },
+    readSecret: async (prompt) => {
+      if (s.stdin.isTTY === true && s.stdin.setRawMode) {
+        s.stderr.write(prompt);
+        const line = await readHiddenLine(s.stdin);
+        s.stderr.write("\n");
+        return line.trim();
+      }
+      return (await io.readStdin()).toString("utf8").trim();
+    },
     flush: async () => {
       await Promise.all(
         [s.stdout, s.stderr].map(
@@ -94,6 +140,12 @@ function makeIO(s: IOStreams, color: boolean, quiet: boolean): IO {
 }
 
 export function createProcessIO(): IO {
+  // A reader that went away (`sbx … | head -1`) is not an error of ours.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+    });
+  }
   const streams: IOStreams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
   return makeIO(streams, colorWanted(process.stdout.isTTY === true, process.env), false);
 }

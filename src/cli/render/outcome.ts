@@ -32,7 +32,8 @@ export function printDispatchOutcome(ctx: Context, doc: ReceiptDocument, json: b
   const settled = doc.classification === "succeeded" || doc.classification === "failed";
   if (!settled) {
     const line = explain(doc);
-    if (IN_DOUBT.includes(doc.classification) || doc.classification === "not_started") ctx.io.err(ctx.io.chalk.yellow(line));
+    if (IN_DOUBT.includes(doc.classification) || doc.classification === "not_started")
+      ctx.io.err(ctx.io.chalk.yellow(line));
     else ctx.io.err(line);
   }
   return exit;

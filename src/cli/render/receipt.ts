@@ -29,7 +29,10 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   const line = (k: string, v: string) => io.out(`${label(k)}${v}`);
   line("Receipt", doc.receipt_id);
   const exit = doc.exit === null ? "" : `   exit ${doc.exit}`;
-  line("Classification", `${colorClassification(chalk, doc.classification)}   may have run: ${doc.may_have_run ? "yes" : "no"}${exit}`);
+  line(
+    "Classification",
+    `${colorClassification(chalk, doc.classification)}   may have run: ${doc.may_have_run ? "yes" : "no"}${exit}`,
+  );
   if (doc.outcome !== null) {
     const detail = [
       `outcome ${doc.outcome}`,
@@ -49,11 +52,15 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   line("Request", `${doc.request.method} ${doc.request.path}  sha256 ${doc.request.body_sha256}`);
   line("Created", doc.created_at);
   if (doc.stdout_truncated || doc.stderr_truncated) {
-    line("Output", `truncated: ${[doc.stdout_truncated && "stdout", doc.stderr_truncated && "stderr"].filter(Boolean).join(", ")}`);
+    line(
+      "Output",
+      `truncated: ${[doc.stdout_truncated && "stdout", doc.stderr_truncated && "stderr"].filter(Boolean).join(", ")}`,
+    );
   }
   io.out("");
   io.out(chalk.bold("Attempts"));
-  for (const a of doc.attempts) io.out(`  #${a.attempt}  ${a.dispatched_at}  body sha256 ${a.body_sha256.slice(0, 16)}…`);
+  for (const a of doc.attempts)
+    io.out(`  #${a.attempt}  ${a.dispatched_at}  body sha256 ${a.body_sha256.slice(0, 16)}…`);
   io.out("");
   io.out(chalk.bold("Observations"));
   for (const o of doc.observations) {

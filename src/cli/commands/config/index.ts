@@ -2,7 +2,7 @@
 
 import type { Command } from "commander";
 import { SETTINGS } from "../../../config/config.js";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, declareChoices, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
@@ -52,6 +52,7 @@ export function register(program: Command, bind: Bind): void {
     .argument("[key]", "setting name")
     .option("--json", "print as JSON")
     .action(bind(async (ctx, c) => runGet({ key: c.args[0], json: c.optsWithGlobals().json === true }, ctx)));
+  declareChoices(get, "[key]", Object.keys(SETTINGS));
   withExamples(get, [{ command: "sbx config get timeout", description: "the default exec timeout" }]);
   const set = noun
     .command("set")
@@ -60,5 +61,6 @@ export function register(program: Command, bind: Bind): void {
     .argument("<key>", "setting name")
     .argument("<value>", "new value")
     .action(bind(async (ctx, c) => runSet({ key: c.args[0]!, value: c.args[1]! }, ctx)));
+  declareChoices(set, "<key>", Object.keys(SETTINGS));
   withExamples(set, [{ command: "sbx config set timeout 5m", description: "longer default timeout for exec" }]);
 }

@@ -21,7 +21,8 @@ export interface DaemonRunOptions {
 export function parseListen(text: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
   const port = m ? Number(m[2]) : Number.NaN;
-  if (!m || port < 1 || port > 65535) throw new UsageError(`--listen ${JSON.stringify(text)}: use HOST:PORT, e.g. 127.0.0.1:7070`);
+  if (!m || port < 1 || port > 65535)
+    throw new UsageError(`--listen ${JSON.stringify(text)}: use HOST:PORT, e.g. 127.0.0.1:7070`);
   return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
 }
 
@@ -65,7 +66,9 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
   const token = opts.listen ? tcpToken(ctx) : undefined;
   const log = (line: string) => ctx.io.err(`${new Date().toISOString()} ${line}`);
   if (opts.listen) {
-    log(`TCP ${opts.listen.host}:${opts.listen.port} requires a token: ${ctx.env.SBX_DAEMON_TOKEN ? "SBX_DAEMON_TOKEN" : path.join(ctx.paths.daemonDir, "token")}`);
+    log(
+      `TCP ${opts.listen.host}:${opts.listen.port} requires a token: ${ctx.env.SBX_DAEMON_TOKEN ? "SBX_DAEMON_TOKEN" : path.join(ctx.paths.daemonDir, "token")}`,
+    );
   }
   await runDaemon({
     dataDir: ctx.paths.daemonDir,
@@ -97,7 +100,13 @@ export function register(noun: Command, bind: Bind): void {
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [
     { command: "sbx daemon run", description: "in the foreground, Ctrl-C to stop" },
-    { command: "sbx daemon run --faults 'execute:not_started:once'", description: "the next exec gets 503 not_started" },
-    { command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070", description: "a shared backend for a team" },
+    {
+      command: "sbx daemon run --faults 'execute:not_started:once'",
+      description: "the next exec gets 503 not_started",
+    },
+    {
+      command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070",
+      description: "a shared backend for a team",
+    },
   ]);
 }

@@ -14,7 +14,10 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
     return 0;
   }
   spawnDaemon(ctx, opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]);
-  const [{ HttpClient }, { Api }] = await Promise.all([import("../../../client/http.js"), import("../../../client/api.js")]);
+  const [{ HttpClient }, { Api }] = await Promise.all([
+    import("../../../client/http.js"),
+    import("../../../client/api.js"),
+  ]);
   const http = new HttpClient({ ...ctx.endpoint({ profile: "local" }), apiKey: null, autoStart: false });
   try {
     if (!(await waitForDaemon(new Api(http), 20_000))) {

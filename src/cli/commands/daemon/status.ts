@@ -17,7 +17,10 @@ export interface DaemonStatus {
 
 export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
   const pid = readDaemonPid(ctx.paths.pidFile);
-  const [{ HttpClient }, { Api }] = await Promise.all([import("../../../client/http.js"), import("../../../client/api.js")]);
+  const [{ HttpClient }, { Api }] = await Promise.all([
+    import("../../../client/http.js"),
+    import("../../../client/api.js"),
+  ]);
   const http = new HttpClient({ ...ctx.endpoint({ profile: "local" }), apiKey: null, autoStart: false });
   let health: Health | null = null;
   try {

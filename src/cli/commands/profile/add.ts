@@ -19,7 +19,8 @@ export interface AddOptions {
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function checkProfileName(name: string): string {
-  if (!PROFILE_NAME.test(name)) throw new UsageError(`invalid profile name ${JSON.stringify(name)}: letters, digits, _ . -`);
+  if (!PROFILE_NAME.test(name))
+    throw new UsageError(`invalid profile name ${JSON.stringify(name)}: letters, digits, _ . -`);
   return name;
 }
 
@@ -31,24 +32,38 @@ export function parseAddOptions(
   if (name === LOCAL_PROFILE) throw new UsageError("`local` is the embedded backend and cannot be redefined");
   if (raw.apiUrl === undefined) throw new UsageError("--api-url URL is required");
   parseApiUrl(raw.apiUrl);
-  return { name, apiUrl: raw.apiUrl, keyFromStdin: raw.apiKeyStdin === true, use: raw.use === true, json: raw.json === true };
+  return {
+    name,
+    apiUrl: raw.apiUrl,
+    keyFromStdin: raw.apiKeyStdin === true,
+    use: raw.use === true,
+    json: raw.json === true,
+  };
 }
 
 export async function run(opts: AddOptions, ctx: Context): Promise<number> {
   let key: string | undefined;
   if (opts.keyFromStdin) {
-    if (ctx.io.stdinIsTTY) ctx.io.info("sbx: paste the API key, then press Ctrl-D");
-    key = (await ctx.io.readStdin()).toString("utf8").trim();
-    if (key === "" || /\s/.test(key)) throw new UsageError("the API key read from stdin is empty or contains white space");
+    key = await ctx.io.readSecret("API key (not shown): ");
+    if (key === "" || /\s/.test(key))
+      throw new UsageError("the API key read from stdin is empty or contains white space");
   }
   ctx.config.update((doc) => {
     doc.profiles[opts.name] = { api_url: parseApiUrl(opts.apiUrl).apiUrl };
     if (opts.use) doc.current_profile = opts.name;
   });
   if (key !== undefined) ctx.config.setApiKey(opts.name, key);
-  const summary = { profile: opts.name, api_url: parseApiUrl(opts.apiUrl).apiUrl, api_key: key !== undefined, current: opts.use };
+  const summary = {
+    profile: opts.name,
+    api_url: parseApiUrl(opts.apiUrl).apiUrl,
+    api_key: key !== undefined,
+    current: opts.use,
+  };
   if (opts.json) printJson(ctx, summary);
-  else ctx.io.info(`sbx: saved profile ${opts.name}${key !== undefined ? " (with an API key)" : ""}${opts.use ? "; now in use" : ""}`);
+  else
+    ctx.io.info(
+      `sbx: saved profile ${opts.name}${key !== undefined ? " (with an API key)" : ""}${opts.use ? "; now in use" : ""}`,
+    );
   return 0;
 }
 
@@ -67,7 +82,13 @@ export function register(noun: Command, bind: Bind): void {
     .option("--json", "print the saved profile (without the key)")
     .action(bind(async (ctx, c) => run(parseAddOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
   withExamples(cmd, [
-    { command: "printf %s \"$KEY\" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin", description: "a remote backend with a key" },
-    { command: "sbx profile add team --api-url http://build-host:7070 --use", description: "a shared daemon (sbx daemon run --listen)" },
+    {
+      command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
+      description: "a remote backend with a key",
+    },
+    {
+      command: "sbx profile add team --api-url http://build-host:7070 --use",
+      description: "a shared daemon (sbx daemon run --listen)",
+    },
   ]);
 }

@@ -27,7 +27,12 @@ export function profileSummaries(ctx: Context): ProfileSummary[] {
     local,
     ...Object.entries(doc.profiles)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([name, p]) => ({ profile: name, api_url: p.api_url, api_key: ctx.config.hasApiKey(name), current: current === name })),
+      .map(([name, p]) => ({
+        profile: name,
+        api_url: p.api_url,
+        api_key: ctx.config.hasApiKey(name),
+        current: current === name,
+      })),
   ];
 }
 

@@ -14,7 +14,8 @@ export interface ExportOptions {
 export function parseExportOptions(raw: { since?: string }): ExportOptions {
   if (raw.since === undefined) return { since: undefined };
   const since = parseTimeArg(raw.since);
-  if (since === null) throw new UsageError(`--since ${JSON.stringify(raw.since)}: use an ISO-8601 time or a duration like 7d`);
+  if (since === null)
+    throw new UsageError(`--since ${JSON.stringify(raw.since)}: use an ISO-8601 time or a duration like 7d`);
   return { since };
 }
 
@@ -32,5 +33,7 @@ export function register(noun: Command, bind: Bind): void {
     .description("Print every receipt (with attempts and observations) as one JSON document per line, oldest first.")
     .option("--since <time>", "only receipts created at or after TIME (ISO-8601, or a duration ago like 7d)")
     .action(bind(async (ctx, c) => run(parseExportOptions(c.opts()), ctx)));
-  withExamples(cmd, [{ command: "sbx receipts export --since 7d > receipts.jsonl", description: "last week's receipts" }]);
+  withExamples(cmd, [
+    { command: "sbx receipts export --since 7d > receipts.jsonl", description: "last week's receipts" },
+  ]);
 }

@@ -1,6 +1,7 @@
 // sbx receipts prune: delete old receipts.
 
 import type { Command } from "commander";
+import { IN_DOUBT } from "../../../receipts/classify.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
@@ -9,20 +10,24 @@ import { printJson } from "../../render/outcome.js";
 
 export interface PruneOptions {
   before: string;
+  includeInDoubt: boolean;
   json: boolean;
 }
 
-export function parsePruneOptions(raw: { before?: string; json?: boolean }): PruneOptions {
+export function parsePruneOptions(raw: { before?: string; includeInDoubt?: boolean; json?: boolean }): PruneOptions {
   const before = raw.before === undefined ? null : parseTimeArg(raw.before);
   if (before === null) throw new UsageError("--before TIME is required: an ISO-8601 time or a duration ago like 30d");
-  return { before, json: raw.json === true };
+  return { before, includeInDoubt: raw.includeInDoubt === true, json: raw.json === true };
 }
 
 export async function run(opts: PruneOptions, ctx: Context): Promise<number> {
   const store = await ctx.receipts();
-  const deleted = store.prune(opts.before);
-  if (opts.json) printJson(ctx, { deleted, before: opts.before });
-  else ctx.io.out(`deleted ${deleted} receipt${deleted === 1 ? "" : "s"} created before ${opts.before}`);
+  const deleted = store.prune(opts.before, opts.includeInDoubt ? {} : { keep: IN_DOUBT });
+  if (opts.json) printJson(ctx, { deleted, before: opts.before, kept_in_doubt: !opts.includeInDoubt });
+  else {
+    ctx.io.out(`deleted ${deleted} receipt${deleted === 1 ? "" : "s"} created before ${opts.before}`);
+    if (!opts.includeInDoubt) ctx.io.info("sbx: receipts in doubt were kept (--include-in-doubt deletes them too)");
+  }
   return 0;
 }
 
@@ -30,9 +35,13 @@ export function register(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("prune")
     .summary("delete receipts created before a time")
-    .description("Delete receipts (with their attempts and observations) created before TIME.")
+    .description(
+      "Delete receipts (with their attempts and observations) created before TIME. Receipts still\n" +
+        "in doubt (dispatched, outcome_unknown, …) are kept unless --include-in-doubt.",
+    )
     .requiredOption("--before <time>", "ISO-8601 time, or a duration ago like 30d")
-    .option("--json", "print {deleted, before}")
+    .option("--include-in-doubt", "also delete receipts that are still in doubt")
+    .option("--json", "print {deleted, before, kept_in_doubt}")
     .action(bind(async (ctx, c) => run(parsePruneOptions(c.optsWithGlobals()), ctx)));
   withExamples(cmd, [{ command: "sbx receipts prune --before 30d", description: "keep the last 30 days" }]);
 }

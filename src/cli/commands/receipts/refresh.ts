@@ -2,7 +2,7 @@
 
 import type { Command } from "commander";
 import { receiptDocument } from "../../../receipts/document.js";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { observeOnce } from "../../observe.js";
@@ -43,5 +43,6 @@ export function register(noun: Command, bind: Bind): void {
     .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
     .option("--json", "print the receipt document")
     .action(bind(async (ctx, c) => run({ ref: c.args[0]!, json: c.optsWithGlobals().json === true }, ctx)));
+  declareCompletion(cmd, "<id>", "receipt-id");
   withExamples(cmd, [{ command: "sbx receipts refresh rcp_0mhx", description: "one read, recorded" }]);
 }

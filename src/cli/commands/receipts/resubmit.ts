@@ -1,7 +1,7 @@
 // sbx receipts resubmit: the explicit re-send. Same key, same body bytes, a new attempt.
 
 import type { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
 import { parseDuration } from "../../duration.js";
@@ -31,7 +31,9 @@ export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> 
   const api = await ctx.api(endpointOfReceipt(ctx, stored));
   const clientTimeoutMs = opts.clientTimeoutMs ?? (storedTimeoutMs(stored) ?? 120_000) + 30_000;
   if (stored.receipt.classification === "record_pending") {
-    ctx.io.err(`sbx: warning: ${stored.receipt.receipt_id} is record_pending; the backend deduplicates by key, nothing new will run`);
+    ctx.io.err(
+      `sbx: warning: ${stored.receipt.receipt_id} is record_pending; the backend deduplicates by key, nothing new will run`,
+    );
   }
   const outcome = await resubmit(ctx, stored, api, clientTimeoutMs);
   ctx.io.info(`sbx: attempt #${outcome.attempt} of ${outcome.receiptId} (key ${stored.receipt.idempotency_key})`);
@@ -52,5 +54,6 @@ export function register(noun: Command, bind: Bind): void {
     .option("--client-timeout <dur>", "local deadline for an answer (default: the stored timeout + 30s)")
     .option("--json", "print the receipt document")
     .action(bind(async (ctx, c) => run(parseResubmitOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
+  declareCompletion(cmd, "<id>", "receipt-id");
   withExamples(cmd, [{ command: "sbx receipts resubmit rcp_0mhx", description: "after not_started (exit 75)" }]);
 }

@@ -2,7 +2,7 @@
 
 import type { Command } from "commander";
 import { detailedReceiptDocument } from "../../../receipts/document.js";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { printReceiptDetail } from "../../render/receipt.js";
@@ -31,6 +31,7 @@ export function register(noun: Command, bind: Bind): void {
     .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
     .option("--json", "print the receipt document with attempts and observations")
     .action(bind(async (ctx, c) => run({ ref: c.args[0]!, json: c.optsWithGlobals().json === true }, ctx)));
+  declareCompletion(cmd, "<id>", "receipt-id");
   withExamples(cmd, [
     { command: "sbx receipts show rcp_0mhx", description: "by a prefix of the receipt id" },
     { command: "sbx receipts show exe_12ab --json", description: "by execution id, as JSON" },

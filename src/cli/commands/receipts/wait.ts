@@ -2,7 +2,7 @@
 
 import type { Command } from "commander";
 import { receiptDocument } from "../../../receipts/document.js";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { parseDuration } from "../../duration.js";
@@ -18,7 +18,8 @@ export interface WaitOptions {
 
 export function parseWaitOptions(ref: string, raw: { timeout?: string; json?: boolean }): WaitOptions {
   const timeoutMs = raw.timeout === undefined ? 15 * 60_000 : parseDuration(raw.timeout);
-  if (timeoutMs === null || timeoutMs < 1) throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
+  if (timeoutMs === null || timeoutMs < 1)
+    throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
   return { ref, timeoutMs, json: raw.json === true };
 }
 
@@ -45,6 +46,7 @@ export function register(noun: Command, bind: Bind): void {
     .option("--timeout <dur>", "give up waiting after this long (default: 15m)")
     .option("--json", "print the receipt document")
     .action(bind(async (ctx, c) => run(parseWaitOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
+  declareCompletion(cmd, "<id>", "receipt-id");
   withExamples(cmd, [
     { command: "sbx receipts wait rcp_0mhx", description: "until settled, then exit like exec" },
     { command: "sbx receipts wait rcp_0mhx --timeout 30s --json", description: "bounded, for scripts" },

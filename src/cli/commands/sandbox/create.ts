@@ -53,7 +53,9 @@ export function register(noun: Command, bind: Bind): void {
     .summary("create a sandbox")
     .description("Create a sandbox with its own /workspace.")
     .argument("[name]", "a name to refer to it by")
-    .addOption(new Option("--isolation <kind>", "none, or bwrap where bubblewrap is installed").choices(["none", "bwrap"]))
+    .addOption(
+      new Option("--isolation <kind>", "none, or bwrap where bubblewrap is installed").choices(["none", "bwrap"]),
+    )
     .option("--network", "allow network access (bwrap only)")
     .option("--no-network", "deny network access (bwrap only)")
     .option("--json", "print the sandbox as JSON")

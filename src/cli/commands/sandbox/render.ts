@@ -8,6 +8,13 @@ export function printSandboxes(io: IO, sandboxes: Sandbox[]): void {
   printTable(
     io,
     ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "CREATED"],
-    sandboxes.map((s) => [s.sandbox_id, s.name, s.status, s.isolation, s.network ? "yes" : "no", formatTime(io, s.created_at)]),
+    sandboxes.map((s) => [
+      s.sandbox_id,
+      s.name,
+      s.status,
+      s.isolation,
+      s.network ? "yes" : "no",
+      formatTime(io, s.created_at),
+    ]),
   );
 }

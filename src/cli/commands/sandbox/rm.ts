@@ -20,6 +20,8 @@ export function register(noun: Command, bind: Bind): void {
     .description("Remove a sandbox and its workspace. Refused while it has running executions.")
     .argument("<id>", "sandbox id or name")
     .option("--json", "print {removed}")
-    .action(bind(async (ctx, c) => run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx)));
+    .action(
+      bind(async (ctx, c) => run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx)),
+    );
   withExamples(cmd, [{ command: "sbx sandbox rm build", description: "remove the build sandbox" }]);
 }

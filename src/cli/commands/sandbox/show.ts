@@ -27,6 +27,8 @@ export function register(noun: Command, bind: Bind): void {
     .description("Show a sandbox by id or name.")
     .argument("<id>", "sandbox id or name")
     .option("--json", "print the sandbox as JSON")
-    .action(bind(async (ctx, c) => run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx)));
+    .action(
+      bind(async (ctx, c) => run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx)),
+    );
   withExamples(cmd, [{ command: "sbx sandbox show default --json", description: "the default sandbox" }]);
 }

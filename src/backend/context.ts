@@ -1,0 +1,55 @@
+// What a route handler receives: the matched route, the request, the caller and
+// the backend's services. Kept apart from server.ts so handlers do not import it.
+
+import type { BackendStore } from "./db.js";
+import type { ExecutionManager } from "./executions.js";
+import type { FaultDecision } from "./faults.js";
+import type { Reply } from "./http.js";
+import type { IdempotencyKeys } from "./idempotency.js";
+import type { SandboxRegistry } from "./sandbox-registry.js";
+
+/** Every route, named as the fault grammar names it. */
+export const ROUTE_NAMES = [
+  "health",
+  "sandbox.create",
+  "sandboxes.list",
+  "sandbox.get",
+  "sandbox.delete",
+  "execute",
+  "executions.list",
+  "executions.get",
+] as const;
+export type RouteName = (typeof ROUTE_NAMES)[number];
+
+/** Routes that change state and so honour Idempotency-Key. */
+export const MUTATION_ROUTES: readonly RouteName[] = ["sandbox.create", "sandbox.delete", "execute"];
+
+export interface Services {
+  store: BackendStore;
+  sandboxes: SandboxRegistry;
+  executions: ExecutionManager;
+  idempotency: IdempotencyKeys;
+  startedAt: string;
+}
+
+export interface RequestContext {
+  route: RouteName;
+  method: string;
+  /** The request path as sent, without the query string. */
+  path: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: Buffer;
+  /** "local" on the Unix socket; a digest of the token on TCP. Scopes idempotency keys. */
+  caller: string;
+  /** The validated Idempotency-Key header of a mutation, or null. */
+  idempotencyKey: string | null;
+  fault: FaultDecision;
+  /** Waits out an injected delay. Mutations call it once the idempotency key is claimed. */
+  admissionDelay(): Promise<void>;
+  /** Aborted when the client goes away before the answer. */
+  signal: AbortSignal;
+  services: Services;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<Reply>;

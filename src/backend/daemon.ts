@@ -1,0 +1,158 @@
+// `sbx daemon run`: the backend as a long-lived process. Holds a pid file, serves
+// until SIGTERM/SIGINT (or an abort signal, or idleness), then closes gracefully:
+// stops accepting, ends running process groups, removes the socket and pid file.
+
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { VERSION } from "../version.js";
+import { BackendError } from "./errors.js";
+import { type BackendHandle, type BackendOptions, socketAnswers, startBackend } from "./server.js";
+
+export interface DaemonOptions extends BackendOptions {
+  /** Default <dataDir>/daemon.pid. */
+  pidFile?: string;
+  /** Stops the daemon when aborted (as SIGTERM would). */
+  signal?: AbortSignal;
+  /** Stop on SIGTERM/SIGINT. Default true. */
+  handleSignals?: boolean;
+  /** Called once the backend listens. */
+  onReady?: (handle: BackendHandle) => void;
+}
+
+/** How long a live pid-file owner gets to start answering before its file is treated as stale. */
+const STARTING_DAEMON_WAIT_MS = 2000;
+
+/**
+ * Runs the daemon until it is told to stop or goes idle, then closes it. Throws a
+ * BackendError `daemon_already_running` when another daemon owns the pid file and
+ * answers on its socket.
+ */
+export async function runDaemon(opts: DaemonOptions): Promise<void> {
+  const log = opts.log ?? (() => {});
+  const pidFile = opts.pidFile ?? path.join(opts.dataDir, "daemon.pid");
+  fs.mkdirSync(path.dirname(pidFile), { recursive: true, mode: 0o700 });
+  await acquirePidFile(pidFile, opts);
+
+  let stopReason: ((why: string) => void) | undefined;
+  const stopped = new Promise<string>((resolve) => {
+    stopReason = resolve;
+  });
+  const stop = (why: string) => stopReason?.(why);
+
+  const onSignal = (sig: NodeJS.Signals) => stop(sig);
+  const onAbort = () => stop("stop requested");
+  const handleSignals = opts.handleSignals ?? true;
+  let handle: BackendHandle;
+  try {
+    handle = await startBackend({
+      ...opts,
+      onIdle: () => {
+        opts.onIdle?.();
+        stop("idle");
+      },
+    });
+  } catch (err) {
+    releasePidFile(pidFile);
+    throw err;
+  }
+  if (handleSignals) {
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  }
+  if (opts.signal?.aborted) stop("stop requested");
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
+  log(`sbx daemon ${VERSION} running (pid ${process.pid})`);
+  opts.onReady?.(handle);
+
+  try {
+    const why = await stopped;
+    log(`stopping: ${why}`);
+    await handle.close();
+  } finally {
+    if (handleSignals) {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    }
+    opts.signal?.removeEventListener("abort", onAbort);
+    releasePidFile(pidFile);
+  }
+  log("stopped");
+}
+
+async function acquirePidFile(pidFile: string, opts: DaemonOptions): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = fs.openSync(pidFile, "wx", 0o600);
+      try {
+        fs.writeSync(fd, `${process.pid}\n`);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    const pid = readPid(pidFile);
+    if (pid !== null && isAlive(pid) && (await answersSoon(opts))) {
+      throw new BackendError("daemon_already_running", `the sbx daemon is already running (pid ${pid})`);
+    }
+    // Stale: its process is gone, or it never came to answer.
+    opts.log?.(`replacing stale pid file ${pidFile}${pid === null ? "" : ` (pid ${pid})`}`);
+    fs.rmSync(pidFile, { force: true });
+  }
+  throw new BackendError("daemon_already_running", `could not take the pid file ${pidFile}`);
+}
+
+function readPid(pidFile: string): number | null {
+  try {
+    const pid = Number.parseInt(fs.readFileSync(pidFile, "utf8").trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Whether the daemon's listener answers, giving a daemon that is still starting a moment. */
+async function answersSoon(opts: DaemonOptions): Promise<boolean> {
+  const deadline = Date.now() + STARTING_DAEMON_WAIT_MS;
+  for (;;) {
+    if (await listenerAnswers(opts)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(100);
+  }
+}
+
+function listenerAnswers(opts: DaemonOptions): Promise<boolean> {
+  if (opts.socketPath) return socketAnswers(opts.socketPath, 500);
+  if (!opts.listen) return Promise.resolve(false);
+  const { host, port } = opts.listen;
+  if (port === 0) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const conn = net.connect(port, host);
+    const done = (answers: boolean) => {
+      clearTimeout(timer);
+      conn.destroy();
+      resolve(answers);
+    };
+    const timer = setTimeout(() => done(false), 500);
+    conn.once("connect", () => done(true));
+    conn.once("error", () => done(false));
+  });
+}
+
+/** Removes the pid file if it is still ours. */
+function releasePidFile(pidFile: string): void {
+  if (readPid(pidFile) === process.pid) fs.rmSync(pidFile, { force: true });
+}

@@ -1,0 +1,382 @@
+// The backend's own database (<dataDir>/backend.db): numbered migrations and typed
+// row access. Each public method is one unit of work; callers that need several
+// writes to land together wrap them in `transaction`.
+
+import type { ExecutionRecord, Isolation, Outcome } from "../protocol/types.js";
+import { type Database, migrate, openDatabase, type Statement } from "../platform/sqlite.js";
+
+/** Forward-only; never edit a released entry, append a new one. */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE sandboxes (
+    sandbox_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL,
+    isolation TEXT NOT NULL,
+    network INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE executions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    execution_id TEXT NOT NULL UNIQUE,
+    sandbox_id TEXT NOT NULL REFERENCES sandboxes(sandbox_id) ON DELETE CASCADE,
+    idempotency_key TEXT,
+    command TEXT NOT NULL,
+    working_dir TEXT NOT NULL,
+    timeout_ms INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    exit_code INTEGER,
+    signal TEXT,
+    system_error TEXT,
+    record_pending INTEGER NOT NULL DEFAULT 0,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    stdout TEXT NOT NULL DEFAULT '',
+    stderr TEXT NOT NULL DEFAULT '',
+    stdout_bytes INTEGER NOT NULL DEFAULT 0,
+    stderr_bytes INTEGER NOT NULL DEFAULT 0,
+    stdout_truncated INTEGER NOT NULL DEFAULT 0,
+    stderr_truncated INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    finished_at TEXT,
+    duration_ms INTEGER,
+    last_event_id INTEGER NOT NULL DEFAULT 0,
+    pgid INTEGER,
+    pgid_start_time TEXT
+  );
+  CREATE INDEX executions_by_sandbox ON executions (sandbox_id, seq);
+  CREATE INDEX executions_by_key ON executions (sandbox_id, idempotency_key);
+  CREATE INDEX executions_pending ON executions (outcome) WHERE outcome = 'pending';
+  CREATE TABLE idempotency_keys (
+    caller TEXT NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body_sha256 TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    response TEXT,
+    execution_id TEXT REFERENCES executions(execution_id) ON DELETE CASCADE,
+    created_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (caller, method, path, key)
+  );
+  CREATE INDEX idempotency_keys_age ON idempotency_keys (created_at_ms);
+  `,
+];
+
+export interface SandboxRow {
+  sandbox_id: string;
+  name: string;
+  status: string;
+  isolation: Isolation;
+  network: number;
+  created_at: string;
+}
+
+export interface ExecutionRow {
+  seq: number;
+  execution_id: string;
+  sandbox_id: string;
+  idempotency_key: string | null;
+  command: string;
+  working_dir: string;
+  timeout_ms: number;
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: number;
+  cancel_requested: number;
+  stdout: string;
+  stderr: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  stdout_truncated: number;
+  stderr_truncated: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  last_event_id: number;
+  pgid: number | null;
+  pgid_start_time: string | null;
+}
+
+export interface NewExecution {
+  execution_id: string;
+  sandbox_id: string;
+  idempotency_key: string | null;
+  command: string[] | string;
+  working_dir: string;
+  timeout_ms: number;
+  created_at: string;
+}
+
+export interface ExecutionEnd {
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: boolean;
+  stdout: string;
+  stderr: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface IdempotencyScope {
+  caller: string;
+  method: string;
+  path: string;
+  key: string;
+}
+
+export interface IdempotencyRow {
+  body_sha256: string;
+  status: number;
+  /** The JSON answer to replay, for routes whose answer is fixed once given. */
+  response: string | null;
+  /** For execute: the execution the key admitted (its answer is the record as it is now). */
+  execution_id: string | null;
+  created_at_ms: number;
+}
+
+export interface ExecutionQuery {
+  sandboxId: string;
+  limit: number;
+  /** Only rows older than this sequence (the cursor). */
+  beforeSeq?: number;
+  outcome?: Outcome;
+  idempotencyKey?: string;
+}
+
+export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
+  return {
+    execution_id: row.execution_id,
+    sandbox_id: row.sandbox_id,
+    idempotency_key: row.idempotency_key,
+    command: JSON.parse(row.command) as string[] | string,
+    working_dir: row.working_dir,
+    timeout: row.timeout_ms,
+    outcome: row.outcome,
+    exit_code: row.exit_code,
+    signal: row.signal,
+    system_error: row.system_error,
+    record_pending: row.record_pending === 1,
+    cancel_requested: row.cancel_requested === 1,
+    stdout: row.stdout,
+    stderr: row.stderr,
+    stdout_bytes: row.stdout_bytes,
+    stderr_bytes: row.stderr_bytes,
+    stdout_truncated: row.stdout_truncated === 1,
+    stderr_truncated: row.stderr_truncated === 1,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    duration_ms: row.duration_ms,
+    last_event_id: row.last_event_id,
+  };
+}
+
+export class BackendStore {
+  private readonly db: Database;
+  private readonly statements = new Map<string, Statement<unknown>>();
+  private closed = false;
+
+  constructor(file: string) {
+    this.db = openDatabase(file);
+    migrate(this.db, MIGRATIONS);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.statements.clear();
+    this.db.close();
+  }
+
+  /** Prepared once per SQL text. */
+  private prepare<Row>(sql: string): Statement<Row> {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown>(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt as Statement<Row>;
+  }
+
+  // ── sandboxes ────────────────────────────────────────────────────────────
+
+  insertSandbox(row: SandboxRow): void {
+    this.prepare(
+      `INSERT INTO sandboxes (sandbox_id, name, status, isolation, network, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+    ).run(row.sandbox_id, row.name, row.status, row.isolation, row.network, row.created_at);
+  }
+
+  getSandboxById(id: string): SandboxRow | undefined {
+    return this.prepare<SandboxRow>("SELECT * FROM sandboxes WHERE sandbox_id = ?").get(id);
+  }
+
+  getSandboxByName(name: string): SandboxRow | undefined {
+    return this.prepare<SandboxRow>("SELECT * FROM sandboxes WHERE name = ?").get(name);
+  }
+
+  listSandboxes(): SandboxRow[] {
+    return this.prepare<SandboxRow>("SELECT * FROM sandboxes ORDER BY created_at, sandbox_id").all();
+  }
+
+  deleteSandbox(id: string): void {
+    this.prepare("DELETE FROM sandboxes WHERE sandbox_id = ?").run(id);
+  }
+
+  // ── executions ───────────────────────────────────────────────────────────
+
+  insertExecution(e: NewExecution): void {
+    this.prepare(
+      `INSERT INTO executions
+           (execution_id, sandbox_id, idempotency_key, command, working_dir, timeout_ms, outcome, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)`,
+    ).run(
+      e.execution_id,
+      e.sandbox_id,
+      e.idempotency_key,
+      JSON.stringify(e.command),
+      e.working_dir,
+      e.timeout_ms,
+      e.created_at,
+    );
+  }
+
+  markExecutionStarted(
+    executionId: string,
+    startedAt: string,
+    pgid: number | null,
+    pgidStartTime: string | null,
+  ): void {
+    this.prepare("UPDATE executions SET started_at = ?, pgid = ?, pgid_start_time = ? WHERE execution_id = ?").run(
+      startedAt,
+      pgid,
+      pgidStartTime,
+      executionId,
+    );
+  }
+
+  finishExecution(executionId: string, end: ExecutionEnd): void {
+    this.prepare(
+      `UPDATE executions SET
+           outcome = ?, exit_code = ?, signal = ?, system_error = ?, record_pending = ?,
+           stdout = ?, stderr = ?, stdout_bytes = ?, stderr_bytes = ?,
+           stdout_truncated = ?, stderr_truncated = ?, finished_at = ?, duration_ms = ?
+         WHERE execution_id = ?`,
+    ).run(
+      end.outcome,
+      end.exit_code,
+      end.signal,
+      end.system_error,
+      end.record_pending ? 1 : 0,
+      end.stdout,
+      end.stderr,
+      end.stdout_bytes,
+      end.stderr_bytes,
+      end.stdout_truncated ? 1 : 0,
+      end.stderr_truncated ? 1 : 0,
+      end.finished_at,
+      end.duration_ms,
+      executionId,
+    );
+  }
+
+  /** Marks an execution lost by an earlier run of the backend. */
+  markExecutionLost(executionId: string): void {
+    this.prepare(
+      `UPDATE executions SET outcome = 'unknown', system_error = 'exec_stream_lost', exit_code = NULL, signal = NULL
+         WHERE execution_id = ? AND outcome = 'pending'`,
+    ).run(executionId);
+  }
+
+  publishExecution(executionId: string): void {
+    this.prepare("UPDATE executions SET record_pending = 0 WHERE execution_id = ?").run(executionId);
+  }
+
+  getExecution(executionId: string): ExecutionRow | undefined {
+    return this.prepare<ExecutionRow>("SELECT * FROM executions WHERE execution_id = ?").get(executionId);
+  }
+
+  listExecutions(q: ExecutionQuery): ExecutionRow[] {
+    const where = ["sandbox_id = ?"];
+    const params: unknown[] = [q.sandboxId];
+    if (q.beforeSeq !== undefined) {
+      where.push("seq < ?");
+      params.push(q.beforeSeq);
+    }
+    if (q.outcome !== undefined) {
+      where.push("outcome = ?");
+      params.push(q.outcome);
+    }
+    if (q.idempotencyKey !== undefined) {
+      where.push("idempotency_key = ?");
+      params.push(q.idempotencyKey);
+    }
+    params.push(q.limit);
+    return this.prepare<ExecutionRow>(
+      `SELECT * FROM executions WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`,
+    ).all(...params);
+  }
+
+  countPending(sandboxId: string): number {
+    const row = this.prepare<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM executions WHERE sandbox_id = ? AND outcome = 'pending'",
+    ).get(sandboxId);
+    return row?.n ?? 0;
+  }
+
+  pendingExecutions(): ExecutionRow[] {
+    return this.prepare<ExecutionRow>("SELECT * FROM executions WHERE outcome = 'pending' ORDER BY seq").all();
+  }
+
+  unpublishedExecutions(): ExecutionRow[] {
+    return this.prepare<ExecutionRow>("SELECT * FROM executions WHERE record_pending = 1 ORDER BY seq").all();
+  }
+
+  // ── idempotency keys ─────────────────────────────────────────────────────
+
+  getIdempotencyKey(scope: IdempotencyScope): IdempotencyRow | undefined {
+    return this.prepare<IdempotencyRow>(
+      `SELECT body_sha256, status, response, execution_id, created_at_ms FROM idempotency_keys
+         WHERE caller = ? AND method = ? AND path = ? AND key = ?`,
+    ).get(scope.caller, scope.method, scope.path, scope.key);
+  }
+
+  putIdempotencyKey(scope: IdempotencyScope, row: IdempotencyRow): void {
+    this.prepare(
+      `INSERT INTO idempotency_keys (caller, method, path, key, body_sha256, status, response, execution_id, created_at_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      scope.caller,
+      scope.method,
+      scope.path,
+      scope.key,
+      row.body_sha256,
+      row.status,
+      row.response,
+      row.execution_id,
+      row.created_at_ms,
+    );
+  }
+
+  purgeIdempotencyKeys(olderThanMs: number): number {
+    return this.prepare("DELETE FROM idempotency_keys WHERE created_at_ms < ?").run(olderThanMs).changes;
+  }
+}

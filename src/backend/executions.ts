@@ -1,0 +1,271 @@
+// The life of an execution: admitted (row inserted, outcome pending) → started on
+// the driver → ended (row updated, waiters woken). Also restart recovery (rows an
+// earlier run left pending become `unknown`/`exec_stream_lost`, their process
+// groups are ended) and shutdown (running groups are ended and marked).
+
+import { randomBytes } from "node:crypto";
+import type { ExecutionRecord } from "../protocol/types.js";
+import { type BackendStore, type ExecutionEnd, type SandboxRow, toExecutionRecord } from "./db.js";
+import { endLostProcessGroup, type ExecutionDriver, type RunHandle, type RunResult } from "./runner.js";
+
+export const BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
+export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
+export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
+
+/** How an execution's end is stored; anything but `normal` is fault injection. */
+export type EndMode = "normal" | "stream_lost" | "record_pending";
+
+export interface AdmitSpec {
+  sandbox: SandboxRow;
+  command: string[] | string;
+  /** As the request named it, inside /workspace. */
+  workingDir: string;
+  /** The real directory behind workingDir. */
+  cwd: string;
+  /** The real directory behind /workspace (HOME). */
+  workspaceDir: string;
+  env: Record<string, string>;
+  stdin: Buffer | null;
+  timeoutMs: number;
+  idempotencyKey: string | null;
+  /** Runs inside the admission transaction (e.g. to store the idempotency key with the row). */
+  onAdmit?: (executionId: string) => void;
+  endMode?: EndMode;
+}
+
+interface LiveExecution {
+  handle: RunHandle;
+  sandboxId: string;
+  waiters: Set<() => void>;
+  /** Resolves once the end is stored. */
+  settled: Promise<void>;
+}
+
+export interface ExecutionManagerOptions {
+  store: BackendStore;
+  driver: ExecutionDriver;
+  recordPendingPublishMs?: number;
+  log?: (line: string) => void;
+  /** Called whenever an execution ends (the server re-arms its idle timer). */
+  onSettled?: () => void;
+}
+
+export class ExecutionManager {
+  private readonly store: BackendStore;
+  private readonly driver: ExecutionDriver;
+  private readonly publishDelayMs: number;
+  private readonly log: (line: string) => void;
+  private readonly onSettled: () => void;
+  private readonly live = new Map<string, LiveExecution>();
+  private readonly publishTimers = new Map<string, NodeJS.Timeout>();
+  private shuttingDown = false;
+
+  constructor(opts: ExecutionManagerOptions) {
+    this.store = opts.store;
+    this.driver = opts.driver;
+    this.publishDelayMs = opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS;
+    this.log = opts.log ?? (() => {});
+    this.onSettled = opts.onSettled ?? (() => {});
+  }
+
+  /** False once shutdown began: nothing new may start. */
+  get accepting(): boolean {
+    return !this.shuttingDown;
+  }
+
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  isLive(executionId: string): boolean {
+    return this.live.has(executionId);
+  }
+
+  get(executionId: string): ExecutionRecord | null {
+    const row = this.store.getExecution(executionId);
+    return row ? toExecutionRecord(row) : null;
+  }
+
+  /** Stores the execution (pending), then starts it. Returns the record as admitted. */
+  admit(spec: AdmitSpec): ExecutionRecord {
+    const executionId = `exe_${randomBytes(10).toString("hex")}`;
+    const sandboxId = spec.sandbox.sandbox_id;
+    this.store.transaction(() => {
+      this.store.insertExecution({
+        execution_id: executionId,
+        sandbox_id: sandboxId,
+        idempotency_key: spec.idempotencyKey,
+        command: spec.command,
+        working_dir: spec.workingDir,
+        timeout_ms: spec.timeoutMs,
+        created_at: new Date().toISOString(),
+      });
+      spec.onAdmit?.(executionId);
+    });
+
+    const env: Record<string, string> = {
+      PATH: BASE_PATH,
+      HOME: spec.workspaceDir,
+      LANG: "C.UTF-8",
+      PWD: spec.cwd,
+      SBX_SANDBOX_ID: sandboxId,
+      SBX_EXECUTION_ID: executionId,
+      ...spec.env,
+    };
+    const argv = typeof spec.command === "string" ? ["/bin/sh", "-c", spec.command] : spec.command;
+    let handle: RunHandle;
+    try {
+      handle = this.driver.start({
+        executionId,
+        argv,
+        cwd: spec.cwd,
+        env,
+        stdin: spec.stdin,
+        timeoutMs: spec.timeoutMs,
+      });
+    } catch (err) {
+      this.log(`execution ${executionId}: driver failed to start it: ${(err as Error).message}`);
+      this.store.transaction(() => this.store.finishExecution(executionId, lostEnd("driver_error")));
+      return this.get(executionId)!;
+    }
+    this.store.transaction(() =>
+      this.store.markExecutionStarted(executionId, handle.startedAt.toISOString(), handle.pgid, handle.pgidStartTime),
+    );
+    const entry: LiveExecution = {
+      handle,
+      sandboxId,
+      waiters: new Set(),
+      settled: handle.done.then((result) => this.settle(executionId, result, spec.endMode ?? "normal")),
+    };
+    this.live.set(executionId, entry);
+    return this.get(executionId)!;
+  }
+
+  /** Resolves when the execution is no longer running, after `timeoutMs`, or on abort. */
+  waitForTerminal(executionId: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const entry = this.live.get(executionId);
+    if (!entry || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => wake(), Math.max(0, timeoutMs)) : undefined;
+      const wake = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", wake);
+        entry.waiters.delete(wake);
+        resolve();
+      };
+      entry.waiters.add(wake);
+      signal?.addEventListener("abort", wake, { once: true });
+    });
+  }
+
+  /**
+   * At start-up: executions an earlier run left pending lost their process; they
+   * become unknown/exec_stream_lost and their process groups are ended. Records
+   * whose publication was pending are published.
+   */
+  recover(): { lost: number; published: number } {
+    const pending = this.store.pendingExecutions();
+    for (const row of pending) {
+      if (row.pgid !== null) {
+        const result = endLostProcessGroup(row.pgid, row.pgid_start_time);
+        this.log(`recovery: execution ${row.execution_id} process group ${row.pgid}: ${result}`);
+      }
+      this.store.transaction(() => this.store.markExecutionLost(row.execution_id));
+    }
+    const unpublished = this.store.unpublishedExecutions();
+    for (const row of unpublished) this.store.transaction(() => this.store.publishExecution(row.execution_id));
+    if (pending.length > 0) this.log(`recovery: ${pending.length} execution(s) lost by an earlier run`);
+    return { lost: pending.length, published: unpublished.length };
+  }
+
+  /** Ends every running process group (TERM, then KILL) and waits until their ends are stored. */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    const entries = [...this.live.values()];
+    for (const entry of entries) entry.handle.cancel();
+    await Promise.all(entries.map((e) => e.settled));
+    for (const [executionId, timer] of this.publishTimers) {
+      clearTimeout(timer);
+      this.publish(executionId);
+    }
+    this.publishTimers.clear();
+  }
+
+  /** Forgets every running process without ending it, as a crash would (restart recovery handles them). */
+  abandon(): void {
+    for (const entry of this.live.values()) {
+      entry.handle.abandon();
+      for (const wake of [...entry.waiters]) wake();
+    }
+    this.live.clear();
+    for (const timer of this.publishTimers.values()) clearTimeout(timer);
+    this.publishTimers.clear();
+  }
+
+  private settle(executionId: string, result: RunResult, endMode: EndMode): void {
+    const entry = this.live.get(executionId);
+    if (!entry || this.store.isClosed) return;
+    const shutdownCancel = this.shuttingDown && result.outcome === "cancelled";
+    let end: ExecutionEnd = {
+      outcome: result.outcome,
+      exit_code: result.exitCode,
+      signal: result.signal,
+      system_error: shutdownCancel ? SYSTEM_ERROR_BACKEND_SHUTDOWN : null,
+      record_pending: endMode === "record_pending",
+      stdout: result.stdout.text,
+      stderr: result.stderr.text,
+      stdout_bytes: result.stdout.bytes,
+      stderr_bytes: result.stderr.bytes,
+      stdout_truncated: result.stdout.truncated,
+      stderr_truncated: result.stderr.truncated,
+      finished_at: result.finishedAt.toISOString(),
+      duration_ms: result.finishedAt.getTime() - result.startedAt.getTime(),
+    };
+    if (endMode === "stream_lost") {
+      end = { ...end, outcome: "unknown", exit_code: null, signal: null, system_error: SYSTEM_ERROR_STREAM_LOST };
+    }
+    try {
+      this.store.transaction(() => this.store.finishExecution(executionId, end));
+    } catch (err) {
+      this.log(`execution ${executionId}: could not store its end: ${(err as Error).message}`);
+    }
+    this.live.delete(executionId);
+    for (const wake of [...entry.waiters]) wake();
+    if (end.record_pending) {
+      const timer = setTimeout(() => {
+        this.publishTimers.delete(executionId);
+        this.publish(executionId);
+      }, this.publishDelayMs);
+      this.publishTimers.set(executionId, timer);
+    }
+    this.onSettled();
+  }
+
+  private publish(executionId: string): void {
+    if (this.store.isClosed) return;
+    try {
+      this.store.transaction(() => this.store.publishExecution(executionId));
+    } catch (err) {
+      this.log(`execution ${executionId}: could not publish its record: ${(err as Error).message}`);
+    }
+  }
+}
+
+function lostEnd(systemError: string): ExecutionEnd {
+  return {
+    outcome: "unknown",
+    exit_code: null,
+    signal: null,
+    system_error: systemError,
+    record_pending: false,
+    stdout: "",
+    stderr: "",
+    stdout_bytes: 0,
+    stderr_bytes: 0,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    finished_at: new Date().toISOString(),
+    duration_ms: null,
+  };
+}

@@ -1,0 +1,316 @@
+// Fault injection: a small grammar (parsed by a pure function), an injector that
+// decides per request which fault fires, and the pure functions that shape an
+// answer accordingly. Used to rehearse the client's recovery paths.
+
+import { randomInt } from "node:crypto";
+import { ErrorCodes } from "../protocol/types.js";
+import { ROUTE_NAMES, type RouteName } from "./context.js";
+import { BackendError } from "./errors.js";
+import { ApiError, type Reply } from "./http.js";
+
+export const FAULT_KINDS = [
+  "not_started",
+  "unconfirmed",
+  "record_pending",
+  "stream_lost",
+  "drop",
+  "delay",
+  "bad_gateway",
+  "bare_503",
+  "malformed",
+  "in_progress",
+  "no_exit",
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+/** A fault that changes the answer (every kind but `delay`, which only waits). */
+export type ActionFault = Exclude<FaultKind, "delay">;
+
+export type FaultWhen =
+  | { kind: "always" }
+  | { kind: "once" }
+  | { kind: "times"; n: number }
+  | { kind: "probability"; p: number };
+
+export interface FaultRule {
+  route: RouteName | "*";
+  fault: FaultKind;
+  /** Only for `delay`. */
+  delayMs?: number;
+  when: FaultWhen;
+}
+
+export interface FaultDecision {
+  delayMs: number;
+  action: ActionFault | null;
+}
+
+export const NO_FAULT: FaultDecision = { delayMs: 0, action: null };
+
+export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules ROUTE:FAULT[:WHEN]
+  ROUTE   execute | executions.get | executions.list | sandbox.create | sandbox.get |
+          sandbox.delete | sandboxes.list | *   (* = every route the fault applies to; never health)
+  FAULT   not_started     503 not_started {reason: fault_injected, retry_after_ms: 2000} and
+                          Retry-After: 2; nothing runs, nothing is stored
+          unconfirmed     (execute) the command runs to completion, then 409
+                          execution_result_unconfirmed with details.execution_id and
+                          details.idempotency_key; the stored record stays readable
+          record_pending  (execute, executions.get) the command runs; the answer has
+                          record_pending: true; the stored record is published 3 s later
+          stream_lost     (execute, executions.get) the command runs; the answer is outcome
+                          unknown, system_error exec_stream_lost, no exit_code or signal
+                          (execute stores it that way)
+          drop            the request is admitted (a command starts), then the connection
+                          is closed without an answer; the execution completes and is readable
+          delay=DUR       wait DUR (500ms, 2s, 1m) before handling; a mutation waits holding
+                          its Idempotency-Key, so the same key meanwhile gets 409
+                          request_in_progress; combines with one other fault
+          bad_gateway     502 with an HTML page; nothing runs
+          bare_503        503 text/plain; nothing runs
+          malformed       the request is handled (a command runs); 200 with a non-JSON body
+          in_progress     (mutations) 409 request_in_progress; nothing runs
+          no_exit         (execute, executions.get) the command runs; 200 with outcome
+                          failed and neither exit_code nor signal
+  WHEN    always (default) | once | times=N | p=P (probability 0 < P <= 1; a seed makes it
+          repeatable)
+  The first rule that fires for a request wins (a delay and one other fault may both fire).
+  Example: execute:unconfirmed:once,executions.get:delay=2s:p=0.5`;
+
+/** Routes the `*` wildcard and explicit rules may name (health is never faulted). */
+const FAULTABLE_ROUTES: readonly RouteName[] = ROUTE_NAMES.filter((r) => r !== "health");
+const MUTATIONS: readonly RouteName[] = ["execute", "sandbox.create", "sandbox.delete"];
+const RECORD_ROUTES: readonly RouteName[] = ["execute", "executions.get"];
+
+/** Where each fault makes sense. */
+const APPLIES_TO: Record<FaultKind, readonly RouteName[]> = {
+  not_started: FAULTABLE_ROUTES,
+  unconfirmed: ["execute"],
+  record_pending: RECORD_ROUTES,
+  stream_lost: RECORD_ROUTES,
+  drop: FAULTABLE_ROUTES,
+  delay: FAULTABLE_ROUTES,
+  bad_gateway: FAULTABLE_ROUTES,
+  bare_503: FAULTABLE_ROUTES,
+  malformed: FAULTABLE_ROUTES,
+  in_progress: MUTATIONS,
+  no_exit: RECORD_ROUTES,
+};
+
+const MAX_DELAY_MS = 10 * 60_000;
+
+export function faultApplies(fault: FaultKind, route: RouteName): boolean {
+  return APPLIES_TO[fault].includes(route);
+}
+
+/** Parses a fault spec (see FAULT_SPEC_HELP). Throws BackendError `invalid_fault_spec`. */
+export function parseFaultSpec(spec: string): FaultRule[] {
+  const trimmed = spec.trim();
+  if (trimmed === "") return [];
+  return trimmed.split(",").map((raw, i) => parseRule(raw.trim(), i + 1));
+}
+
+function parseRule(raw: string, index: number): FaultRule {
+  const fail = (why: string): never => {
+    throw new BackendError("invalid_fault_spec", `fault rule ${index} ${JSON.stringify(raw)}: ${why}`);
+  };
+  if (raw === "") fail("empty rule (expected ROUTE:FAULT[:WHEN])");
+  const parts = raw.split(":");
+  if (parts.length < 2 || parts.length > 3) fail("expected ROUTE:FAULT[:WHEN]");
+  const [routeText, faultText, whenText] = parts as [string, string, string | undefined];
+
+  let route: RouteName | "*";
+  if (routeText === "*") route = "*";
+  else if ((FAULTABLE_ROUTES as readonly string[]).includes(routeText)) route = routeText as RouteName;
+  else route = fail(`unknown route ${JSON.stringify(routeText)} (expected one of: ${FAULTABLE_ROUTES.join(", ")}, *)`);
+
+  let fault: FaultKind;
+  let delayMs: number | undefined;
+  if (faultText.startsWith("delay=")) {
+    fault = "delay";
+    const ms = parseFaultDuration(faultText.slice("delay=".length));
+    if (ms === null) fail(`invalid delay ${JSON.stringify(faultText.slice(6))} (use e.g. 500ms, 2s, 1m)`);
+    else if (ms > MAX_DELAY_MS) fail("delay must be at most 10m");
+    delayMs = ms ?? 0;
+  } else if (faultText === "delay") {
+    fault = fail("delay needs a duration, e.g. delay=2s");
+  } else if ((FAULT_KINDS as readonly string[]).includes(faultText)) {
+    fault = faultText as FaultKind;
+  } else {
+    fault = fail(`unknown fault ${JSON.stringify(faultText)} (expected one of: ${faultNames()})`);
+  }
+
+  if (route !== "*" && !faultApplies(fault, route)) {
+    fail(`fault ${fault} does not apply to route ${route} (it applies to: ${APPLIES_TO[fault].join(", ")})`);
+  }
+  const when = whenText === undefined ? ({ kind: "always" } as const) : parseWhen(whenText, fail);
+  return delayMs === undefined ? { route, fault, when } : { route, fault, delayMs, when };
+}
+
+function faultNames(): string {
+  return FAULT_KINDS.map((k) => (k === "delay" ? "delay=DUR" : k)).join(", ");
+}
+
+function parseWhen(text: string, fail: (why: string) => never): FaultWhen {
+  if (text === "always") return { kind: "always" };
+  if (text === "once") return { kind: "once" };
+  if (text.startsWith("times=")) {
+    const n = text.slice("times=".length);
+    if (!/^[1-9][0-9]{0,8}$/.test(n)) fail(`invalid ${JSON.stringify(text)} (times=N needs a positive integer)`);
+    return { kind: "times", n: Number(n) };
+  }
+  if (text.startsWith("p=")) {
+    const p = text.slice("p=".length);
+    const value = Number(p);
+    if (!/^(0|1)?(\.[0-9]+)?$/.test(p) || p === "" || !(value > 0 && value <= 1)) {
+      fail(`invalid ${JSON.stringify(text)} (p=P needs a probability, 0 < P <= 1)`);
+    }
+    return { kind: "probability", p: value };
+  }
+  return fail(`unknown WHEN ${JSON.stringify(text)} (expected always, once, times=N or p=P)`);
+}
+
+/** `500ms`, `2s`, `1.5s`, `1m` → milliseconds; null when malformed. */
+export function parseFaultDuration(text: string): number | null {
+  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$/.exec(text);
+  if (!m) return null;
+  const scale = m[2] === "ms" ? 1 : m[2] === "s" ? 1000 : 60_000;
+  return Math.round(Number(m[1]) * scale);
+}
+
+/** mulberry32: a tiny seeded PRNG, so `p=` rules are repeatable in tests. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Decides, per request, which rules fire. Counts `once` and `times=N` as they fire. */
+export class FaultInjector {
+  private readonly rules: readonly FaultRule[];
+  private readonly remaining: Array<number | null>;
+  private readonly random: () => number;
+
+  constructor(rules: readonly FaultRule[], opts: { seed?: number } = {}) {
+    this.rules = rules;
+    this.remaining = rules.map((r) => (r.when.kind === "once" ? 1 : r.when.kind === "times" ? r.when.n : null));
+    this.random = seededRandom(opts.seed ?? randomInt(2 ** 31));
+  }
+
+  get active(): boolean {
+    return this.rules.length > 0;
+  }
+
+  decide(route: RouteName): FaultDecision {
+    let delayMs = 0;
+    let delayChosen = false;
+    let action: ActionFault | null = null;
+    for (const [i, rule] of this.rules.entries()) {
+      if (rule.route !== "*" && rule.route !== route) continue;
+      if (!faultApplies(rule.fault, route)) continue;
+      const isDelay = rule.fault === "delay";
+      if (isDelay ? delayChosen : action !== null) continue;
+      if (!this.fires(rule, i)) continue;
+      if (isDelay) {
+        delayChosen = true;
+        delayMs = rule.delayMs ?? 0;
+      } else {
+        action = rule.fault as ActionFault;
+      }
+    }
+    return { delayMs, action };
+  }
+
+  private fires(rule: FaultRule, i: number): boolean {
+    const left = this.remaining[i];
+    if (left === 0) return false;
+    if (rule.when.kind === "probability" && this.random() >= rule.when.p) return false;
+    if (left !== null && left !== undefined) this.remaining[i] = left - 1;
+    return true;
+  }
+}
+
+export const NOT_STARTED_RETRY_AFTER_MS = 2000;
+
+const BAD_GATEWAY_PAGE =
+  "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
+
+/** The answer of a fault that pre-empts handling (nothing runs, nothing is stored), or null. */
+export function preemptingReply(action: ActionFault | null): Reply | null {
+  switch (action) {
+    case "not_started":
+      return new ApiError(
+        503,
+        ErrorCodes.notStarted,
+        "the request was not started (fault injected); send it again later with the same Idempotency-Key",
+        { reason: "fault_injected", retry_after_ms: NOT_STARTED_RETRY_AFTER_MS },
+        { "Retry-After": String(NOT_STARTED_RETRY_AFTER_MS / 1000) },
+      ).toReply();
+    case "bad_gateway":
+      return { kind: "text", status: 502, contentType: "text/html", body: BAD_GATEWAY_PAGE };
+    case "bare_503":
+      return { kind: "text", status: 503, contentType: "text/plain", body: "Service Unavailable\n" };
+    case "in_progress":
+      return new ApiError(
+        409,
+        ErrorCodes.requestInProgress,
+        "a request with this Idempotency-Key is still in progress (fault injected)",
+      ).toReply();
+    default:
+      return null;
+  }
+}
+
+function isRecordBody(body: unknown): body is Record<string, unknown> & { execution_id: string } {
+  return (
+    typeof body === "object" && body !== null && typeof (body as { execution_id?: unknown }).execution_id === "string"
+  );
+}
+
+/**
+ * Shapes a handled request's answer by a fault. Only successful JSON answers are
+ * changed; errors pass through as they are.
+ */
+export function applyAnswerFault(action: ActionFault | null, reply: Reply): Reply {
+  if (action === null || reply.kind !== "json" || reply.status < 200 || reply.status >= 300) return reply;
+  const body = reply.body;
+  switch (action) {
+    case "drop":
+      return { kind: "drop" };
+    case "malformed": {
+      const text = JSON.stringify(body);
+      // Cut mid-document: a body that starts like the real one but never parses.
+      return {
+        kind: "text",
+        status: reply.status,
+        contentType: "application/json",
+        body: text.slice(0, Math.max(1, Math.floor(text.length / 2))),
+      };
+    }
+    case "unconfirmed":
+      if (!isRecordBody(body)) return reply;
+      return new ApiError(
+        409,
+        ErrorCodes.executionResultUnconfirmed,
+        "the execution was admitted but its stored result could not be confirmed (fault injected)",
+        { execution_id: body.execution_id, idempotency_key: body.idempotency_key ?? null },
+      ).toReply();
+    case "no_exit":
+      if (!isRecordBody(body)) return reply;
+      return { ...reply, body: { ...body, outcome: "failed", exit_code: null, signal: null } };
+    case "stream_lost":
+      if (!isRecordBody(body)) return reply;
+      return {
+        ...reply,
+        body: { ...body, outcome: "unknown", system_error: "exec_stream_lost", exit_code: null, signal: null },
+      };
+    case "record_pending":
+      if (!isRecordBody(body)) return reply;
+      return { ...reply, body: { ...body, record_pending: true } };
+    default:
+      return reply;
+  }
+}

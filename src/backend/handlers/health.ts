@@ -1,0 +1,17 @@
+// GET /api/v1/health
+
+import { type Health, PROTOCOL_VERSION } from "../../protocol/types.js";
+import { VERSION } from "../../version.js";
+import type { RequestContext } from "../context.js";
+import { jsonReply, type Reply } from "../http.js";
+
+export async function health(ctx: RequestContext): Promise<Reply> {
+  const body: Health = {
+    ok: true,
+    version: VERSION,
+    protocol: PROTOCOL_VERSION,
+    backend: "local",
+    started_at: ctx.services.startedAt,
+  };
+  return jsonReply(200, body);
+}

@@ -1,0 +1,136 @@
+// HTTP plumbing of the backend: typed answers (Reply), API errors and their wire
+// shape, bounded body reading, and writing a Reply to a response.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { type ErrorBody, ErrorCodes } from "../protocol/types.js";
+
+/** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
+export type Reply =
+  | { kind: "json"; status: number; body: unknown; headers?: Record<string, string> }
+  | { kind: "text"; status: number; contentType: string; body: string; headers?: Record<string, string> }
+  | { kind: "drop" };
+
+/** An answer in the documented error shape, thrown by handlers and turned into a Reply. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+
+  toReply(): Reply {
+    const body: ErrorBody = { error: { code: this.code, message: this.message, details: this.details } };
+    return { kind: "json", status: this.status, body, headers: this.headers };
+  }
+}
+
+export function jsonReply(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return headers ? { kind: "json", status, body, headers } : { kind: "json", status, body };
+}
+
+export function invalidRequest(field: string, message: string): ApiError {
+  return new ApiError(400, ErrorCodes.invalidRequest, message, { field });
+}
+
+/** Parses a JSON request body; an empty body is `emptyAs` when given, else a 400. */
+export function parseJsonBody(body: Buffer, emptyAs?: unknown): unknown {
+  if (body.length === 0 && emptyAs !== undefined) return emptyAs;
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    throw invalidRequest("body", "request body is not valid JSON");
+  }
+}
+
+/**
+ * Reads the whole request body, refusing more than `limit` bytes with 413 (the
+ * rest is discarded, not read into memory). A client that goes away mid-body gets
+ * a 400 it will never see, so that the request still ends.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (err: ApiError) => {
+      if (settled) return;
+      settled = true;
+      chunks.length = 0;
+      reject(err);
+    };
+    req.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > limit) fail(tooLarge(limit));
+      else chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks));
+    });
+    req.on("error", () => fail(incomplete()));
+    req.on("close", () => fail(incomplete()));
+  });
+}
+
+function incomplete(): ApiError {
+  return new ApiError(400, ErrorCodes.invalidRequest, "the request body was not received completely", {
+    field: "body",
+  });
+}
+
+function tooLarge(limit: number): ApiError {
+  // Close the connection rather than read the rest of an oversized body.
+  return new ApiError(
+    413,
+    ErrorCodes.payloadTooLarge,
+    `request body exceeds ${limit} bytes`,
+    { limit_bytes: limit },
+    { Connection: "close" },
+  );
+}
+
+export function withHeader(reply: Reply, name: string, value: string): Reply {
+  if (reply.kind === "drop") return reply;
+  return { ...reply, headers: { ...reply.headers, [name]: value } };
+}
+
+export function isSuccess(reply: Reply): reply is Extract<Reply, { kind: "json" }> {
+  return reply.kind === "json" && reply.status >= 200 && reply.status < 300;
+}
+
+/** Writes a Reply. Returns the status written, or null when the socket was dropped. */
+export function writeReply(res: ServerResponse, reply: Reply): number | null {
+  if (reply.kind === "drop") {
+    res.socket?.destroy();
+    return null;
+  }
+  if (res.headersSent || res.destroyed) return reply.status;
+  const payload = reply.kind === "json" ? `${JSON.stringify(reply.body)}\n` : reply.body;
+  const contentType = reply.kind === "json" ? "application/json; charset=utf-8" : reply.contentType;
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    "Content-Type": contentType,
+    "Content-Length": Buffer.byteLength(payload),
+    "Cache-Control": "no-store",
+  });
+  res.end(payload);
+  return reply.status;
+}

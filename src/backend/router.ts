@@ -1,0 +1,88 @@
+// The route table of /api/v1 and matching a request to it.
+
+import { API_PREFIX, ErrorCodes } from "../protocol/types.js";
+import type { Handler, RouteName } from "./context.js";
+import { execute, getExecution, listExecutions } from "./handlers/executions.js";
+import { health } from "./handlers/health.js";
+import { createSandbox, deleteSandbox, getSandbox, listSandboxes } from "./handlers/sandboxes.js";
+import { ApiError } from "./http.js";
+
+interface RouteDef {
+  name: RouteName;
+  method: string;
+  /** Segments after /api/v1; `:name` binds a parameter. Earlier routes win. */
+  segments: string[];
+  handler: Handler;
+}
+
+function route(name: RouteName, method: string, pattern: string, handler: Handler): RouteDef {
+  return { name, method, segments: pattern.split("/"), handler };
+}
+
+const ROUTES: readonly RouteDef[] = [
+  route("health", "GET", "health", health),
+  route("sandbox.create", "POST", "sandbox/create", createSandbox),
+  route("sandboxes.list", "GET", "sandboxes", listSandboxes),
+  route("sandbox.get", "GET", "sandbox/:id", getSandbox),
+  route("sandbox.delete", "DELETE", "sandbox/:id", deleteSandbox),
+  route("execute", "POST", "sandbox/:id/execute", execute),
+  route("executions.list", "GET", "sandbox/:id/executions", listExecutions),
+  route("executions.get", "GET", "sandbox/:id/executions/:eid", getExecution),
+];
+
+export interface RouteMatch {
+  name: RouteName;
+  handler: Handler;
+  params: Record<string, string>;
+}
+
+/** Finds the route of a request. Throws 404 not_found, or 405 when only the method is wrong. */
+export function matchRoute(method: string, pathname: string): RouteMatch {
+  const segments = splitPath(pathname);
+  const allowed: string[] = [];
+  if (segments) {
+    for (const def of ROUTES) {
+      const params = matchSegments(def.segments, segments);
+      if (!params) continue;
+      if (def.method === method) return { name: def.name, handler: def.handler, params };
+      allowed.push(def.method);
+    }
+  }
+  if (allowed.length > 0) {
+    throw new ApiError(
+      405,
+      ErrorCodes.methodNotAllowed,
+      `${method} is not allowed on ${pathname}`,
+      { allowed },
+      { Allow: allowed.join(", ") },
+    );
+  }
+  throw new ApiError(404, ErrorCodes.notFound, `no route ${method} ${pathname}`);
+}
+
+function splitPath(pathname: string): string[] | null {
+  if (!pathname.startsWith(`${API_PREFIX}/`)) return null;
+  try {
+    return pathname
+      .slice(API_PREFIX.length + 1)
+      .split("/")
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    return null;
+  }
+}
+
+function matchSegments(pattern: string[], segments: string[]): Record<string, string> | null {
+  if (pattern.length !== segments.length) return null;
+  const params: Record<string, string> = {};
+  for (const [i, p] of pattern.entries()) {
+    const s = segments[i]!;
+    if (p.startsWith(":")) {
+      if (s === "") return null;
+      params[p.slice(1)] = s;
+    } else if (p !== s) {
+      return null;
+    }
+  }
+  return params;
+}

@@ -1,0 +1,131 @@
+// Sandboxes: rows in backend.db plus a private workspace directory each
+// (<dataDir>/sandboxes/<sandbox_id>/workspace, 0700). Resolves the `{id}` of a
+// path (an id or a name) and creates `default` on first use.
+
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { ErrorCodes, type Sandbox, type SandboxCreateRequest, WORKSPACE } from "../protocol/types.js";
+import { isValidSandboxRef } from "../protocol/validate.js";
+import type { BackendStore, SandboxRow } from "./db.js";
+import { ApiError, invalidRequest } from "./http.js";
+
+export const DEFAULT_SANDBOX = "default";
+/** Names that would read as a route segment. */
+const RESERVED_NAMES = ["create"];
+
+export function toSandbox(row: SandboxRow): Sandbox {
+  return {
+    sandbox_id: row.sandbox_id,
+    name: row.name,
+    status: row.status,
+    isolation: row.isolation,
+    network: row.network === 1,
+    workspace: WORKSPACE,
+    created_at: row.created_at,
+  };
+}
+
+export class SandboxRegistry {
+  constructor(
+    private readonly store: BackendStore,
+    private readonly dataDir: string,
+  ) {}
+
+  sandboxDir(sandboxId: string): string {
+    return path.join(this.dataDir, "sandboxes", sandboxId);
+  }
+
+  /** The host directory behind /workspace. */
+  workspaceDir(sandboxId: string): string {
+    return path.join(this.sandboxDir(sandboxId), "workspace");
+  }
+
+  /** Finds a sandbox by id or name; `default` is created when first named. Throws 400/404. */
+  resolve(ref: string, opts: { createDefault: boolean }): SandboxRow {
+    if (!isValidSandboxRef(ref)) throw invalidRequest("sandbox", `invalid sandbox id or name ${JSON.stringify(ref)}`);
+    const row = this.store.getSandboxById(ref) ?? this.store.getSandboxByName(ref);
+    if (row) return row;
+    if (opts.createDefault && ref === DEFAULT_SANDBOX) {
+      return this.insert({ name: DEFAULT_SANDBOX, isolation: "none", network: true });
+    }
+    throw new ApiError(404, ErrorCodes.sandboxNotFound, `no sandbox ${JSON.stringify(ref)}`, { sandbox: ref });
+  }
+
+  /** Creates a sandbox from a validated request. Throws 400 (unsupported) and 409 (name taken). */
+  create(req: SandboxCreateRequest): SandboxRow {
+    const isolation = req.isolation ?? "none";
+    const network = req.network ?? true;
+    if (isolation === "bwrap") {
+      throw invalidRequest("isolation", 'isolation "bwrap" is not available in this backend yet; use "none"');
+    }
+    if (!network) {
+      // Without isolation the network cannot be withheld; refuse rather than pretend.
+      throw invalidRequest("network", 'network: false needs isolation "bwrap", which is not available yet');
+    }
+    if (req.name !== undefined) {
+      if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
+        throw invalidRequest("name", `the name ${JSON.stringify(req.name)} is reserved`);
+      }
+      if (this.store.getSandboxByName(req.name) || this.store.getSandboxById(req.name)) {
+        throw new ApiError(409, ErrorCodes.sandboxExists, `a sandbox named ${JSON.stringify(req.name)} exists`, {
+          name: req.name,
+        });
+      }
+    }
+    return this.insert({ name: req.name, isolation, network });
+  }
+
+  /** Removes a sandbox, its executions and its workspace. Throws 409 while anything runs in it. */
+  remove(row: SandboxRow): void {
+    const running = this.store.countPending(row.sandbox_id);
+    if (running > 0) {
+      throw new ApiError(
+        409,
+        ErrorCodes.sandboxBusy,
+        `sandbox ${row.name} has ${running} running execution(s); wait for them or cancel them first`,
+        { sandbox_id: row.sandbox_id, running },
+      );
+    }
+    this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
+    fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
+  }
+
+  /** Makes sure the workspace exists (it may have been removed by hand) and returns it. */
+  ensureWorkspace(sandboxId: string): string {
+    const dir = this.workspaceDir(sandboxId);
+    makePrivateDir(path.join(this.dataDir, "sandboxes"));
+    makePrivateDir(this.sandboxDir(sandboxId));
+    makePrivateDir(dir);
+    return dir;
+  }
+
+  private insert(spec: { name: string | undefined; isolation: "none"; network: boolean }): SandboxRow {
+    const sandboxId = `sbx_${randomBytes(10).toString("hex")}`;
+    const row: SandboxRow = {
+      sandbox_id: sandboxId,
+      name: spec.name ?? sandboxId,
+      status: "ready",
+      isolation: spec.isolation,
+      network: spec.network ? 1 : 0,
+      created_at: new Date().toISOString(),
+    };
+    this.ensureWorkspace(sandboxId);
+    try {
+      this.store.transaction(() => this.store.insertSandbox(row));
+    } catch (err) {
+      fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+      throw err;
+    }
+    return row;
+  }
+}
+
+function makePrivateDir(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.chmodSync(dir, 0o700);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+}

@@ -1,0 +1,397 @@
+// The embedded backend's entry point: opens backend.db (recovering what an earlier
+// run left), listens on a private Unix socket and optionally on TCP with a token,
+// and serves /api/v1 (routes in router.ts, handlers in handlers/).
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import fs from "node:fs";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ErrorCodes } from "../protocol/types.js";
+import { isValidIdempotencyKey } from "../protocol/validate.js";
+import { MUTATION_ROUTES, type RequestContext, type Services } from "./context.js";
+import { BackendStore } from "./db.js";
+import { BackendError } from "./errors.js";
+import { ExecutionManager } from "./executions.js";
+import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
+import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
+import { callerFor, IdempotencyKeys } from "./idempotency.js";
+import { LocalProcessDriver } from "./runner.js";
+import { matchRoute } from "./router.js";
+import { SandboxRegistry } from "./sandbox-registry.js";
+
+export interface BackendOptions {
+  /** Holds backend.db and the sandboxes' workspaces. Created 0700 if missing. */
+  dataDir: string;
+  /** Unix socket to listen on (mode 0600, its directory 0700). */
+  socketPath?: string;
+  /** TCP listener; requires `token`. Port 0 picks a free port (see BackendHandle.port). */
+  listen?: { host: string; port: number };
+  token?: string;
+  /** Fault spec, see FAULT_SPEC_HELP. */
+  faults?: string;
+  /** Seed for probabilistic fault rules (`p=`), for repeatable runs. */
+  faultSeed?: number;
+  /** Calls onIdle after this long with no request and nothing running. */
+  idleExitMs?: number;
+  onIdle?: () => void;
+  /** How long Idempotency-Keys are kept. Default 7 days. */
+  keyRetentionMs?: number;
+  /** One line per request (method, path, status, ms) and lifecycle notes. Never headers. */
+  log?: (line: string) => void;
+  /** Between SIGTERM and SIGKILL to a process group. Default 5 s. */
+  killGraceMs?: number;
+  /** When a record kept with record_pending (fault injection) is published. Default 3 s. */
+  recordPendingPublishMs?: number;
+  /** Largest request body accepted. Default 16 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface CloseOptions {
+  /**
+   * Test hook: stop serving and close the database WITHOUT ending running process
+   * groups or recording their ends, as a crash would. Restart recovery then finds them.
+   */
+  simulateCrash?: boolean;
+}
+
+export interface BackendHandle {
+  socketPath?: string;
+  port?: number;
+  /** Stops accepting, ends running process groups (TERM, then KILL), marks them, removes the socket. */
+  close(opts?: CloseOptions): Promise<void>;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** After shutdown ended the executions, how long answers may take to flush. */
+const CLOSE_FLUSH_MS = 2000;
+
+type Transport = "unix" | "tcp";
+
+export async function startBackend(opts: BackendOptions): Promise<BackendHandle> {
+  if (!opts.socketPath && !opts.listen) {
+    throw new BackendError("no_listener", "the backend needs a Unix socket path or a TCP listen address");
+  }
+  if (opts.listen && !opts.token) {
+    throw new BackendError("token_required", "listening on TCP requires a token");
+  }
+  const injector = new FaultInjector(
+    parseFaultSpec(opts.faults ?? ""),
+    opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
+  );
+  fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  const store = new BackendStore(path.join(opts.dataDir, "backend.db"));
+  const backend = new Backend(opts, store, injector);
+  try {
+    backend.executions.recover();
+    await backend.listen();
+  } catch (err) {
+    await backend.close();
+    throw err;
+  }
+  return backend.handle();
+}
+
+class Backend {
+  readonly executions: ExecutionManager;
+  private readonly services: Services;
+  private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
+  private readonly log: (line: string) => void;
+  private readonly maxBodyBytes: number;
+  private readonly tokenDigest: Buffer | null;
+  private inFlight = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | null = null;
+  private port: number | undefined;
+  private unixListening = false;
+
+  constructor(
+    private readonly opts: BackendOptions,
+    private readonly store: BackendStore,
+    private readonly injector: FaultInjector,
+  ) {
+    this.log = opts.log ?? (() => {});
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.tokenDigest = opts.token ? digest(opts.token) : null;
+    this.executions = new ExecutionManager({
+      store,
+      driver: new LocalProcessDriver(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      log: this.log,
+      onSettled: () => this.armIdle(),
+      ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
+    });
+    this.services = {
+      store,
+      sandboxes: new SandboxRegistry(store, opts.dataDir),
+      executions: this.executions,
+      idempotency: new IdempotencyKeys(
+        store,
+        opts.keyRetentionMs === undefined ? {} : { retentionMs: opts.keyRetentionMs },
+      ),
+      startedAt: new Date().toISOString(),
+    };
+  }
+
+  handle(): BackendHandle {
+    return {
+      ...(this.opts.socketPath !== undefined && { socketPath: this.opts.socketPath }),
+      ...(this.port !== undefined && { port: this.port }),
+      close: (opts) => this.close(opts),
+    };
+  }
+
+  async listen(): Promise<void> {
+    if (this.opts.socketPath) {
+      const server = this.createServer("unix");
+      await listenOnUnixSocket(server, this.opts.socketPath);
+      this.unixListening = true;
+      this.log(`listening on ${this.opts.socketPath}`);
+    }
+    if (this.opts.listen) {
+      const { host, port } = this.opts.listen;
+      const server = this.createServer("tcp");
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+      this.port = (server.address() as net.AddressInfo).port;
+      this.log(`listening on ${host}:${this.port} (token required)`);
+    }
+    if (this.injector.active) this.log("fault injection is on");
+    this.armIdle();
+  }
+
+  close(opts: CloseOptions = {}): Promise<void> {
+    this.closing ??= this.shutdown(opts);
+    return this.closing;
+  }
+
+  private createServer(transport: Transport): http.Server {
+    const server = http.createServer((req, res) => {
+      void this.serve(req, res, transport);
+    });
+    this.servers.push({ server, transport });
+    return server;
+  }
+
+  private async shutdown(opts: CloseOptions): Promise<void> {
+    clearTimeout(this.idleTimer);
+    const closed = Promise.all(
+      this.servers.map(
+        ({ server }) =>
+          new Promise<void>((resolve) => {
+            if (!server.listening) return resolve();
+            server.close(() => resolve());
+          }),
+      ),
+    );
+    if (opts.simulateCrash) {
+      this.executions.abandon();
+      for (const { server } of this.servers) server.closeAllConnections();
+    } else {
+      // Blocking requests waiting on these executions get their answers now.
+      await this.executions.shutdown();
+      let allClosed = false;
+      void closed.then(() => {
+        allClosed = true;
+      });
+      // Connections become idle as their answers are written; close each as it does.
+      const deadline = Date.now() + CLOSE_FLUSH_MS;
+      while (!allClosed && Date.now() < deadline) {
+        for (const { server } of this.servers) server.closeIdleConnections();
+        await sleep(25);
+      }
+      for (const { server } of this.servers) server.closeAllConnections();
+    }
+    await closed;
+    this.store.close();
+    // Only our own socket: a failed start must not remove another daemon's.
+    if (this.opts.socketPath && this.unixListening) {
+      fs.rmSync(this.opts.socketPath, { force: true });
+    }
+    this.log("backend closed");
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, transport: Transport): Promise<void> {
+    const started = performance.now();
+    const method = req.method ?? "GET";
+    const abort = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    this.inFlight++;
+    clearTimeout(this.idleTimer);
+    let pathname = "?";
+    let status: number | null;
+    try {
+      const url = parseTarget(req.url);
+      pathname = url.pathname;
+      status = writeReply(res, await this.dispatch(req, method, url, transport, abort.signal));
+    } catch (err) {
+      status = writeReply(res, this.errorReply(err, method, pathname));
+    } finally {
+      this.inFlight--;
+      this.armIdle();
+    }
+    const ms = Math.round(performance.now() - started);
+    const outcome = status === null ? "dropped" : abort.signal.aborted ? `${status} (client gone)` : String(status);
+    this.log(`${method} ${pathname} ${outcome} ${ms}ms`);
+  }
+
+  private async dispatch(
+    req: IncomingMessage,
+    method: string,
+    url: URL,
+    transport: Transport,
+    signal: AbortSignal,
+  ): Promise<Reply> {
+    const token = transport === "tcp" ? this.authenticate(req) : null;
+    const route = matchRoute(method, url.pathname);
+    const body = await readBody(req, this.maxBodyBytes);
+    const isMutation = MUTATION_ROUTES.includes(route.name);
+    let idempotencyKey: string | null = null;
+    const keyHeader = req.headers["idempotency-key"];
+    if (isMutation && keyHeader !== undefined) {
+      const key = Array.isArray(keyHeader) ? keyHeader.join(",") : keyHeader;
+      if (!isValidIdempotencyKey(key)) {
+        throw invalidRequest("Idempotency-Key", "Idempotency-Key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
+      }
+      idempotencyKey = key;
+    }
+
+    const fault = route.name === "health" ? NO_FAULT : this.injector.decide(route.name);
+    const preempted = preemptingReply(fault.action);
+    if (preempted) return preempted;
+    const delay = () => (fault.delayMs > 0 ? sleep(fault.delayMs).then(() => {}) : Promise.resolve());
+    // A mutation waits once it holds its key (see runMutation); anything else waits here.
+    if (!isMutation) await delay();
+
+    const ctx: RequestContext = {
+      route: route.name,
+      method,
+      path: url.pathname,
+      params: route.params,
+      query: url.searchParams,
+      body,
+      caller: callerFor(token),
+      idempotencyKey,
+      fault,
+      admissionDelay: delay,
+      signal,
+      services: this.services,
+    };
+    return applyAnswerFault(fault.action, await route.handler(ctx));
+  }
+
+  /** TCP callers must present the token (Bearer or ApiKey). Returns it. */
+  private authenticate(req: IncomingMessage): string {
+    const header = req.headers.authorization ?? "";
+    const match = /^(?:Bearer|ApiKey)[ \t]+(\S+)[ \t]*$/i.exec(header);
+    const presented = match?.[1];
+    if (presented === undefined || this.tokenDigest === null || !timingSafeEqual(digest(presented), this.tokenDigest)) {
+      throw new ApiError(
+        401,
+        ErrorCodes.unauthorized,
+        "a valid token is required: Authorization: Bearer <token> (or ApiKey <token>)",
+        {},
+        { "WWW-Authenticate": 'Bearer realm="sbx"' },
+      );
+    }
+    return presented;
+  }
+
+  private errorReply(err: unknown, method: string, pathname: string): Reply {
+    if (err instanceof ApiError) return err.toReply();
+    this.log(`internal error on ${method} ${pathname}: ${(err as Error)?.stack ?? String(err)}`);
+    return new ApiError(500, ErrorCodes.internal, "internal error in the backend").toReply();
+  }
+
+  /** Calls onIdle after idleExitMs with no request in flight and nothing running. */
+  private armIdle(): void {
+    const ms = this.opts.idleExitMs;
+    const onIdle = this.opts.onIdle;
+    clearTimeout(this.idleTimer);
+    if (!ms || !onIdle || this.closing || this.inFlight > 0 || this.executions.liveCount > 0) return;
+    this.idleTimer = setTimeout(() => {
+      if (!this.closing && this.inFlight === 0 && this.executions.liveCount === 0) onIdle();
+    }, ms);
+  }
+}
+
+function parseTarget(target: string | undefined): URL {
+  try {
+    return new URL(target ?? "/", "http://sbx.invalid");
+  } catch {
+    throw invalidRequest("path", "invalid request target");
+  }
+}
+
+/** Fixed-length digests make the comparison constant-time whatever the lengths. */
+function digest(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
+}
+
+/** Listens on a Unix socket born 0600 in a 0700 directory, replacing only a dead socket file. */
+async function listenOnUnixSocket(server: http.Server, socketPath: string): Promise<void> {
+  preparePrivateDir(path.dirname(socketPath));
+  await removeStaleSocket(socketPath);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    // The bind happens inside listen(); the umask makes the socket 0600 from birth.
+    const previous = process.umask(0o177);
+    try {
+      server.listen(socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    } finally {
+      process.umask(previous);
+    }
+  });
+  fs.chmodSync(socketPath, 0o600);
+}
+
+function preparePrivateDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = fs.statSync(dir);
+  const ours = st.uid === process.getuid?.();
+  const shared = (st.mode & 0o1000) !== 0 || dir === os.homedir() || dir === "/";
+  // Tighten a directory of our own; never a shared one such as /tmp or $HOME.
+  if ((st.mode & 0o077) !== 0 && ours && !shared) fs.chmodSync(dir, 0o700);
+}
+
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(socketPath);
+  } catch {
+    return;
+  }
+  if (!st.isSocket()) {
+    throw new BackendError("socket_path_not_socket", `${socketPath} exists and is not a socket; not replacing it`);
+  }
+  if (await socketAnswers(socketPath)) {
+    throw new BackendError("socket_in_use", `another process is listening on ${socketPath}`);
+  }
+  fs.rmSync(socketPath, { force: true });
+}
+
+/** True when something accepts connections on the socket. */
+export function socketAnswers(socketPath: string, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const conn = net.connect(socketPath);
+    const done = (answers: boolean) => {
+      clearTimeout(timer);
+      conn.destroy();
+      resolve(answers);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    conn.once("connect", () => done(true));
+    conn.once("error", () => done(false));
+  });
+}

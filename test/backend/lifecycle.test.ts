@@ -1,0 +1,169 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runDaemon } from "../../src/backend/daemon.js";
+import type { BackendHandle } from "../../src/backend/server.js";
+import { EXECUTE, groupAlive, socketClient, startTestBackend, type TestBackend, tempDir, until } from "./support.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function started(opts: Parameters<typeof startTestBackend>[0] = {}, dir?: string): Promise<TestBackend> {
+  const b = await startTestBackend(opts, dir);
+  cleanups.push(() => b.stop());
+  return b;
+}
+
+async function workspaceOf(b: TestBackend): Promise<string> {
+  const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
+  return path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
+}
+
+describe("restart recovery", () => {
+  it("marks executions an earlier run left pending as lost and ends their process groups", async () => {
+    const first = await started({ faults: "execute:drop" });
+    const workspace = await workspaceOf(first);
+    await expect(
+      first.api("POST", EXECUTE, {
+        body: { command: "echo $$ > lost.pgid; sleep 60 & sleep 60; wait" },
+        headers: { "idempotency-key": "crash-1" },
+      }),
+    ).rejects.toThrow();
+    const pgidFile = path.join(workspace, "lost.pgid");
+    await until(() => fs.existsSync(pgidFile) && fs.readFileSync(pgidFile, "utf8").endsWith("\n"), 5000, "pgid");
+    const pgid = Number(fs.readFileSync(pgidFile, "utf8"));
+    await until(() => groupAlive(pgid), 5000, "the group to run");
+    await first.stop({ simulateCrash: true });
+    expect(groupAlive(pgid)).toBe(true);
+
+    const second = await started({}, first.dir);
+    await until(() => !groupAlive(pgid), 3000, "the lost group to be ended");
+    const list = await second.api("GET", "/api/v1/sandbox/default/executions?idempotency_key=crash-1");
+    expect(list.json.live_count).toBe(0);
+    expect(list.json.executions).toHaveLength(1);
+    expect(list.json.executions[0]).toMatchObject({
+      outcome: "unknown",
+      system_error: "exec_stream_lost",
+      exit_code: null,
+      signal: null,
+    });
+    expect(second.logs).toContain("recovery: 1 execution(s) lost by an earlier run");
+  });
+
+  it("publishes records whose publication was pending", async () => {
+    const first = await started({ faults: "execute:record_pending", recordPendingPublishMs: 60_000 });
+    const res = await first.api("POST", EXECUTE, { body: { command: "true" } });
+    expect(res.json.record_pending).toBe(true);
+    await first.stop({ simulateCrash: true });
+    const second = await started({}, first.dir);
+    const record = await second.api("GET", `/api/v1/sandbox/default/executions/${res.json.execution_id}`);
+    expect(record.json).toMatchObject({ outcome: "succeeded", record_pending: false });
+  });
+});
+
+describe("graceful close", () => {
+  it("ends running groups, answers their requests, and marks them", async () => {
+    const b = await started();
+    const workspace = await workspaceOf(b);
+    const pending = b.api("POST", EXECUTE, { body: { command: "echo $$ > run.pgid; sleep 60" } });
+    const pgidFile = path.join(workspace, "run.pgid");
+    await until(() => fs.existsSync(pgidFile) && fs.readFileSync(pgidFile, "utf8").endsWith("\n"), 5000, "pgid");
+    const pgid = Number(fs.readFileSync(pgidFile, "utf8"));
+    await b.stop();
+    const answer = await pending;
+    expect(answer.json).toMatchObject({ outcome: "cancelled", system_error: "backend_shutdown", signal: "SIGTERM" });
+    expect(groupAlive(pgid)).toBe(false);
+    const again = await started({}, b.dir);
+    const record = await again.api("GET", `/api/v1/sandbox/default/executions/${answer.json.execution_id}`);
+    expect(record.json.outcome).toBe("cancelled");
+  });
+
+  it("calls onIdle only after a quiet period with nothing running", async () => {
+    let idleAt = 0;
+    const b = await started({ idleExitMs: 300, onIdle: () => (idleAt = Date.now()) });
+    const res = b.api("POST", EXECUTE, { body: { command: "sleep 0.5" } });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(idleAt).toBe(0);
+    await res;
+    const ended = Date.now();
+    await until(() => idleAt > 0, 3000, "onIdle");
+    expect(idleAt - ended).toBeGreaterThanOrEqual(250);
+  });
+});
+
+describe("runDaemon", () => {
+  function daemonIn(dir: string, extra: Partial<Parameters<typeof runDaemon>[0]> = {}) {
+    const stop = new AbortController();
+    const logs: string[] = [];
+    let ready!: (h: BackendHandle) => void;
+    const readyP = new Promise<BackendHandle>((r) => {
+      ready = r;
+    });
+    const done = runDaemon({
+      dataDir: path.join(dir, "data"),
+      socketPath: path.join(dir, "run", "sbx.sock"),
+      handleSignals: false,
+      signal: stop.signal,
+      log: (l) => logs.push(l),
+      onReady: ready,
+      ...extra,
+    });
+    return { stop, done, ready: readyP, logs, pidFile: path.join(dir, "data", "daemon.pid") };
+  }
+
+  it("writes a pid file, refuses a second daemon, and cleans up when stopped", async () => {
+    const dir = tempDir();
+    const d = daemonIn(dir);
+    const handle = await d.ready;
+    expect(fs.readFileSync(d.pidFile, "utf8")).toBe(`${process.pid}\n`);
+    const client = socketClient(handle.socketPath!);
+    expect((await client.api("GET", "/api/v1/health")).status).toBe(200);
+    await client.close();
+
+    await expect(daemonIn(dir).done).rejects.toMatchObject({ code: "daemon_already_running" });
+    expect(fs.existsSync(d.pidFile)).toBe(true);
+
+    d.stop.abort();
+    await d.done;
+    expect(fs.existsSync(d.pidFile)).toBe(false);
+    expect(fs.existsSync(handle.socketPath!)).toBe(false);
+    expect(d.logs).toContain("stopping: stop requested");
+  });
+
+  it("stops gracefully on SIGTERM", async () => {
+    const before = process.listeners("SIGTERM");
+    const d = daemonIn(tempDir(), { handleSignals: true });
+    await d.ready;
+    const added = process.listeners("SIGTERM").filter((l) => !before.includes(l));
+    expect(added).toHaveLength(1);
+    // Call the daemon's own handler: a real signal would reach the test runner's handlers too.
+    (added[0] as (sig: NodeJS.Signals) => void)("SIGTERM");
+    await d.done;
+    expect(d.logs).toContain("stopping: SIGTERM");
+    expect(process.listeners("SIGTERM")).toEqual(before);
+    expect(fs.existsSync(d.pidFile)).toBe(false);
+  });
+
+  it("replaces a stale pid file", async () => {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, "data"), { recursive: true });
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).stdout.toString();
+    fs.writeFileSync(path.join(dir, "data", "daemon.pid"), `${dead}\n`);
+    const d = daemonIn(dir);
+    await d.ready;
+    expect(fs.readFileSync(d.pidFile, "utf8")).toBe(`${process.pid}\n`);
+    d.stop.abort();
+    await d.done;
+  });
+
+  it("exits when idle", async () => {
+    const d = daemonIn(tempDir(), { idleExitMs: 200 });
+    await d.ready;
+    await d.done;
+    expect(d.logs).toContain("stopping: idle");
+    expect(fs.existsSync(d.pidFile)).toBe(false);
+  });
+});

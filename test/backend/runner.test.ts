@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { LocalProcessDriver, OutputTail } from "../../src/backend/runner.js";
+import { groupMembers, until } from "./support.js";
+
+describe("OutputTail", () => {
+  it("keeps everything under the limit", () => {
+    const tail = new OutputTail(10);
+    tail.push(Buffer.from("abc"));
+    tail.push(Buffer.from("def"));
+    expect(tail.summary()).toEqual({ text: "abcdef", bytes: 6, truncated: false });
+  });
+
+  it("keeps the last bytes and counts all of them", () => {
+    const tail = new OutputTail(5);
+    for (const part of ["0123", "4567", "89"]) tail.push(Buffer.from(part));
+    expect(tail.summary()).toEqual({ text: "56789", bytes: 10, truncated: true });
+  });
+
+  it("does not start the kept text inside a UTF-8 character", () => {
+    const tail = new OutputTail(4);
+    tail.push(Buffer.from("xé€")); // 1 + 2 + 3 bytes; the last 4 start inside é
+    expect(tail.summary()).toEqual({ text: "€", bytes: 6, truncated: true });
+  });
+
+  it("replaces invalid bytes", () => {
+    const tail = new OutputTail(10);
+    tail.push(Buffer.from([0x61, 0xff, 0x62]));
+    expect(tail.summary().text).toBe("a\ufffdb");
+  });
+});
+
+describe("LocalProcessDriver", () => {
+  const spec = { executionId: "exe_t", cwd: "/", env: { PATH: "/usr/bin:/bin" }, stdin: null, timeoutMs: 5000 };
+
+  it("answers a missing program like a shell (127), without throwing", async () => {
+    const run = new LocalProcessDriver().start({ ...spec, argv: ["/nonexistent/program"] });
+    const result = await run.done;
+    expect(result).toMatchObject({ outcome: "failed", exitCode: 127, signal: null });
+    expect(result.stderr.text).toBe("sbx: /nonexistent/program: command not found\n");
+    expect(run.pgid).toBeNull();
+  });
+
+  it("cancels a process group with TERM", async () => {
+    const run = new LocalProcessDriver().start({ ...spec, argv: ["sleep", "30"] });
+    expect(run.pgid).toBeGreaterThan(0);
+    run.cancel();
+    expect(await run.done).toMatchObject({ outcome: "cancelled", exitCode: null, signal: "SIGTERM" });
+  });
+
+  it("ends a process that ignores TERM with KILL after the grace", async () => {
+    const run = new LocalProcessDriver({ killGraceMs: 200 }).start({
+      ...spec,
+      argv: ["sh", "-c", "trap '' TERM; sleep 30"],
+    });
+    // The trap is set once sh has started sleep.
+    await until(() => groupMembers(run.pgid!).includes("sleep"), 5000, "sleep to start");
+    run.cancel();
+    expect(await run.done).toMatchObject({ outcome: "cancelled", signal: "SIGKILL" });
+  });
+});

@@ -1,0 +1,205 @@
+import fs from "node:fs";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { Agent, request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import { startBackend } from "../../src/backend/server.js";
+import { VERSION } from "../../src/version.js";
+import { startTestBackend, type TestBackend, tcpClient, tempDir } from "./support.js";
+
+let backend: TestBackend | undefined;
+afterEach(async () => {
+  await backend?.stop();
+  backend = undefined;
+});
+
+describe("health and listening", () => {
+  it("answers health on a 0600 socket in a 0700 directory", async () => {
+    backend = await startTestBackend();
+    const res = await backend.api("GET", "/api/v1/health");
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      ok: true,
+      version: VERSION,
+      protocol: 1,
+      backend: "local",
+      started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(fs.statSync(backend.socketPath).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(backend.socketPath)).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(backend.dataDir, "backend.db")).mode & 0o777).toBe(0o600);
+    expect(backend.logs).toContain(`listening on ${backend.socketPath}`);
+    expect(backend.logs.some((l) => /^GET \/api\/v1\/health 200 \d+ms$/.test(l))).toBe(true);
+  });
+
+  it("removes the socket when closed", async () => {
+    backend = await startTestBackend();
+    await backend.stop();
+    expect(fs.existsSync(backend.socketPath)).toBe(false);
+  });
+
+  it("replaces a dead socket file but refuses a live one or a non-socket", async () => {
+    const dir = tempDir();
+    const socketPath = path.join(dir, "run", "sbx.sock");
+    fs.mkdirSync(path.dirname(socketPath), { recursive: true });
+    fs.writeFileSync(socketPath, "not a socket");
+    await expect(startBackend({ dataDir: path.join(dir, "data"), socketPath })).rejects.toMatchObject({
+      code: "socket_path_not_socket",
+    });
+    fs.rmSync(socketPath);
+
+    // A socket left by a process that died without cleaning up.
+    const script = `require("net").createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, "SIGKILL"))`;
+    spawnSync(process.execPath, ["-e", script]);
+    expect(fs.lstatSync(socketPath).isSocket()).toBe(true);
+    backend = await startTestBackend({}, dir);
+    expect((await backend.api("GET", "/api/v1/health")).status).toBe(200);
+
+    await expect(startBackend({ dataDir: path.join(dir, "data2"), socketPath })).rejects.toMatchObject({
+      code: "socket_in_use",
+    });
+    // The refused start left the live socket alone.
+    expect((await backend.api("GET", "/api/v1/health")).status).toBe(200);
+  });
+
+  it("requires a token on TCP and compares it", async () => {
+    await expect(startBackend({ dataDir: tempDir(), listen: { host: "127.0.0.1", port: 0 } })).rejects.toMatchObject({
+      code: "token_required",
+    });
+    const logs: string[] = [];
+    const handle = await startBackend({
+      dataDir: tempDir(),
+      listen: { host: "127.0.0.1", port: 0 },
+      token: "s3cret-token",
+      log: (l) => logs.push(l),
+    });
+    const client = tcpClient(handle.port!);
+    try {
+      const none = await client.api("GET", "/api/v1/health");
+      expect(none.status).toBe(401);
+      expect(none.json.error.code).toBe("unauthorized");
+      expect((await client.api("GET", "/api/v1/health", { headers: { authorization: "Bearer wrong" } })).status).toBe(
+        401,
+      );
+      expect(
+        (await client.api("GET", "/api/v1/nope", { headers: { authorization: "Bearer s3cret-token-longer" } })).status,
+      ).toBe(401);
+      expect(
+        (await client.api("GET", "/api/v1/health", { headers: { authorization: "Bearer s3cret-token" } })).status,
+      ).toBe(200);
+      expect(
+        (await client.api("GET", "/api/v1/health", { headers: { authorization: "ApiKey s3cret-token" } })).status,
+      ).toBe(200);
+    } finally {
+      await client.close();
+      await handle.close();
+    }
+    expect(logs.join("\n")).not.toContain("s3cret");
+  });
+});
+
+describe("sandboxes", () => {
+  it("creates default on first use, with a private workspace", async () => {
+    backend = await startTestBackend();
+    expect((await backend.api("GET", "/api/v1/sandboxes")).json).toEqual({ sandboxes: [] });
+    const res = await backend.api("GET", "/api/v1/sandbox/default");
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      sandbox_id: expect.stringMatching(/^sbx_[0-9a-f]{20}$/),
+      name: "default",
+      status: "ready",
+      isolation: "none",
+      network: true,
+      workspace: "/workspace",
+      created_at: expect.any(String),
+    });
+    const workspace = path.join(backend.dataDir, "sandboxes", res.json.sandbox_id, "workspace");
+    expect(fs.statSync(workspace).mode & 0o777).toBe(0o700);
+    const byId = await backend.api("GET", `/api/v1/sandbox/${res.json.sandbox_id}`);
+    expect(byId.json).toEqual(res.json);
+    expect((await backend.api("GET", "/api/v1/sandboxes")).json.sandboxes).toHaveLength(1);
+  });
+
+  it("creates, refuses duplicates and bad names, and deletes", async () => {
+    backend = await startTestBackend();
+    const created = await backend.api("POST", "/api/v1/sandbox/create", { body: { name: "ci-1" } });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ name: "ci-1", isolation: "none", network: true, status: "ready" });
+
+    const dup = await backend.api("POST", "/api/v1/sandbox/create", { body: { name: "ci-1" } });
+    expect(dup.status).toBe(409);
+    expect(dup.json.error.code).toBe("sandbox_exists");
+
+    for (const [body, field] of [
+      [{ name: "../x" }, "name"],
+      [{ name: "create" }, "name"],
+      [{ name: "sbx_abc" }, "name"],
+      [{ isolation: "vm" }, "isolation"],
+      [{ isolation: "bwrap" }, "isolation"],
+      [{ network: false }, "network"],
+      [[1], "body"],
+    ] as const) {
+      const res = await backend.api("POST", "/api/v1/sandbox/create", { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json.error).toMatchObject({ code: "invalid_request", details: { field } });
+    }
+
+    const unnamed = await backend.api("POST", "/api/v1/sandbox/create", { raw: "" });
+    expect(unnamed.status).toBe(201);
+    expect(unnamed.json.name).toBe(unnamed.json.sandbox_id);
+
+    const dir = path.join(backend.dataDir, "sandboxes", created.json.sandbox_id);
+    expect(fs.existsSync(dir)).toBe(true);
+    const del = await backend.api("DELETE", "/api/v1/sandbox/ci-1");
+    expect(del.status).toBe(200);
+    expect(del.json).toMatchObject({ sandbox_id: created.json.sandbox_id, status: "deleted" });
+    expect(fs.existsSync(dir)).toBe(false);
+    expect((await backend.api("GET", "/api/v1/sandbox/ci-1")).json.error.code).toBe("sandbox_not_found");
+    expect((await backend.api("DELETE", "/api/v1/sandbox/ci-1")).status).toBe(404);
+    // Deleting default does not create it first.
+    expect((await backend.api("DELETE", "/api/v1/sandbox/default")).status).toBe(404);
+  });
+});
+
+describe("errors", () => {
+  it("answers unknown routes, wrong methods, bad JSON and oversized bodies in the error shape", async () => {
+    backend = await startTestBackend({ maxBodyBytes: 1024 });
+    const unknown = await backend.api("GET", "/api/v1/nope");
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toEqual({ error: { code: "not_found", message: "no route GET /api/v1/nope", details: {} } });
+    expect((await backend.api("GET", "/elsewhere")).json.error.code).toBe("not_found");
+
+    const method = await backend.api("PUT", "/api/v1/health");
+    expect(method.status).toBe(405);
+    expect(method.headers.allow).toBe("GET");
+
+    const badJson = await backend.api("POST", "/api/v1/sandbox/default/execute", { raw: "{nope" });
+    expect(badJson.status).toBe(400);
+    expect(badJson.json.error).toMatchObject({ code: "invalid_request", details: { field: "body" } });
+
+    const big = await backend.api("POST", "/api/v1/sandbox/create", { raw: "x".repeat(4096) });
+    expect(big.status).toBe(413);
+    expect(big.json.error.code).toBe("payload_too_large");
+
+    // A chunked body (no Content-Length) over the limit: 413, and the server keeps serving.
+    const socketPath = backend.socketPath;
+    const agent = new Agent({ connect: { socketPath } });
+    async function* chunks() {
+      for (let i = 0; i < 8; i++) yield Buffer.alloc(512, 0x61);
+    }
+    const chunked = await request("http://localhost/api/v1/sandbox/create", {
+      method: "POST",
+      body: Readable.from(chunks()),
+      dispatcher: agent,
+    });
+    expect(chunked.statusCode).toBe(413);
+    await chunked.body.dump();
+    await agent.close();
+    expect((await backend.api("GET", "/api/v1/health")).status).toBe(200);
+
+    const badRef = await backend.api("GET", "/api/v1/sandbox/..%2Fetc");
+    expect(badRef.status).toBe(400);
+    expect(badRef.json.error.details.field).toBe("sandbox");
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { formatDuration, parseDuration, parseTimeArg } from "../../src/cli/duration.js";
+
+describe("parseDuration", () => {
+  it.each([
+    ["1500ms", 1500],
+    ["30s", 30_000],
+    ["2m", 120_000],
+    ["1h", 3_600_000],
+    ["1.5s", 1500],
+    ["7d", 604_800_000],
+    [" 10s ", 10_000],
+  ])("%s → %d ms", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(["", "10", "s", "banana", "-5s", "5 s", "1e3ms", "5S", "1m30s"])("refuses %j", (text) => {
+    expect(parseDuration(text)).toBeNull();
+  });
+});
+
+describe("formatDuration", () => {
+  it.each([
+    [1500, "1500ms"],
+    [30_000, "30s"],
+    [120_000, "2m"],
+    [90_000, "1m30s"],
+    [3_600_000, "1h"],
+  ])("%d ms → %s", (ms, text) => {
+    expect(formatDuration(ms)).toBe(text);
+  });
+});
+
+describe("parseTimeArg", () => {
+  const now = Date.parse("2026-11-29T12:00:00.000Z");
+  it("takes a duration ago", () => {
+    expect(parseTimeArg("1d", now)).toBe("2026-11-28T12:00:00.000Z");
+  });
+  it("takes ISO-8601 dates and times", () => {
+    expect(parseTimeArg("2026-11-01", now)).toBe("2026-11-01T00:00:00.000Z");
+    expect(parseTimeArg("2026-11-01T10:00:00Z", now)).toBe("2026-11-01T10:00:00.000Z");
+  });
+  it("refuses anything else", () => {
+    expect(parseTimeArg("yesterday", now)).toBeNull();
+    expect(parseTimeArg("2026-13-45", now)).toBeNull();
+  });
+});
