@@ -53,14 +53,14 @@ try {
   console.log(`# sbx benchmarks — node ${process.version}, ${os.cpus().length} cores, ${new Date().toISOString()}`);
   if (!only || only === "startup") {
     const base = measure("node -e 0", process.execPath, ["-e", "0"]);
-    const version = measure("sbx --version", process.execPath, [sbx, "--version"]);
+    const version = measure("sbx --version", process.execPath, ["--", sbx, "--version"]);
     // Start the daemon once, so exec measures the warm path.
-    timeOnce(process.execPath, [sbx, "daemon", "start"]);
-    const exec = measure("sbx exec -- true (warm daemon)", process.execPath, [sbx, "exec", "--", "true"]);
-    const list = measure("sbx receipts list", process.execPath, [sbx, "receipts", "list", "--limit", "20"]);
+    timeOnce(process.execPath, ["--", sbx, "daemon", "start"]);
+    const exec = measure("sbx exec -- true (warm daemon)", process.execPath, ["--", sbx, "exec", "--", "true"]);
+    const list = measure("sbx receipts list", process.execPath, ["--", sbx, "receipts", "list", "--limit", "20"]);
     report("Start-up and a warm exec", base, [version, exec, list]);
   }
 } finally {
-  spawnSync(process.execPath, [sbx, "daemon", "stop"], { env, stdio: "ignore" });
+  spawnSync(process.execPath, ["--", sbx, "daemon", "stop"], { env, stdio: "ignore" });
   fs.rmSync(home, { recursive: true, force: true });
 }

@@ -6,7 +6,7 @@ import type { Api } from "../client/api.js";
 import { paths as apiPaths } from "../client/api.js";
 import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
 import { LOCAL_PROFILE } from "../config/config.js";
-import { type Classified, classifyObservation, type Observed } from "../receipts/classify.js";
+import { type Classified, classifyObservation, type HttpObserved } from "../receipts/classify.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import type { ReceiptStore, StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
@@ -26,7 +26,7 @@ async function sendOnce(
   attempt: number,
   req: { path: string; body: Buffer; key: string; clientTimeoutMs: number },
 ): Promise<DispatchOutcome> {
-  const observed: Observed = await api.http.send({
+  const observed: HttpObserved = await api.http.send({
     method: "POST",
     path: req.path,
     body: req.body,

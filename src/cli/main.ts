@@ -1,7 +1,7 @@
 // The entry point: builds the tree, runs one command, and is the one place that
 // turns errors into exit codes.
 
-import { CommanderError } from "commander";
+import { type Command, CommanderError } from "commander";
 import { redact } from "../client/redact.js";
 import { AmbiguousReceipt, ReceiptNotFound } from "../receipts/store.js";
 import type { Runtime } from "./command.js";
@@ -42,16 +42,17 @@ export async function main(
   process.once("SIGTERM", onSignal);
   const rt: Runtime = { io, env, interrupt: controller.signal, exitCode: 0 };
   const program = buildProgram(rt);
-  program.exitOverride();
-  program.configureOutput({
-    writeOut: (s) => io.writeOut(s),
-    writeErr: (s) => io.writeErr(s),
-    outputError: (s, write) => write(s.startsWith("error:") ? `sbx: ${s.slice("error: ".length)}` : s),
-  });
-  for (const sub of program.commands) {
-    sub.exitOverride();
-    for (const leaf of sub.commands) leaf.exitOverride();
-  }
+  // Commander copies these settings only to commands created later: set them on all.
+  const configure = (cmd: Command) => {
+    cmd.exitOverride();
+    cmd.configureOutput({
+      writeOut: (s) => io.writeOut(s),
+      writeErr: (s) => io.writeErr(s),
+      outputError: (s, write) => write(s.startsWith("error:") ? `sbx: ${s.slice("error: ".length)}` : s),
+    });
+    cmd.commands.forEach(configure);
+  };
+  configure(program);
   try {
     await program.parseAsync(argv, { from: "user" });
     return rt.exitCode;

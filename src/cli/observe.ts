@@ -2,13 +2,13 @@
 // received, else by idempotency key. Only reads; never a POST.
 
 import type { Api } from "../client/api.js";
-import { type Classified, classifyObservation, type Observed } from "../receipts/classify.js";
+import { type Classified, classifyObservation, type HttpObserved } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";
 
 /** Turns the list answer of a key lookup into an observation of the one execution, if any. */
-export function executionFromKeyLookup(obs: Observed): Observed | { kind: "none" } {
+export function executionFromKeyLookup(obs: HttpObserved): HttpObserved | { kind: "none" } {
   if (obs.kind !== "answer" || obs.status < 200 || obs.status >= 300) return obs;
   try {
     const doc = JSON.parse(obs.body) as { executions?: unknown[] };

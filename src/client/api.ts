@@ -2,7 +2,7 @@
 // receipt (execute) go through src/cli/dispatch.ts, which sends them exactly once.
 
 import { BackendError } from "../cli/errors.js";
-import type { Observed } from "../receipts/classify.js";
+import type { HttpObserved } from "../receipts/classify.js";
 import {
   API_PREFIX,
   type Health,
@@ -25,7 +25,7 @@ export const paths = {
 };
 
 /** Turns an observation that is not a 2xx into a BackendError. */
-export function answerOrThrow(obs: Observed, what: string): { status: number; body: unknown } {
+export function answerOrThrow(obs: HttpObserved, what: string): { status: number; body: unknown } {
   if (obs.kind === "deadline") {
     throw new BackendError("deadline", `${what}: no answer before the deadline`, null);
   }
@@ -82,13 +82,13 @@ export class Api {
   }
 
   /** Reads an execution record (optionally waiting server-side); the raw observation, for classification. */
-  observeExecution(sandbox: string, executionId: string, waitMs: number, deadlineMs: number): Promise<Observed> {
+  observeExecution(sandbox: string, executionId: string, waitMs: number, deadlineMs: number): Promise<HttpObserved> {
     const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
     return this.http.send({ method: "GET", path: `${paths.execution(sandbox, executionId)}${q}`, deadlineMs });
   }
 
   /** Finds the execution an idempotency key created: the raw observation of the list answer. */
-  findExecutionByKey(sandbox: string, key: string, deadlineMs: number): Promise<Observed> {
+  findExecutionByKey(sandbox: string, key: string, deadlineMs: number): Promise<HttpObserved> {
     return this.http.send({
       method: "GET",
       path: `${paths.executions(sandbox)}?idempotency_key=${encodeURIComponent(key)}&limit=1`,

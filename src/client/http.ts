@@ -3,7 +3,7 @@
 // abort; an abort after sending is reported as such, never as a failure.
 
 import { Agent, request } from "undici";
-import { isBeforeSendError, type Observed } from "../receipts/classify.js";
+import { isBeforeSendError, type HttpObserved } from "../receipts/classify.js";
 import type { Endpoint } from "./endpoint.js";
 import { redact } from "./redact.js";
 
@@ -37,7 +37,7 @@ export class HttpClient {
   }
 
   /** Sends one request and reports exactly what was observed. Never throws for transport trouble. */
-  async send(req: SendRequest): Promise<Observed> {
+  async send(req: SendRequest): Promise<HttpObserved> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (req.body !== undefined) headers["content-type"] = req.contentType ?? "application/json";
     if (req.idempotencyKey !== undefined) headers["idempotency-key"] = req.idempotencyKey;

@@ -5,5 +5,6 @@ export function selfInvocation(): { command: string; args: string[] } {
   const script = process.argv[1];
   const compiled = "Bun" in globalThis && (script === undefined || script.startsWith("/$bunfs"));
   if (compiled || script === undefined) return { command: process.execPath, args: [] };
-  return { command: process.execPath, args: [script] };
+  // `--`: node must not read sbx flags such as --env-file as its own.
+  return { command: process.execPath, args: ["--", script] };
 }

@@ -48,7 +48,19 @@ export const IN_DOUBT: readonly Classification[] = [
 export type Observed =
   | { kind: "answer"; status: number; headers: Record<string, string | undefined>; body: string }
   | { kind: "transport"; sent: boolean; code: string; message: string }
-  | { kind: "deadline"; sent: boolean; interrupted?: boolean };
+  | { kind: "deadline"; sent: boolean; interrupted?: boolean }
+  | {
+      kind: "stream";
+      /** The execution id from the `started` event, if one arrived. */
+      execution_id: string | null;
+      /** The data of the `exit` event, or null when the stream ended without one. */
+      exit: Record<string, unknown> | null;
+      stdout: string;
+      stderr: string;
+    };
+
+/** What one HTTP request can observe (a stream is read by the SSE reader instead). */
+export type HttpObserved = Exclude<Observed, { kind: "stream" }>;
 
 /**
  * dispatch: the answer to a mutation we sent (exec, resubmit).
@@ -275,6 +287,26 @@ export function classifyObservation(obs: Observed, purpose: Purpose): Classified
       if (purpose === "read") return out;
       out.classification = !obs.sent || isBeforeSendError(obs.code) ? "not_started" : "outcome_unknown";
       return out;
+    }
+    case "stream": {
+      const out = blank();
+      out.http_status = 200;
+      out.execution_id = obs.execution_id;
+      out.stdout = obs.stdout;
+      out.stderr = obs.stderr;
+      if (obs.exit === null) {
+        out.classification = purpose === "read" ? null : "outcome_unknown";
+        out.error = { code: "stream_ended_without_exit", message: "the event stream ended without an exit event" };
+        return out;
+      }
+      const rec = { ...obs.exit, execution_id: obs.execution_id ?? "", stdout: obs.stdout, stderr: obs.stderr };
+      const problem = checkExecutionRecord(rec);
+      if (problem !== null) {
+        out.classification = "outcome_unknown";
+        out.error = { code: "undocumented_exit_event", message: `exit event: ${problem}` };
+        return out;
+      }
+      return fromRecord(out, rec as unknown as ExecutionRecord);
     }
     case "deadline": {
       const out = blank();

@@ -1,0 +1,110 @@
+// Bad input is refused before anything is dispatched: exit 125, a one-line reason on
+// stderr, nothing on stdout, no request at the server and no receipt.
+
+import { describe, expect, it, type TestContext } from "vitest";
+import { lines, makeHome, removeHome, runSbx, runSbxJson, type SbxResult } from "../support/cli.js";
+import { type MisbehavingServer, startMisbehavingServer } from "../support/misbehaving-server.js";
+
+interface Case {
+  name: string;
+  /** argv after `sbx`, with API_URL standing for the server's URL. */
+  args: string[];
+  reason: RegExp;
+  /** Text that must appear somewhere on stderr (a suggestion). */
+  suggests?: string;
+}
+
+const API = "API_URL";
+const exec = (...flags: string[]) => ["exec", "--api-url", API, ...flags];
+
+const cases: Case[] = [
+  { name: "--timeout 0s", args: exec("--timeout", "0s", "--", "echo", "hi"), reason: /--timeout 0s is out of range/ },
+  {
+    name: "--timeout 11m",
+    args: exec("--timeout", "11m", "--", "echo", "hi"),
+    reason: /--timeout 11m is out of range/,
+  },
+  {
+    name: "--timeout banana",
+    args: exec("--timeout", "banana", "--", "echo", "hi"),
+    reason: /"banana" is not a duration/,
+  },
+  { name: "no command", args: exec(), reason: /no command given/ },
+  { name: "no command after --", args: exec("--"), reason: /no command given/ },
+  {
+    name: "--env FOO (no =)",
+    args: exec("--env", "FOO", "--", "echo", "hi"),
+    reason: /--env: expected K=V, got "FOO"/,
+  },
+  { name: "-s ../etc", args: exec("-s", "../etc", "--", "echo", "hi"), reason: /invalid sandbox "\.\.\/etc"/ },
+  { name: "-s a/b", args: exec("-s", "a/b", "--", "echo", "hi"), reason: /invalid sandbox "a\/b"/ },
+  {
+    name: "--cwd ../..",
+    args: exec("--cwd", "../..", "--", "echo", "hi"),
+    reason: /--cwd "\.\.\/\.\." escapes \/workspace/,
+  },
+  { name: "--cwd /etc", args: exec("--cwd", "/etc", "--", "echo", "hi"), reason: /--cwd "\/etc" escapes \/workspace/ },
+  // Node itself also reads --env-file, even after the script path, and exits 9 when the
+  // file is missing: `node bin/sbx exec --env-file F` must still be sbx's 125.
+  {
+    name: "--env-file that does not exist",
+    args: exec("--env-file", "/nonexistent/sbx.env", "--", "echo", "hi"),
+    reason: /--env-file \/nonexistent\/sbx\.env: ENOENT/,
+  },
+  { name: "--frobnicate", args: exec("--frobnicate", "--", "echo", "hi"), reason: /unknown option '--frobnicate'/ },
+  {
+    name: "--tiemout (a near miss)",
+    args: exec("--tiemout", "5s", "--", "echo", "hi"),
+    reason: /unknown option '--tiemout'/,
+    suggests: "Did you mean --timeout?",
+  },
+  {
+    name: "--idempotency-key 'a b'",
+    args: exec("--idempotency-key", "a b", "--", "echo", "hi"),
+    reason: /--idempotency-key must be 1-255 characters/,
+  },
+  {
+    name: "unknown command exce",
+    args: ["exce", "--api-url", API, "--", "echo", "hi"],
+    reason: /unknown command 'exce'/,
+    suggests: "Did you mean exec?",
+  },
+];
+
+async function runCase(t: TestContext, c: Case): Promise<{ res: SbxResult; home: string; server: MisbehavingServer }> {
+  const home = makeHome("sbx-e2e-bad-");
+  t.onTestFinished(() => removeHome(home));
+  const server = await startMisbehavingServer();
+  t.onTestFinished(() => server.close());
+  const res = await runSbx(
+    c.args.map((a) => (a === API ? server.url : a)),
+    { home },
+  );
+  return { res, home, server };
+}
+
+describe.concurrent("bad input: exit 125, one line, nothing dispatched", () => {
+  it.for(cases)("$name", async (c, t) => {
+    const { res, home, server } = await runCase(t, c);
+    expect(res.code, res.stderr).toBe(125);
+    expect(res.stdout).toBe("");
+    const errLines = lines(res.stderr);
+    expect(errLines[0], res.stderr).toMatch(c.reason);
+    // Beyond the reason, only a hint or a suggestion.
+    for (const extra of errLines.slice(1)) expect(extra).toMatch(/^(hint: |\(Did you mean )/);
+    if (c.suggests) expect(res.stderr).toContain(c.suggests);
+    expect(res.stderr).not.toMatch(/\x1b\[/);
+
+    expect(server.requests).toHaveLength(0);
+    const list = await runSbxJson<unknown[]>(["receipts", "list", "--json"], { home });
+    expect(list.result.code).toBe(0);
+    expect(list.doc).toEqual([]);
+  });
+
+  it("an unknown option of a subcommand is reported like every other error, prefixed `sbx:`", async (t) => {
+    const c = cases.find((x) => x.name === "--frobnicate")!;
+    const { res } = await runCase(t, c);
+    expect(res.code).toBe(125);
+    expect(lines(res.stderr)[0]).toMatch(/^sbx: unknown option '--frobnicate'/);
+  });
+});

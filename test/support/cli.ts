@@ -1,0 +1,155 @@
+// Spawning the built `bin/sbx` as a real process, with a private SBX_HOME, no colour
+// and none of the developer's sbx environment leaking in.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const SBX_BIN = path.join(REPO_ROOT, "bin", "sbx");
+const DIST_MAIN = path.join(REPO_ROOT, "dist", "cli", "main.js");
+
+export interface SbxResult {
+  /** Exit code, or null when killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface SbxOptions {
+  /** SBX_HOME for this run (required: every test has its own). */
+  home: string;
+  /** Extra environment (e.g. SBX_API_KEY); a value of undefined removes the variable. */
+  env?: Record<string, string | undefined>;
+  /** Bytes for stdin; stdin is closed (empty) otherwise. */
+  input?: string | Buffer;
+  /** Kill the process (SIGKILL) and fail after this long. Default 20 s. */
+  timeoutMs?: number;
+}
+
+function assertBuilt(): void {
+  if (!fs.existsSync(DIST_MAIN)) {
+    throw new Error(`${DIST_MAIN} is missing: build first with \`npx tsc -p tsconfig.build.json\``);
+  }
+}
+
+/** A clean environment: only what a process needs, plus SBX_HOME and NO_COLOR. */
+export function sbxEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: process.env.TMPDIR ?? os.tmpdir(),
+    LANG: "C.UTF-8",
+    SBX_HOME: home,
+    NO_COLOR: "1",
+  };
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** Starts `node bin/sbx ARGS` and returns the child (for tests that kill it). */
+export function spawnSbx(args: readonly string[], opts: SbxOptions): ChildProcess {
+  assertBuilt();
+  // `--`: node 20 would otherwise take sbx's --env-file as its own flag.
+  const child = spawn(process.execPath, ["--", SBX_BIN, ...args], {
+    cwd: opts.home,
+    env: sbxEnv(opts.home, opts.env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  child.stdin?.end(opts.input ?? "");
+  return child;
+}
+
+/** Collects a child's output and exit. */
+export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): Promise<SbxResult> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on("data", (c: Buffer) => out.push(c));
+  child.stderr?.on("data", (c: Buffer) => err.push(c));
+  return new Promise<SbxResult>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(
+        new Error(
+          `${what} did not exit within ${timeoutMs} ms\nstdout: ${Buffer.concat(out)}\nstderr: ${Buffer.concat(err)}`,
+        ),
+      );
+    }, timeoutMs);
+    child.once("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+      });
+    });
+  });
+}
+
+/** Runs `node bin/sbx ARGS` to completion. */
+export function runSbx(args: readonly string[], opts: SbxOptions): Promise<SbxResult> {
+  return collect(spawnSbx(args, opts), opts.timeoutMs ?? 20_000, `sbx ${args.join(" ")}`);
+}
+
+/** Runs sbx and parses its stdout as one JSON document. */
+export async function runSbxJson<T = unknown>(
+  args: readonly string[],
+  opts: SbxOptions,
+): Promise<{ result: SbxResult; doc: T }> {
+  const result = await runSbx(args, opts);
+  let doc: T;
+  try {
+    doc = JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(
+      `sbx ${args.join(" ")} (exit ${result.code}) did not print JSON\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
+  }
+  return { result, doc };
+}
+
+/** A fresh private SBX_HOME; remove it with removeHome. */
+export function makeHome(prefix = "sbx-test-"): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function removeHome(home: string): void {
+  fs.rmSync(home, { recursive: true, force: true });
+}
+
+/** Non-empty lines of a text. */
+export function lines(text: string): string[] {
+  return text.split("\n").filter((l) => l.trim() !== "");
+}
+
+/** Every regular file under a directory, recursively. */
+export function filesUnder(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...filesUnder(p));
+    else if (entry.isFile()) found.push(p);
+  }
+  return found;
+}
+
+/** Permission bits of a file (e.g. 0o600). */
+export function modeOf(file: string): number {
+  return fs.statSync(file).mode & 0o777;
+}
+
+/** The receipts database under an SBX_HOME. */
+export function receiptsDbOf(home: string): string {
+  return path.join(home, "receipts.db");
+}
