@@ -82,7 +82,11 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
     withFaults("execute:stream_lost", async (home) => {
       const { result, doc } = await exec(home, ["--", "true"]);
       expect(result.code).toBe(255);
-      expect(doc).toMatchObject({ classification: "outcome_unknown", system_error: "exec_stream_lost", may_have_run: true });
+      expect(doc).toMatchObject({
+        classification: "outcome_unknown",
+        system_error: "exec_stream_lost",
+        may_have_run: true,
+      });
       expect(result.stderr).toContain("exec_stream_lost");
     }),
   );
@@ -162,7 +166,9 @@ describe("kill -9 of the daemon during a run", () => {
     expect(result.code).toBe(255);
     expect(doc.classification).toBe("outcome_unknown");
     // The next command starts a fresh daemon, which marks the lost execution and ends its group.
-    const waited = await runSbxJson<Receipt>(["receipts", "wait", doc.receipt_id, "--json", "--timeout", "20s"], { home });
+    const waited = await runSbxJson<Receipt>(["receipts", "wait", doc.receipt_id, "--json", "--timeout", "20s"], {
+      home,
+    });
     expect(waited.result.code).toBe(255);
     expect(waited.doc).toMatchObject({ classification: "outcome_unknown", system_error: "exec_stream_lost" });
     expect(processesNamed(marker)).toEqual([]);

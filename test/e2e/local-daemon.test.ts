@@ -20,7 +20,8 @@ interface Receipt {
 
 describe("sbx against the auto-started local daemon", () => {
   let home: string;
-  const sbx = (args: string[], input?: string | Buffer) => runSbx(args, { home, ...(input === undefined ? {} : { input }) });
+  const sbx = (args: string[], input?: string | Buffer) =>
+    runSbx(args, { home, ...(input === undefined ? {} : { input }) });
 
   beforeAll(() => {
     home = makeHome();
@@ -57,13 +58,24 @@ describe("sbx against the auto-started local daemon", () => {
 
   it("sends stdin one-shot, byte for byte, and honours --cwd and --env", async () => {
     const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    const { doc } = await runSbxJson<Receipt>(["exec", "--json", "--stdin", "--", "sh", "-c", "od -An -tx1 | tr -d ' \\n'"], {
-      home,
-      input: bytes,
-    });
+    const { doc } = await runSbxJson<Receipt>(
+      ["exec", "--json", "--stdin", "--", "sh", "-c", "od -An -tx1 | tr -d ' \\n'"],
+      {
+        home,
+        input: bytes,
+      },
+    );
     expect(doc.stdout).toBe(bytes.toString("hex"));
     await sbx(["exec", "--", "mkdir", "-p", "sub/dir"]);
-    const r = await sbx(["exec", "--cwd", "sub/dir", "--env", "GREETING=hi there", "--shell", 'echo "$GREETING from $PWD"']);
+    const r = await sbx([
+      "exec",
+      "--cwd",
+      "sub/dir",
+      "--env",
+      "GREETING=hi there",
+      "--shell",
+      'echo "$GREETING from $PWD"',
+    ]);
     expect(r.stdout).toMatch(/^hi there from \/.+\/sub\/dir\n$/);
   });
 
@@ -71,9 +83,12 @@ describe("sbx against the auto-started local daemon", () => {
     const { doc } = await runSbxJson<Receipt>(["exec", "--json", "--", "echo", "recorded"], { home });
     expect(doc).toMatchObject({ classification: "succeeded", exit: 0, stdout: "recorded\n" });
     expect(doc.execution_id).toMatch(/^exe_/);
-    const byExec = await runSbxJson<Receipt & { observations: unknown[] }>(["receipts", "show", doc.execution_id!, "--json"], {
-      home,
-    });
+    const byExec = await runSbxJson<Receipt & { observations: unknown[] }>(
+      ["receipts", "show", doc.execution_id!, "--json"],
+      {
+        home,
+      },
+    );
     expect(byExec.doc.receipt_id).toBe(doc.receipt_id);
     expect(byExec.doc.observations.length).toBe(2);
     const waited = await sbx(["receipts", "wait", doc.receipt_id.slice(0, 12)]);
@@ -84,7 +99,9 @@ describe("sbx against the auto-started local daemon", () => {
   });
 
   it("runs in a named sandbox with its own workspace", async () => {
-    const created = await runSbxJson<{ sandbox_id: string; name: string }>(["sandbox", "create", "build", "--json"], { home });
+    const created = await runSbxJson<{ sandbox_id: string; name: string }>(["sandbox", "create", "build", "--json"], {
+      home,
+    });
     expect(created.doc.name).toBe("build");
     await sbx(["exec", "-s", "build", "--", "touch", "only-here"]);
     expect((await sbx(["exec", "-s", "build", "--", "ls"])).stdout).toBe("only-here\n");
@@ -98,13 +115,19 @@ describe("sbx against the auto-started local daemon", () => {
 
   it("refuses a key reused with a different body (422) as rejected, and replays the same body", async () => {
     const key = `reuse-${Date.now()}`;
-    const first = await runSbxJson<Receipt>(["exec", "--json", "--idempotency-key", key, "--", "sh", "-c", "echo ran >> ran.log"], {
-      home,
-    });
+    const first = await runSbxJson<Receipt>(
+      ["exec", "--json", "--idempotency-key", key, "--", "sh", "-c", "echo ran >> ran.log"],
+      {
+        home,
+      },
+    );
     expect(first.result.code).toBe(0);
-    const again = await runSbxJson<Receipt>(["exec", "--json", "--idempotency-key", key, "--", "sh", "-c", "echo ran >> ran.log"], {
-      home,
-    });
+    const again = await runSbxJson<Receipt>(
+      ["exec", "--json", "--idempotency-key", key, "--", "sh", "-c", "echo ran >> ran.log"],
+      {
+        home,
+      },
+    );
     expect(again.doc.execution_id).toBe(first.doc.execution_id);
     expect((await sbx(["exec", "--", "cat", "ran.log"])).stdout).toBe("ran\n");
     const other = await sbx(["exec", "--idempotency-key", key, "--", "echo", "different"]);

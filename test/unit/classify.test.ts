@@ -343,7 +343,10 @@ describe("classifyObservation (purpose: dispatch)", () => {
 
   it("an SSE stream with its exit event classifies like the record would", () => {
     const exit = { outcome: "failed", exit_code: 4, signal: null, system_error: null, record_pending: false };
-    const c = classifyObservation({ kind: "stream", execution_id: "exe_s", exit, stdout: "o", stderr: "e" }, "dispatch");
+    const c = classifyObservation(
+      { kind: "stream", execution_id: "exe_s", exit, stdout: "o", stderr: "e" },
+      "dispatch",
+    );
     expect(c).toMatchObject({ classification: "failed", exit_code: 4, definitive: true, stdout: "o", stderr: "e" });
     const pending = classifyObservation(
       { kind: "stream", execution_id: "exe_s", exit: { ...exit, record_pending: true }, stdout: "", stderr: "" },

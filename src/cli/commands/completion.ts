@@ -24,7 +24,7 @@ export function register(program: Command, bind: Bind): void {
   declareChoices(cmd, "<shell>", SHELLS);
   withExamples(cmd, [
     { command: "sbx completion bash > ~/.local/share/bash-completion/completions/sbx", description: "bash" },
-    { command: "sbx completion zsh > \"${fpath[1]}/_sbx\"", description: "zsh" },
+    { command: 'sbx completion zsh > "${fpath[1]}/_sbx"', description: "zsh" },
     { command: "sbx completion fish > ~/.config/fish/completions/sbx.fish", description: "fish" },
   ]);
 }
