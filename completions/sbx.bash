@@ -1,0 +1,368 @@
+# bash completion for sbx
+# Generated from sbx's command tree by `npm run generate`; do not edit.
+# Install: sbx completion bash > ~/.local/share/bash-completion/completions/sbx
+
+# _sbx_subcommand PATH WORD: succeeds when WORD names a command under PATH; REPLY is its path.
+_sbx_subcommand() {
+  case "$1|$2" in
+    "|exec") REPLY="exec" ;;
+    "|receipts") REPLY="receipts" ;;
+    "|sandbox") REPLY="sandbox" ;;
+    "|daemon") REPLY="daemon" ;;
+    "|profile") REPLY="profile" ;;
+    "|config") REPLY="config" ;;
+    "|completion") REPLY="completion" ;;
+    "|help") REPLY="help" ;;
+    "receipts|list") REPLY="receipts list" ;;
+    "receipts|show") REPLY="receipts show" ;;
+    "receipts|wait") REPLY="receipts wait" ;;
+    "receipts|refresh") REPLY="receipts refresh" ;;
+    "receipts|resubmit") REPLY="receipts resubmit" ;;
+    "receipts|export") REPLY="receipts export" ;;
+    "receipts|prune") REPLY="receipts prune" ;;
+    "sandbox|create") REPLY="sandbox create" ;;
+    "sandbox|list" | "sandbox|ls") REPLY="sandbox list" ;;
+    "sandbox|show") REPLY="sandbox show" ;;
+    "sandbox|rm") REPLY="sandbox rm" ;;
+    "daemon|run") REPLY="daemon run" ;;
+    "daemon|start") REPLY="daemon start" ;;
+    "daemon|stop") REPLY="daemon stop" ;;
+    "daemon|status") REPLY="daemon status" ;;
+    "profile|add") REPLY="profile add" ;;
+    "profile|list" | "profile|ls") REPLY="profile list" ;;
+    "profile|use") REPLY="profile use" ;;
+    "profile|show") REPLY="profile show" ;;
+    "profile|rm") REPLY="profile rm" ;;
+    "config|get") REPLY="config get" ;;
+    "config|set") REPLY="config set" ;;
+    *) return 1 ;;
+  esac
+}
+
+# _sbx_spec PATH: the subcommands, options, options that read a value, and arguments at PATH.
+_sbx_spec() {
+  case "$1" in
+    "")
+      _sbx_commands="exec receipts sandbox daemon profile config completion help"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "exec")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --idempotency-key --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "receipts")
+      _sbx_commands="list show wait refresh resubmit export prune"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "receipts list")
+      _sbx_commands=""
+      _sbx_options="--classification --limit --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--classification --limit --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "receipts show")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "receipts wait")
+      _sbx_commands=""
+      _sbx_options="--timeout --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--timeout --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "receipts refresh")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "receipts resubmit")
+      _sbx_commands=""
+      _sbx_options="--client-timeout --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--client-timeout --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "receipts export")
+      _sbx_commands=""
+      _sbx_options="--since -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--since --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "receipts prune")
+      _sbx_commands=""
+      _sbx_options="--before --include-in-doubt --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--before --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "sandbox")
+      _sbx_commands="create list ls show rm"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "sandbox create")
+      _sbx_commands=""
+      _sbx_options="--isolation --network --no-network --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--isolation --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox list")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "sandbox show")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox rm")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "daemon")
+      _sbx_commands="run start stop status"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "daemon run")
+      _sbx_commands=""
+      _sbx_options="--listen --faults --idle-exit --key-retention -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--listen --faults --idle-exit --key-retention --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "daemon start")
+      _sbx_commands=""
+      _sbx_options="--idle-exit -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--idle-exit --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "daemon stop")
+      _sbx_commands=""
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "daemon status")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "profile")
+      _sbx_commands="add list ls use show rm"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "profile add")
+      _sbx_commands=""
+      _sbx_options="--api-url --api-key-stdin --use --json -V --version --profile --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--api-url --profile"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "profile list")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "profile use")
+      _sbx_commands=""
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "profile show")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "profile rm")
+      _sbx_commands=""
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "config")
+      _sbx_commands="get set"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "config get")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "config set")
+      _sbx_commands=""
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=2 _sbx_variadic=0
+      ;;
+    "completion")
+      _sbx_commands=""
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "help")
+      _sbx_commands=""
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
+      ;;
+  esac
+}
+
+# _sbx_values PATH TARGET: how the value of option TARGET (or of argument #N) completes.
+_sbx_values() {
+  _sbx_kind=none _sbx_words=
+  case "$1|$2" in
+    "exec|--env-file") _sbx_kind=file ;;
+    "exec|#0") _sbx_kind=command ;;
+    "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending not_started rejected local_timeout dispatched" ;;
+    "receipts show|#0") _sbx_kind=receipt-id ;;
+    "receipts wait|#0") _sbx_kind=receipt-id ;;
+    "receipts refresh|#0") _sbx_kind=receipt-id ;;
+    "receipts resubmit|#0") _sbx_kind=receipt-id ;;
+    "sandbox create|--isolation") _sbx_kind=words _sbx_words="none bwrap" ;;
+    "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
+    "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
+    "completion|#0") _sbx_kind=words _sbx_words="bash zsh fish" ;;
+  esac
+}
+
+# Receipt ids from the local store: the first column of piped `receipts list`, header skipped.
+# Bounded (50) and silent when sbx is missing or fails.
+_sbx_receipt_ids() {
+  local id rest header=1
+  while IFS=$'\t' read -r id rest; do
+    if ((header)); then header=0; continue; fi
+    printf '%s\n' "$id"
+  done < <(command sbx receipts list --limit 50 2>/dev/null </dev/null)
+}
+
+# _sbx_reply: COMPREPLY from the lines on stdin (mapfile is not in bash 3.2).
+_sbx_reply() {
+  local line
+  COMPREPLY=()
+  while IFS= read -r line; do COMPREPLY+=("$line"); done
+}
+
+# _sbx_complete_value PREFIX: fills COMPREPLY from _sbx_kind/_sbx_words for $cur.
+_sbx_complete_value() {
+  case "$_sbx_kind" in
+    words) _sbx_reply < <(compgen -W "$_sbx_words" -- "$cur") ;;
+    receipt-id) _sbx_reply < <(compgen -W "$(_sbx_receipt_ids)" -- "$cur") ;;
+    file)
+      compopt -o filenames 2>/dev/null
+      _sbx_reply < <(compgen -f -- "$cur")
+      ;;
+    *) COMPREPLY=() ;;
+  esac
+  if [[ -n $1 ]]; then COMPREPLY=("${COMPREPLY[@]/#/$1}"); fi
+}
+
+# _sbx_command_line N: completes words N.. as a command line of their own (sbx exec -- ...).
+_sbx_command_line() {
+  if declare -F _command_offset >/dev/null; then
+    _command_offset "$1"
+  elif ((COMP_CWORD == $1)); then
+    _sbx_reply < <(compgen -c -- "$cur" | sort -u)
+  else
+    compopt -o default 2>/dev/null
+    _sbx_reply < <(compgen -f -- "$cur")
+  fi
+}
+
+_sbx() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" path="" word REPLY
+  local _sbx_commands _sbx_options _sbx_valued _sbx_nargs _sbx_variadic _sbx_kind _sbx_words
+  local -i i npos=0 first=0 skip=0 glue=0 dashdash=0
+  COMPREPLY=()
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    word="${COMP_WORDS[i]}"
+    # bash splits --option=value at the '=': the word after it belongs to the option.
+    if [[ $word == "=" ]]; then glue=1 skip=0; continue; fi
+    if ((glue)); then glue=0; continue; fi
+    if ((skip)); then skip=0; continue; fi
+    if ((dashdash)); then npos+=1; continue; fi
+    case "$word" in
+      --) dashdash=i first=i+1 ;;
+      --*=*) ;;
+      -?*)
+        _sbx_spec "$path"
+        if [[ " $_sbx_valued " == *" $word "* ]]; then skip=1; fi
+        ;;
+      *)
+        if ((npos == 0)) && _sbx_subcommand "$path" "$word"; then
+          path="$REPLY"
+        else
+          ((npos == 0)) && first=i
+          npos+=1
+        fi
+        ;;
+    esac
+  done
+  _sbx_spec "$path"
+
+  # The value of an option: `--opt value`, `--opt=value` split at '=', or `--opt=value` whole.
+  local option="" prefix=""
+  if [[ $cur == "=" ]] && ((skip)); then
+    option="${COMP_WORDS[COMP_CWORD - 1]}" cur=""
+  elif ((glue)) && ((COMP_CWORD >= 3)); then
+    option="${COMP_WORDS[COMP_CWORD - 2]}"
+  elif ((skip)); then
+    option="${COMP_WORDS[COMP_CWORD - 1]}"
+  elif ((!dashdash)) && [[ $cur == --*=* ]]; then
+    option="${cur%%=*}" prefix="${cur%%=*}=" cur="${cur#*=}"
+  fi
+  if [[ -n $option ]]; then
+    _sbx_values "$path" "$option"
+    _sbx_complete_value "$prefix"
+    return 0
+  fi
+
+  if ((!dashdash)) && [[ $cur == -* ]]; then
+    _sbx_reply < <(compgen -W "$_sbx_options" -- "$cur")
+    return 0
+  fi
+  if ((npos == 0 && !dashdash)) && [[ -n $_sbx_commands ]]; then
+    _sbx_reply < <(compgen -W "$_sbx_commands" -- "$cur")
+    return 0
+  fi
+
+  # A positional argument; the last one may repeat.
+  local -i index=npos
+  if ((index >= _sbx_nargs)); then
+    ((_sbx_variadic)) || return 0
+    index=_sbx_nargs-1
+  fi
+  _sbx_values "$path" "#$index"
+  if [[ $_sbx_kind == command ]]; then
+    ((first)) || first=COMP_CWORD
+    _sbx_command_line "$first"
+  else
+    _sbx_complete_value ""
+  fi
+  return 0
+}
+
+complete -F _sbx sbx

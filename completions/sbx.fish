@@ -1,0 +1,540 @@
+# fish completion for sbx
+# Generated from sbx's command tree by `npm run generate`; do not edit.
+# Install: sbx completion fish > ~/.config/fish/completions/sbx.fish
+
+# __sbx_subcommand PATH WORD: succeeds when WORD names a command under PATH; sets __sbx_next.
+function __sbx_subcommand --argument-names path word
+    switch "$path|$word"
+        case '|exec'
+            set -g __sbx_next 'exec'
+        case '|receipts'
+            set -g __sbx_next 'receipts'
+        case '|sandbox'
+            set -g __sbx_next 'sandbox'
+        case '|daemon'
+            set -g __sbx_next 'daemon'
+        case '|profile'
+            set -g __sbx_next 'profile'
+        case '|config'
+            set -g __sbx_next 'config'
+        case '|completion'
+            set -g __sbx_next 'completion'
+        case '|help'
+            set -g __sbx_next 'help'
+        case 'receipts|list'
+            set -g __sbx_next 'receipts list'
+        case 'receipts|show'
+            set -g __sbx_next 'receipts show'
+        case 'receipts|wait'
+            set -g __sbx_next 'receipts wait'
+        case 'receipts|refresh'
+            set -g __sbx_next 'receipts refresh'
+        case 'receipts|resubmit'
+            set -g __sbx_next 'receipts resubmit'
+        case 'receipts|export'
+            set -g __sbx_next 'receipts export'
+        case 'receipts|prune'
+            set -g __sbx_next 'receipts prune'
+        case 'sandbox|create'
+            set -g __sbx_next 'sandbox create'
+        case 'sandbox|list' 'sandbox|ls'
+            set -g __sbx_next 'sandbox list'
+        case 'sandbox|show'
+            set -g __sbx_next 'sandbox show'
+        case 'sandbox|rm'
+            set -g __sbx_next 'sandbox rm'
+        case 'daemon|run'
+            set -g __sbx_next 'daemon run'
+        case 'daemon|start'
+            set -g __sbx_next 'daemon start'
+        case 'daemon|stop'
+            set -g __sbx_next 'daemon stop'
+        case 'daemon|status'
+            set -g __sbx_next 'daemon status'
+        case 'profile|add'
+            set -g __sbx_next 'profile add'
+        case 'profile|list' 'profile|ls'
+            set -g __sbx_next 'profile list'
+        case 'profile|use'
+            set -g __sbx_next 'profile use'
+        case 'profile|show'
+            set -g __sbx_next 'profile show'
+        case 'profile|rm'
+            set -g __sbx_next 'profile rm'
+        case 'config|get'
+            set -g __sbx_next 'config get'
+        case 'config|set'
+            set -g __sbx_next 'config set'
+        case '*'
+            return 1
+    end
+end
+
+# __sbx_takes_value PATH OPTION: whether OPTION at PATH reads the next word as its value.
+function __sbx_takes_value --argument-names path option
+    switch "$path|$option"
+        case '|--profile' '|--api-url' 'exec|-s' 'exec|--sandbox' 'exec|--shell' 'exec|--timeout'
+            return 0
+        case 'exec|--client-timeout' 'exec|--cwd' 'exec|-e' 'exec|--env' 'exec|--env-file' 'exec|--idempotency-key'
+            return 0
+        case 'exec|--profile' 'exec|--api-url' 'receipts|--profile' 'receipts|--api-url' 'receipts list|--classification' 'receipts list|--limit'
+            return 0
+        case 'receipts list|--profile' 'receipts list|--api-url' 'receipts show|--profile' 'receipts show|--api-url' 'receipts wait|--timeout' 'receipts wait|--profile'
+            return 0
+        case 'receipts wait|--api-url' 'receipts refresh|--profile' 'receipts refresh|--api-url' 'receipts resubmit|--client-timeout' 'receipts resubmit|--profile' 'receipts resubmit|--api-url'
+            return 0
+        case 'receipts export|--since' 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile' 'receipts prune|--api-url'
+            return 0
+        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile'
+            return 0
+        case 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'daemon|--profile'
+            return 0
+        case 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--profile'
+            return 0
+        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+            return 0
+        case 'daemon status|--profile' 'daemon status|--api-url' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
+            return 0
+        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
+            return 0
+        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
+            return 0
+        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+            return 0
+    end
+    return 1
+end
+
+# Reads the command line before the cursor: the command path, the arguments after it,
+# whether -- was seen, and whether the previous word is an option waiting for its value.
+function __sbx_walk
+    set -g __sbx_path ''
+    set -g __sbx_args
+    set -g __sbx_dashdash 0
+    set -g __sbx_pending 0
+    for word in (commandline -opc)[2..-1]
+        if test $__sbx_pending = 1
+            set __sbx_pending 0
+        else if test $__sbx_dashdash = 1
+            set -a __sbx_args $word
+        else if test "$word" = --
+            set __sbx_dashdash 1
+        else if string match -qr -- '^--.*=' $word
+            continue
+        else if string match -qr -- '^-.' $word
+            __sbx_takes_value "$__sbx_path" $word; and set __sbx_pending 1
+        else if test (count $__sbx_args) = 0; and __sbx_subcommand "$__sbx_path" $word
+            set __sbx_path $__sbx_next
+        else
+            set -a __sbx_args $word
+        end
+    end
+end
+
+# __sbx_at PATH: the command line is at PATH, before any -- (options apply).
+function __sbx_at
+    __sbx_walk
+    test "$__sbx_path" = "$argv[1]"; and test $__sbx_dashdash = 0
+end
+
+# __sbx_arg PATH N [more]: the word being typed is argument N at PATH (or any after it, with more).
+function __sbx_arg
+    __sbx_walk
+    test "$__sbx_path" = "$argv[1]"; and test $__sbx_pending = 0; or return 1
+    if test "$argv[3]" = more
+        test (count $__sbx_args) -ge $argv[2]
+    else
+        test (count $__sbx_args) -eq $argv[2]
+    end
+end
+
+# Receipt ids from the local store: the first column of piped `receipts list`, header skipped.
+# Bounded (50) and silent when sbx is missing or fails.
+function __sbx_receipt_ids
+    set -l rows (command sbx receipts list --limit 50 2>/dev/null </dev/null)
+    string replace -r -- '\t.*' '' $rows[2..-1]
+end
+
+# The arguments as a command line of their own (sbx exec -- make test).
+function __sbx_command_line
+    __sbx_walk
+    complete -C (string join ' ' -- (string escape -- $__sbx_args) (commandline -ct))
+end
+
+complete -c sbx -f
+
+# sbx
+complete -c sbx -n '__sbx_arg "" 0' -a exec -d 'run a command in a sandbox and record a receipt'
+complete -c sbx -n '__sbx_arg "" 0' -a receipts -d 'inspect, observe and resubmit receipts'
+complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
+complete -c sbx -n '__sbx_arg "" 0' -a daemon -d 'run, start, stop and inspect the embedded backend'
+complete -c sbx -n '__sbx_arg "" 0' -a profile -d 'manage backend profiles'
+complete -c sbx -n '__sbx_arg "" 0' -a config -d 'read and change settings'
+complete -c sbx -n '__sbx_arg "" 0' -a completion -d 'print a shell completion script (bash, zsh, fish)'
+complete -c sbx -n '__sbx_arg "" 0' -a help -d 'help on a command or a topic (exit-codes)'
+complete -c sbx -n '__sbx_at ""' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at ""' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at ""' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at ""' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at ""' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at ""' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at ""' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at ""' -s h -l help -d 'show help'
+
+# sbx exec
+complete -c sbx -n '__sbx_at "exec"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "exec"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
+complete -c sbx -n '__sbx_at "exec"' -l timeout -x -d 'server-side timeout, 1s..10m (default: 2m)'
+complete -c sbx -n '__sbx_at "exec"' -l client-timeout -x -d 'local deadline for an answer (default: timeout + 30s)'
+complete -c sbx -n '__sbx_at "exec"' -l cwd -x -d 'working directory inside /workspace'
+complete -c sbx -n '__sbx_at "exec"' -s e -l env -x -d 'environment variable (repeatable)'
+complete -c sbx -n '__sbx_at "exec"' -l env-file -r -F -d 'read K=V lines from a file'
+complete -c sbx -n '__sbx_at "exec"' -l stdin -d 'send sbx\'s standard input to the command (one-shot)'
+complete -c sbx -n '__sbx_at "exec"' -l idempotency-key -x -d 'use this key instead of a fresh random one'
+complete -c sbx -n '__sbx_at "exec"' -l json -d 'print the receipt as JSON and nothing else on stdout'
+complete -c sbx -n '__sbx_at "exec"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "exec"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "exec"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "exec"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "exec"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "exec"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "exec"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "exec" 0 more' -a '(__sbx_command_line)'
+
+# sbx receipts
+complete -c sbx -n '__sbx_arg "receipts" 0' -a list -d 'list receipts, newest first'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a show -d 'show one receipt with its attempts and observations'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a wait -d 'observe a receipt\'s execution until it is settled'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a refresh -d 'observe the execution behind a receipt once'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a resubmit -d 'send a receipt\'s request again, with the original key and bytes'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a export -d 'print receipts as JSON Lines, oldest first'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a prune -d 'delete receipts created before a time'
+complete -c sbx -n '__sbx_at "receipts"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "receipts"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts"' -s h -l help -d 'show help'
+
+# sbx receipts list
+complete -c sbx -n '__sbx_at "receipts list"' -l classification -x -a 'succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending not_started rejected local_timeout dispatched' -d 'only these classifications (comma-separated)'
+complete -c sbx -n '__sbx_at "receipts list"' -l limit -x -d 'at most N receipts (default: 20)'
+complete -c sbx -n '__sbx_at "receipts list"' -l json -d 'print a JSON array of receipt documents'
+complete -c sbx -n '__sbx_at "receipts list"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts list"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts list"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts list"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts list"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts list"' -s h -l help -d 'show help'
+
+# sbx receipts show
+complete -c sbx -n '__sbx_at "receipts show"' -l json -d 'print the receipt document with attempts and observations'
+complete -c sbx -n '__sbx_at "receipts show"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts show"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts show"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts show"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts show"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts show"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "receipts show" 0' -a '(__sbx_receipt_ids)' -d 'receipt id, execution id, idempotency key, or a unique prefix'
+
+# sbx receipts wait
+complete -c sbx -n '__sbx_at "receipts wait"' -l timeout -x -d 'give up waiting after this long (default: 15m)'
+complete -c sbx -n '__sbx_at "receipts wait"' -l json -d 'print the receipt document'
+complete -c sbx -n '__sbx_at "receipts wait"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts wait"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts wait"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts wait"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts wait"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts wait"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts wait"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "receipts wait" 0' -a '(__sbx_receipt_ids)' -d 'receipt id, execution id, idempotency key, or a unique prefix'
+
+# sbx receipts refresh
+complete -c sbx -n '__sbx_at "receipts refresh"' -l json -d 'print the receipt document'
+complete -c sbx -n '__sbx_at "receipts refresh"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts refresh"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts refresh"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts refresh"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts refresh"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts refresh"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts refresh"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "receipts refresh" 0' -a '(__sbx_receipt_ids)' -d 'receipt id, execution id, idempotency key, or a unique prefix'
+
+# sbx receipts resubmit
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l client-timeout -x -d 'local deadline for an answer (default: the stored timeout + 30s)'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l json -d 'print the receipt document'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "receipts resubmit" 0' -a '(__sbx_receipt_ids)' -d 'receipt id, execution id, idempotency key, or a unique prefix'
+
+# sbx receipts export
+complete -c sbx -n '__sbx_at "receipts export"' -l since -x -d 'only receipts created at or after TIME (ISO-8601, or a duration ago like 7d)'
+complete -c sbx -n '__sbx_at "receipts export"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts export"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts export"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts export"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "receipts export"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts export"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts export"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts export"' -s h -l help -d 'show help'
+
+# sbx receipts prune
+complete -c sbx -n '__sbx_at "receipts prune"' -l before -x -d 'ISO-8601 time, or a duration ago like 30d'
+complete -c sbx -n '__sbx_at "receipts prune"' -l include-in-doubt -d 'also delete receipts that are still in doubt'
+complete -c sbx -n '__sbx_at "receipts prune"' -l json -d 'print {deleted, before, kept_in_doubt}'
+complete -c sbx -n '__sbx_at "receipts prune"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts prune"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts prune"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts prune"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts prune"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts prune"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts prune"' -s h -l help -d 'show help'
+
+# sbx sandbox
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a create -d 'create a sandbox'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a rm -d 'remove a sandbox and its workspace'
+complete -c sbx -n '__sbx_at "sandbox"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "sandbox"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox"' -s h -l help -d 'show help'
+
+# sbx sandbox create
+complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'none bwrap' -d 'none, or bwrap where bubblewrap is installed'
+complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'allow network access (bwrap only)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'deny network access (bwrap only)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l json -d 'print the sandbox as JSON'
+complete -c sbx -n '__sbx_at "sandbox create"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox create"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox create"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox create"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox create"' -s h -l help -d 'show help'
+
+# sbx sandbox list
+complete -c sbx -n '__sbx_at "sandbox list"' -l json -d 'print {sandboxes: [...]}'
+complete -c sbx -n '__sbx_at "sandbox list"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox list"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox list"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox list"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox list"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox list"' -s h -l help -d 'show help'
+
+# sbx sandbox show
+complete -c sbx -n '__sbx_at "sandbox show"' -l json -d 'print the sandbox as JSON'
+complete -c sbx -n '__sbx_at "sandbox show"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox show"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox show"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox show"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox show"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox show"' -s h -l help -d 'show help'
+
+# sbx sandbox rm
+complete -c sbx -n '__sbx_at "sandbox rm"' -l json -d 'print {removed}'
+complete -c sbx -n '__sbx_at "sandbox rm"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox rm"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox rm"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox rm"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox rm"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox rm"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox rm"' -s h -l help -d 'show help'
+
+# sbx daemon
+complete -c sbx -n '__sbx_arg "daemon" 0' -a run -d 'run the embedded backend in the foreground'
+complete -c sbx -n '__sbx_arg "daemon" 0' -a start -d 'start the local daemon in the background'
+complete -c sbx -n '__sbx_arg "daemon" 0' -a stop -d 'stop the local daemon'
+complete -c sbx -n '__sbx_arg "daemon" 0' -a status -d 'say whether the local daemon is running (exit 3 when not)'
+complete -c sbx -n '__sbx_at "daemon"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "daemon"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "daemon"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "daemon"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "daemon"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "daemon"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "daemon"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "daemon"' -s h -l help -d 'show help'
+
+# sbx daemon run
+complete -c sbx -n '__sbx_at "daemon run"' -l listen -x -d 'also listen on TCP (requires the token)'
+complete -c sbx -n '__sbx_at "daemon run"' -l faults -x -d 'inject faults (see below) to rehearse recovery'
+complete -c sbx -n '__sbx_at "daemon run"' -l idle-exit -x -d 'exit after this long idle with nothing running'
+complete -c sbx -n '__sbx_at "daemon run"' -l key-retention -x -d 'how long idempotency keys are kept (default: 7d)'
+complete -c sbx -n '__sbx_at "daemon run"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "daemon run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "daemon run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "daemon run"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "daemon run"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "daemon run"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "daemon run"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "daemon run"' -s h -l help -d 'show help'
+
+# sbx daemon start
+complete -c sbx -n '__sbx_at "daemon start"' -l idle-exit -x -d 'exit after this long idle with nothing running (default: never)'
+complete -c sbx -n '__sbx_at "daemon start"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "daemon start"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "daemon start"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "daemon start"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "daemon start"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "daemon start"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "daemon start"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "daemon start"' -s h -l help -d 'show help'
+
+# sbx daemon stop
+complete -c sbx -n '__sbx_at "daemon stop"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "daemon stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "daemon stop"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "daemon stop"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "daemon stop"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "daemon stop"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "daemon stop"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "daemon stop"' -s h -l help -d 'show help'
+
+# sbx daemon status
+complete -c sbx -n '__sbx_at "daemon status"' -l json -d 'print {running, pid, socket, version, started_at}'
+complete -c sbx -n '__sbx_at "daemon status"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "daemon status"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "daemon status"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "daemon status"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "daemon status"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "daemon status"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "daemon status"' -s h -l help -d 'show help'
+
+# sbx profile
+complete -c sbx -n '__sbx_arg "profile" 0' -a add -d 'add or replace a profile'
+complete -c sbx -n '__sbx_arg "profile" 0' -a list -d 'list profiles (the current one marked *)'
+complete -c sbx -n '__sbx_arg "profile" 0' -a ls -d 'list profiles (the current one marked *) (alias of list)'
+complete -c sbx -n '__sbx_arg "profile" 0' -a use -d 'make a profile the current one'
+complete -c sbx -n '__sbx_arg "profile" 0' -a show -d 'show a profile (default: the one in effect)'
+complete -c sbx -n '__sbx_arg "profile" 0' -a rm -d 'remove a profile and its stored key'
+complete -c sbx -n '__sbx_at "profile"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "profile"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "profile"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "profile"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "profile"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "profile"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "profile"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "profile"' -s h -l help -d 'show help'
+
+# sbx profile add
+complete -c sbx -n '__sbx_at "profile add"' -l api-url -x -d 'https://host[:port] or unix:/path.sock'
+complete -c sbx -n '__sbx_at "profile add"' -l api-key-stdin -d 'read the API key from stdin'
+complete -c sbx -n '__sbx_at "profile add"' -l use -d 'make it the current profile'
+complete -c sbx -n '__sbx_at "profile add"' -l json -d 'print the saved profile (without the key)'
+complete -c sbx -n '__sbx_at "profile add"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "profile add"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "profile add"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "profile add"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "profile add"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "profile add"' -s h -l help -d 'show help'
+
+# sbx profile list
+complete -c sbx -n '__sbx_at "profile list"' -l json -d 'print {profiles: [...]}'
+complete -c sbx -n '__sbx_at "profile list"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "profile list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "profile list"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "profile list"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "profile list"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "profile list"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "profile list"' -s h -l help -d 'show help'
+
+# sbx profile use
+complete -c sbx -n '__sbx_at "profile use"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "profile use"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "profile use"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "profile use"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "profile use"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "profile use"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "profile use"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "profile use"' -s h -l help -d 'show help'
+
+# sbx profile show
+complete -c sbx -n '__sbx_at "profile show"' -l json -d 'print the profile as JSON'
+complete -c sbx -n '__sbx_at "profile show"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "profile show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "profile show"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "profile show"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "profile show"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "profile show"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "profile show"' -s h -l help -d 'show help'
+
+# sbx profile rm
+complete -c sbx -n '__sbx_at "profile rm"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "profile rm"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "profile rm"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "profile rm"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "profile rm"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "profile rm"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "profile rm"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "profile rm"' -s h -l help -d 'show help'
+
+# sbx config
+complete -c sbx -n '__sbx_arg "config" 0' -a get -d 'print a setting (all settings without KEY)'
+complete -c sbx -n '__sbx_arg "config" 0' -a set -d 'change a setting'
+complete -c sbx -n '__sbx_at "config"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "config"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "config"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "config"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "config"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "config"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "config"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "config"' -s h -l help -d 'show help'
+
+# sbx config get
+complete -c sbx -n '__sbx_at "config get"' -l json -d 'print as JSON'
+complete -c sbx -n '__sbx_at "config get"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "config get"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "config get"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "config get"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "config get"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "config get"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "config get"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "config get" 0' -a 'sandbox timeout color' -d 'setting name'
+
+# sbx config set
+complete -c sbx -n '__sbx_at "config set"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "config set"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "config set"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "config set"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "config set"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "config set"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "config set"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "config set"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "config set" 0' -a 'sandbox timeout color' -d 'setting name'
+
+# sbx completion
+complete -c sbx -n '__sbx_at "completion"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "completion"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "completion"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "completion"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "completion"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "completion"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "completion"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "completion"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "completion" 0' -a 'bash zsh fish' -d 'bash, zsh or fish'
+
+# sbx help
+complete -c sbx -n '__sbx_at "help"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "help"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "help"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "help"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "help"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "help"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "help"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "help"' -s h -l help -d 'show help'

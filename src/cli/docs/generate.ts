@@ -1,0 +1,30 @@
+// The generated files, by path relative to the package root: what `npm run generate`
+// writes and what test/docs checks the shipped files against.
+
+import type { Command } from "commander";
+import type { Runtime } from "../command.js";
+import { createBufferIO } from "../io/io.js";
+import { buildProgram } from "../program.js";
+import { generateCompletion, type Shell } from "./completions.js";
+import { generateManPage } from "./manpage.js";
+
+export const COMPLETION_FILES: Record<Shell, string> = {
+  bash: "completions/sbx.bash",
+  zsh: "completions/_sbx",
+  fish: "completions/sbx.fish",
+};
+
+/** The command tree as `sbx` builds it, with a runtime that is never used. */
+export function docsProgram(): Command {
+  const rt: Runtime = { io: createBufferIO(), env: {}, interrupt: new AbortController().signal, exitCode: 0 };
+  return buildProgram(rt);
+}
+
+export function generatedFiles(program: Command = docsProgram()): Record<string, string> {
+  return {
+    "man/sbx.1": generateManPage(program),
+    [COMPLETION_FILES.bash]: generateCompletion(program, "bash"),
+    [COMPLETION_FILES.zsh]: generateCompletion(program, "zsh"),
+    [COMPLETION_FILES.fish]: generateCompletion(program, "fish"),
+  };
+}
