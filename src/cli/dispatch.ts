@@ -6,7 +6,8 @@ import type { Api } from "../client/api.js";
 import { paths as apiPaths } from "../client/api.js";
 import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
 import { LOCAL_PROFILE } from "../config/config.js";
-import { type Classified, classifyObservation, type HttpObserved } from "../receipts/classify.js";
+import { type Classified, classifyObservation, type Observed } from "../receipts/classify.js";
+import { type FollowResult, type FollowSinks, followExecution } from "../client/follow.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import type { ReceiptStore, StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
@@ -18,15 +19,25 @@ export interface DispatchOutcome {
   document: ReceiptDocument;
 }
 
+export interface StreamOptions {
+  sinks?: FollowSinks;
+  /** Return once the execution has started (it keeps running). */
+  detach?: boolean;
+  /** Called once the receipt is committed, just before the request is sent (for --verbose). */
+  beforeSend?: (receiptId: string, path: string) => void;
+}
+
 async function sendOnce(
   ctx: Context,
   store: ReceiptStore,
   api: Api,
   receiptId: string,
   attempt: number,
-  req: { path: string; body: Buffer; key: string; clientTimeoutMs: number },
+  req: { path: string; body: Buffer; key: string; clientTimeoutMs: number; sandbox: string },
+  streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
-  const observed: HttpObserved = await api.http.send({
+  const deadlineAt = Date.now() + req.clientTimeoutMs;
+  const opened = await api.http.openStream({
     method: "POST",
     path: req.path,
     body: req.body,
@@ -34,9 +45,51 @@ async function sendOnce(
     deadlineMs: req.clientTimeoutMs,
     signal: ctx.interrupt,
   });
+  let observed: Observed;
+  if (opened.kind !== "sse") {
+    observed = opened;
+  } else {
+    const sinks = streaming.sinks ?? {};
+    const followed = await followExecution({
+      http: api.http,
+      sandbox: req.sandbox,
+      executionId: null,
+      idempotencyKey: req.key,
+      first: opened,
+      after: null,
+      deadlineAt,
+      signal: ctx.interrupt,
+      stopAfterStarted: streaming.detach === true,
+      sinks: {
+        ...sinks,
+        onStarted: (eid) => {
+          store.noteExecutionId(receiptId, eid);
+          sinks.onStarted?.(eid);
+        },
+      },
+    });
+    observed = streamObservation(followed);
+  }
   const classified = classifyObservation(observed, "dispatch");
   store.recordObservation(receiptId, "answer", classified, { attempt });
   return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)) };
+}
+
+/** What following a stream observed, for the classifier. */
+export function streamObservation(f: FollowResult): Observed {
+  if (f.how === "started" && f.executionId !== null) return { kind: "started", execution_id: f.executionId };
+  if (f.how === "deadline" || f.how === "interrupted") {
+    return { kind: "deadline", sent: true, ...(f.how === "interrupted" ? { interrupted: true } : {}) };
+  }
+  return {
+    kind: "stream",
+    execution_id: f.executionId,
+    exit: f.exit,
+    stdout: f.stdout.bytes().toString("utf8"),
+    stderr: f.stderr.bytes().toString("utf8"),
+    stdout_truncated: f.stdout.truncated,
+    stderr_truncated: f.stderr.truncated,
+  };
 }
 
 /** First send of an execute request: write-before-dispatch, then one POST. */
@@ -45,6 +98,7 @@ export async function dispatchExecute(
   endpoint: Endpoint,
   api: Api,
   req: { sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
+  streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
   const store = await ctx.receipts();
   const path = apiPaths.execute(req.sandbox);
@@ -58,12 +112,16 @@ export async function dispatchExecute(
     path,
     body: req.body,
   });
-  return sendOnce(ctx, store, api, row.receipt_id, 1, {
-    path,
-    body: req.body,
-    key: req.key,
-    clientTimeoutMs: req.clientTimeoutMs,
-  });
+  streaming.beforeSend?.(row.receipt_id, path);
+  return sendOnce(
+    ctx,
+    store,
+    api,
+    row.receipt_id,
+    1,
+    { path, body: req.body, key: req.key, clientTimeoutMs: req.clientTimeoutMs, sandbox: req.sandbox },
+    streaming,
+  );
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */
@@ -81,6 +139,7 @@ export async function resubmit(
     body: r.body,
     key: r.idempotency_key,
     clientTimeoutMs,
+    sandbox: r.sandbox_id,
   });
 }
 

@@ -5,6 +5,7 @@ import { BackendError } from "../cli/errors.js";
 import type { HttpObserved } from "../receipts/classify.js";
 import {
   API_PREFIX,
+  type ExecutionRecord,
   type Health,
   type Sandbox,
   type SandboxCreateRequest,
@@ -22,7 +23,30 @@ export const paths = {
   execute: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/execute`,
   executions: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/executions`,
   execution: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/executions/${seg(id)}`,
+  executionCancel: (sandbox: string, id: string) => `${paths.execution(sandbox, id)}/cancel`,
+  executionEvents: (sandbox: string, id: string) => `${paths.execution(sandbox, id)}/events`,
+  executionOutput: (sandbox: string, id: string) => `${paths.execution(sandbox, id)}/output`,
 };
+
+export interface CancelAnswer {
+  execution_id: string;
+  cancel: "requested" | "already_terminal";
+  cancellable: string;
+}
+
+export interface EventPage {
+  events: Array<{ sequence: number; type: string; at: string; data: Record<string, unknown> }>;
+  has_more: boolean;
+  next_cursor: string | number | null;
+}
+
+export interface OutputChunk {
+  stream: "stdout" | "stderr";
+  offset: number;
+  next_offset: number;
+  data: string;
+  eof: boolean;
+}
 
 /** Turns an observation that is not a 2xx into a BackendError. */
 export function answerOrThrow(obs: HttpObserved, what: string): { status: number; body: unknown } {
@@ -79,6 +103,39 @@ export class Api {
 
   async removeSandbox(id: string): Promise<void> {
     await this.call(`remove sandbox ${id}`, { method: "DELETE", path: paths.sandbox(id) });
+  }
+
+  getExecution(sandbox: string, executionId: string, waitMs = 0): Promise<ExecutionRecord> {
+    const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
+    return this.call(`execution ${executionId}`, {
+      method: "GET",
+      path: `${paths.execution(sandbox, executionId)}${q}`,
+      deadlineMs: waitMs + 15_000,
+    });
+  }
+
+  /** Asks for a cancel (sent once, with a key). The acknowledgement is not proof of termination. */
+  cancelExecution(sandbox: string, executionId: string, reason: string | undefined, idempotencyKey: string): Promise<CancelAnswer> {
+    return this.call(`cancel ${executionId}`, {
+      method: "POST",
+      path: paths.executionCancel(sandbox, executionId),
+      body: Buffer.from(JSON.stringify(reason === undefined ? {} : { reason })),
+      idempotencyKey,
+    });
+  }
+
+  listEvents(sandbox: string, executionId: string, afterSequence: number, limit: number): Promise<EventPage> {
+    return this.call(`events of ${executionId}`, {
+      method: "GET",
+      path: `${paths.executionEvents(sandbox, executionId)}?after_sequence=${afterSequence}&limit=${limit}`,
+    });
+  }
+
+  readOutput(sandbox: string, executionId: string, stream: "stdout" | "stderr", offset: number, limit: number): Promise<OutputChunk> {
+    return this.call(`output of ${executionId}`, {
+      method: "GET",
+      path: `${paths.executionOutput(sandbox, executionId)}?stream=${stream}&offset=${offset}&limit=${limit}`,
+    });
   }
 
   /** Reads an execution record (optionally waiting server-side); the raw observation, for classification. */

@@ -17,6 +17,19 @@ export interface SendRequest {
   deadlineMs?: number;
   /** Cancels the request (e.g. the user pressed Ctrl-C). */
   signal?: AbortSignal;
+  /** Resume an event stream after this event id. */
+  lastEventId?: number | null;
+}
+
+/** A 2xx event stream, handed over unread. */
+export interface SseOpen {
+  kind: "sse";
+  status: number;
+  headers: Record<string, string | undefined>;
+  chunks: AsyncIterable<Uint8Array>;
+  cancel(): void;
+  deadlinePassed(): boolean;
+  interrupted(): boolean;
 }
 
 export class HttpClient {
@@ -38,9 +51,24 @@ export class HttpClient {
 
   /** Sends one request and reports exactly what was observed. Never throws for transport trouble. */
   async send(req: SendRequest): Promise<HttpObserved> {
-    const headers: Record<string, string> = { accept: "application/json" };
+    const r = await this.open(req, false);
+    if (r.kind === "sse") throw new Error("unreachable: an event stream was not asked for");
+    return r;
+  }
+
+  /**
+   * Like send, but a 2xx `text/event-stream` answer is handed over unread, as a
+   * stream of chunks (the deadline and signal still apply while it is read).
+   */
+  async openStream(req: SendRequest): Promise<HttpObserved | SseOpen> {
+    return this.open(req, true);
+  }
+
+  private async open(req: SendRequest, acceptStream: boolean): Promise<HttpObserved | SseOpen> {
+    const headers: Record<string, string> = { accept: acceptStream ? "text/event-stream" : "application/json" };
     if (req.body !== undefined) headers["content-type"] = req.contentType ?? "application/json";
     if (req.idempotencyKey !== undefined) headers["idempotency-key"] = req.idempotencyKey;
+    if (req.lastEventId !== undefined && req.lastEventId !== null) headers["last-event-id"] = String(req.lastEventId);
     if (this.endpoint.apiKey) headers.authorization = `ApiKey ${this.endpoint.apiKey}`;
 
     const deadline = req.deadlineMs === undefined ? null : AbortSignal.timeout(Math.max(1, req.deadlineMs));
@@ -56,14 +84,26 @@ export class HttpClient {
         ...(signal === undefined ? {} : { signal }),
       });
       sent = true;
-      // A server or gateway may echo the Authorization header back; the key must not
-      // reach a receipt or the terminal from there either.
-      const body = redact(await res.body.text(), this.endpoint.apiKey);
       const flat: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(res.headers)) {
         const value = Array.isArray(v) ? v.join(", ") : v;
         flat[k] = value === undefined ? undefined : redact(value, this.endpoint.apiKey);
       }
+      const isStream = (flat["content-type"] ?? "").startsWith("text/event-stream");
+      if (acceptStream && isStream && res.statusCode >= 200 && res.statusCode < 300) {
+        return {
+          kind: "sse",
+          status: res.statusCode,
+          headers: flat,
+          chunks: res.body,
+          cancel: () => res.body.destroy(),
+          deadlinePassed: () => deadline?.aborted === true,
+          interrupted: () => req.signal?.aborted === true,
+        };
+      }
+      // A server or gateway may echo the Authorization header back; the key must not
+      // reach a receipt or the terminal from there either.
+      const body = redact(await res.body.text(), this.endpoint.apiKey);
       return { kind: "answer", status: res.statusCode, headers: flat, body };
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };

@@ -49,6 +49,8 @@ export type Observed =
   | { kind: "answer"; status: number; headers: Record<string, string | undefined>; body: string }
   | { kind: "transport"; sent: boolean; code: string; message: string }
   | { kind: "deadline"; sent: boolean; interrupted?: boolean }
+  /** The execution started and sbx stopped following it on purpose (detach). */
+  | { kind: "started"; execution_id: string }
   | {
       kind: "stream";
       /** The execution id from the `started` event, if one arrived. */
@@ -57,10 +59,12 @@ export type Observed =
       exit: Record<string, unknown> | null;
       stdout: string;
       stderr: string;
+      stdout_truncated?: boolean;
+      stderr_truncated?: boolean;
     };
 
 /** What one HTTP request can observe (a stream is read by the SSE reader instead). */
-export type HttpObserved = Exclude<Observed, { kind: "stream" }>;
+export type HttpObserved = Exclude<Observed, { kind: "stream" } | { kind: "started" }>;
 
 /**
  * dispatch: the answer to a mutation we sent (exec, resubmit).
@@ -288,12 +292,22 @@ export function classifyObservation(obs: Observed, purpose: Purpose): Classified
       out.classification = !obs.sent || isBeforeSendError(obs.code) ? "not_started" : "outcome_unknown";
       return out;
     }
+    case "started": {
+      const out = blank();
+      out.http_status = 200;
+      out.execution_id = obs.execution_id;
+      out.outcome = "pending";
+      out.classification = "in_progress";
+      return out;
+    }
     case "stream": {
       const out = blank();
       out.http_status = 200;
       out.execution_id = obs.execution_id;
       out.stdout = obs.stdout;
       out.stderr = obs.stderr;
+      out.stdout_truncated = obs.stdout_truncated === true;
+      out.stderr_truncated = obs.stderr_truncated === true;
       if (obs.exit === null) {
         out.classification = purpose === "read" ? null : "outcome_unknown";
         out.error = { code: "stream_ended_without_exit", message: "the event stream ended without an exit event" };
@@ -306,7 +320,10 @@ export function classifyObservation(obs: Observed, purpose: Purpose): Classified
         out.error = { code: "undocumented_exit_event", message: `exit event: ${problem}` };
         return out;
       }
-      return fromRecord(out, rec as unknown as ExecutionRecord);
+      const c = fromRecord(out, rec as unknown as ExecutionRecord);
+      c.stdout_truncated = obs.stdout_truncated === true;
+      c.stderr_truncated = obs.stderr_truncated === true;
+      return c;
     }
     case "deadline": {
       const out = blank();

@@ -269,6 +269,18 @@ export class ReceiptStore {
     });
   }
 
+  /**
+   * Remembers the execution id as soon as it is known (a stream's `started` event),
+   * so that a crash before the answer still leaves a receipt that can be observed by id.
+   */
+  noteExecutionId(receiptId: string, executionId: string): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
+        .run(executionId, receiptId);
+    });
+  }
+
   private refreshClassification(receiptId: string): void {
     const deciding = decidingObservation(this.observations(receiptId));
     this.db

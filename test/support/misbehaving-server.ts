@@ -25,7 +25,12 @@ export type Answer =
   /** Read the request, then close the socket without an answer (FIN). */
   | { kind: "close" }
   /** Read the request and never answer. */
-  | { kind: "hang" };
+  | { kind: "hang" }
+  /**
+   * 200 text/event-stream: writes each chunk as given (frames, or parts of frames),
+   * then ends the response, or destroys the socket when `drop` is set.
+   */
+  | { kind: "sse"; chunks: string[]; drop?: boolean };
 
 /** An answer, or a function of the request (and its index) that gives one. */
 export type Behaviour = Answer | ((req: ReceivedRequest, index: number) => Answer);
@@ -225,6 +230,13 @@ export async function startMisbehavingServer(initial: Behaviour = behaviours.suc
           return;
         case "hang":
           return;
+        case "sse": {
+          res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+          for (const c of answer.chunks) res.write(c);
+          if (answer.drop) setTimeout(() => req.socket.destroy(), 20);
+          else res.end();
+          return;
+        }
       }
     });
   });
@@ -267,6 +279,16 @@ export async function startMisbehavingServer(initial: Behaviour = behaviours.suc
         server.close(() => resolve());
       }),
   };
+}
+
+/** One SSE frame as the API writes it. */
+export function sseFrame(id: number, type: string, data: unknown): string {
+  return `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** An output event's frame. */
+export function outputFrame(id: number, stream: "stdout" | "stderr", offset: number, text: string): string {
+  return sseFrame(id, "output", { stream, offset, data: Buffer.from(text).toString("base64") });
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then closed): connection refused. */

@@ -15,15 +15,22 @@ function humanBytes(n: number): string {
 }
 
 /** Prints a receipt's result; returns the exit code it gives. */
-export function printDispatchOutcome(ctx: Context, doc: ReceiptDocument, json: boolean): number {
+export function printDispatchOutcome(
+  ctx: Context,
+  doc: ReceiptDocument,
+  json: boolean,
+  opts: { outputShown?: boolean } = {},
+): number {
   const exit = doc.exit ?? 255;
   if (json) {
     printJson(ctx, doc);
     if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.info(explain(doc));
     return exit;
   }
-  if (doc.stdout) ctx.io.writeOut(doc.stdout);
-  if (doc.stderr) ctx.io.writeErr(doc.stderr);
+  if (!opts.outputShown) {
+    if (doc.stdout) ctx.io.writeOut(doc.stdout);
+    if (doc.stderr) ctx.io.writeErr(doc.stderr);
+  }
   for (const s of ["stdout", "stderr"] as const) {
     if (doc[`${s}_truncated`]) {
       ctx.io.err(`sbx: ${s} was truncated to its last ${humanBytes(1024 * 1024)} in the record (${doc.receipt_id})`);

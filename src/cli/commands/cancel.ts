@@ -1,0 +1,90 @@
+// sbx cancel: ask the backend to cancel an execution; report termination only once
+// the outcome really is `cancelled`.
+
+import { randomUUID } from "node:crypto";
+import type { Command } from "commander";
+import { TERMINAL_OUTCOMES } from "../../protocol/types.js";
+import { type Bind, declareCompletion, withExamples } from "../command.js";
+import type { Context } from "../context.js";
+import { parseDuration } from "../duration.js";
+import { SbxError, UsageError } from "../errors.js";
+import { resolveExecution } from "../execution-ref.js";
+import { printJson } from "../render/outcome.js";
+
+export interface CancelOptions {
+  ref: string;
+  sandbox: string | undefined;
+  reason: string | undefined;
+  wait: boolean;
+  timeoutMs: number;
+  json: boolean;
+}
+
+export function parseCancelOptions(
+  ref: string,
+  raw: { sandbox?: string; reason?: string; wait?: boolean; timeout?: string; json?: boolean },
+): CancelOptions {
+  const timeoutMs = raw.timeout === undefined ? 60_000 : parseDuration(raw.timeout);
+  if (timeoutMs === null || timeoutMs < 1) throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
+  return { ref, sandbox: raw.sandbox, reason: raw.reason, wait: raw.wait === true, timeoutMs, json: raw.json === true };
+}
+
+export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
+  const target = await resolveExecution(ctx, opts.ref, opts.sandbox);
+  const ack = await target.api.cancelExecution(target.sandbox, target.executionId, opts.reason, `sbx-cancel-${randomUUID()}`);
+  let record = await target.api.getExecution(target.sandbox, target.executionId);
+  if (opts.wait) {
+    const until = Date.now() + opts.timeoutMs;
+    const progress = ctx.io.stderrIsTTY ? ctx.io.info : () => undefined;
+    progress(`sbx: cancel requested for ${target.executionId}; waiting for it to end…`);
+    while (!TERMINAL_OUTCOMES.includes(record.outcome) && Date.now() < until && !ctx.interrupt.aborted) {
+      record = await target.api.getExecution(target.sandbox, target.executionId, Math.min(50_000, Math.max(1000, until - Date.now())));
+    }
+  }
+  const terminal = TERMINAL_OUTCOMES.includes(record.outcome);
+  const state = record.outcome === "cancelled" ? "cancelled" : terminal ? `already ${record.outcome}` : "cancel requested";
+  if (opts.json) {
+    printJson(ctx, {
+      execution_id: target.executionId,
+      receipt_id: target.receipt?.receipt.receipt_id ?? null,
+      cancel: ack.cancel,
+      state,
+      outcome: record.outcome,
+      exit_code: record.exit_code,
+      signal: record.signal,
+    });
+  } else {
+    ctx.io.out(`${target.executionId}\t${state}`);
+    if (!terminal) ctx.io.info(`sbx: not ended yet; wait with: sbx cancel ${opts.ref} --wait`);
+  }
+  if (opts.wait && !terminal) {
+    throw new SbxError("cancel_not_confirmed", `${target.executionId} had not ended after ${opts.timeoutMs / 1000}s`, {
+      exitCode: 255,
+      hint: `sbx receipts wait ${target.receipt?.receipt.receipt_id ?? target.executionId}`,
+    });
+  }
+  return 0;
+}
+
+export function register(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("cancel")
+    .summary("cancel a running execution")
+    .description(
+      "Ask the backend to cancel an execution (its process group gets SIGTERM, then SIGKILL). The\n" +
+        "acknowledgement is not proof: sbx says `cancelled` only once the outcome is cancelled, and\n" +
+        "`cancel requested` until then. With --wait it waits for the end (exit 255 if it does not come).",
+    )
+    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
+    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
+    .option("--reason <text>", "why, recorded by the backend")
+    .option("--wait", "wait until the execution has really ended")
+    .option("--timeout <dur>", "how long --wait waits (default: 60s)")
+    .option("--json", "print {execution_id, receipt_id, cancel, state, outcome, exit_code, signal}")
+    .action(bind(async (ctx, c) => run(parseCancelOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
+  declareCompletion(cmd, "<execution>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx cancel exe_12ab --wait", description: "cancel and wait until it is gone" },
+    { command: "sbx cancel rcp_0mhx --reason 'wrong branch'", description: "by receipt, with a reason" },
+  ]);
+}

@@ -1,0 +1,109 @@
+// sbx logs: replay an execution's output from its event log; follow it with -f.
+
+import type { Command } from "commander";
+import { createEventHandler, type FollowSinks, followExecution, OutputTail, type StreamName } from "../../client/follow.js";
+import type { SseEvent } from "../../client/sse.js";
+import { type Bind, declareCompletion, withExamples } from "../command.js";
+import type { Context } from "../context.js";
+import { ExitWith, UsageError } from "../errors.js";
+import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
+
+export interface LogsOptions {
+  ref: string;
+  sandbox: string | undefined;
+  follow: boolean;
+  after: number;
+  json: boolean;
+}
+
+const PAGE = 500;
+const OUTPUT_READ = 1024 * 1024;
+
+export function parseLogsOptions(
+  ref: string,
+  raw: { sandbox?: string; follow?: boolean; after?: string; json?: boolean },
+): LogsOptions {
+  if (raw.after !== undefined && !/^\d+$/.test(raw.after)) throw new UsageError("--after takes an event id (a whole number)");
+  return { ref, sandbox: raw.sandbox, follow: raw.follow === true, after: Number(raw.after ?? 0), json: raw.json === true };
+}
+
+/** Reads bytes that were not put into events, from the execution's full output. */
+async function fillGap(ctx: Context, t: ExecutionTarget, stream: StreamName, offset: number, bytes: number): Promise<void> {
+  let at = offset;
+  const end = offset + bytes;
+  while (at < end) {
+    const chunk = await t.api.readOutput(t.sandbox, t.executionId, stream, at, Math.min(OUTPUT_READ, end - at));
+    const data = Buffer.from(chunk.data, "base64");
+    if (data.length === 0) break;
+    if (stream === "stdout") ctx.io.writeOut(data);
+    else ctx.io.writeErr(data);
+    at = chunk.next_offset;
+  }
+  if (at < end) ctx.io.err(`sbx: ${end - at} bytes of ${stream} at offset ${at} are no longer available`);
+}
+
+export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
+  const t = await resolveExecution(ctx, opts.ref, opts.sandbox);
+  const sinks: FollowSinks = opts.json
+    ? { onEvent: (ev) => ctx.io.out(JSON.stringify({ id: ev.id, type: ev.type, data: JSON.parse(ev.data) })) }
+    : {
+        onOutput: (stream, bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes)),
+        onGap: (stream, offset, bytes) => fillGap(ctx, t, stream, offset, bytes),
+      };
+  if (opts.follow) {
+    const followed = await followExecution({
+      http: t.api.http,
+      sandbox: t.sandbox,
+      executionId: t.executionId,
+      idempotencyKey: null,
+      first: null,
+      after: opts.after > 0 ? opts.after : null,
+      deadlineAt: Number.MAX_SAFE_INTEGER,
+      signal: ctx.interrupt,
+      sinks: { ...sinks, onReconnect: (n) => n > 1 && ctx.io.info(`sbx: reconnecting (attempt ${n})…`) },
+    });
+    if (followed.how === "interrupted") throw new ExitWith(130);
+    if (followed.endState?.state === "incomplete") {
+      ctx.io.err(`sbx: the event log is incomplete (${followed.endState.reason ?? "no reason given"})`);
+    }
+    return 0;
+  }
+  // A replay of what exists now, page by page.
+  const state = { executionId: t.executionId, exit: null, endState: null, stdout: new OutputTail(0), stderr: new OutputTail(0) };
+  const handle = createEventHandler(state, sinks, false);
+  let after = opts.after;
+  for (;;) {
+    const page = await t.api.listEvents(t.sandbox, t.executionId, after, PAGE);
+    for (const e of page.events) {
+      const ev: SseEvent = { id: e.sequence, type: e.type, data: JSON.stringify(e.data) };
+      await handle(ev);
+      after = e.sequence;
+    }
+    if (!page.has_more || page.events.length === 0) break;
+  }
+  return 0;
+}
+
+export function register(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("logs")
+    .summary("replay or follow an execution's output")
+    .description(
+      "Replay an execution's output from its event log: raw bytes to stdout and stderr, or the events\n" +
+        "as JSON Lines with --json. With -f, follow it until it ends, reconnecting (with the last\n" +
+        "event id) if the stream drops. Works on finished executions too; output beyond the event\n" +
+        "budget is read from the full output.",
+    )
+    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
+    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
+    .option("-f, --follow", "follow until the execution ends")
+    .option("--after <event-id>", "start after this event id")
+    .option("--json", "print events as JSON Lines: {id, type, data}")
+    .action(bind(async (ctx, c) => run(parseLogsOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
+  declareCompletion(cmd, "<execution>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx logs exe_12ab", description: "everything it printed so far" },
+    { command: "sbx logs exe_12ab -f", description: "follow until it ends" },
+    { command: "sbx logs rcp_0mhx --json --after 10", description: "events after id 10, as JSON Lines" },
+  ]);
+}

@@ -1,0 +1,98 @@
+// sbx recover: observe every receipt in doubt once, record what was learned, and say
+// what is resolved and what still needs a person. Never re-sends anything.
+
+import type { Command } from "commander";
+import { IN_DOUBT } from "../../receipts/classify.js";
+import { explain, receiptDocument } from "../../receipts/document.js";
+import type { ReceiptStore } from "../../receipts/store.js";
+import { type Bind, withExamples } from "../command.js";
+import type { Context } from "../context.js";
+import { endpointOfReceipt } from "../dispatch.js";
+import { observeOnce } from "../observe.js";
+import { printJson } from "../render/outcome.js";
+import { colorClassification } from "../render/receipt.js";
+import { printTable } from "../render/table.js";
+
+export interface RecoverRow {
+  receipt_id: string;
+  execution_id: string | null;
+  was: string;
+  now: string;
+  resolved: boolean;
+  outcome: string | null;
+  exit: number | null;
+  observed: string;
+  next: string | null;
+}
+
+async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string): Promise<RecoverRow> {
+  const before = store.get(receiptId);
+  const was = before.receipt.classification;
+  let observed: string;
+  try {
+    const api = await ctx.api(endpointOfReceipt(ctx, before));
+    const c = await observeOnce(ctx, api, before, "recover", 0);
+    observed = c.classification ?? `nothing learned (${c.error?.code ?? "no answer"})`;
+  } catch (err) {
+    observed = `backend unreachable (${(err as Error).message})`;
+  }
+  const doc = receiptDocument(store.get(receiptId));
+  const resolved = !IN_DOUBT.includes(doc.classification);
+  return {
+    receipt_id: receiptId,
+    execution_id: doc.execution_id,
+    was,
+    now: doc.classification,
+    resolved,
+    outcome: doc.outcome,
+    exit: doc.exit,
+    observed,
+    next: resolved ? null : explain(doc).replace(/^sbx: /, ""),
+  };
+}
+
+export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
+  const store = await ctx.receipts();
+  const doubtful = store.list({ classification: IN_DOUBT }).map((r) => r.receipt.receipt_id);
+  const rows: RecoverRow[] = [];
+  for (const id of doubtful.reverse()) rows.push(await recoverOne(ctx, store, id));
+  const stillInDoubt = rows.filter((r) => !r.resolved);
+  if (opts.json) {
+    printJson(ctx, { resolved: rows.filter((r) => r.resolved), in_doubt: stillInDoubt });
+  } else if (rows.length === 0) {
+    ctx.io.info("sbx: no receipts in doubt");
+  } else {
+    const { chalk } = ctx.io;
+    printTable(
+      ctx.io,
+      ["RECEIPT", "WAS", "NOW", "EXIT", "NEXT"],
+      rows.map((r) => [
+        r.receipt_id,
+        r.was,
+        colorClassification(chalk, r.now as never),
+        r.exit === null ? "-" : String(r.exit),
+        r.resolved ? "resolved" : (r.next ?? ""),
+      ]),
+    );
+    ctx.io.info(`sbx: ${rows.length - stillInDoubt.length} resolved, ${stillInDoubt.length} still in doubt`);
+  }
+  return stillInDoubt.length === 0 ? 0 : 255;
+}
+
+export function register(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("recover")
+    .summary("observe every receipt in doubt once and say what is resolved")
+    .description(
+      "For every receipt in doubt (dispatched, outcome_unknown, local_timeout, result_unconfirmed,\n" +
+        "in_progress, record_pending), observe the execution once (by execution id, or by idempotency\n" +
+        "key), record what was learned, and print what is resolved and, for the rest, the next step.\n" +
+        "It never re-sends anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
+    )
+    .option("--json", "print {resolved: [...], in_doubt: [...]}")
+    .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
+  withExamples(cmd, [
+    { command: "sbx recover", description: "after an incident: what ran, what is still unknown" },
+    { command: "sbx recover --json | jq '.in_doubt[].receipt_id'", description: "for scripts" },
+  ]);
+}

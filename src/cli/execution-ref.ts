@@ -1,0 +1,50 @@
+// Naming an execution on the command line: a receipt (id, execution id, key, or a
+// unique prefix) or a bare execution id. A receipt brings its own backend and
+// sandbox: observations go where the request was sent, whatever the current profile.
+
+import type { Api } from "../client/api.js";
+import { ReceiptNotFound, type StoredReceipt } from "../receipts/store.js";
+import type { Context } from "./context.js";
+import { endpointOfReceipt } from "./dispatch.js";
+import { NotFoundError, UsageError } from "./errors.js";
+import { executionFromKeyLookup } from "./observe.js";
+
+export interface ExecutionTarget {
+  api: Api;
+  sandbox: string;
+  executionId: string;
+  receipt: StoredReceipt | null;
+}
+
+export async function resolveExecution(ctx: Context, ref: string, sandboxFlag: string | undefined): Promise<ExecutionTarget> {
+  const store = await ctx.receipts();
+  let receipt: StoredReceipt | null = null;
+  try {
+    receipt = store.get(store.resolve(ref));
+  } catch (err) {
+    if (!(err instanceof ReceiptNotFound)) throw err;
+  }
+  if (receipt) {
+    const api = await ctx.api(endpointOfReceipt(ctx, receipt));
+    const r = receipt.receipt;
+    let executionId = r.execution_id;
+    if (executionId === null) {
+      const found = executionFromKeyLookup(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, 15_000));
+      if (found.kind === "answer" && found.status === 200) {
+        const id = (JSON.parse(found.body) as { execution_id?: unknown }).execution_id;
+        if (typeof id === "string") executionId = id;
+      }
+    }
+    if (executionId === null) {
+      throw new NotFoundError(
+        `receipt ${r.receipt_id} has no execution on the backend (yet)`,
+        `sbx receipts show ${r.receipt_id}`,
+      );
+    }
+    return { api, sandbox: r.sandbox_id, executionId, receipt };
+  }
+  if (!ref.startsWith("exe_")) {
+    throw new UsageError(`no receipt matches ${JSON.stringify(ref)}, and it is not an execution id (exe_…)`);
+  }
+  return { api: await ctx.api(), sandbox: sandboxFlag ?? "default", executionId: ref, receipt: null };
+}

@@ -1,0 +1,293 @@
+// Following an execution's event stream to its end: output de-duplicated by byte
+// offset, `reset` snapshots replacing what was accumulated, and reconnection (a
+// read, so allowed) with Last-Event-ID of the last complete event, within the
+// deadline. Never re-sends the POST that started the execution.
+
+import { API_PREFIX } from "../protocol/types.js";
+import type { HttpObserved } from "../receipts/classify.js";
+import type { HttpClient, SseOpen } from "./http.js";
+import { SseReader, type SseEvent } from "./sse.js";
+
+export type StreamName = "stdout" | "stderr";
+
+/** The last `limit` bytes of a stream, with the logical offset of its end. */
+export class OutputTail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** Logical offset just past the last byte accumulated. */
+  end = 0;
+  truncated = false;
+
+  constructor(private readonly limit: number) {}
+
+  append(bytes: Buffer): void {
+    this.chunks.push(bytes);
+    this.size += bytes.length;
+    this.end += bytes.length;
+    if (this.size > this.limit * 2) this.compact();
+  }
+
+  /** Replaces everything with a snapshot starting at offset. */
+  replace(bytes: Buffer, offset: number): void {
+    this.chunks = [bytes];
+    this.size = bytes.length;
+    this.end = offset + bytes.length;
+    this.truncated = offset > 0;
+    this.compact();
+  }
+
+  private compact(): void {
+    if (this.size <= this.limit) return;
+    const all = Buffer.concat(this.chunks);
+    this.chunks = [all.subarray(all.length - this.limit)];
+    this.size = this.limit;
+    this.truncated = true;
+  }
+
+  bytes(): Buffer {
+    this.compact();
+    return Buffer.concat(this.chunks);
+  }
+}
+
+export interface FollowSinks {
+  /** Bytes not seen before, in order. */
+  onOutput?(stream: StreamName, bytes: Buffer): void;
+  /** Bytes the backend did not put into events (read them from the output route). */
+  onGap?(stream: StreamName, offset: number, bytes: number): void | Promise<void>;
+  onStarted?(executionId: string): void;
+  /** Every complete event (for `logs --json`). */
+  onEvent?(event: SseEvent): void;
+  onReconnect?(attempt: number, lastId: number | null): void;
+}
+
+export interface FollowRequest {
+  http: HttpClient;
+  sandbox: string;
+  executionId: string | null;
+  idempotencyKey: string | null;
+  /** An already open stream (the answer of the POST), or null to open GET …/stream. */
+  first: SseOpen | null;
+  /** Resume after this event id (Last-Event-ID). */
+  after: number | null;
+  deadlineAt: number;
+  signal: AbortSignal;
+  sinks: FollowSinks;
+  /** Return as soon as the `started` event arrived (detach). */
+  stopAfterStarted?: boolean;
+  outputLimit?: number;
+}
+
+export type FollowEnd = "end" | "started" | "deadline" | "interrupted" | "dropped";
+
+export interface FollowResult {
+  executionId: string | null;
+  exit: Record<string, unknown> | null;
+  endState: { state: string; reason?: string } | null;
+  how: FollowEnd;
+  stdout: OutputTail;
+  stderr: OutputTail;
+  lastId: number | null;
+  reconnects: number;
+  /** A non-stream answer while reconnecting that ended the attempt (e.g. 404), for the record. */
+  lastProblem: string | null;
+}
+
+const RECONNECT_MIN_MS = 200;
+const RECONNECT_MAX_MS = 2_000;
+
+function streamPath(sandbox: string, eid: string): string {
+  return `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions/${encodeURIComponent(eid)}/stream`;
+}
+
+async function lookupByKey(http: HttpClient, sandbox: string, key: string, deadlineMs: number): Promise<string | null> {
+  const obs = await http.send({
+    method: "GET",
+    path: `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions?idempotency_key=${encodeURIComponent(key)}&limit=1`,
+    deadlineMs,
+  });
+  if (obs.kind !== "answer" || obs.status !== 200) return null;
+  try {
+    const id = (JSON.parse(obs.body) as { executions?: Array<{ execution_id?: unknown }> }).executions?.[0]?.execution_id;
+    return typeof id === "string" ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+function describe(obs: HttpObserved): string {
+  if (obs.kind === "answer") return `HTTP ${obs.status}`;
+  if (obs.kind === "transport") return obs.code;
+  return "deadline";
+}
+
+export async function followExecution(req: FollowRequest): Promise<FollowResult> {
+  const limit = req.outputLimit ?? 1024 * 1024;
+  const result: FollowResult = {
+    executionId: req.executionId,
+    exit: null,
+    endState: null,
+    how: "dropped",
+    stdout: new OutputTail(limit),
+    stderr: new OutputTail(limit),
+    lastId: req.after,
+    reconnects: 0,
+    lastProblem: null,
+  };
+  const reader = new SseReader(req.after);
+
+  const handle = createEventHandler(result, req.sinks, req.stopAfterStarted === true);
+
+  let current: SseOpen | null = req.first;
+  let attempt = 0;
+  for (;;) {
+    if (req.signal.aborted) {
+      result.how = "interrupted";
+      break;
+    }
+    if (current === null) {
+      const left = req.deadlineAt - Date.now();
+      if (left <= 0) {
+        result.how = "dropped";
+        break;
+      }
+      if (attempt > 0) {
+        await new Promise((r) => setTimeout(r, Math.min(left, RECONNECT_MIN_MS * 2 ** Math.min(attempt - 1, 4), RECONNECT_MAX_MS)));
+      }
+      attempt++;
+      if (result.executionId === null && req.idempotencyKey !== null) {
+        result.executionId = await lookupByKey(req.http, req.sandbox, req.idempotencyKey, Math.max(1, left));
+      }
+      if (result.executionId === null) {
+        result.lastProblem = "no execution id yet";
+        continue;
+      }
+      req.sinks.onReconnect?.(attempt, reader.lastId);
+      result.reconnects++;
+      const opened = await req.http.openStream({
+        method: "GET",
+        path: streamPath(req.sandbox, result.executionId),
+        lastEventId: reader.lastId,
+        deadlineMs: Math.max(1, req.deadlineAt - Date.now()),
+        signal: req.signal,
+      });
+      if (opened.kind !== "sse") {
+        result.lastProblem = describe(opened);
+        if (opened.kind === "deadline") {
+          result.how = opened.interrupted ? "interrupted" : "deadline";
+          break;
+        }
+        continue;
+      }
+      current = opened;
+    }
+    let stop = false;
+    try {
+      for await (const chunk of current.chunks) {
+        for (const ev of reader.feed(chunk)) {
+          if ((await handle(ev)) === "stop") {
+            stop = true;
+            break;
+          }
+        }
+        if (stop) break;
+      }
+    } catch {
+      // dropped: decided below
+    }
+    result.lastId = reader.lastId;
+    if (stop) {
+      current.cancel();
+      result.how = result.endState ? "end" : "started";
+      break;
+    }
+    if (current.deadlinePassed()) {
+      result.how = "deadline";
+      break;
+    }
+    if (current.interrupted()) {
+      result.how = "interrupted";
+      break;
+    }
+    // The stream ended or broke without `end`: discard any partial frame and resume.
+    current.cancel();
+    reader.resetConnection();
+    current = null;
+  }
+  result.lastId = reader.lastId;
+  return result;
+}
+
+/**
+ * Applies events, in order, to what was accumulated: the one place that knows what
+ * each event type means for the output. Used for live streams and for event pages.
+ */
+export function createEventHandler(
+  result: Pick<FollowResult, "executionId" | "exit" | "endState" | "stdout" | "stderr">,
+  sinks: FollowSinks,
+  stopAfterStarted: boolean,
+): (ev: SseEvent) => Promise<"continue" | "stop"> {
+  const tails = { stdout: result.stdout, stderr: result.stderr };
+  return async (ev) => {
+    sinks.onEvent?.(ev);
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(ev.data) as Record<string, unknown>;
+    } catch {
+      return "continue"; // an undocumented event is ignored, never trusted
+    }
+    switch (ev.type) {
+      case "started":
+        if (typeof data.execution_id === "string") {
+          result.executionId = data.execution_id;
+          sinks.onStarted?.(data.execution_id);
+        }
+        return stopAfterStarted ? "stop" : "continue";
+      case "output": {
+        const stream = data.stream === "stderr" ? "stderr" : "stdout";
+        const offset = typeof data.offset === "number" ? data.offset : null;
+        const bytes = Buffer.from(typeof data.data === "string" ? data.data : "", "base64");
+        const tail = tails[stream];
+        if (offset === null || offset + bytes.length <= tail.end) return "continue";
+        const fresh = offset >= tail.end ? bytes : bytes.subarray(tail.end - offset);
+        if (offset > tail.end) tail.end = offset; // bytes before were never in events
+        tail.append(fresh);
+        sinks.onOutput?.(stream, fresh);
+        return "continue";
+      }
+      case "gap": {
+        const stream = data.stream === "stderr" ? "stderr" : "stdout";
+        const offset = Number(data.offset) || 0;
+        const bytes = Number(data.bytes) || 0;
+        if (offset + bytes > tails[stream].end) tails[stream].end = offset + bytes;
+        tails[stream].truncated = true;
+        await sinks.onGap?.(stream, offset, bytes);
+        return "continue";
+      }
+      case "reset": {
+        for (const stream of ["stdout", "stderr"] as const) {
+          const snap = Buffer.from(typeof data[stream] === "string" ? (data[stream] as string) : "", "base64");
+          const start = Number(data[`${stream}_offset`]) || 0;
+          const printedTo = tails[stream].end;
+          tails[stream].replace(snap, start);
+          // Show only what was not shown already.
+          if (start + snap.length > printedTo) {
+            sinks.onOutput?.(stream, snap.subarray(Math.max(0, printedTo - start)));
+          }
+        }
+        return "continue";
+      }
+      case "exit":
+        result.exit = data;
+        return "continue";
+      case "end":
+        result.endState = {
+          state: String(data.state ?? ""),
+          ...(typeof data.reason === "string" ? { reason: data.reason } : {}),
+        };
+        return "stop";
+      default:
+        return "continue";
+    }
+  };
+}

@@ -1,0 +1,116 @@
+// `sbx exec --stream` against a server whose event streams drop, break inside a
+// frame, and reset: sbx resumes by reading (Last-Event-ID), never re-sends the POST,
+// and never lets a truncated stream pass for a result.
+
+import { describe, expect, it, type TestContext } from "vitest";
+import type { ReceiptDocument } from "../../src/receipts/document.js";
+import { makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
+import {
+  type Answer,
+  type MisbehavingServer,
+  outputFrame,
+  type ReceivedRequest,
+  sseFrame,
+  startMisbehavingServer,
+} from "../support/misbehaving-server.js";
+
+const EID = "exe_stream1";
+const started = sseFrame(1, "started", { execution_id: EID, sandbox_id: "default", started_at: "2026-11-29T10:00:00Z" });
+const exitFrame = (id: number, exit_code = 0) =>
+  sseFrame(id, "exit", {
+    outcome: exit_code === 0 ? "succeeded" : "failed",
+    exit_code,
+    signal: null,
+    system_error: null,
+    record_pending: false,
+    finished_at: "2026-11-29T10:00:01Z",
+  });
+const end = (id: number, state = "complete", reason?: string) => sseFrame(id, "end", { state, ...(reason ? { reason } : {}) });
+
+async function setup(t: TestContext, onPost: Answer, onGet: (req: ReceivedRequest) => Answer) {
+  const home = makeHome("sbx-e2e-sse-");
+  t.onTestFinished(() => removeHome(home));
+  const server: MisbehavingServer = await startMisbehavingServer((req) => (req.method === "POST" ? onPost : onGet(req)));
+  t.onTestFinished(() => server.close());
+  return { home, server };
+}
+
+const streamGets = (s: MisbehavingServer) => s.requests.filter((r) => r.method === "GET" && r.path.includes("/stream"));
+
+describe.concurrent("exec --stream against a misbehaving stream", () => {
+  it("a stream that drops and then ends without an exit event is outcome_unknown (255), one POST", async (t) => {
+    const { home, server } = await setup(
+      t,
+      { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "one\n")], drop: true },
+      () => ({ kind: "sse", chunks: [end(3, "incomplete", "exec_stream_lost")] }),
+    );
+    const r = await runSbx(["exec", "--stream", "--api-url", server.url, "--", "echo", "one"], { home });
+    expect(r.code).toBe(255);
+    expect(r.stdout).toBe("one\n");
+    expect(r.stderr).toMatch(/may have run/);
+    expect(server.posts()).toHaveLength(1);
+    const gets = streamGets(server);
+    expect(gets.length).toBeGreaterThanOrEqual(1);
+    expect(gets[0]!.headers["last-event-id"]).toBe("2");
+    expect(gets[0]!.path).toBe(`/api/v1/sandbox/default/executions/${EID}/stream`);
+    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
+    expect(shown.doc).toMatchObject({ classification: "outcome_unknown", execution_id: EID, stdout: "one\n" });
+  });
+
+  it("a drop inside the final frame resumes after the last complete event, without duplicate output", async (t) => {
+    const last = outputFrame(3, "stdout", 2, "b\n");
+    const { home, server } = await setup(
+      t,
+      { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "a\n"), last.slice(0, last.length - 5)], drop: true },
+      (req) =>
+        req.headers["last-event-id"] === "2"
+          ? { kind: "sse", chunks: [last, exitFrame(4), end(5)] }
+          : { kind: "json", status: 500, body: { error: { code: "wrong_cursor", message: "unexpected cursor" } } },
+    );
+    const r = await runSbx(["exec", "--stream", "--api-url", server.url, "--", "printf", "a\\nb\\n"], { home });
+    expect(r.stdout).toBe("a\nb\n");
+    expect(r.code).toBe(0);
+    expect(server.posts()).toHaveLength(1);
+    expect(streamGets(server).map((g) => g.headers["last-event-id"])).toEqual(["2"]);
+  });
+
+  it("a reset on reconnect replaces what was accumulated instead of appending to it", async (t) => {
+    const snapshot = sseFrame(3, "reset", {
+      stdout: Buffer.from("snap\n").toString("base64"),
+      stderr: "",
+      stdout_offset: 0,
+      stderr_offset: 0,
+    });
+    const { home, server } = await setup(
+      t,
+      { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "old\n")], drop: true },
+      () => ({ kind: "sse", chunks: [snapshot, outputFrame(4, "stdout", 5, "more\n"), exitFrame(5), end(6)] }),
+    );
+    const { result, doc } = await runSbxJson<ReceiptDocument>(
+      ["exec", "--stream", "--json", "--api-url", server.url, "--", "true"],
+      { home },
+    );
+    expect(result.code).toBe(0);
+    expect(doc).toMatchObject({ classification: "succeeded", stdout: "snap\nmore\n", execution_id: EID });
+    expect(server.posts()).toHaveLength(1);
+  });
+
+  it("a stream that stays dropped past the client deadline is not success", async (t) => {
+    const { home, server } = await setup(t, { kind: "sse", chunks: [started], drop: true }, () => ({ kind: "close" }));
+    const r = await runSbx(["exec", "--stream", "--client-timeout", "2s", "--api-url", server.url, "--", "true"], { home });
+    expect(r.code).toBe(255);
+    expect(server.posts()).toHaveLength(1);
+    expect(streamGets(server).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("detach returns once started, recording the execution as in progress", async (t) => {
+    const { home, server } = await setup(t, { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "x")] }, () => ({
+      kind: "hang",
+    }));
+    const r = await runSbx(["exec", "--detach", "--api-url", server.url, "--", "sleep", "100"], { home });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^rcp_\\w+\\t${EID}\\n$`));
+    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
+    expect(shown.doc.classification).toBe("in_progress");
+  });
+});
