@@ -16,7 +16,11 @@ export interface ExecutionTarget {
   receipt: StoredReceipt | null;
 }
 
-export async function resolveExecution(ctx: Context, ref: string, sandboxFlag: string | undefined): Promise<ExecutionTarget> {
+export async function resolveExecution(
+  ctx: Context,
+  ref: string,
+  sandboxFlag: string | undefined,
+): Promise<ExecutionTarget> {
   const store = await ctx.receipts();
   let receipt: StoredReceipt | null = null;
   try {

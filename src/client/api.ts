@@ -115,7 +115,12 @@ export class Api {
   }
 
   /** Asks for a cancel (sent once, with a key). The acknowledgement is not proof of termination. */
-  cancelExecution(sandbox: string, executionId: string, reason: string | undefined, idempotencyKey: string): Promise<CancelAnswer> {
+  cancelExecution(
+    sandbox: string,
+    executionId: string,
+    reason: string | undefined,
+    idempotencyKey: string,
+  ): Promise<CancelAnswer> {
     return this.call(`cancel ${executionId}`, {
       method: "POST",
       path: paths.executionCancel(sandbox, executionId),
@@ -131,7 +136,13 @@ export class Api {
     });
   }
 
-  readOutput(sandbox: string, executionId: string, stream: "stdout" | "stderr", offset: number, limit: number): Promise<OutputChunk> {
+  readOutput(
+    sandbox: string,
+    executionId: string,
+    stream: "stdout" | "stderr",
+    offset: number,
+    limit: number,
+  ): Promise<OutputChunk> {
     return this.call(`output of ${executionId}`, {
       method: "GET",
       path: `${paths.executionOutput(sandbox, executionId)}?stream=${stream}&offset=${offset}&limit=${limit}`,

@@ -108,7 +108,8 @@ async function lookupByKey(http: HttpClient, sandbox: string, key: string, deadl
   });
   if (obs.kind !== "answer" || obs.status !== 200) return null;
   try {
-    const id = (JSON.parse(obs.body) as { executions?: Array<{ execution_id?: unknown }> }).executions?.[0]?.execution_id;
+    const id = (JSON.parse(obs.body) as { executions?: Array<{ execution_id?: unknown }> }).executions?.[0]
+      ?.execution_id;
     return typeof id === "string" ? id : null;
   } catch {
     return null;
@@ -152,7 +153,9 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
         break;
       }
       if (attempt > 0) {
-        await new Promise((r) => setTimeout(r, Math.min(left, RECONNECT_MIN_MS * 2 ** Math.min(attempt - 1, 4), RECONNECT_MAX_MS)));
+        await new Promise((r) =>
+          setTimeout(r, Math.min(left, RECONNECT_MIN_MS * 2 ** Math.min(attempt - 1, 4), RECONNECT_MAX_MS)),
+        );
       }
       attempt++;
       if (result.executionId === null && req.idempotencyKey !== null) {

@@ -15,7 +15,11 @@ import {
 } from "../support/misbehaving-server.js";
 
 const EID = "exe_stream1";
-const started = sseFrame(1, "started", { execution_id: EID, sandbox_id: "default", started_at: "2026-11-29T10:00:00Z" });
+const started = sseFrame(1, "started", {
+  execution_id: EID,
+  sandbox_id: "default",
+  started_at: "2026-11-29T10:00:00Z",
+});
 const exitFrame = (id: number, exit_code = 0) =>
   sseFrame(id, "exit", {
     outcome: exit_code === 0 ? "succeeded" : "failed",
@@ -25,12 +29,15 @@ const exitFrame = (id: number, exit_code = 0) =>
     record_pending: false,
     finished_at: "2026-11-29T10:00:01Z",
   });
-const end = (id: number, state = "complete", reason?: string) => sseFrame(id, "end", { state, ...(reason ? { reason } : {}) });
+const end = (id: number, state = "complete", reason?: string) =>
+  sseFrame(id, "end", { state, ...(reason ? { reason } : {}) });
 
 async function setup(t: TestContext, onPost: Answer, onGet: (req: ReceivedRequest) => Answer) {
   const home = makeHome("sbx-e2e-sse-");
   t.onTestFinished(() => removeHome(home));
-  const server: MisbehavingServer = await startMisbehavingServer((req) => (req.method === "POST" ? onPost : onGet(req)));
+  const server: MisbehavingServer = await startMisbehavingServer((req) =>
+    req.method === "POST" ? onPost : onGet(req),
+  );
   t.onTestFinished(() => server.close());
   return { home, server };
 }
@@ -61,7 +68,11 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
     const last = outputFrame(3, "stdout", 2, "b\n");
     const { home, server } = await setup(
       t,
-      { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "a\n"), last.slice(0, last.length - 5)], drop: true },
+      {
+        kind: "sse",
+        chunks: [started, outputFrame(2, "stdout", 0, "a\n"), last.slice(0, last.length - 5)],
+        drop: true,
+      },
       (req) =>
         req.headers["last-event-id"] === "2"
           ? { kind: "sse", chunks: [last, exitFrame(4), end(5)] }
@@ -97,16 +108,22 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
 
   it("a stream that stays dropped past the client deadline is not success", async (t) => {
     const { home, server } = await setup(t, { kind: "sse", chunks: [started], drop: true }, () => ({ kind: "close" }));
-    const r = await runSbx(["exec", "--stream", "--client-timeout", "2s", "--api-url", server.url, "--", "true"], { home });
+    const r = await runSbx(["exec", "--stream", "--client-timeout", "2s", "--api-url", server.url, "--", "true"], {
+      home,
+    });
     expect(r.code).toBe(255);
     expect(server.posts()).toHaveLength(1);
     expect(streamGets(server).length).toBeGreaterThanOrEqual(1);
   });
 
   it("detach returns once started, recording the execution as in progress", async (t) => {
-    const { home, server } = await setup(t, { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "x")] }, () => ({
-      kind: "hang",
-    }));
+    const { home, server } = await setup(
+      t,
+      { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "x")] },
+      () => ({
+        kind: "hang",
+      }),
+    );
     const r = await runSbx(["exec", "--detach", "--api-url", server.url, "--", "sleep", "100"], { home });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^rcp_\\w+\\t${EID}\\n$`));

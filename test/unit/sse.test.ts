@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { SseReader } from "../../src/client/sse.js";
 
 const frames =
-  "id: 1\nevent: started\ndata: {\"execution_id\":\"exe_1\"}\n\n" +
+  'id: 1\nevent: started\ndata: {"execution_id":"exe_1"}\n\n' +
   ": ping\n\n" +
-  "id: 2\nevent: output\ndata: {\"text\":\"héllo ✓ 😀\"}\n\n" +
-  "id: 3\r\nevent: exit\r\ndata: {\"outcome\":\"succeeded\"}\r\n\r\n" +
-  "id: 4\nevent: end\ndata: {\"state\":\"complete\"}\n\n";
+  'id: 2\nevent: output\ndata: {"text":"héllo ✓ 😀"}\n\n' +
+  'id: 3\r\nevent: exit\r\ndata: {"outcome":"succeeded"}\r\n\r\n' +
+  'id: 4\nevent: end\ndata: {"state":"complete"}\n\n';
 const bytes = Buffer.from(frames, "utf8");
 
 function feedInChunks(size: number) {
@@ -31,7 +31,7 @@ describe("SseReader", () => {
   });
 
   it("never advances the cursor on a partial final frame", () => {
-    const cut = frames.indexOf("id: 4") + "id: 4\nevent: end\ndata: {\"sta".length;
+    const cut = frames.indexOf("id: 4") + 'id: 4\nevent: end\ndata: {"sta'.length;
     for (let at = frames.indexOf("id: 4"); at < frames.length - 1; at++) {
       const r = new SseReader();
       const events = r.feed(Buffer.from(frames.slice(0, at)));
@@ -42,7 +42,7 @@ describe("SseReader", () => {
     const r = new SseReader();
     r.feed(Buffer.from(frames.slice(0, cut)));
     r.resetConnection();
-    const again = r.feed(Buffer.from("id: 4\nevent: end\ndata: {\"state\":\"complete\"}\n\n"));
+    const again = r.feed(Buffer.from('id: 4\nevent: end\ndata: {"state":"complete"}\n\n'));
     expect(again.map((e) => e.id)).toEqual([4]);
     expect(r.lastId).toBe(4);
   });

@@ -25,24 +25,35 @@ export function parseCancelOptions(
   raw: { sandbox?: string; reason?: string; wait?: boolean; timeout?: string; json?: boolean },
 ): CancelOptions {
   const timeoutMs = raw.timeout === undefined ? 60_000 : parseDuration(raw.timeout);
-  if (timeoutMs === null || timeoutMs < 1) throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
+  if (timeoutMs === null || timeoutMs < 1)
+    throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
   return { ref, sandbox: raw.sandbox, reason: raw.reason, wait: raw.wait === true, timeoutMs, json: raw.json === true };
 }
 
 export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
   const target = await resolveExecution(ctx, opts.ref, opts.sandbox);
-  const ack = await target.api.cancelExecution(target.sandbox, target.executionId, opts.reason, `sbx-cancel-${randomUUID()}`);
+  const ack = await target.api.cancelExecution(
+    target.sandbox,
+    target.executionId,
+    opts.reason,
+    `sbx-cancel-${randomUUID()}`,
+  );
   let record = await target.api.getExecution(target.sandbox, target.executionId);
   if (opts.wait) {
     const until = Date.now() + opts.timeoutMs;
     const progress = ctx.io.stderrIsTTY ? ctx.io.info : () => undefined;
     progress(`sbx: cancel requested for ${target.executionId}; waiting for it to end…`);
     while (!TERMINAL_OUTCOMES.includes(record.outcome) && Date.now() < until && !ctx.interrupt.aborted) {
-      record = await target.api.getExecution(target.sandbox, target.executionId, Math.min(50_000, Math.max(1000, until - Date.now())));
+      record = await target.api.getExecution(
+        target.sandbox,
+        target.executionId,
+        Math.min(50_000, Math.max(1000, until - Date.now())),
+      );
     }
   }
   const terminal = TERMINAL_OUTCOMES.includes(record.outcome);
-  const state = record.outcome === "cancelled" ? "cancelled" : terminal ? `already ${record.outcome}` : "cancel requested";
+  const state =
+    record.outcome === "cancelled" ? "cancelled" : terminal ? `already ${record.outcome}` : "cancel requested";
   if (opts.json) {
     printJson(ctx, {
       execution_id: target.executionId,

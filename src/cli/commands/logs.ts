@@ -1,7 +1,13 @@
 // sbx logs: replay an execution's output from its event log; follow it with -f.
 
 import type { Command } from "commander";
-import { createEventHandler, type FollowSinks, followExecution, OutputTail, type StreamName } from "../../client/follow.js";
+import {
+  createEventHandler,
+  type FollowSinks,
+  followExecution,
+  OutputTail,
+  type StreamName,
+} from "../../client/follow.js";
 import type { SseEvent } from "../../client/sse.js";
 import { type Bind, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
@@ -23,12 +29,25 @@ export function parseLogsOptions(
   ref: string,
   raw: { sandbox?: string; follow?: boolean; after?: string; json?: boolean },
 ): LogsOptions {
-  if (raw.after !== undefined && !/^\d+$/.test(raw.after)) throw new UsageError("--after takes an event id (a whole number)");
-  return { ref, sandbox: raw.sandbox, follow: raw.follow === true, after: Number(raw.after ?? 0), json: raw.json === true };
+  if (raw.after !== undefined && !/^\d+$/.test(raw.after))
+    throw new UsageError("--after takes an event id (a whole number)");
+  return {
+    ref,
+    sandbox: raw.sandbox,
+    follow: raw.follow === true,
+    after: Number(raw.after ?? 0),
+    json: raw.json === true,
+  };
 }
 
 /** Reads bytes that were not put into events, from the execution's full output. */
-async function fillGap(ctx: Context, t: ExecutionTarget, stream: StreamName, offset: number, bytes: number): Promise<void> {
+async function fillGap(
+  ctx: Context,
+  t: ExecutionTarget,
+  stream: StreamName,
+  offset: number,
+  bytes: number,
+): Promise<void> {
   let at = offset;
   const end = offset + bytes;
   while (at < end) {
@@ -69,7 +88,13 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     return 0;
   }
   // A replay of what exists now, page by page.
-  const state = { executionId: t.executionId, exit: null, endState: null, stdout: new OutputTail(0), stderr: new OutputTail(0) };
+  const state = {
+    executionId: t.executionId,
+    exit: null,
+    endState: null,
+    stdout: new OutputTail(0),
+    stderr: new OutputTail(0),
+  };
   const handle = createEventHandler(state, sinks, false);
   let after = opts.after;
   for (;;) {
