@@ -6,7 +6,8 @@ import type { Api } from "../client/api.js";
 import { paths as apiPaths } from "../client/api.js";
 import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
 import { LOCAL_PROFILE } from "../config/config.js";
-import { type Classified, classifyObservation, type Observed } from "../receipts/classify.js";
+import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
+import { processPaths } from "../client/processes.js";
 import { type FollowResult, type FollowSinks, followExecution } from "../client/follow.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import type { ReceiptStore, StoredReceipt } from "../receipts/store.js";
@@ -33,11 +34,12 @@ async function sendOnce(
   api: Api,
   receiptId: string,
   attempt: number,
-  req: { path: string; body: Buffer; key: string; clientTimeoutMs: number; sandbox: string },
+  req: { kind: RequestKind; path: string; body: Buffer; key: string; clientTimeoutMs: number; sandbox: string },
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
   const deadlineAt = Date.now() + req.clientTimeoutMs;
-  const opened = await api.http.openStream({
+  const send = req.kind === "execute" ? api.http.openStream.bind(api.http) : api.http.send.bind(api.http);
+  const opened = await send({
     method: "POST",
     path: req.path,
     body: req.body,
@@ -70,7 +72,7 @@ async function sendOnce(
     });
     observed = streamObservation(followed);
   }
-  const classified = classifyObservation(observed, "dispatch");
+  const classified = classifyObservation(observed, "dispatch", req.kind);
   store.recordObservation(receiptId, "answer", classified, { attempt });
   return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)) };
 }
@@ -119,9 +121,38 @@ export async function dispatchExecute(
     api,
     row.receipt_id,
     1,
-    { path, body: req.body, key: req.key, clientTimeoutMs: req.clientTimeoutMs, sandbox: req.sandbox },
+    { kind: "execute", path, body: req.body, key: req.key, clientTimeoutMs: req.clientTimeoutMs, sandbox: req.sandbox },
     streaming,
   );
+}
+
+/** First send of a process start: write-before-dispatch, then one POST. */
+export async function dispatchProcessStart(
+  ctx: Context,
+  endpoint: Endpoint,
+  api: Api,
+  req: { sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
+): Promise<DispatchOutcome> {
+  const store = await ctx.receipts();
+  const path = processPaths.processes(req.sandbox);
+  const row = store.createForDispatch({
+    kind: "process_start",
+    profile: endpoint.profile,
+    apiUrl: endpoint.apiUrl,
+    sandbox: req.sandbox,
+    idempotencyKey: req.key,
+    method: "POST",
+    path,
+    body: req.body,
+  });
+  return sendOnce(ctx, store, api, row.receipt_id, 1, {
+    kind: "process_start",
+    path,
+    body: req.body,
+    key: req.key,
+    clientTimeoutMs: req.clientTimeoutMs,
+    sandbox: req.sandbox,
+  });
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */
@@ -135,6 +166,7 @@ export async function resubmit(
   const r = stored.receipt;
   const attempt = store.beginAttempt(r.receipt_id);
   return sendOnce(ctx, store, api, r.receipt_id, attempt, {
+    kind: r.kind,
     path: r.path,
     body: r.body,
     key: r.idempotency_key,

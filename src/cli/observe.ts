@@ -2,6 +2,7 @@
 // received, else by idempotency key. Only reads; never a POST.
 
 import type { Api } from "../client/api.js";
+import { processPaths } from "../client/processes.js";
 import { type Classified, classifyObservation, type HttpObserved } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
@@ -33,7 +34,23 @@ export async function observeOnce(
   const executionId = r.execution_id;
   let classified: Classified;
   const deadlineMs = waitMs + 15_000;
-  if (executionId) {
+  if (r.kind === "process_start") {
+    classified = executionId
+      ? classifyObservation(
+          await api.http.send({ method: "GET", path: processPaths.process(r.sandbox_id, executionId), deadlineMs }),
+          "read",
+          "process_start",
+        )
+      : classifyObservation(
+          {
+            kind: "transport",
+            sent: true,
+            code: "no_process_id",
+            message: "no process id was received; look for it with `sbx process list`",
+          },
+          "read",
+        );
+  } else if (executionId) {
     classified = classifyObservation(await api.observeExecution(r.sandbox_id, executionId, waitMs, deadlineMs), "read");
   } else {
     const found = executionFromKeyLookup(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, deadlineMs));

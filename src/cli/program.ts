@@ -6,10 +6,15 @@ import { type Bind, makeBinder, type Runtime, withExamples } from "./command.js"
 import * as completion from "./commands/completion.js";
 import * as configCmd from "./commands/config/index.js";
 import * as daemon from "./commands/daemon/index.js";
+import * as cancel from "./commands/cancel.js";
 import * as exec from "./commands/exec.js";
 import * as helpTopics from "./commands/help-topics.js";
+import * as init from "./commands/init.js";
+import * as logs from "./commands/logs.js";
+import * as processCmd from "./commands/process/index.js";
 import * as profile from "./commands/profile/index.js";
 import * as receipts from "./commands/receipts/index.js";
+import * as recover from "./commands/recover.js";
 import * as sandbox from "./commands/sandbox/index.js";
 
 export function buildProgram(rt: Runtime): Command {
@@ -31,8 +36,13 @@ export function buildProgram(rt: Runtime): Command {
     .option("--verbose", "say more on stderr");
   exec.register(program, bind);
   receipts.register(program, bind);
+  recover.register(program, bind);
+  logs.register(program, bind);
+  cancel.register(program, bind);
+  processCmd.register(program, bind);
   sandbox.register(program, bind);
   daemon.register(program, bind);
+  init.register(program, bind);
   profile.register(program, bind);
   configCmd.register(program, bind);
   completion.register(program, bind);

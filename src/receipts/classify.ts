@@ -72,6 +72,9 @@ export type HttpObserved = Exclude<Observed, { kind: "stream" } | { kind: "start
  */
 export type Purpose = "dispatch" | "read";
 
+/** What the request asked for: an execution, or the start of a supervised process. */
+export type RequestKind = "execute" | "process_start";
+
 export interface Classified {
   /** null: the observation taught nothing about the execution (a failed read). */
   classification: Classification | null;
@@ -216,7 +219,22 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   return out;
 }
 
-function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose): Classified {
+/** A 2xx answer to a process start: the process record proves it was created. */
+function fromProcessAnswer(out: Classified, doc: unknown, status: number): Classified {
+  const id = typeof doc === "object" && doc !== null ? (doc as { process_id?: unknown }).process_id : undefined;
+  if (typeof id !== "string" || id === "") {
+    out.classification = "outcome_unknown";
+    out.error = { code: "undocumented_body", message: `HTTP ${status} body is not a process record` };
+    return out;
+  }
+  out.execution_id = id;
+  out.classification = "succeeded";
+  out.exit_code = 0;
+  out.definitive = true;
+  return out;
+}
+
+function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose, kind: RequestKind): Classified {
   const out = blank();
   out.http_status = obs.status;
   const doc = parseJson(obs.body);
@@ -228,6 +246,7 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
   }
 
   if (obs.status >= 200 && obs.status < 300) {
+    if (kind === "process_start") return fromProcessAnswer(out, doc, obs.status);
     const problem = checkExecutionRecord(doc);
     if (problem !== null) {
       // A record_pending flag is honoured even on an otherwise odd body: never resubmit.
@@ -281,10 +300,10 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
 }
 
 /** Classifies one observation. Pure: same input, same answer. */
-export function classifyObservation(obs: Observed, purpose: Purpose): Classified {
+export function classifyObservation(obs: Observed, purpose: Purpose, kind: RequestKind = "execute"): Classified {
   switch (obs.kind) {
     case "answer":
-      return classifyAnswer(obs, purpose);
+      return classifyAnswer(obs, purpose, kind);
     case "transport": {
       const out = blank();
       out.error = { code: obs.code, message: obs.message };

@@ -4,10 +4,10 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { type Database, migrate, openDatabase } from "../platform/sqlite.js";
-import type { Classification, Classified } from "./classify.js";
+import type { Classification, Classified, RequestKind } from "./classify.js";
 import { MIGRATIONS } from "./migrations.js";
 
-export type ReceiptKind = "execute";
+export type ReceiptKind = RequestKind;
 export type ObservationSource = "dispatch" | "answer" | "refresh" | "wait" | "recover";
 
 export interface NewReceipt {

@@ -2,12 +2,11 @@
 // durable receipt written before the request is sent.
 
 import { randomUUID } from "node:crypto";
-import fs from "node:fs";
 import { type Command, Option } from "commander";
+import type { FollowSinks } from "../../client/follow.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
 import {
-  isValidEnvName,
   isValidIdempotencyKey,
   isValidSandboxRef,
   resolveWorkingDir,
@@ -16,8 +15,10 @@ import { type Bind, collect, declareCompletion, withExamples } from "../command.
 import type { Context } from "../context.js";
 import { dispatchExecute } from "../dispatch.js";
 import { parseDuration } from "../duration.js";
+import { envFromFlags } from "../env-flags.js";
 import { UsageError } from "../errors.js";
-import { printDispatchOutcome } from "../render/outcome.js";
+import { printDispatchOutcome, printJson } from "../render/outcome.js";
+import { formatCommand } from "../render/receipt.js";
 
 export interface ExecOptions {
   argv: string[];
@@ -29,6 +30,10 @@ export interface ExecOptions {
   env: Record<string, string>;
   sendStdin: boolean;
   idempotencyKey: string;
+  /** Live output over SSE (the request carries stream: true). */
+  stream: boolean;
+  /** Return once started; the command keeps running. */
+  detach: boolean;
   json: boolean;
 }
 
@@ -42,27 +47,9 @@ interface RawExecFlags {
   stdin?: boolean;
   idempotencyKey?: string;
   shell?: string;
+  stream?: boolean;
+  detach?: boolean;
   json?: boolean;
-}
-
-/** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
-export function parseEnvFile(text: string, file: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  text.split(/\r?\n/).forEach((line, i) => {
-    const t = line.trim();
-    if (t === "" || t.startsWith("#")) return;
-    const [k, v] = splitAssignment(t.replace(/^export\s+/, ""), `${file}:${i + 1}`);
-    env[k] = v.replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1");
-  });
-  return env;
-}
-
-function splitAssignment(text: string, where: string): [string, string] {
-  const eq = text.indexOf("=");
-  if (eq <= 0) throw new UsageError(`${where}: expected K=V, got ${JSON.stringify(text)}`);
-  const k = text.slice(0, eq);
-  if (!isValidEnvName(k)) throw new UsageError(`${where}: invalid variable name ${JSON.stringify(k)}`);
-  return [k, text.slice(eq + 1)];
 }
 
 function checkTimeout(flag: string, text: string): number {
@@ -105,22 +92,7 @@ export function parseExecOptions(
   if (raw.cwd !== undefined && resolveWorkingDir(raw.cwd) === null) {
     throw new UsageError(`--cwd ${JSON.stringify(raw.cwd)} escapes /workspace`);
   }
-  let env: Record<string, string> = {};
-  if (raw.envFile !== undefined) {
-    let text: string;
-    try {
-      text = fs.readFileSync(raw.envFile, "utf8");
-    } catch (err) {
-      throw new UsageError(
-        `--env-file ${raw.envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
-    }
-    env = parseEnvFile(text, raw.envFile);
-  }
-  for (const kv of raw.env ?? []) {
-    const [k, v] = splitAssignment(kv, "--env");
-    env[k] = v;
-  }
+  const env = envFromFlags(raw.env, raw.envFile);
   const key = raw.idempotencyKey ?? `sbx-${randomUUID()}`;
   if (!isValidIdempotencyKey(key)) {
     throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
@@ -135,6 +107,8 @@ export function parseExecOptions(
     env,
     sendStdin: raw.stdin === true,
     idempotencyKey: key,
+    stream: raw.stream === true,
+    detach: raw.detach === true,
     json: raw.json === true,
   };
 }
@@ -145,7 +119,7 @@ export function executeBody(opts: ExecOptions, stdin: Buffer | null): Buffer {
     command: opts.shell ?? opts.argv,
     ...(opts.cwd === undefined ? {} : { working_dir: resolveWorkingDir(opts.cwd)! }),
     ...(Object.keys(opts.env).length ? { env: opts.env } : {}),
-    stream: false,
+    stream: opts.stream || opts.detach,
     timeout: opts.timeoutMs,
     ...(stdin === null ? {} : { stdin: stdin.toString("base64") }),
   };
@@ -156,13 +130,56 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   const stdin = opts.sendStdin ? await ctx.io.readStdin() : null;
   const endpoint = ctx.endpoint();
   const api = await ctx.api(endpoint);
-  const outcome = await dispatchExecute(ctx, endpoint, api, {
-    sandbox: opts.sandbox,
-    body: executeBody(opts, stdin),
-    key: opts.idempotencyKey,
-    clientTimeoutMs: opts.clientTimeoutMs,
-  });
-  return printDispatchOutcome(ctx, outcome.document, opts.json);
+  const live = opts.stream && !opts.json && !opts.detach;
+  const body = executeBody(opts, stdin);
+  // A spinner while the answer is awaited; stopped before anything is printed.
+  const waiting = live ? undefined : ctx.io.progress(`running ${spinnerLabel(opts)} in ${opts.sandbox}…`, { elapsed: true });
+  const outcome = await dispatchExecute(
+    ctx,
+    endpoint,
+    api,
+    {
+      sandbox: opts.sandbox,
+      body,
+      key: opts.idempotencyKey,
+      clientTimeoutMs: opts.clientTimeoutMs,
+    },
+    {
+      detach: opts.detach,
+      ...(live ? { sinks: liveSinks(ctx) } : {}),
+      beforeSend: (receiptId, path) => {
+        ctx.io.verbose(`sbx: receipt ${receiptId} committed; idempotency key ${opts.idempotencyKey}`);
+        ctx.io.verbose(`sbx: POST ${path} (${body.length} bytes) to ${endpoint.apiUrl}, profile ${endpoint.profile}`);
+      },
+    },
+  ).finally(() => waiting?.stop());
+  const doc = outcome.document;
+  if (opts.detach && doc.classification === "in_progress") {
+    if (opts.json) printJson(ctx, doc);
+    else {
+      ctx.io.out(`${doc.receipt_id}\t${doc.execution_id}`);
+      ctx.io.info(`sbx: started; it keeps running. Follow it: sbx logs ${doc.execution_id} -f; result: sbx receipts wait ${doc.receipt_id}`);
+    }
+    return 0;
+  }
+  return printDispatchOutcome(ctx, doc, opts.json, { outputShown: live });
+}
+
+/** The command, shortened to fit a spinner line. */
+function spinnerLabel(opts: ExecOptions): string {
+  const text = formatCommand(opts.shell ?? opts.argv);
+  return text.length > 48 ? `${text.slice(0, 47)}…` : text;
+}
+
+/** Live output: the command's bytes on sbx's stdout/stderr as they arrive. */
+function liveSinks(ctx: Context): FollowSinks {
+  return {
+    onOutput: (stream, bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes)),
+    onGap: (stream, _offset, bytes) =>
+      ctx.io.err(`sbx: ${bytes} bytes of ${stream} were not streamed (event budget); \`sbx logs\` reads them all`),
+    onReconnect: (attempt, lastId) =>
+      ctx.io.info(`sbx: stream dropped; reconnecting (attempt ${attempt}, after event ${lastId ?? "none"})`),
+  };
 }
 
 export function register(program: Command, bind: Bind): void {
@@ -185,6 +202,8 @@ export function register(program: Command, bind: Bind): void {
     .option("--env-file <file>", "read K=V lines from a file")
     .option("--stdin", "send sbx's standard input to the command (one-shot)")
     .option("--idempotency-key <key>", "use this key instead of a fresh random one")
+    .option("--stream", "show output live (SSE); a dropped stream is resumed, never re-sent")
+    .option("--detach", "return once the command has started; print the receipt and execution ids")
     .addOption(new Option("--json", "print the receipt as JSON and nothing else on stdout"))
     .action(
       bind(async (ctx, c) => {
@@ -203,5 +222,7 @@ export function register(program: Command, bind: Bind): void {
     { command: "sbx exec --shell 'make test 2>&1 | tail -5'", description: "run a shell string, deliberately" },
     { command: "sbx exec -s build --timeout 5m --env CI=1 -- make", description: "another sandbox, longer timeout" },
     { command: "sbx exec --json -- ./deploy.sh | jq .classification", description: "a receipt for scripts" },
+    { command: "sbx exec --stream -- make test", description: "live output, resumed if the stream drops" },
+    { command: "sbx exec --detach -- ./long-job.sh", description: "start it and return; then sbx logs EXE -f" },
   ]);
 }

@@ -1,0 +1,137 @@
+// sbx process logs: read a process's output by logical offset, following with
+// server long-polls across restarts and rotation until the end.
+
+import { type Command, Option } from "commander";
+import type { ProcessStream } from "../../../protocol/types.js";
+import { type Bind, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { ExitWith, UsageError } from "../../errors.js";
+import { resolveProcess } from "./target.js";
+
+export interface ProcessLogsOptions {
+  ref: string;
+  sandbox: string | undefined;
+  stream: ProcessStream;
+  offset: number;
+  limit: number;
+  follow: boolean;
+  /** text: decode UTF-8 without splitting a character between reads; raw: bytes as they are. */
+  view: "raw" | "text" | "json";
+}
+
+const FOLLOW_WAIT_MS = 30_000;
+const READ_LIMIT = 1024 * 1024;
+
+export function parseProcessLogsOptions(
+  ref: string,
+  raw: {
+    sandbox?: string;
+    stream?: string;
+    offset?: string;
+    limit?: number;
+    follow?: boolean;
+    text?: boolean;
+    raw?: boolean;
+    json?: boolean;
+  },
+  stdoutIsTTY: boolean,
+): ProcessLogsOptions {
+  if (raw.offset !== undefined && !/^\d+$/.test(raw.offset))
+    throw new UsageError("--offset takes a byte offset (a whole number)");
+  if (raw.text && raw.raw) throw new UsageError("--text and --raw exclude each other");
+  const view = raw.json ? "json" : raw.text ? "text" : raw.raw ? "raw" : stdoutIsTTY ? "text" : "raw";
+  return {
+    ref,
+    sandbox: raw.sandbox,
+    stream: (raw.stream ?? "stdout") as ProcessStream,
+    offset: Number(raw.offset ?? 0),
+    limit: raw.limit ?? Number.POSITIVE_INFINITY,
+    follow: raw.follow === true,
+    view,
+  };
+}
+
+export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<number> {
+  const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
+  const decoder = new TextDecoder("utf-8");
+  let offset = opts.offset;
+  let left = opts.limit;
+  for (;;) {
+    if (ctx.interrupt.aborted) throw new ExitWith(130);
+    const chunk = await t.api.readLogsFrom(
+      t.sandbox,
+      t.processId,
+      opts.stream,
+      offset,
+      Math.min(READ_LIMIT, left),
+      opts.follow ? FOLLOW_WAIT_MS : 0,
+    );
+    const data = Buffer.from(chunk.data, "base64");
+    if (chunk.rotated && chunk.offset > offset) {
+      ctx.io.err(
+        `sbx: ${chunk.offset - offset} bytes (offsets ${offset}..${chunk.offset}) were rotated away before they could be read`,
+      );
+    }
+    if (opts.view === "json") {
+      ctx.io.out(
+        JSON.stringify({
+          offset: chunk.offset,
+          next_offset: chunk.next_offset,
+          data: chunk.data,
+          eof: chunk.eof,
+          rotated: chunk.rotated,
+          oldest_offset: chunk.oldest_offset,
+          generation: chunk.generation,
+        }),
+      );
+    } else if (opts.view === "text") {
+      const text = decoder.decode(data, { stream: true });
+      if (text) ctx.io.writeOut(text);
+    } else if (data.length) {
+      ctx.io.writeOut(data);
+    }
+    left -= data.length;
+    offset = chunk.next_offset;
+    if (chunk.eof || left <= 0) break;
+    if (!opts.follow && data.length === 0) break; // caught up
+  }
+  if (opts.view === "text") {
+    const rest = decoder.decode();
+    if (rest) ctx.io.writeOut(rest);
+  }
+  if (opts.view !== "json") ctx.io.info(`sbx: next offset ${offset}`);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("logs")
+    .summary("read a process's output by offset (-f to follow)")
+    .description(
+      "Read a process's stdout or stderr from a logical byte offset (monotonic over all restarts and\n" +
+        "rotations). Raw bytes by default (binary-safe); --text (the default on a terminal) decodes\n" +
+        "UTF-8 without splitting a character between reads; --json prints each read as\n" +
+        "{offset, next_offset, data (base64), eof, rotated, oldest_offset, generation}. With -f it\n" +
+        "follows with server long-polls until the process has ended and everything was read, and\n" +
+        "says on stderr when bytes were rotated away before they could be read.",
+    )
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .addOption(new Option("--stream <name>", "stdout or stderr (default: stdout)").choices(["stdout", "stderr"]))
+    .option("--offset <n>", "start at this logical byte offset (default: 0)")
+    .option("--limit <n>", "read at most N bytes", positiveIntArg)
+    .option("-f, --follow", "follow until the process ends")
+    .option("--text", "decode as UTF-8 text")
+    .option("--raw", "raw bytes, even on a terminal")
+    .option("--json", "one JSON document per read (JSON Lines)")
+    .action(
+      bind(async (ctx, c) => run(parseProcessLogsOptions(c.args[0]!, c.optsWithGlobals(), ctx.io.stdoutIsTTY), ctx)),
+    );
+  declareChoices(cmd, "--stream", ["stdout", "stderr"]);
+  declareCompletion(cmd, "<process>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx process logs web -f", description: "follow stdout until it ends" },
+    { command: "sbx process logs prc_12ab --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
+    { command: "sbx process logs prc_12ab --json | jq .next_offset", description: "offsets for scripts" },
+  ]);
+}

@@ -1,0 +1,23 @@
+// Shared by the process mutations: a fresh Idempotency-Key per send, and flag checks.
+
+import { randomUUID } from "node:crypto";
+import { PROCESS_SIGNALS } from "../../../protocol/types.js";
+import { parseDuration } from "../../duration.js";
+import { UsageError } from "../../errors.js";
+
+export const newKey = () => `sbx-${randomUUID()}`;
+
+export function graceMs(text: string | undefined): number {
+  if (text === undefined) return 5000;
+  const ms = parseDuration(text);
+  if (ms === null || ms > 60_000) throw new UsageError(`--grace ${JSON.stringify(text)}: a duration up to 60s`);
+  return ms;
+}
+
+export function normalizeSignal(name: string): string {
+  const bare = name.toUpperCase().replace(/^SIG/, "");
+  if (!(PROCESS_SIGNALS as readonly string[]).includes(bare)) {
+    throw new UsageError(`unsupported signal ${JSON.stringify(name)}`, `one of: ${PROCESS_SIGNALS.join(", ")}`);
+  }
+  return bare;
+}

@@ -1,0 +1,148 @@
+// sbx process start: a supervised worker that outlives the CLI, recorded as a receipt.
+
+import { randomUUID } from "node:crypto";
+import { type Command, Option } from "commander";
+import type { ProcessStartRequest, RestartPolicyName } from "../../../protocol/types.js";
+import { isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
+import { type Bind, collect, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { dispatchProcessStart } from "../../dispatch.js";
+import { parseDuration } from "../../duration.js";
+import { envFromFlags } from "../../env-flags.js";
+import { UsageError } from "../../errors.js";
+import { explain } from "../../../receipts/document.js";
+import { printJson } from "../../render/outcome.js";
+import { sandboxOf } from "./target.js";
+
+export const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
+
+export interface StartOptions {
+  sandbox: string;
+  body: ProcessStartRequest;
+  idempotencyKey: string;
+  json: boolean;
+}
+
+interface RawStartFlags {
+  sandbox?: string;
+  name?: string;
+  stdin?: boolean;
+  restart?: string;
+  maxRestarts?: number;
+  backoff?: string;
+  maxBackoff?: string;
+  timeout?: string;
+  cwd?: string;
+  env?: string[];
+  envFile?: string;
+  shell?: string;
+  idempotencyKey?: string;
+  json?: boolean;
+}
+
+function durationMs(flag: string, text: string | undefined, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === null || ms < 1 || ms > max)
+    throw new UsageError(`${flag} ${JSON.stringify(text)}: a duration up to ${max / 3_600_000}h`);
+  return ms;
+}
+
+export function parseStartOptions(argv: string[], raw: RawStartFlags): StartOptions {
+  if (argv.length > 0 && raw.shell !== undefined)
+    throw new UsageError("give either a command after -- or --shell STRING, not both");
+  if (argv.length === 0 && !raw.shell?.trim()) {
+    throw new UsageError("no command given", "usage: sbx process start [options] -- COMMAND [ARGS...]");
+  }
+  const policy = (raw.restart ?? "never") as RestartPolicyName;
+  if (!RESTART_POLICIES.includes(policy))
+    throw new UsageError(`--restart must be one of ${RESTART_POLICIES.join(", ")}`);
+  if (raw.cwd !== undefined && resolveWorkingDir(raw.cwd) === null) {
+    throw new UsageError(`--cwd ${JSON.stringify(raw.cwd)} escapes /workspace`);
+  }
+  if (raw.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw.name)) {
+    throw new UsageError(`--name ${JSON.stringify(raw.name)}: letters, digits, _ . - (at most 63)`);
+  }
+  const key = raw.idempotencyKey ?? `sbx-${randomUUID()}`;
+  if (!isValidIdempotencyKey(key))
+    throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
+  const backoff = durationMs("--backoff", raw.backoff, 3_600_000);
+  const maxBackoff = durationMs("--max-backoff", raw.maxBackoff, 3_600_000);
+  const timeout = durationMs("--timeout", raw.timeout, 86_400_000);
+  const env = envFromFlags(raw.env, raw.envFile);
+  const body: ProcessStartRequest = {
+    command: raw.shell ?? argv,
+    ...(raw.cwd === undefined ? {} : { working_dir: resolveWorkingDir(raw.cwd)! }),
+    ...(Object.keys(env).length ? { env } : {}),
+    ...(raw.name === undefined ? {} : { name: raw.name }),
+    stdin: raw.stdin === true,
+    timeout_ms: timeout ?? null,
+    restart: {
+      policy,
+      ...(raw.maxRestarts === undefined ? {} : { max_restarts: raw.maxRestarts }),
+      ...(backoff === undefined ? {} : { backoff_ms: backoff }),
+      ...(maxBackoff === undefined ? {} : { max_backoff_ms: maxBackoff }),
+    },
+  };
+  return { sandbox: sandboxOf(raw.sandbox), body, idempotencyKey: key, json: raw.json === true };
+}
+
+export async function run(opts: StartOptions, ctx: Context): Promise<number> {
+  const endpoint = ctx.endpoint();
+  const api = await ctx.api(endpoint);
+  const outcome = await dispatchProcessStart(ctx, endpoint, api, {
+    sandbox: opts.sandbox,
+    body: Buffer.from(JSON.stringify(opts.body)),
+    key: opts.idempotencyKey,
+    clientTimeoutMs: 30_000,
+  });
+  const doc = outcome.document;
+  if (opts.json) printJson(ctx, doc);
+  if (doc.classification === "succeeded") {
+    if (!opts.json) ctx.io.out(doc.execution_id ?? "");
+    ctx.io.info(`sbx: started ${doc.execution_id}; logs: sbx process logs ${doc.execution_id} -f`);
+    return 0;
+  }
+  ctx.io.err(explain(doc));
+  return doc.exit ?? 255;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("start")
+    .summary("start a supervised background process")
+    .description(
+      "Start a worker that outlives sbx, supervised by the backend with a restart policy. The start\n" +
+        "is sent once with an Idempotency-Key and recorded as a receipt (like exec). Prints the\n" +
+        "process id (prc_…).",
+    )
+    .argument("[argv...]", "the command and its arguments (put them after --)")
+    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("--name <name>", "a name to refer to it by")
+    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
+    .option("--stdin", "give it a stdin pipe to write to later (sbx process stdin)")
+    .addOption(
+      new Option("--restart <policy>", "never, on-failure or always (default: never)").choices(RESTART_POLICIES),
+    )
+    .option("--max-restarts <n>", "restarts allowed before it stays exited (default: 5)", positiveIntArg)
+    .option("--backoff <dur>", "first back-off, doubling per restart (default: 1s)")
+    .option("--max-backoff <dur>", "longest back-off (default: 30s)")
+    .option("--timeout <dur>", "limit on its whole life, up to 24h (default: none)")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
+    .option("--env-file <file>", "read K=V lines from a file")
+    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
+    .option("--json", "print the receipt (execution_id holds the process id)")
+    .action(bind(async (ctx, c) => run(parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags), ctx)));
+  declareChoices(cmd, "--restart", RESTART_POLICIES);
+  declareCompletion(cmd, "[argv...]", "command");
+  declareCompletion(cmd, "--env-file", "file");
+  withExamples(cmd, [
+    { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
+    {
+      command: "sbx process start --restart on-failure --max-restarts 3 -- ./worker.sh",
+      description: "restarted when it fails",
+    },
+    { command: "sbx process start --stdin -- cat", description: "a worker that reads what you send it" },
+  ]);
+}

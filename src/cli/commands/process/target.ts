@@ -1,0 +1,54 @@
+// Naming a process: its id (prc_…), its name in the sandbox, or the receipt of its start.
+
+import { ProcessesApi } from "../../../client/processes.js";
+import { isValidSandboxRef } from "../../../protocol/validate.js";
+import { ReceiptNotFound } from "../../../receipts/store.js";
+import type { Context } from "../../context.js";
+import { endpointOfReceipt } from "../../dispatch.js";
+import { NotFoundError, UsageError } from "../../errors.js";
+
+export interface ProcessTarget {
+  api: ProcessesApi;
+  sandbox: string;
+  processId: string;
+}
+
+export function sandboxOf(flag: string | undefined): string {
+  const sandbox = flag ?? "default";
+  if (!isValidSandboxRef(sandbox)) throw new UsageError(`invalid sandbox ${JSON.stringify(sandbox)}`);
+  return sandbox;
+}
+
+export async function processesApi(ctx: Context): Promise<ProcessesApi> {
+  return new ProcessesApi((await ctx.api()).http);
+}
+
+export async function resolveProcess(
+  ctx: Context,
+  ref: string,
+  sandboxFlag: string | undefined,
+): Promise<ProcessTarget> {
+  if (ref.startsWith("prc_")) return { api: await processesApi(ctx), sandbox: sandboxOf(sandboxFlag), processId: ref };
+  if (ref.startsWith("rcp_")) {
+    const store = await ctx.receipts();
+    try {
+      const stored = store.get(store.resolve(ref));
+      if (stored.receipt.kind === "process_start" && stored.receipt.execution_id) {
+        const api = new ProcessesApi((await ctx.api(endpointOfReceipt(ctx, stored))).http);
+        return { api, sandbox: stored.receipt.sandbox_id, processId: stored.receipt.execution_id };
+      }
+    } catch (err) {
+      if (!(err instanceof ReceiptNotFound)) throw err;
+    }
+  }
+  const api = await processesApi(ctx);
+  const sandbox = sandboxOf(sandboxFlag);
+  const named = (await api.list(sandbox)).filter((p) => p.name === ref);
+  if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id };
+  if (named.length > 1) {
+    throw new UsageError(
+      `${named.length} processes are named ${JSON.stringify(ref)}: ${named.map((p) => p.process_id).join(", ")}`,
+    );
+  }
+  throw new NotFoundError(`no process ${JSON.stringify(ref)} in sandbox ${sandbox}`, "see `sbx process list`");
+}

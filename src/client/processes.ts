@@ -1,0 +1,103 @@
+// API calls for supervised processes (API.md, "Supervised processes").
+
+import type {
+  ProcessList,
+  ProcessLogChunk,
+  ProcessRecord,
+  ProcessResult,
+  ProcessSignalAnswer,
+  ProcessStdinAnswer,
+  ProcessStream,
+} from "../protocol/types.js";
+import { API_PREFIX } from "../protocol/types.js";
+import { answerOrThrow } from "./api.js";
+import type { HttpClient, SendRequest } from "./http.js";
+
+const seg = (s: string) => encodeURIComponent(s);
+
+export const processPaths = {
+  processes: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/processes`,
+  process: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/processes/${seg(id)}`,
+};
+
+export class ProcessesApi {
+  constructor(readonly http: HttpClient) {}
+
+  private async call<T>(what: string, req: SendRequest): Promise<T> {
+    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what).body as T;
+  }
+
+  async list(sandbox: string): Promise<ProcessRecord[]> {
+    return (await this.call<ProcessList>("list processes", { method: "GET", path: processPaths.processes(sandbox) }))
+      .processes;
+  }
+
+  get(sandbox: string, id: string): Promise<ProcessRecord> {
+    return this.call(`process ${id}`, { method: "GET", path: processPaths.process(sandbox, id) });
+  }
+
+  result(sandbox: string, id: string, waitMs = 0): Promise<ProcessResult> {
+    const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
+    return this.call(`result of ${id}`, {
+      method: "GET",
+      path: `${processPaths.process(sandbox, id)}/result${q}`,
+      deadlineMs: waitMs + 30_000,
+    });
+  }
+
+  /** One read of a stream from a logical offset; long-polls up to waitMs for new bytes. */
+  readLogsFrom(
+    sandbox: string,
+    id: string,
+    stream: ProcessStream,
+    offset: number,
+    limit: number,
+    waitMs: number,
+  ): Promise<ProcessLogChunk> {
+    return this.call(`logs of ${id}`, {
+      method: "GET",
+      path: `${processPaths.process(sandbox, id)}/logs?stream=${stream}&offset=${offset}&limit=${limit}&wait_ms=${waitMs}`,
+      deadlineMs: waitMs + 30_000,
+    });
+  }
+
+  /** Sends bytes to the process's stdin, once, with a key. */
+  writeStdin(sandbox: string, id: string, bytes: Buffer, eof: boolean, idempotencyKey: string): Promise<ProcessStdinAnswer> {
+    return this.call(`stdin of ${id}`, {
+      method: "POST",
+      path: `${processPaths.process(sandbox, id)}/stdin${eof ? "?eof=true" : ""}`,
+      body: bytes,
+      contentType: "application/octet-stream",
+      idempotencyKey,
+    });
+  }
+
+  signal(sandbox: string, id: string, signal: string, idempotencyKey: string): Promise<ProcessSignalAnswer> {
+    return this.call(`signal ${id}`, {
+      method: "POST",
+      path: `${processPaths.process(sandbox, id)}/signal`,
+      body: Buffer.from(JSON.stringify({ signal })),
+      idempotencyKey,
+    });
+  }
+
+  /** TERM, the grace, KILL to the group; the process is kept (state exited) with its logs. */
+  stop(sandbox: string, id: string, graceMs: number, idempotencyKey: string): Promise<ProcessRecord> {
+    return this.call(`stop ${id}`, {
+      method: "POST",
+      path: `${processPaths.process(sandbox, id)}/stop?grace_ms=${graceMs}`,
+      body: Buffer.from("{}"),
+      idempotencyKey,
+      deadlineMs: graceMs + 30_000,
+    });
+  }
+
+  /** Stops it if it runs (TERM, grace, KILL), then removes it. */
+  async remove(sandbox: string, id: string, graceMs: number): Promise<void> {
+    await this.call(`remove ${id}`, {
+      method: "DELETE",
+      path: `${processPaths.process(sandbox, id)}?grace_ms=${graceMs}`,
+      deadlineMs: graceMs + 30_000,
+    });
+  }
+}
