@@ -49,6 +49,40 @@ function report(title, baseline, rows) {
   }
 }
 
+/** Runs sbx, returning stdout (throws on a non-zero exit). */
+function sbxOut(argv, opts = {}) {
+  const r = spawnSync(process.execPath, ["--", sbx, ...argv], { env, maxBuffer: 1 << 30, ...opts });
+  if (r.status !== 0) throw new Error(`sbx ${argv.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return r.stdout.toString();
+}
+
+/** Wall time of one shell pipeline (stdout to /dev/null). */
+function timeShell(script) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync("/bin/sh", ["-c", script], { env, stdio: ["ignore", "ignore", "pipe"] });
+  if (r.status !== 0) throw new Error(`${script}: exit ${r.status}: ${r.stderr}`);
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+function throughputRows(title, bytes, rows) {
+  const mb = bytes / 1e6;
+  console.log(`\n## ${title}`);
+  console.log("| reader | ms | MB/s | ratio to cat (time) |");
+  console.log("|---|---|---|---|");
+  const base = rows[0].ms;
+  for (const r of rows) console.log(`| ${r.label} | ${r.ms.toFixed(0)} | ${(mb / (r.ms / 1000)).toFixed(1)} | ${(r.ms / base).toFixed(2)} |`);
+}
+
+function workspaceOf(sandbox = "default") {
+  const doc = JSON.parse(sbxOut(["sandbox", "show", sandbox, "--json"]));
+  return path.join(home, "daemon", "sandboxes", doc.sandbox_id, "workspace");
+}
+
+function rssKiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) : Number.NaN;
+}
+
 try {
   console.log(`# sbx benchmarks — node ${process.version}, ${os.cpus().length} cores, ${new Date().toISOString()}`);
   if (!only || only === "startup") {
@@ -59,6 +93,51 @@ try {
     const exec = measure("sbx exec -- true (warm daemon)", process.execPath, ["--", sbx, "exec", "--", "true"]);
     const list = measure("sbx receipts list", process.execPath, ["--", sbx, "receipts", "list", "--limit", "20"]);
     report("Start-up and a warm exec", base, [version, exec, list]);
+  }
+  if (!only || only === "sse") {
+    // SSE replay of an execution with 50 MB of output, next to cat of the same bytes.
+    const size = 50 * 1024 * 1024;
+    sbxOut(["exec", "--", "sh", "-c", `head -c ${size} /dev/urandom > big.bin`]);
+    const doc = JSON.parse(sbxOut(["exec", "--json", "--timeout", "5m", "--", "cat", "big.bin"]));
+    const file = path.join(workspaceOf(), "big.bin");
+    const cat = timeShell(`cat '${file}' > /dev/null`);
+    const replay = timeShell(`node -- '${sbx}' logs ${doc.execution_id} > /dev/null`);
+    const follow = timeShell(`node -- '${sbx}' logs ${doc.execution_id} -f > /dev/null`);
+    const check = spawnSync("/bin/sh", ["-c", `node -- '${sbx}' logs ${doc.execution_id} -f | cmp - '${file}'`], { env });
+    throughputRows(`Replay of an execution with ${size / 1048576} MiB of output (identical bytes: ${check.status === 0})`, size, [
+      { label: "cat big.bin", ms: cat },
+      { label: "sbx logs EXE (event pages + full output)", ms: replay },
+      { label: "sbx logs EXE -f (SSE + full output)", ms: follow },
+    ]);
+  }
+  if (!only || only === "process") {
+    // logs -f of a process writing 200 MB, next to cat of the same bytes.
+    const size = 200 * 1024 * 1024;
+    const prc = sbxOut(["process", "start", "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x`]).trim();
+    const follow = timeShell(`node -- '${sbx}' process logs ${prc} -f --raw > /dev/null`);
+    const got = JSON.parse(sbxOut(["process", "result", prc, "--json"]));
+    sbxOut(["exec", "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x > big200.bin`]);
+    const cat = timeShell(`cat '${path.join(workspaceOf(), "big200.bin")}' > /dev/null`);
+    throughputRows(
+      `Following a process that writes ${size / 1048576} MiB (${got.output_capture.stdout.bytes} bytes captured)`,
+      size,
+      [
+        { label: "cat of the same bytes", ms: cat },
+        { label: "sbx process logs PRC -f (while it writes)", ms: follow },
+      ],
+    );
+    // Daemon memory with 100 idle supervised processes.
+    const status = JSON.parse(sbxOut(["daemon", "status", "--json"]));
+    const idle = rssKiB(status.pid);
+    const ids = [];
+    for (let i = 0; i < 100; i++) ids.push(sbxOut(["process", "start", "--", "sleep", "3600"]).trim());
+    const loaded = rssKiB(status.pid);
+    console.log("\n## Daemon memory (VmRSS)");
+    console.log("| state | KiB | ratio to idle |");
+    console.log("|---|---|---|");
+    console.log(`| idle daemon, no processes | ${idle} | 1.00 |`);
+    console.log(`| 100 idle supervised processes | ${loaded} | ${(loaded / idle).toFixed(2)} |`);
+    for (const id of ids) sbxOut(["process", "rm", id, "--grace", "0s"]);
   }
 } finally {
   spawnSync(process.execPath, ["--", sbx, "daemon", "stop"], { env, stdio: "ignore" });
