@@ -7,8 +7,14 @@ _sbx_subcommand() {
   case "$1|$2" in
     "|exec") REPLY="exec" ;;
     "|receipts") REPLY="receipts" ;;
+    "|recover") REPLY="recover" ;;
+    "|logs") REPLY="logs" ;;
+    "|cancel") REPLY="cancel" ;;
+    "|process") REPLY="process" ;;
+    "|ps") REPLY="ps" ;;
     "|sandbox") REPLY="sandbox" ;;
     "|daemon") REPLY="daemon" ;;
+    "|init") REPLY="init" ;;
     "|profile") REPLY="profile" ;;
     "|config") REPLY="config" ;;
     "|completion") REPLY="completion" ;;
@@ -20,6 +26,15 @@ _sbx_subcommand() {
     "receipts|resubmit") REPLY="receipts resubmit" ;;
     "receipts|export") REPLY="receipts export" ;;
     "receipts|prune") REPLY="receipts prune" ;;
+    "process|start") REPLY="process start" ;;
+    "process|list") REPLY="process list" ;;
+    "process|show") REPLY="process show" ;;
+    "process|logs") REPLY="process logs" ;;
+    "process|result") REPLY="process result" ;;
+    "process|stdin") REPLY="process stdin" ;;
+    "process|signal") REPLY="process signal" ;;
+    "process|stop") REPLY="process stop" ;;
+    "process|rm") REPLY="process rm" ;;
     "sandbox|create") REPLY="sandbox create" ;;
     "sandbox|list" | "sandbox|ls") REPLY="sandbox list" ;;
     "sandbox|show") REPLY="sandbox show" ;;
@@ -43,14 +58,14 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec receipts sandbox daemon profile config completion help"
+      _sbx_commands="exec receipts recover logs cancel process ps sandbox daemon init profile config completion help"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "exec")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --stream --detach --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --idempotency-key --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
       ;;
@@ -100,6 +115,90 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="--before --include-in-doubt --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--before --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "recover")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "logs")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox -f --follow --after --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --after --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "cancel")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --reason --wait --timeout --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --reason --timeout --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process")
+      _sbx_commands="start list show logs result stdin signal stop rm"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "process start")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --name --shell --stdin --restart --max-restarts --backoff --max-backoff --timeout --cwd -e --env --env-file --idempotency-key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --name --shell --restart --max-restarts --backoff --max-backoff --timeout --cwd -e --env --env-file --idempotency-key --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "process list")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "process show")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process logs")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --stream --offset --limit -f --follow --text --raw --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --stream --offset --limit --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process result")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --wait --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --wait --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process stdin")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --file --eof --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --file --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process signal")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_nargs=2 _sbx_variadic=0
+      ;;
+    "process stop")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --grace --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --grace --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process rm")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --grace -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --grace --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "ps")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "sandbox")
@@ -160,6 +259,12 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "init")
+      _sbx_commands=""
+      _sbx_options="--profile-name --api-url --api-key-stdin -y --yes --json -V --version --profile --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile-name --api-url --profile"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "profile")
@@ -242,6 +347,17 @@ _sbx_values() {
     "receipts wait|#0") _sbx_kind=receipt-id ;;
     "receipts refresh|#0") _sbx_kind=receipt-id ;;
     "receipts resubmit|#0") _sbx_kind=receipt-id ;;
+    "logs|#0") _sbx_kind=receipt-id ;;
+    "cancel|#0") _sbx_kind=receipt-id ;;
+    "process start|--restart") _sbx_kind=words _sbx_words="never on-failure always" ;;
+    "process start|--env-file") _sbx_kind=file ;;
+    "process start|#0") _sbx_kind=command ;;
+    "process show|#0") _sbx_kind=receipt-id ;;
+    "process logs|--stream") _sbx_kind=words _sbx_words="stdout stderr" ;;
+    "process logs|#0") _sbx_kind=receipt-id ;;
+    "process result|#0") _sbx_kind=receipt-id ;;
+    "process stdin|--file") _sbx_kind=file ;;
+    "process signal|#1") _sbx_kind=words _sbx_words="TERM INT HUP KILL USR1 USR2" ;;
     "sandbox create|--isolation") _sbx_kind=words _sbx_words="none bwrap" ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;

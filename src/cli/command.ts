@@ -5,7 +5,7 @@
 import { type Command, InvalidArgumentError } from "commander";
 import { type Context, createContext, type GlobalOptions } from "./context.js";
 import { parseDuration } from "./duration.js";
-import type { IO } from "./io/io.js";
+import type { ColorChoice, IO } from "./io/io.js";
 
 export interface Runtime {
   io: IO;
@@ -22,11 +22,13 @@ export function makeBinder(rt: Runtime): Bind {
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
       const globals = cmd.optsWithGlobals() as GlobalOptions;
-      const io = rt.io.configure({
-        color: globals.color === false ? false : rt.io.color,
+      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt);
+      // Colour: --no-color > NO_COLOR/FORCE_COLOR > the `color` setting > the terminal.
+      ctx.io = rt.io.configure({
+        color: globals.color === false ? "never" : colorSetting(ctx),
         quiet: globals.quiet === true,
+        verbose: globals.verbose === true,
       });
-      const ctx = createContext(io, rt.env, globals, rt.interrupt);
       try {
         const code = await run(ctx, cmd);
         rt.exitCode = code ?? 0;
@@ -34,6 +36,17 @@ export function makeBinder(rt: Runtime): Bind {
         await ctx.close();
       }
     };
+}
+
+/** The `color` setting; a config file that cannot be read leaves it to the terminal. */
+function colorSetting(ctx: Context): ColorChoice {
+  if (ctx.env.FORCE_COLOR !== undefined && ctx.env.FORCE_COLOR !== "") return "auto";
+  try {
+    const v = ctx.config.read().settings.color;
+    return v === "always" || v === "never" ? v : "auto";
+  } catch {
+    return "auto";
+  }
 }
 
 export interface Example {

@@ -72,12 +72,15 @@ export async function ensureLocalDaemon(ctx: Context, api: Api): Promise<void> {
   const until = Date.now() + START_DEADLINE_MS;
   while (Date.now() < until) {
     if (tryLock(ctx.paths.startLock)) {
+      // A spinner on a terminal; piped, the one line says why the first command is slower.
+      const progress = ctx.io.progress("starting the local backend (sbx daemon)…");
       try {
         if (await answers(api)) return;
-        ctx.io.info("sbx: starting the local backend (sbx daemon)…");
+        if (!ctx.io.animated) ctx.io.info("sbx: starting the local backend (sbx daemon)…");
         spawnDaemon(ctx, ["--idle-exit", AUTO_IDLE_EXIT]);
         if (await waitForDaemon(api, until - Date.now())) return;
       } finally {
+        progress.stop();
         fs.rmSync(ctx.paths.startLock, { force: true });
       }
       break;

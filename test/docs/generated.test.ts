@@ -199,7 +199,7 @@ describe("completions", () => {
       idPrefix,
       options,
     ] = bashComplete([
-      ["sbx", "rec"],
+      ["sbx", "rece"],
       ["sbx", "receipts", ""],
       ["sbx", "sandbox", "l"],
       ["sbx", "receipts", "list", "--classification", ""],
@@ -267,7 +267,7 @@ describe("completions", () => {
         .map((l) => l.split("\t")[0]);
     };
     expect(complete("sbx receipts l")).toEqual(["list"]);
-    expect(complete("sbx rec")).toEqual(["receipts"]);
+    expect(complete("sbx rece")).toEqual(["receipts"]);
     expect(complete("sbx receipts list --classification o")).toEqual(["outcome_unknown"]);
     expect(complete("sbx receipts show rcp_0")).toEqual(["rcp_0mhx1", "rcp_0mhx2"]);
   });

@@ -133,7 +133,9 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   const live = opts.stream && !opts.json && !opts.detach;
   const body = executeBody(opts, stdin);
   // A spinner while the answer is awaited; stopped before anything is printed.
-  const waiting = live ? undefined : ctx.io.progress(`running ${spinnerLabel(opts)} in ${opts.sandbox}…`, { elapsed: true });
+  const waiting = live
+    ? undefined
+    : ctx.io.progress(`running ${spinnerLabel(opts)} in ${opts.sandbox}…`, { elapsed: true });
   const outcome = await dispatchExecute(
     ctx,
     endpoint,

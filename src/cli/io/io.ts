@@ -2,28 +2,58 @@
 // It knows whether stdout/stderr are terminals, whether colour is on, and whether a
 // person could answer a prompt. Tests use createBufferIO.
 
+import { Writable } from "node:stream";
 import { Chalk, type ChalkInstance } from "chalk";
 
 export interface Sink {
   write(chunk: string | Uint8Array): unknown;
 }
 
+/** A spinner on stderr while sbx waits; a no-op where it cannot be drawn. */
+export interface Progress {
+  /** Replaces the text (the elapsed time, when asked for, is kept after it). */
+  update(text: string): void;
+  /** Clears the spinner line. Safe to call more than once. */
+  stop(): void;
+}
+
+/** What @inquirer/prompts reads keys from and draws on (stderr, so stdout stays data). */
+export interface PromptStreams {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+}
+
 export interface IO {
   readonly stdoutIsTTY: boolean;
   readonly stderrIsTTY: boolean;
   readonly stdinIsTTY: boolean;
+  /** Colour on stdout. */
   readonly color: boolean;
   readonly quiet: boolean;
+  /** Colours for stdout. */
   readonly chalk: ChalkInstance;
+  /** Colours for lines on stderr: on only when stderr is a terminal (or colour is forced). */
+  readonly errChalk: ChalkInstance;
+  /** Spinners are drawn: stderr is a terminal, colour is on, not --quiet. */
+  readonly animated: boolean;
+  /** A person could answer a prompt: stdin and stderr are terminals. */
+  readonly canPrompt: boolean;
   /** A line of data on stdout. */
   out(line: string): void;
   /** A line of progress, hint or warning on stderr (suppressed by --quiet unless it is an error). */
   info(line: string): void;
+  /** A line on stderr shown only with --verbose (never a secret). */
+  verbose(line: string): void;
   /** A line on stderr that is always shown (errors, the in-doubt line). */
   err(line: string): void;
   /** Raw bytes to stdout / stderr (command output). */
   writeOut(chunk: string | Uint8Array): void;
   writeErr(chunk: string | Uint8Array): void;
+  /**
+   * A spinner on stderr with TEXT (and, with `elapsed`, the seconds since it started)
+   * until stop(); nothing at all when not `animated`. Stop it before printing results.
+   */
+  progress(text: string, opts?: { elapsed?: boolean }): Progress;
   /** Everything on stdin. */
   readStdin(): Promise<Buffer>;
   /**
@@ -31,11 +61,19 @@ export interface IO {
    * from a pipe, everything on stdin. Never echoed.
    */
   readSecret(prompt: string): Promise<string>;
+  /** The streams prompts use; only meaningful when canPrompt. */
+  promptStreams(): PromptStreams;
   /** Waits until everything written has been flushed (before exiting). */
   flush(): Promise<void>;
-  /** A copy with colour and quietness decided by the global flags. */
-  configure(opts: { color?: boolean; quiet?: boolean }): IO;
+  /**
+   * A copy with colour, quietness and verbosity decided by the flags and settings:
+   * `never` (--no-color) turns colour off everywhere; `always` turns it on unless
+   * NO_COLOR says otherwise; `auto` keeps what the terminals decided.
+   */
+  configure(opts: { color?: ColorChoice; quiet?: boolean; verbose?: boolean }): IO;
 }
+
+export type ColorChoice = "auto" | "always" | "never";
 
 export interface IOStreams {
   stdout: Sink & { isTTY?: boolean };
@@ -49,6 +87,16 @@ export interface IOStreams {
     resume?: () => unknown;
   };
   env: NodeJS.ProcessEnv;
+}
+
+interface IOState {
+  /** Colour on stdout / on stderr. */
+  color: boolean;
+  errColor: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  /** Whether spinners may be drawn at all (never into test buffers). */
+  spinners: boolean;
 }
 
 /** Reads one line from a terminal in raw mode, echoing nothing. */
@@ -84,20 +132,102 @@ export function colorWanted(isTTY: boolean, env: NodeJS.ProcessEnv): boolean {
   return isTTY;
 }
 
-function makeIO(s: IOStreams, color: boolean, quiet: boolean): IO {
-  const chalk = new Chalk({ level: color ? 2 : 0 });
+const HIDE_CURSOR = "\u001b[?25l";
+const SHOW_CURSOR = "\u001b[?25h";
+
+const NO_PROGRESS: Progress = { update: () => undefined, stop: () => undefined };
+
+/**
+ * An ora spinner on stderr. ora is imported on first use, so commands that never
+ * wait do not pay for it at start-up; a wait shorter than the import shows nothing.
+ */
+function startSpinner(stderr: IOStreams["stderr"], text: string, elapsed: boolean): Progress {
+  const started = Date.now();
+  let current = text;
+  let stopped = false;
+  let spinner: { text: string; stop(): unknown } | null = null;
+  let ticker: NodeJS.Timeout | null = null;
+  const render = () => {
+    const s = Math.floor((Date.now() - started) / 1000);
+    return elapsed && s >= 1 ? `${current} ${s}s` : current;
+  };
+  import("ora")
+    .then(({ default: ora }) => {
+      if (stopped) return;
+      spinner = ora({
+        text: render(),
+        stream: stderr as unknown as NodeJS.WritableStream,
+        isEnabled: true,
+        // ora would otherwise put stdin in raw mode, stealing `exec --stdin` input and Ctrl-C.
+        discardStdin: false,
+        // ora's own cursor hiding loads signal-exit, which re-raises SIGINT once main's
+        // one-shot handler has run: sbx would die on Ctrl-C before printing the in-doubt
+        // line. The cursor is hidden here instead and shown again in stop().
+        hideCursor: false,
+        color: "cyan",
+      }).start();
+      stderr.write(HIDE_CURSOR);
+      if (elapsed) {
+        ticker = setInterval(() => {
+          if (spinner) spinner.text = render();
+        }, 1000);
+        ticker.unref();
+      }
+    })
+    .catch(() => undefined);
+  return {
+    update(t) {
+      current = t;
+      if (spinner) spinner.text = render();
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      if (ticker) clearInterval(ticker);
+      if (spinner) {
+        spinner.stop();
+        stderr.write(SHOW_CURSOR);
+      }
+    },
+  };
+}
+
+/** A Writable over a plain sink, for prompts drawn into a test buffer. */
+function writableOver(sink: Sink & { isTTY?: boolean }): NodeJS.WritableStream {
+  if (sink instanceof Writable) return sink;
+  const w = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      sink.write(chunk);
+      cb();
+    },
+  });
+  // Like process.stderr it is never closed: every prompt pipes into it and ends its pipe.
+  return Object.assign(w, { isTTY: sink.isTTY === true, columns: 80, rows: 24, end: () => w });
+}
+
+function makeIO(s: IOStreams, st: IOState): IO {
+  const chalk = new Chalk({ level: st.color ? 2 : 0 });
+  const errChalk = new Chalk({ level: st.errColor ? 2 : 0 });
+  const stderrIsTTY = s.stderr.isTTY === true;
+  const animated = st.spinners && stderrIsTTY && st.errColor && !st.quiet;
   const io: IO = {
     stdoutIsTTY: s.stdout.isTTY === true,
-    stderrIsTTY: s.stderr.isTTY === true,
+    stderrIsTTY,
     stdinIsTTY: s.stdin.isTTY === true,
-    color,
-    quiet,
+    color: st.color,
+    quiet: st.quiet,
     chalk,
+    errChalk,
+    animated,
+    canPrompt: s.stdin.isTTY === true && stderrIsTTY,
     out: (line) => {
       s.stdout.write(`${line}\n`);
     },
     info: (line) => {
-      if (!quiet) s.stderr.write(`${line}\n`);
+      if (!st.quiet) s.stderr.write(`${line}\n`);
+    },
+    verbose: (line) => {
+      if (st.verbose) s.stderr.write(`${errChalk.dim(line)}\n`);
     },
     err: (line) => {
       s.stderr.write(`${line}\n`);
@@ -108,6 +238,7 @@ function makeIO(s: IOStreams, color: boolean, quiet: boolean): IO {
     writeErr: (chunk) => {
       s.stderr.write(chunk);
     },
+    progress: (text, opts) => (animated ? startSpinner(s.stderr, text, opts?.elapsed === true) : NO_PROGRESS),
     readStdin: async () => {
       const chunks: Buffer[] = [];
       for await (const c of s.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : Buffer.from(c));
@@ -122,6 +253,10 @@ function makeIO(s: IOStreams, color: boolean, quiet: boolean): IO {
       }
       return (await io.readStdin()).toString("utf8").trim();
     },
+    promptStreams: () => ({
+      input: s.stdin as unknown as NodeJS.ReadableStream,
+      output: writableOver(s.stderr),
+    }),
     flush: async () => {
       await Promise.all(
         [s.stdout, s.stderr].map(
@@ -134,7 +269,17 @@ function makeIO(s: IOStreams, color: boolean, quiet: boolean): IO {
         ),
       );
     },
-    configure: (opts) => makeIO(s, opts.color ?? color, opts.quiet ?? quiet),
+    configure: (opts) => {
+      const noColorEnv = s.env.NO_COLOR !== undefined && s.env.NO_COLOR !== "";
+      const pick = (auto: boolean) => (opts.color === "never" ? false : opts.color === "always" ? !noColorEnv : auto);
+      return makeIO(s, {
+        ...st,
+        color: pick(st.color),
+        errColor: pick(st.errColor),
+        quiet: opts.quiet ?? st.quiet,
+        verbose: opts.verbose ?? st.verbose,
+      });
+    },
   };
   return io;
 }
@@ -147,7 +292,13 @@ export function createProcessIO(): IO {
     });
   }
   const streams: IOStreams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
-  return makeIO(streams, colorWanted(process.stdout.isTTY === true, process.env), false);
+  return makeIO(streams, {
+    color: colorWanted(process.stdout.isTTY === true, process.env),
+    errColor: colorWanted(process.stderr.isTTY === true, process.env),
+    quiet: false,
+    verbose: false,
+    spinners: true,
+  });
 }
 
 export interface BufferIO extends IO {
@@ -156,8 +307,14 @@ export interface BufferIO extends IO {
   stdoutBytes(): Buffer;
 }
 
-/** An IO over buffers, for tests: not a TTY, no colour unless asked. */
-export function createBufferIO(opts: { stdin?: Buffer | string; tty?: boolean; color?: boolean } = {}): BufferIO {
+/**
+ * An IO over buffers, for tests: not a TTY, no colour unless asked, never a spinner.
+ * `keys`, a readable stream (e.g. a PassThrough), stands in for the terminal that
+ * prompts read; with `tty` it makes canPrompt true.
+ */
+export function createBufferIO(
+  opts: { stdin?: Buffer | string; tty?: boolean; color?: boolean; keys?: NodeJS.ReadableStream } = {},
+): BufferIO {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const sink = (into: Buffer[], tty: boolean) => ({
@@ -169,16 +326,18 @@ export function createBufferIO(opts: { stdin?: Buffer | string; tty?: boolean; c
     },
   });
   const input = opts.stdin === undefined ? Buffer.alloc(0) : Buffer.from(opts.stdin);
-  const stdin = {
-    isTTY: opts.tty === true,
-    async *[Symbol.asyncIterator]() {
-      if (input.length) yield input;
-    },
-  };
+  const stdin: IOStreams["stdin"] =
+    opts.keys === undefined
+      ? {
+          isTTY: opts.tty === true,
+          async *[Symbol.asyncIterator]() {
+            if (input.length) yield input;
+          },
+        }
+      : Object.assign(opts.keys as unknown as IOStreams["stdin"], { isTTY: opts.tty === true });
   const io = makeIO(
     { stdout: sink(out, opts.tty === true), stderr: sink(err, opts.tty === true), stdin, env: {} },
-    opts.color ?? false,
-    false,
+    { color: opts.color ?? false, errColor: opts.color ?? false, quiet: false, verbose: false, spinners: false },
   );
   return {
     ...io,

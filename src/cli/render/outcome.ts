@@ -40,7 +40,7 @@ export function printDispatchOutcome(
   if (!settled) {
     const line = explain(doc);
     if (IN_DOUBT.includes(doc.classification) || doc.classification === "not_started")
-      ctx.io.err(ctx.io.chalk.yellow(line));
+      ctx.io.err(ctx.io.errChalk.yellow(line));
     else ctx.io.err(line);
   }
   return exit;

@@ -15,7 +15,11 @@ export function colorClassification(chalk: ChalkInstance, c: Classification | nu
 
 export function commandText(doc: ReceiptDocument): string {
   const body = doc.request.body as { command?: unknown } | null;
-  const command = body?.command;
+  return formatCommand(body?.command);
+}
+
+/** An execute request's command as a person would type it: argv quoted where needed, or sh -c "…". */
+export function formatCommand(command: unknown): string {
   if (typeof command === "string") return `sh -c ${JSON.stringify(command)}`;
   if (Array.isArray(command)) {
     return command.map((a) => (/^[\w@%+=:,./-]+$/.test(String(a)) ? String(a) : JSON.stringify(a))).join(" ");

@@ -17,7 +17,8 @@ function checkKey(key: string): string {
 export async function runGet(opts: { key: string | undefined; json: boolean }, ctx: Context): Promise<number> {
   const settings = ctx.config.read().settings;
   if (opts.key === undefined) {
-    if (opts.json) printJson(ctx, settings);
+    // Every known setting, null when unset: a fixed set of keys, whatever the file holds.
+    if (opts.json) printJson(ctx, Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, settings[k] ?? null])));
     else for (const k of Object.keys(SETTINGS)) ctx.io.out(`${k}\t${settings[k] ?? ""}`);
     return 0;
   }
@@ -45,6 +46,10 @@ export function register(program: Command, bind: Bind): void {
         .map(([k, s]) => `  ${k.padEnd(8)} ${s.describe}`)
         .join("\n")}`,
     );
+  withExamples(noun, [
+    { command: "sbx config get", description: "every setting" },
+    { command: "sbx config set sandbox build", description: "exec runs in build unless -s says otherwise" },
+  ]);
   const get = noun
     .command("get")
     .summary("print a setting (all settings without KEY)")

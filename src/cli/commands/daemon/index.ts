@@ -1,7 +1,7 @@
 // sbx daemon: the embedded backend.
 
 import type { Command } from "commander";
-import type { Bind } from "../../command.js";
+import { type Bind, withExamples } from "../../command.js";
 import * as run from "./run.js";
 import * as start from "./start.js";
 import * as status from "./status.js";
@@ -20,4 +20,8 @@ export function register(program: Command, bind: Bind): void {
   start.register(noun, bind);
   stop.register(noun, bind);
   status.register(noun, bind);
+  withExamples(noun, [
+    { command: "sbx daemon status", description: "is the embedded backend running?" },
+    { command: "sbx daemon stop", description: "stop it (the next command starts it again)" },
+  ]);
 }

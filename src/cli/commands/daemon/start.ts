@@ -19,11 +19,13 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
     import("../../../client/api.js"),
   ]);
   const http = new HttpClient({ ...ctx.endpoint({ profile: "local" }), apiKey: null, autoStart: false });
+  const progress = ctx.io.progress("starting the daemon…", { elapsed: true });
   try {
     if (!(await waitForDaemon(new Api(http), 20_000))) {
       throw new BackendError("daemon_unavailable", "the daemon did not start", null, `see ${ctx.paths.daemonLog}`);
     }
   } finally {
+    progress.stop();
     await http.close();
   }
   const after = await daemonStatus(ctx);

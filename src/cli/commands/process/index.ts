@@ -29,6 +29,11 @@ export function register(program: Command, bind: Bind): void {
   signal.register(noun, bind);
   stop.register(noun, bind);
   rm.register(noun, bind);
+  withExamples(noun, [
+    { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
+    { command: "sbx process logs web -f", description: "follow its output" },
+    { command: "sbx ps", description: "what runs in the default sandbox" },
+  ]);
   const ps = list.configureList(
     new Command("ps")
       .summary("list supervised processes (sbx process list)")

@@ -1,7 +1,7 @@
 // sbx profile: named backends (API URL and key).
 
 import type { Command } from "commander";
-import type { Bind } from "../../command.js";
+import { type Bind, withExamples } from "../../command.js";
 import * as add from "./add.js";
 import * as list from "./list.js";
 import * as rm from "./rm.js";
@@ -22,4 +22,12 @@ export function register(program: Command, bind: Bind): void {
   use.register(noun, bind);
   show.register(noun, bind);
   rm.register(noun, bind);
+  withExamples(noun, [
+    {
+      command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
+      description: "a remote backend with a key",
+    },
+    { command: "sbx profile use prod", description: "use it from now on" },
+    { command: "sbx profile list", description: "all profiles, the current one marked *" },
+  ]);
 }

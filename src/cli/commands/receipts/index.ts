@@ -1,7 +1,7 @@
 // sbx receipts: the local record of everything sbx sent.
 
 import type { Command } from "commander";
-import type { Bind } from "../../command.js";
+import { type Bind, withExamples } from "../../command.js";
 import * as exportCmd from "./export.js";
 import * as list from "./list.js";
 import * as prune from "./prune.js";
@@ -26,4 +26,9 @@ export function register(program: Command, bind: Bind): void {
   resubmit.register(noun, bind);
   exportCmd.register(noun, bind);
   prune.register(noun, bind);
+  withExamples(noun, [
+    { command: "sbx receipts list", description: "what ran, newest first" },
+    { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },
+    { command: "sbx receipts wait rcp_0mhx", description: "observe an execution in doubt until it settles" },
+  ]);
 }

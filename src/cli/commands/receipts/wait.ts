@@ -28,8 +28,14 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   const id = store.resolve(opts.ref);
   const stored = store.get(id);
   const api = await ctx.api(endpointOfReceipt(ctx, stored));
-  if (ctx.io.stderrIsTTY) ctx.io.info(`sbx: waiting for ${id}…`);
-  await waitUntilSettled(ctx, api, id, opts.timeoutMs);
+  const progress = ctx.io.progress(`waiting for ${id}…`, { elapsed: true });
+  try {
+    await waitUntilSettled(ctx, api, id, opts.timeoutMs, (c) =>
+      progress.update(`waiting for ${id} (${c.classification ?? "no answer"})…`),
+    );
+  } finally {
+    progress.stop();
+  }
   return printDispatchOutcome(ctx, receiptDocument(store.get(id)), opts.json);
 }
 

@@ -8,7 +8,7 @@ import { type Bind, declareChoices, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
-import { printSandboxes } from "./render.js";
+import { printSandboxes, sandboxDocument } from "./render.js";
 
 export interface CreateOptions {
   name: string | undefined;
@@ -42,7 +42,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
     },
     `sbx-${randomUUID()}`,
   );
-  if (opts.json) printJson(ctx, sandbox);
+  if (opts.json) printJson(ctx, sandboxDocument(sandbox));
   else printSandboxes(ctx.io, [sandbox]);
   return 0;
 }

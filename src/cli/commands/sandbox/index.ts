@@ -1,7 +1,7 @@
 // sbx sandbox: create, list, show and remove sandboxes.
 
 import type { Command } from "commander";
-import type { Bind } from "../../command.js";
+import { type Bind, withExamples } from "../../command.js";
 import * as create from "./create.js";
 import * as list from "./list.js";
 import * as rm from "./rm.js";
@@ -19,4 +19,8 @@ export function register(program: Command, bind: Bind): void {
   list.register(noun, bind);
   show.register(noun, bind);
   rm.register(noun, bind);
+  withExamples(noun, [
+    { command: "sbx sandbox create build", description: "a sandbox named build" },
+    { command: "sbx sandbox list", description: "all sandboxes" },
+  ]);
 }

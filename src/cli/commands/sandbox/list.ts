@@ -4,11 +4,11 @@ import type { Command } from "commander";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
-import { printSandboxes } from "./render.js";
+import { printSandboxes, sandboxDocument } from "./render.js";
 
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
   const sandboxes = await (await ctx.api()).listSandboxes();
-  if (opts.json) printJson(ctx, { sandboxes });
+  if (opts.json) printJson(ctx, { sandboxes: sandboxes.map(sandboxDocument) });
   else printSandboxes(ctx.io, sandboxes);
   return 0;
 }

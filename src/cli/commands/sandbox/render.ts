@@ -1,4 +1,5 @@
-// Sandboxes for people.
+// Sandboxes for people, and the --json document of one (its fields are the contract:
+// a backend's extra fields are not passed through).
 
 import type { Sandbox } from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
@@ -17,4 +18,26 @@ export function printSandboxes(io: IO, sandboxes: Sandbox[]): void {
       formatTime(io, s.created_at),
     ]),
   );
+}
+
+export interface SandboxDocument {
+  sandbox_id: string;
+  name: string;
+  status: string;
+  isolation: string;
+  network: boolean;
+  workspace: string;
+  created_at: string;
+}
+
+export function sandboxDocument(s: Sandbox): SandboxDocument {
+  return {
+    sandbox_id: s.sandbox_id,
+    name: s.name,
+    status: s.status,
+    isolation: s.isolation,
+    network: s.network,
+    workspace: s.workspace,
+    created_at: s.created_at,
+  };
 }

@@ -6,7 +6,7 @@ import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
-import { printSandboxes } from "./render.js";
+import { printSandboxes, sandboxDocument } from "./render.js";
 
 export function checkSandboxRef(ref: string): string {
   if (!isValidSandboxRef(ref)) throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name`);
@@ -15,7 +15,7 @@ export function checkSandboxRef(ref: string): string {
 
 export async function run(opts: { ref: string; json: boolean }, ctx: Context): Promise<number> {
   const sandbox = await (await ctx.api()).getSandbox(opts.ref);
-  if (opts.json) printJson(ctx, sandbox);
+  if (opts.json) printJson(ctx, sandboxDocument(sandbox));
   else printSandboxes(ctx.io, [sandbox]);
   return 0;
 }

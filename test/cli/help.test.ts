@@ -1,0 +1,97 @@
+// Help is complete: every command in the tree has a summary, a description and an
+// example; `sbx help exit-codes` names every exit code and classification; a typo
+// exits 125 with a suggestion.
+
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { examplesOf } from "../../src/cli/command.js";
+import { docsProgram } from "../../src/cli/docs/generate.js";
+import { createBufferIO } from "../../src/cli/io/io.js";
+import { main } from "../../src/cli/main.js";
+import { CLASSIFICATIONS } from "../../src/receipts/classify.js";
+
+function walk(cmd: Command, path: string[] = []): Array<{ path: string; cmd: Command }> {
+  return cmd.commands.flatMap((c) => {
+    const p = [...path, c.name()];
+    return [{ path: p.join(" "), cmd: c }, ...walk(c, p)];
+  });
+}
+
+const program = docsProgram();
+const commands = walk(program);
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = createBufferIO();
+  const code = await main(argv, io, { SBX_HOME: "/nonexistent/sbx-help-test" });
+  return { code, out: io.stdoutText(), err: io.stderrText() };
+}
+
+describe("every command documents itself", () => {
+  it("walks a tree that includes the commands users expect", () => {
+    const paths = commands.map((c) => c.path);
+    for (const p of ["exec", "init", "receipts list", "sandbox create", "profile add", "config get", "daemon status"]) {
+      expect(paths).toContain(p);
+    }
+  });
+
+  it("the program itself has a description and examples", () => {
+    expect(program.description()).not.toBe("");
+    expect(examplesOf(program).length).toBeGreaterThan(0);
+  });
+
+  it.each(commands.map((c) => [c.path, c.cmd] as const))(
+    "%s has a summary, a description and an example",
+    (_p, cmd) => {
+      expect(cmd.summary(), "summary").not.toBe("");
+      expect(cmd.summary(), "a one-line summary").not.toContain("\n");
+      expect(cmd.description(), "description").not.toBe("");
+      expect(examplesOf(cmd).length, "examples").toBeGreaterThan(0);
+      for (const e of examplesOf(cmd)) {
+        expect(e.command.startsWith("sbx ") || /\|\s*sbx /.test(e.command) || /^\S+=\S* sbx /.test(e.command)).toBe(
+          true,
+        );
+        expect(e.description).not.toBe("");
+      }
+    },
+  );
+
+  it("--help shows the examples", async () => {
+    const { code, out } = await run(["receipts", "list", "--help"]);
+    expect(code).toBe(0);
+    expect(out).toContain("Examples:");
+    expect(out).toContain("$ sbx receipts list");
+  });
+});
+
+describe("sbx help exit-codes", () => {
+  it("lists every exit code and every classification", async () => {
+    const { code, out, err } = await run(["help", "exit-codes"]);
+    expect(code).toBe(0);
+    expect(err).toBe("");
+    const codes = new Set(out.split("\n").map((l) => /^ {2}(\S+)\s/.exec(l)?.[1]));
+    for (const c of ["0", "75", "124", "125", "130", "255", "128+S"]) expect(codes, c).toContain(c);
+    for (const c of CLASSIFICATIONS) expect(out, c).toMatch(new RegExp(`\\b${c}\\b`));
+  });
+
+  it("is reachable from `sbx help`", async () => {
+    const { code, out } = await run(["help"]);
+    expect(code).toBe(0);
+    expect(out).toContain("sbx help exit-codes");
+  });
+});
+
+describe("typos exit 125 with a suggestion", () => {
+  it.each([
+    [["recipts", "list"], "receipts"],
+    [["receipts", "lsit"], "list"],
+    [["receipts", "list", "--jsn"], "--json"],
+    [["exec", "--sandboxx", "x", "--", "ls"], "--sandbox"],
+    [["--profle", "x", "receipts", "list"], "--profile"],
+  ])("sbx %j suggests %s", async (argv, suggestion) => {
+    const { code, out, err } = await run(argv);
+    expect(code).toBe(125);
+    expect(out).toBe("");
+    expect(err).toMatch(/^sbx: unknown (command|option)/);
+    expect(err.toLowerCase()).toContain(`did you mean ${suggestion}?`);
+  });
+});
