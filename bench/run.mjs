@@ -70,7 +70,10 @@ function throughputRows(title, bytes, rows) {
   console.log("| reader | ms | MB/s | ratio to cat (time) |");
   console.log("|---|---|---|---|");
   const base = rows[0].ms;
-  for (const r of rows) console.log(`| ${r.label} | ${r.ms.toFixed(0)} | ${(mb / (r.ms / 1000)).toFixed(1)} | ${(r.ms / base).toFixed(2)} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.label} | ${r.ms.toFixed(0)} | ${(mb / (r.ms / 1000)).toFixed(1)} | ${(r.ms / base).toFixed(2)} |`,
+    );
 }
 
 function workspaceOf(sandbox = "default") {
@@ -103,12 +106,18 @@ try {
     const cat = timeShell(`cat '${file}' > /dev/null`);
     const replay = timeShell(`node -- '${sbx}' logs ${doc.execution_id} > /dev/null`);
     const follow = timeShell(`node -- '${sbx}' logs ${doc.execution_id} -f > /dev/null`);
-    const check = spawnSync("/bin/sh", ["-c", `node -- '${sbx}' logs ${doc.execution_id} -f | cmp - '${file}'`], { env });
-    throughputRows(`Replay of an execution with ${size / 1048576} MiB of output (identical bytes: ${check.status === 0})`, size, [
-      { label: "cat big.bin", ms: cat },
-      { label: "sbx logs EXE (event pages + full output)", ms: replay },
-      { label: "sbx logs EXE -f (SSE + full output)", ms: follow },
-    ]);
+    const check = spawnSync("/bin/sh", ["-c", `node -- '${sbx}' logs ${doc.execution_id} -f | cmp - '${file}'`], {
+      env,
+    });
+    throughputRows(
+      `Replay of an execution with ${size / 1048576} MiB of output (identical bytes: ${check.status === 0})`,
+      size,
+      [
+        { label: "cat big.bin", ms: cat },
+        { label: "sbx logs EXE (event pages + full output)", ms: replay },
+        { label: "sbx logs EXE -f (SSE + full output)", ms: follow },
+      ],
+    );
   }
   if (!only || only === "process") {
     // logs -f of a process writing 200 MB, next to cat of the same bytes.

@@ -145,17 +145,19 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox rm|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+            return 0
+        case 'help|--api-url'
             return 0
     end
     return 1
@@ -636,6 +638,8 @@ complete -c sbx -n '__sbx_at "daemon run"' -l listen -x -d 'also listen on TCP (
 complete -c sbx -n '__sbx_at "daemon run"' -l faults -x -d 'inject faults (see below) to rehearse recovery'
 complete -c sbx -n '__sbx_at "daemon run"' -l idle-exit -x -d 'exit after this long idle with nothing running'
 complete -c sbx -n '__sbx_at "daemon run"' -l key-retention -x -d 'how long idempotency keys are kept (default: 7d)'
+complete -c sbx -n '__sbx_at "daemon run"' -l process-log-segment -x -d 'rotate process log files at this size (default: 8MiB)'
+complete -c sbx -n '__sbx_at "daemon run"' -l process-log-keep -x -d 'process log bytes kept per stream (default: 64MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

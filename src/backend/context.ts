@@ -1,11 +1,14 @@
 // What a route handler receives: the matched route, the request, the caller and
 // the backend's services. Kept apart from server.ts so handlers do not import it.
 
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { BackendStore } from "./db.js";
+import type { EventLog } from "./events.js";
 import type { ExecutionManager } from "./executions.js";
 import type { FaultDecision } from "./faults.js";
 import type { Reply } from "./http.js";
 import type { IdempotencyKeys } from "./idempotency.js";
+import type { ProcessSupervisor } from "./process-supervisor.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
 
 /** Every route, named as the fault grammar names it. */
@@ -18,17 +21,43 @@ export const ROUTE_NAMES = [
   "execute",
   "executions.list",
   "executions.get",
+  "executions.stream",
+  "executions.events",
+  "executions.output",
+  "executions.cancel",
+  "process.start",
+  "processes.list",
+  "process.get",
+  "process.result",
+  "process.logs",
+  "process.stdin",
+  "process.signal",
+  "process.stop",
 ] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
 /** Routes that change state and so honour Idempotency-Key. */
-export const MUTATION_ROUTES: readonly RouteName[] = ["sandbox.create", "sandbox.delete", "execute"];
+export const MUTATION_ROUTES: readonly RouteName[] = [
+  "sandbox.create",
+  "sandbox.delete",
+  "execute",
+  "executions.cancel",
+  "process.start",
+  "process.stdin",
+  "process.signal",
+  "process.stop",
+];
 
 export interface Services {
   store: BackendStore;
   sandboxes: SandboxRegistry;
   executions: ExecutionManager;
+  processes: ProcessSupervisor;
+  /** Execution event logs and full output files. */
+  events: EventLog;
   idempotency: IdempotencyKeys;
+  /** Between `: ping` comments on an event stream. */
+  ssePingMs: number;
   startedAt: string;
 }
 
@@ -40,6 +69,8 @@ export interface RequestContext {
   params: Record<string, string>;
   query: URLSearchParams;
   body: Buffer;
+  /** The request's headers (e.g. Content-Type of a stdin write). */
+  headers: IncomingHttpHeaders;
   /** "local" on the Unix socket; a digest of the token on TCP. Scopes idempotency keys. */
   caller: string;
   /** The validated Idempotency-Key header of a mutation, or null. */
@@ -49,6 +80,11 @@ export interface RequestContext {
   admissionDelay(): Promise<void>;
   /** Aborted when the client goes away before the answer. */
   signal: AbortSignal;
+  /**
+   * For answers written as a stream (SSE): the handler writes the response itself
+   * and returns STREAMED (stream.ts). Every other handler answers with a Reply.
+   */
+  response: ServerResponse;
   services: Services;
 }
 

@@ -2,7 +2,7 @@
 // row access. Each public method is one unit of work; callers that need several
 // writes to land together wrap them in `transaction`.
 
-import type { ExecutionRecord, Isolation, Outcome } from "../protocol/types.js";
+import type { ExecutionRecord, Isolation, Outcome, ProcessEndReason, ProcessState } from "../protocol/types.js";
 import { type Database, migrate, openDatabase, type Statement } from "../platform/sqlite.js";
 
 /** Forward-only; never edit a released entry, append a new one. */
@@ -60,6 +60,65 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (caller, method, path, key)
   );
   CREATE INDEX idempotency_keys_age ON idempotency_keys (created_at_ms);
+  `,
+  // Execution event logs. stdout_end/stderr_end: each stream's byte offset covered by
+  // the events up to this one (what a `reset` at this event holds). A base row
+  // remembers what trimming removed.
+  `
+  CREATE TABLE execution_events (
+    execution_id TEXT NOT NULL REFERENCES executions(execution_id) ON DELETE CASCADE,
+    sequence INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    at TEXT NOT NULL,
+    data TEXT NOT NULL,
+    stdout_end INTEGER NOT NULL,
+    stderr_end INTEGER NOT NULL,
+    PRIMARY KEY (execution_id, sequence)
+  ) WITHOUT ROWID;
+  CREATE TABLE execution_event_bases (
+    execution_id TEXT PRIMARY KEY REFERENCES executions(execution_id) ON DELETE CASCADE,
+    through_sequence INTEGER NOT NULL,
+    stdout_end INTEGER NOT NULL,
+    stderr_end INTEGER NOT NULL
+  );
+  `,
+  // Supervised processes. command, env, restart and last_run are JSON; env is kept
+  // so that "always" processes can start again after the daemon restarts.
+  `
+  CREATE TABLE processes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    process_id TEXT NOT NULL UNIQUE,
+    sandbox_id TEXT NOT NULL REFERENCES sandboxes(sandbox_id) ON DELETE CASCADE,
+    idempotency_key TEXT,
+    name TEXT,
+    command TEXT NOT NULL,
+    working_dir TEXT NOT NULL,
+    env TEXT NOT NULL,
+    stdin_enabled INTEGER NOT NULL,
+    timeout_ms INTEGER,
+    restart TEXT NOT NULL,
+    state TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    exit_code INTEGER,
+    signal TEXT,
+    end_reason TEXT,
+    restarts INTEGER NOT NULL DEFAULT 0,
+    restarts_in_window INTEGER NOT NULL DEFAULT 0,
+    stop_requested INTEGER NOT NULL DEFAULT 0,
+    os_pid INTEGER,
+    pgid_start_time TEXT,
+    last_run TEXT,
+    next_restart_at TEXT,
+    stdout_bytes INTEGER NOT NULL DEFAULT 0,
+    stderr_bytes INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    first_started_at TEXT,
+    started_at TEXT,
+    ended_at TEXT
+  );
+  CREATE INDEX processes_by_sandbox ON processes (sandbox_id, seq);
+  CREATE INDEX processes_by_key ON processes (sandbox_id, idempotency_key);
+  CREATE INDEX processes_unended ON processes (state) WHERE state <> 'exited';
   `,
 ];
 
@@ -125,6 +184,25 @@ export interface ExecutionEnd {
   stderr_truncated: boolean;
   finished_at: string | null;
   duration_ms: number | null;
+}
+
+export interface EventRow {
+  execution_id: string;
+  sequence: number;
+  type: string;
+  at: string;
+  /** JSON */
+  data: string;
+  stdout_end: number;
+  stderr_end: number;
+}
+
+/** What trimming removed: events through `through_sequence`, covering output up to the `_end` offsets. */
+export interface EventBaseRow {
+  execution_id: string;
+  through_sequence: number;
+  stdout_end: number;
+  stderr_end: number;
 }
 
 export interface IdempotencyScope {
@@ -350,6 +428,62 @@ export class BackendStore {
     return this.prepare<ExecutionRow>("SELECT * FROM executions WHERE record_pending = 1 ORDER BY seq").all();
   }
 
+  markCancelRequested(executionId: string): void {
+    this.prepare("UPDATE executions SET cancel_requested = 1 WHERE execution_id = ?").run(executionId);
+  }
+
+  // ── execution events ─────────────────────────────────────────────────────
+
+  insertEvent(row: EventRow): void {
+    this.prepare(
+      `INSERT INTO execution_events (execution_id, sequence, type, at, data, stdout_end, stderr_end)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(row.execution_id, row.sequence, row.type, row.at, row.data, row.stdout_end, row.stderr_end);
+  }
+
+  setLastEventId(executionId: string, sequence: number): void {
+    this.prepare("UPDATE executions SET last_event_id = ? WHERE execution_id = ?").run(sequence, executionId);
+  }
+
+  /** Events after a sequence, oldest first. */
+  readEvents(executionId: string, afterSequence: number, limit: number): EventRow[] {
+    return this.prepare<EventRow>(
+      `SELECT * FROM execution_events WHERE execution_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
+    ).all(executionId, afterSequence, limit);
+  }
+
+  getEvent(executionId: string, sequence: number): EventRow | undefined {
+    return this.prepare<EventRow>("SELECT * FROM execution_events WHERE execution_id = ? AND sequence = ?").get(
+      executionId,
+      sequence,
+    );
+  }
+
+  lastEvent(executionId: string): EventRow | undefined {
+    return this.prepare<EventRow>(
+      "SELECT * FROM execution_events WHERE execution_id = ? ORDER BY sequence DESC LIMIT 1",
+    ).get(executionId);
+  }
+
+  getEventBase(executionId: string): EventBaseRow | undefined {
+    return this.prepare<EventBaseRow>("SELECT * FROM execution_event_bases WHERE execution_id = ?").get(executionId);
+  }
+
+  /** Keeps the newest `keep` events; what goes is remembered in the base row. */
+  trimEvents(executionId: string, keep: number): void {
+    const last = this.lastEvent(executionId);
+    if (!last) return;
+    const through = last.sequence - keep;
+    const boundary = through > 0 ? this.getEvent(executionId, through) : undefined;
+    if (!boundary) return;
+    this.prepare(
+      `INSERT INTO execution_event_bases (execution_id, through_sequence, stdout_end, stderr_end) VALUES (?, ?, ?, ?)
+         ON CONFLICT (execution_id) DO UPDATE SET
+           through_sequence = excluded.through_sequence, stdout_end = excluded.stdout_end, stderr_end = excluded.stderr_end`,
+    ).run(executionId, through, boundary.stdout_end, boundary.stderr_end);
+    this.prepare("DELETE FROM execution_events WHERE execution_id = ? AND sequence <= ?").run(executionId, through);
+  }
+
   // ── idempotency keys ─────────────────────────────────────────────────────
 
   getIdempotencyKey(scope: IdempotencyScope): IdempotencyRow | undefined {
@@ -379,4 +513,131 @@ export class BackendStore {
   purgeIdempotencyKeys(olderThanMs: number): number {
     return this.prepare("DELETE FROM idempotency_keys WHERE created_at_ms < ?").run(olderThanMs).changes;
   }
+
+  // ── supervised processes ─────────────────────────────────────────────────
+
+  insertProcess(row: Omit<ProcessRow, "seq">): void {
+    const columns = Object.keys(row).filter((c) => PROCESS_COLUMNS.has(c));
+    this.prepare(`INSERT INTO processes (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(
+      ...columns.map((c) => row[c as keyof typeof row]),
+    );
+  }
+
+  /** Writes the given columns of a process row. */
+  updateProcess(processId: string, patch: ProcessPatch): void {
+    const columns = Object.keys(patch).filter((c) => PROCESS_COLUMNS.has(c));
+    if (columns.length === 0) return;
+    this.prepare(`UPDATE processes SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE process_id = ?`).run(
+      ...columns.map((c) => patch[c as keyof ProcessPatch]),
+      processId,
+    );
+  }
+
+  getProcess(processId: string): ProcessRow | undefined {
+    return this.prepare<ProcessRow>("SELECT * FROM processes WHERE process_id = ?").get(processId);
+  }
+
+  /** Oldest first. */
+  listProcesses(sandboxId: string, idempotencyKey?: string): ProcessRow[] {
+    if (idempotencyKey !== undefined) {
+      return this.prepare<ProcessRow>(
+        "SELECT * FROM processes WHERE sandbox_id = ? AND idempotency_key = ? ORDER BY seq",
+      ).all(sandboxId, idempotencyKey);
+    }
+    return this.prepare<ProcessRow>("SELECT * FROM processes WHERE sandbox_id = ? ORDER BY seq").all(sandboxId);
+  }
+
+  /** Processes not ended for good (running, backoff, stopping), in every sandbox. */
+  unendedProcesses(): ProcessRow[] {
+    return this.prepare<ProcessRow>("SELECT * FROM processes WHERE state <> 'exited' ORDER BY seq").all();
+  }
+
+  /** Processes the daemon stopped on its way down (restart recovery starts `always` ones again). */
+  processesEndedByShutdown(): ProcessRow[] {
+    return this.prepare<ProcessRow>(
+      "SELECT * FROM processes WHERE state = 'exited' AND end_reason = 'backend_shutdown' AND stop_requested = 0 ORDER BY seq",
+    ).all();
+  }
+
+  countUnendedProcesses(sandboxId: string): number {
+    const row = this.prepare<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM processes WHERE sandbox_id = ? AND state <> 'exited'",
+    ).get(sandboxId);
+    return row?.n ?? 0;
+  }
+
+  deleteProcess(processId: string): void {
+    this.prepare("DELETE FROM processes WHERE process_id = ?").run(processId);
+  }
 }
+
+export interface ProcessRow {
+  seq: number;
+  process_id: string;
+  sandbox_id: string;
+  idempotency_key: string | null;
+  name: string | null;
+  /** JSON: string[] | string */
+  command: string;
+  working_dir: string;
+  /** JSON: Record<string, string> (the request's env only) */
+  env: string;
+  stdin_enabled: number;
+  timeout_ms: number | null;
+  /** JSON: RestartPolicy */
+  restart: string;
+  state: ProcessState;
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  end_reason: ProcessEndReason | null;
+  restarts: number;
+  restarts_in_window: number;
+  stop_requested: number;
+  /** The current run's leader, which is also its process group id. */
+  os_pid: number | null;
+  pgid_start_time: string | null;
+  /** JSON: ProcessRunSummary | null */
+  last_run: string | null;
+  next_restart_at: string | null;
+  /** Each stream's logical end when last recorded (the log files may be further on). */
+  stdout_bytes: number;
+  stderr_bytes: number;
+  created_at: string;
+  first_started_at: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export type ProcessPatch = Partial<Omit<ProcessRow, "seq" | "process_id" | "sandbox_id" | "created_at">>;
+
+const PROCESS_COLUMNS: ReadonlySet<string> = new Set([
+  "process_id",
+  "sandbox_id",
+  "idempotency_key",
+  "name",
+  "command",
+  "working_dir",
+  "env",
+  "stdin_enabled",
+  "timeout_ms",
+  "restart",
+  "state",
+  "outcome",
+  "exit_code",
+  "signal",
+  "end_reason",
+  "restarts",
+  "restarts_in_window",
+  "stop_requested",
+  "os_pid",
+  "pgid_start_time",
+  "last_run",
+  "next_restart_at",
+  "stdout_bytes",
+  "stderr_bytes",
+  "created_at",
+  "first_started_at",
+  "started_at",
+  "ended_at",
+]);

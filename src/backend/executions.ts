@@ -1,17 +1,22 @@
 // The life of an execution: admitted (row inserted, outcome pending) → started on
-// the driver → ended (row updated, waiters woken). Also restart recovery (rows an
-// earlier run left pending become `unknown`/`exec_stream_lost`, their process
-// groups are ended) and shutdown (running groups are ended and marked).
+// the driver (`started` event) → output (events and output files) → ended (row
+// updated with `exit` and `end` events in one transaction, waiters woken). Also
+// cancel (the group is ended; the outcome follows when it is gone), restart
+// recovery (rows an earlier run left pending become `unknown`/`exec_stream_lost`,
+// their logs end with `exit` unknown and `end` incomplete, their process groups
+// are ended) and shutdown (running groups are ended and marked).
 
 import { randomBytes } from "node:crypto";
-import type { ExecutionRecord } from "../protocol/types.js";
-import { type BackendStore, type ExecutionEnd, type SandboxRow, toExecutionRecord } from "./db.js";
+import type { EndEventData, ExecutionRecord, ExitEventData } from "../protocol/types.js";
+import { type BackendStore, type ExecutionEnd, type ExecutionRow, type SandboxRow, toExecutionRecord } from "./db.js";
+import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import { endLostProcessGroup, type ExecutionDriver, type RunHandle, type RunResult } from "./runner.js";
 
 export const BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
+export const SYSTEM_ERROR_DRIVER = "driver_error";
 
 /** How an execution's end is stored; anything but `normal` is fault injection. */
 export type EndMode = "normal" | "stream_lost" | "record_pending";
@@ -34,8 +39,11 @@ export interface AdmitSpec {
   endMode?: EndMode;
 }
 
+export type CancelResult = "requested" | "already_terminal";
+
 interface LiveExecution {
   handle: RunHandle;
+  writer: EventWriter;
   sandboxId: string;
   waiters: Set<() => void>;
   /** Resolves once the end is stored. */
@@ -45,6 +53,7 @@ interface LiveExecution {
 export interface ExecutionManagerOptions {
   store: BackendStore;
   driver: ExecutionDriver;
+  events: EventLog;
   recordPendingPublishMs?: number;
   log?: (line: string) => void;
   /** Called whenever an execution ends (the server re-arms its idle timer). */
@@ -54,6 +63,7 @@ export interface ExecutionManagerOptions {
 export class ExecutionManager {
   private readonly store: BackendStore;
   private readonly driver: ExecutionDriver;
+  private readonly events: EventLog;
   private readonly publishDelayMs: number;
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
@@ -64,6 +74,7 @@ export class ExecutionManager {
   constructor(opts: ExecutionManagerOptions) {
     this.store = opts.store;
     this.driver = opts.driver;
+    this.events = opts.events;
     this.publishDelayMs = opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS;
     this.log = opts.log ?? (() => {});
     this.onSettled = opts.onSettled ?? (() => {});
@@ -114,6 +125,18 @@ export class ExecutionManager {
       ...spec.env,
     };
     const argv = typeof spec.command === "string" ? ["/bin/sh", "-c", spec.command] : spec.command;
+    let writer: EventWriter;
+    try {
+      writer = this.events.open(executionId, sandboxId);
+    } catch (err) {
+      this.log(`execution ${executionId}: could not open its output files: ${(err as Error).message}`);
+      const end = lostEnd(SYSTEM_ERROR_DRIVER);
+      this.events.appendEnding(executionId, sandboxId, endingOf(end), () =>
+        this.store.finishExecution(executionId, end),
+      );
+      return this.get(executionId)!;
+    }
+    let outputFailed = false;
     let handle: RunHandle;
     try {
       handle = this.driver.start({
@@ -123,17 +146,32 @@ export class ExecutionManager {
         env,
         stdin: spec.stdin,
         timeoutMs: spec.timeoutMs,
+        onOutput: (stream, chunk) => {
+          try {
+            writer.output(stream, chunk);
+          } catch (err) {
+            // E.g. a full disk: the record's tail still has the output; say so once.
+            if (!outputFailed) {
+              this.log(`execution ${executionId}: could not keep its output: ${(err as Error).message}`);
+            }
+            outputFailed = true;
+          }
+        },
       });
     } catch (err) {
       this.log(`execution ${executionId}: driver failed to start it: ${(err as Error).message}`);
-      this.store.transaction(() => this.store.finishExecution(executionId, lostEnd("driver_error")));
+      const end = lostEnd(SYSTEM_ERROR_DRIVER);
+      writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
       return this.get(executionId)!;
     }
+    const startedAt = handle.startedAt.toISOString();
     this.store.transaction(() =>
-      this.store.markExecutionStarted(executionId, handle.startedAt.toISOString(), handle.pgid, handle.pgidStartTime),
+      this.store.markExecutionStarted(executionId, startedAt, handle.pgid, handle.pgidStartTime),
     );
+    writer.started({ execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt });
     const entry: LiveExecution = {
       handle,
+      writer,
       sandboxId,
       waiters: new Set(),
       settled: handle.done.then((result) => this.settle(executionId, result, spec.endMode ?? "normal")),
@@ -160,9 +198,24 @@ export class ExecutionManager {
   }
 
   /**
+   * Asks a running execution to end: its group gets TERM, then KILL after the grace.
+   * The outcome becomes `cancelled` when the group is gone, not here. Null: no such execution.
+   */
+  cancel(executionId: string, reason: string | null): CancelResult | null {
+    const row = this.store.getExecution(executionId);
+    if (!row) return null;
+    if (row.outcome !== "pending") return "already_terminal";
+    this.store.transaction(() => this.store.markCancelRequested(executionId));
+    this.log(`execution ${executionId}: cancel requested${reason ? ` (${JSON.stringify(reason)})` : ""}`);
+    this.live.get(executionId)?.handle.cancel();
+    return "requested";
+  }
+
+  /**
    * At start-up: executions an earlier run left pending lost their process; they
-   * become unknown/exec_stream_lost and their process groups are ended. Records
-   * whose publication was pending are published.
+   * become unknown/exec_stream_lost, their event logs end with `exit` (outcome
+   * unknown) and `end` incomplete (reason exec_stream_lost), and their process
+   * groups are ended. Records whose publication was pending are published.
    */
   recover(): { lost: number; published: number } {
     const pending = this.store.pendingExecutions();
@@ -171,7 +224,9 @@ export class ExecutionManager {
         const result = endLostProcessGroup(row.pgid, row.pgid_start_time);
         this.log(`recovery: execution ${row.execution_id} process group ${row.pgid}: ${result}`);
       }
-      this.store.transaction(() => this.store.markExecutionLost(row.execution_id));
+      this.events.appendEnding(row.execution_id, row.sandbox_id, lostLogEnding(row), () =>
+        this.store.markExecutionLost(row.execution_id),
+      );
     }
     const unpublished = this.store.unpublishedExecutions();
     for (const row of unpublished) this.store.transaction(() => this.store.publishExecution(row.execution_id));
@@ -190,6 +245,7 @@ export class ExecutionManager {
       this.publish(executionId);
     }
     this.publishTimers.clear();
+    this.events.close();
   }
 
   /** Forgets every running process without ending it, as a crash would (restart recovery handles them). */
@@ -201,6 +257,7 @@ export class ExecutionManager {
     this.live.clear();
     for (const timer of this.publishTimers.values()) clearTimeout(timer);
     this.publishTimers.clear();
+    this.events.abandon();
   }
 
   private settle(executionId: string, result: RunResult, endMode: EndMode): void {
@@ -226,7 +283,7 @@ export class ExecutionManager {
       end = { ...end, outcome: "unknown", exit_code: null, signal: null, system_error: SYSTEM_ERROR_STREAM_LOST };
     }
     try {
-      this.store.transaction(() => this.store.finishExecution(executionId, end));
+      entry.writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
     } catch (err) {
       this.log(`execution ${executionId}: could not store its end: ${(err as Error).message}`);
     }
@@ -250,6 +307,38 @@ export class ExecutionManager {
       this.log(`execution ${executionId}: could not publish its record: ${(err as Error).message}`);
     }
   }
+}
+
+/** How the event log of an ended execution ends: complete unless the backend lost track of it. */
+function endingOf(end: ExecutionEnd): LogEnding {
+  const exit: ExitEventData = {
+    outcome: end.outcome,
+    exit_code: end.exit_code,
+    signal: end.signal,
+    system_error: end.system_error,
+    record_pending: end.record_pending,
+    finished_at: end.finished_at,
+  };
+  const lost = end.outcome === "unknown";
+  const endData: EndEventData = lost
+    ? { state: "incomplete", reason: end.system_error ?? SYSTEM_ERROR_STREAM_LOST }
+    : { state: "complete" };
+  return { exit, end: endData };
+}
+
+/** The ending of a log whose execution an earlier run of the backend lost (as markExecutionLost stores it). */
+function lostLogEnding(row: ExecutionRow): LogEnding {
+  return {
+    exit: {
+      outcome: "unknown",
+      exit_code: null,
+      signal: null,
+      system_error: SYSTEM_ERROR_STREAM_LOST,
+      record_pending: row.record_pending === 1,
+      finished_at: row.finished_at,
+    },
+    end: { state: "incomplete", reason: SYSTEM_ERROR_STREAM_LOST },
+  };
 }
 
 function lostEnd(systemError: string): ExecutionEnd {

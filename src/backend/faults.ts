@@ -20,10 +20,24 @@ export const FAULT_KINDS = [
   "malformed",
   "in_progress",
   "no_exit",
+  "cut_after",
+  "cut_in_frame",
+  "reset",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
-/** A fault that changes the answer (every kind but `delay`, which only waits). */
-export type ActionFault = Exclude<FaultKind, "delay">;
+/** Faults of an event stream; one may fire beside a delay and one other fault. */
+export const STREAM_FAULT_KINDS = ["cut_after", "cut_in_frame", "reset"] as const;
+export type StreamFaultKind = (typeof STREAM_FAULT_KINDS)[number];
+/** A fault that changes the answer (every kind but `delay`, which only waits, and the stream faults). */
+export type ActionFault = Exclude<FaultKind, "delay" | StreamFaultKind>;
+
+export type StreamFault =
+  /** Close the connection after N frames, without `end`. */
+  | { kind: "cut_after"; events: number }
+  /** Write half of a frame (the N-th, or the last one when null), then close the connection. */
+  | { kind: "cut_in_frame"; frame: number | null }
+  /** Fold the first run of output events sent into a `reset`. */
+  | { kind: "reset" };
 
 export type FaultWhen =
   | { kind: "always" }
@@ -36,18 +50,22 @@ export interface FaultRule {
   fault: FaultKind;
   /** Only for `delay`. */
   delayMs?: number;
+  /** Only for `cut_after=N` and `cut_in_frame=N`. */
+  count?: number;
   when: FaultWhen;
 }
 
 export interface FaultDecision {
   delayMs: number;
   action: ActionFault | null;
+  stream: StreamFault | null;
 }
 
-export const NO_FAULT: FaultDecision = { delayMs: 0, action: null };
+export const NO_FAULT: FaultDecision = { delayMs: 0, action: null, stream: null };
 
 export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules ROUTE:FAULT[:WHEN]
-  ROUTE   execute | executions.get | executions.list | sandbox.create | sandbox.get |
+  ROUTE   execute | executions.get | executions.list | executions.stream | executions.events |
+          executions.output | executions.cancel | sandbox.create | sandbox.get |
           sandbox.delete | sandboxes.list | *   (* = every route the fault applies to; never health)
   FAULT   not_started     503 not_started {reason: fault_injected, retry_after_ms: 2000} and
                           Retry-After: 2; nothing runs, nothing is stored
@@ -69,16 +87,27 @@ export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules R
           malformed       the request is handled (a command runs); 200 with a non-JSON body
           in_progress     (mutations) 409 request_in_progress; nothing runs
           no_exit         (execute, executions.get) the command runs; 200 with outcome
-                          failed and neither exit_code nor signal
+                          failed and neither exit_code nor signal (a stream: in its exit event)
+  Stream faults (execute with stream: true, executions.stream); one combines with a delay
+  and one other fault:
+          cut_after=N     close the connection after N frames, without the end event
+          cut_in_frame[=N]  write half of the last frame (the end event), or of frame N,
+                          then close the connection
+          reset           fold the first run of output events sent into a reset event
+                          carrying the snapshot, as if the log had been trimmed
+  A streamed execute answers unconfirmed with the 409 at once (the command runs on), and
+  record_pending and stream_lost in its exit event.
   WHEN    always (default) | once | times=N | p=P (probability 0 < P <= 1; a seed makes it
           repeatable)
-  The first rule that fires for a request wins (a delay and one other fault may both fire).
-  Example: execute:unconfirmed:once,executions.get:delay=2s:p=0.5`;
+  The first rule that fires for a request wins (a delay, a stream fault and one other fault
+  may all fire).
+  Example: execute:unconfirmed:once,executions.get:delay=2s:p=0.5,executions.stream:cut_after=3:once`;
 
 /** Routes the `*` wildcard and explicit rules may name (health is never faulted). */
 const FAULTABLE_ROUTES: readonly RouteName[] = ROUTE_NAMES.filter((r) => r !== "health");
-const MUTATIONS: readonly RouteName[] = ["execute", "sandbox.create", "sandbox.delete"];
+const MUTATIONS: readonly RouteName[] = ["execute", "sandbox.create", "sandbox.delete", "executions.cancel"];
 const RECORD_ROUTES: readonly RouteName[] = ["execute", "executions.get"];
+const STREAM_ROUTES: readonly RouteName[] = ["execute", "executions.stream"];
 
 /** Where each fault makes sense. */
 const APPLIES_TO: Record<FaultKind, readonly RouteName[]> = {
@@ -93,6 +122,9 @@ const APPLIES_TO: Record<FaultKind, readonly RouteName[]> = {
   malformed: FAULTABLE_ROUTES,
   in_progress: MUTATIONS,
   no_exit: RECORD_ROUTES,
+  cut_after: STREAM_ROUTES,
+  cut_in_frame: STREAM_ROUTES,
+  reset: STREAM_ROUTES,
 };
 
 const MAX_DELAY_MS = 10 * 60_000;
@@ -124,7 +156,19 @@ function parseRule(raw: string, index: number): FaultRule {
 
   let fault: FaultKind;
   let delayMs: number | undefined;
-  if (faultText.startsWith("delay=")) {
+  let count: number | undefined;
+  const counted = /^(cut_after|cut_in_frame)(?:=(.*))?$/.exec(faultText);
+  if (counted) {
+    fault = counted[1] as FaultKind;
+    const n = counted[2];
+    if (n === undefined) {
+      if (fault === "cut_after") fail("cut_after needs a number of frames, e.g. cut_after=3");
+    } else if (!/^[1-9][0-9]{0,8}$/.test(n)) {
+      fail(`invalid ${JSON.stringify(faultText)} (${fault}=N needs a positive integer)`);
+    } else {
+      count = Number(n);
+    }
+  } else if (faultText.startsWith("delay=")) {
     fault = "delay";
     const ms = parseFaultDuration(faultText.slice("delay=".length));
     if (ms === null) fail(`invalid delay ${JSON.stringify(faultText.slice(6))} (use e.g. 500ms, 2s, 1m)`);
@@ -142,11 +186,38 @@ function parseRule(raw: string, index: number): FaultRule {
     fail(`fault ${fault} does not apply to route ${route} (it applies to: ${APPLIES_TO[fault].join(", ")})`);
   }
   const when = whenText === undefined ? ({ kind: "always" } as const) : parseWhen(whenText, fail);
-  return delayMs === undefined ? { route, fault, when } : { route, fault, delayMs, when };
+  return {
+    route,
+    fault,
+    ...(delayMs !== undefined && { delayMs }),
+    ...(count !== undefined && { count }),
+    when,
+  };
 }
 
+const FAULT_SYNTAX: Partial<Record<FaultKind, string>> = {
+  delay: "delay=DUR",
+  cut_after: "cut_after=N",
+  cut_in_frame: "cut_in_frame[=N]",
+};
+
 function faultNames(): string {
-  return FAULT_KINDS.map((k) => (k === "delay" ? "delay=DUR" : k)).join(", ");
+  return FAULT_KINDS.map((k) => FAULT_SYNTAX[k] ?? k).join(", ");
+}
+
+function isStreamFault(kind: FaultKind): kind is StreamFaultKind {
+  return (STREAM_FAULT_KINDS as readonly string[]).includes(kind);
+}
+
+function streamFaultOf(rule: FaultRule): StreamFault {
+  switch (rule.fault) {
+    case "cut_after":
+      return { kind: "cut_after", events: rule.count ?? 1 };
+    case "cut_in_frame":
+      return { kind: "cut_in_frame", frame: rule.count ?? null };
+    default:
+      return { kind: "reset" };
+  }
 }
 
 function parseWhen(text: string, fail: (why: string) => never): FaultWhen {
@@ -208,20 +279,24 @@ export class FaultInjector {
     let delayMs = 0;
     let delayChosen = false;
     let action: ActionFault | null = null;
+    let stream: StreamFault | null = null;
     for (const [i, rule] of this.rules.entries()) {
       if (rule.route !== "*" && rule.route !== route) continue;
       if (!faultApplies(rule.fault, route)) continue;
-      const isDelay = rule.fault === "delay";
-      if (isDelay ? delayChosen : action !== null) continue;
+      const category = rule.fault === "delay" ? "delay" : isStreamFault(rule.fault) ? "stream" : "action";
+      const taken = category === "delay" ? delayChosen : category === "stream" ? stream !== null : action !== null;
+      if (taken) continue;
       if (!this.fires(rule, i)) continue;
-      if (isDelay) {
+      if (category === "delay") {
         delayChosen = true;
         delayMs = rule.delayMs ?? 0;
+      } else if (category === "stream") {
+        stream = streamFaultOf(rule);
       } else {
         action = rule.fault as ActionFault;
       }
     }
-    return { delayMs, action };
+    return { delayMs, action, stream };
   }
 
   private fires(rule: FaultRule, i: number): boolean {
@@ -262,6 +337,14 @@ export function preemptingReply(action: ActionFault | null): Reply | null {
     default:
       return null;
   }
+}
+
+/** How a fault shapes the data of an `exit` event on a stream, or null to leave it alone. */
+export function exitEventShaper(
+  action: ActionFault | null,
+): ((data: Record<string, unknown>) => Record<string, unknown>) | null {
+  if (action !== "no_exit") return null;
+  return (data) => ({ ...data, outcome: "failed", exit_code: null, signal: null });
 }
 
 function isRecordBody(body: unknown): body is Record<string, unknown> & { execution_id: string } {

@@ -2,8 +2,26 @@
 
 import { API_PREFIX, ErrorCodes } from "../protocol/types.js";
 import type { Handler, RouteName } from "./context.js";
-import { execute, getExecution, listExecutions } from "./handlers/executions.js";
+import {
+  cancelExecution,
+  execute,
+  getExecution,
+  listExecutionEvents,
+  listExecutions,
+  readExecutionOutput,
+  streamExecution,
+} from "./handlers/executions.js";
 import { health } from "./handlers/health.js";
+import {
+  getProcess,
+  getProcessLogs,
+  getProcessResult,
+  listProcesses,
+  signalProcess,
+  startProcess,
+  stopProcess,
+  writeProcessStdin,
+} from "./handlers/processes.js";
 import { createSandbox, deleteSandbox, getSandbox, listSandboxes } from "./handlers/sandboxes.js";
 import { ApiError } from "./http.js";
 
@@ -28,6 +46,18 @@ const ROUTES: readonly RouteDef[] = [
   route("execute", "POST", "sandbox/:id/execute", execute),
   route("executions.list", "GET", "sandbox/:id/executions", listExecutions),
   route("executions.get", "GET", "sandbox/:id/executions/:eid", getExecution),
+  route("executions.stream", "GET", "sandbox/:id/executions/:eid/stream", streamExecution),
+  route("executions.events", "GET", "sandbox/:id/executions/:eid/events", listExecutionEvents),
+  route("executions.output", "GET", "sandbox/:id/executions/:eid/output", readExecutionOutput),
+  route("executions.cancel", "POST", "sandbox/:id/executions/:eid/cancel", cancelExecution),
+  route("process.start", "POST", "sandbox/:id/processes", startProcess),
+  route("processes.list", "GET", "sandbox/:id/processes", listProcesses),
+  route("process.get", "GET", "sandbox/:id/processes/:pid", getProcess),
+  route("process.stop", "DELETE", "sandbox/:id/processes/:pid", stopProcess),
+  route("process.result", "GET", "sandbox/:id/processes/:pid/result", getProcessResult),
+  route("process.logs", "GET", "sandbox/:id/processes/:pid/logs", getProcessLogs),
+  route("process.stdin", "POST", "sandbox/:id/processes/:pid/stdin", writeProcessStdin),
+  route("process.signal", "POST", "sandbox/:id/processes/:pid/signal", signalProcess),
 ];
 
 export interface RouteMatch {

@@ -16,6 +16,8 @@ export interface RunSpec {
   /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
   stdin: Buffer | null;
   timeoutMs: number;
+  /** Every chunk of output as it arrives (the event log and the output files). */
+  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
 }
 
 export interface OutputSummary {
@@ -47,7 +49,10 @@ export interface RunHandle {
   readonly startedAt: Date;
   /** Resolves once the process group is gone (or abandoned: then never). */
   readonly done: Promise<RunResult>;
-  /** Ends the run like a timeout would (TERM, KILL after the grace); outcome `cancelled`. */
+  /**
+   * Ends the run like a timeout would (TERM, KILL after the grace); outcome `cancelled`,
+   * reported once no live process is left in the group.
+   */
   cancel(): void;
   /** Forgets the process without ending it: how a crash looks (tests and restart recovery use it). */
   abandon(): void;
@@ -68,6 +73,9 @@ export interface LocalDriverOptions {
 export const DEFAULT_KILL_GRACE_MS = 5000;
 /** After SIGKILL, how long to wait for the pipes to close before giving up on them. */
 const CLOSE_FALLBACK_MS = 1000;
+/** A group that was ended: how long to wait for its last process to disappear. */
+const GROUP_GONE_WAIT_MS = 5000;
+const GROUP_GONE_POLL_MS = 20;
 
 export class LocalProcessDriver implements ExecutionDriver {
   private readonly killGraceMs: number;
@@ -90,6 +98,7 @@ class LocalRun implements RunHandle {
   readonly done: Promise<RunResult>;
 
   private resolveDone!: (result: RunResult) => void;
+  private readonly onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   private readonly stdout: OutputTail;
   private readonly stderr: OutputTail;
   private readonly killGraceMs: number;
@@ -106,6 +115,7 @@ class LocalRun implements RunHandle {
     this.killGraceMs = killGraceMs;
     this.stdout = new OutputTail(outputLimit);
     this.stderr = new OutputTail(outputLimit);
+    this.onOutput = spec.onOutput ?? (() => {});
     const program = spec.argv[0] ?? "";
 
     let child: ChildProcess;
@@ -129,8 +139,14 @@ class LocalRun implements RunHandle {
     }
     this.pgid = child.pid;
     this.pgidStartTime = readProcessStartTime(child.pid);
-    child.stdout?.on("data", (chunk: Buffer) => this.stdout.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => this.stderr.push(chunk));
+    child.stdout?.on("data", (chunk: Buffer) => {
+      this.stdout.push(chunk);
+      this.onOutput("stdout", chunk);
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      this.stderr.push(chunk);
+      this.onOutput("stderr", chunk);
+    });
     if (spec.stdin && child.stdin) {
       child.stdin.on("error", () => {
         // The command need not read its stdin (EPIPE is expected then).
@@ -192,15 +208,19 @@ class LocalRun implements RunHandle {
     const code = this.exit?.code ?? null;
     const signal = this.exit?.signal ?? null;
     const outcome: RunOutcome = this.ending ?? (code === 0 ? "succeeded" : "failed");
-    this.resolveDone({
-      outcome,
-      exitCode: code,
-      signal,
-      stdout: this.stdout.summary(),
-      stderr: this.stderr.summary(),
-      startedAt: this.startedAt,
-      finishedAt: new Date(),
-    });
+    const resolve = () =>
+      this.resolveDone({
+        outcome,
+        exitCode: code,
+        signal,
+        stdout: this.stdout.summary(),
+        stderr: this.stderr.summary(),
+        startedAt: this.startedAt,
+        finishedAt: new Date(),
+      });
+    // An ended (cancelled, timed out) run is reported once its group is gone, not when signalled.
+    if (this.ending !== null && this.pgid !== null) void waitForGroupGone(this.pgid, GROUP_GONE_WAIT_MS).then(resolve);
+    else resolve();
   }
 
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
@@ -208,7 +228,9 @@ class LocalRun implements RunHandle {
     if (this.settled) return;
     const notFound = err.code === "ENOENT";
     const why = notFound ? "command not found" : err.code === "EACCES" ? "permission denied" : err.message;
-    this.stderr.push(Buffer.from(`sbx: ${program}: ${why}\n`));
+    const message = Buffer.from(`sbx: ${program}: ${why}\n`);
+    this.stderr.push(message);
+    this.onOutput("stderr", message);
     this.exit = { code: notFound ? 127 : 126, signal: null };
     this.finish();
   }
@@ -260,12 +282,49 @@ export class OutputTail {
 }
 
 /** Sends a signal to a whole process group; false when the group is gone. */
-export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): boolean {
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pgid, signal);
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * True when no live process is left in a group. Zombies waiting for a parent that
+ * never reaps them (some container init processes) are dead already and do not count.
+ */
+export function processGroupGone(pgid: number): boolean {
+  if (!signalProcessGroup(pgid, 0)) return true;
+  let entries: string[];
+  try {
+    entries = fs.readdirSync("/proc");
+  } catch {
+    return false;
+  }
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // Fields after "(comm)": state is field 3, pgrp is field 5.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") return false;
+  }
+  return true;
+}
+
+/** Resolves once the group is gone, or after `timeoutMs` (a process stuck in the kernel). */
+export async function waitForGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (processGroupGone(pgid)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, GROUP_GONE_POLL_MS));
   }
 }
 

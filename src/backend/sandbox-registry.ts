@@ -76,7 +76,7 @@ export class SandboxRegistry {
     return this.insert({ name: req.name, isolation, network });
   }
 
-  /** Removes a sandbox, its executions and its workspace. Throws 409 while anything runs in it. */
+  /** Removes a sandbox, its executions, processes and workspace. Throws 409 while anything runs in it. */
   remove(row: SandboxRow): void {
     const running = this.store.countPending(row.sandbox_id);
     if (running > 0) {
@@ -85,6 +85,15 @@ export class SandboxRegistry {
         ErrorCodes.sandboxBusy,
         `sandbox ${row.name} has ${running} running execution(s); wait for them or cancel them first`,
         { sandbox_id: row.sandbox_id, running },
+      );
+    }
+    const processes = this.store.countUnendedProcesses(row.sandbox_id);
+    if (processes > 0) {
+      throw new ApiError(
+        409,
+        ErrorCodes.sandboxBusy,
+        `sandbox ${row.name} has ${processes} supervised process(es) not ended; stop them first`,
+        { sandbox_id: row.sandbox_id, processes },
       );
     }
     this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));

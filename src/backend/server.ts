@@ -14,13 +14,17 @@ import { isValidIdempotencyKey } from "../protocol/validate.js";
 import { MUTATION_ROUTES, type RequestContext, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
 import { BackendError } from "./errors.js";
+import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
 import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
 import { callerFor, IdempotencyKeys } from "./idempotency.js";
-import { LocalProcessDriver } from "./runner.js";
+import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
+import { ProcessSupervisor } from "./process-supervisor.js";
+import { DEFAULT_KILL_GRACE_MS, LocalProcessDriver } from "./runner.js";
 import { matchRoute } from "./router.js";
 import { SandboxRegistry } from "./sandbox-registry.js";
+import { DEFAULT_SSE_PING_MS } from "./stream.js";
 
 export interface BackendOptions {
   /** Holds backend.db and the sandboxes' workspaces. Created 0700 if missing. */
@@ -47,6 +51,18 @@ export interface BackendOptions {
   recordPendingPublishMs?: number;
   /** Largest request body accepted. Default 16 MiB. */
   maxBodyBytes?: number;
+  /** Size at which a supervised process's log file (per stream) is rotated. Default 8 MiB. */
+  processLogSegmentBytes?: number;
+  /** Bytes of log kept per stream of a supervised process (oldest files deleted beyond). Default 64 MiB. */
+  processLogKeepBytes?: number;
+  /** How often buffered execution events are committed (one transaction per batch). Default 25 ms. */
+  eventFlushMs?: number;
+  /** Events kept per execution log (at least 2); older ones become a `reset` snapshot. Null keeps all. Default 50,000. */
+  eventRetention?: number | null;
+  /** Output bytes put into events per execution; past it, `gap` events. Default 5 MiB. */
+  eventOutputBudget?: number;
+  /** Between `: ping` comments on event streams. Default 15 s. */
+  ssePingMs?: number;
 }
 
 export interface CloseOptions {
@@ -86,6 +102,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   const backend = new Backend(opts, store, injector);
   try {
     backend.executions.recover();
+    backend.processes.recover();
     await backend.listen();
   } catch (err) {
     await backend.close();
@@ -96,6 +113,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
 
 class Backend {
   readonly executions: ExecutionManager;
+  readonly processes: ProcessSupervisor;
   private readonly services: Services;
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
   private readonly log: (line: string) => void;
@@ -115,17 +133,41 @@ class Backend {
     this.log = opts.log ?? (() => {});
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.tokenDigest = opts.token ? digest(opts.token) : null;
+    const sandboxes = new SandboxRegistry(store, opts.dataDir);
+    const events = new EventLog({
+      store,
+      outputDir: (sandboxId, executionId) => path.join(sandboxes.sandboxDir(sandboxId), "executions", executionId),
+      log: this.log,
+      ...(opts.eventFlushMs !== undefined && { flushMs: opts.eventFlushMs }),
+      ...(opts.eventRetention !== undefined && { retainEvents: opts.eventRetention }),
+      ...(opts.eventOutputBudget !== undefined && { outputBudget: opts.eventOutputBudget }),
+    });
     this.executions = new ExecutionManager({
       store,
+      events,
       driver: new LocalProcessDriver(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       log: this.log,
       onSettled: () => this.armIdle(),
       ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
     });
+    this.processes = new ProcessSupervisor({
+      store,
+      sandboxes,
+      logLimits: {
+        segmentBytes: opts.processLogSegmentBytes ?? DEFAULT_LOG_SEGMENT_BYTES,
+        keepBytes: opts.processLogKeepBytes ?? DEFAULT_LOG_KEEP_BYTES,
+      },
+      killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+      log: this.log,
+      onSettled: () => this.armIdle(),
+    });
     this.services = {
       store,
-      sandboxes: new SandboxRegistry(store, opts.dataDir),
+      sandboxes,
       executions: this.executions,
+      processes: this.processes,
+      events,
+      ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
       idempotency: new IdempotencyKeys(
         store,
         opts.keyRetentionMs === undefined ? {} : { retentionMs: opts.keyRetentionMs },
@@ -192,10 +234,11 @@ class Backend {
     );
     if (opts.simulateCrash) {
       this.executions.abandon();
+      this.processes.abandon();
       for (const { server } of this.servers) server.closeAllConnections();
     } else {
-      // Blocking requests waiting on these executions get their answers now.
-      await this.executions.shutdown();
+      // Blocking requests waiting on these executions (and processes) get their answers now.
+      await Promise.all([this.executions.shutdown(), this.processes.shutdown()]);
       let allClosed = false;
       void closed.then(() => {
         allClosed = true;
@@ -231,7 +274,7 @@ class Backend {
     try {
       const url = parseTarget(req.url);
       pathname = url.pathname;
-      status = writeReply(res, await this.dispatch(req, method, url, transport, abort.signal));
+      status = writeReply(res, await this.dispatch(req, res, method, url, transport, abort.signal));
     } catch (err) {
       status = writeReply(res, this.errorReply(err, method, pathname));
     } finally {
@@ -245,6 +288,7 @@ class Backend {
 
   private async dispatch(
     req: IncomingMessage,
+    res: ServerResponse,
     method: string,
     url: URL,
     transport: Transport,
@@ -278,11 +322,13 @@ class Backend {
       params: route.params,
       query: url.searchParams,
       body,
+      headers: req.headers,
       caller: callerFor(token),
       idempotencyKey,
       fault,
       admissionDelay: delay,
       signal,
+      response: res,
       services: this.services,
     };
     return applyAnswerFault(fault.action, await route.handler(ctx));
@@ -316,10 +362,15 @@ class Backend {
     const ms = this.opts.idleExitMs;
     const onIdle = this.opts.onIdle;
     clearTimeout(this.idleTimer);
-    if (!ms || !onIdle || this.closing || this.inFlight > 0 || this.executions.liveCount > 0) return;
+    if (!ms || !onIdle || this.closing || this.inFlight > 0 || !this.nothingRuns()) return;
     this.idleTimer = setTimeout(() => {
-      if (!this.closing && this.inFlight === 0 && this.executions.liveCount === 0) onIdle();
+      if (!this.closing && this.inFlight === 0 && this.nothingRuns()) onIdle();
     }, ms);
+  }
+
+  /** No execution runs and no supervised process runs, waits to restart or is being stopped. */
+  private nothingRuns(): boolean {
+    return this.executions.liveCount === 0 && this.processes.liveCount === 0;
   }
 }
 

@@ -70,6 +70,7 @@ export interface FollowRequest {
   first: SseOpen | null;
   /** Resume after this event id (Last-Event-ID). */
   after: number | null;
+  /** Epoch ms; Infinity to follow for as long as it takes. */
   deadlineAt: number;
   signal: AbortSignal;
   sinks: FollowSinks;
@@ -159,7 +160,7 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
       }
       attempt++;
       if (result.executionId === null && req.idempotencyKey !== null) {
-        result.executionId = await lookupByKey(req.http, req.sandbox, req.idempotencyKey, Math.max(1, left));
+        result.executionId = await lookupByKey(req.http, req.sandbox, req.idempotencyKey, Math.max(1, Math.min(left, 30_000)));
       }
       if (result.executionId === null) {
         result.lastProblem = "no execution id yet";
@@ -171,7 +172,7 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
         method: "GET",
         path: streamPath(req.sandbox, result.executionId),
         lastEventId: reader.lastId,
-        deadlineMs: Math.max(1, req.deadlineAt - Date.now()),
+        ...(Number.isFinite(req.deadlineAt) ? { deadlineMs: Math.max(1, req.deadlineAt - Date.now()) } : {}),
         signal: req.signal,
       });
       if (opened.kind !== "sse") {

@@ -62,7 +62,13 @@ export class ProcessesApi {
   }
 
   /** Sends bytes to the process's stdin, once, with a key. */
-  writeStdin(sandbox: string, id: string, bytes: Buffer, eof: boolean, idempotencyKey: string): Promise<ProcessStdinAnswer> {
+  writeStdin(
+    sandbox: string,
+    id: string,
+    bytes: Buffer,
+    eof: boolean,
+    idempotencyKey: string,
+  ): Promise<ProcessStdinAnswer> {
     return this.call(`stdin of ${id}`, {
       method: "POST",
       path: `${processPaths.process(sandbox, id)}/stdin${eof ? "?eof=true" : ""}`,
@@ -81,22 +87,23 @@ export class ProcessesApi {
     });
   }
 
-  /** TERM, the grace, KILL to the group; the process is kept (state exited) with its logs. */
-  stop(sandbox: string, id: string, graceMs: number, idempotencyKey: string): Promise<ProcessRecord> {
+  /**
+   * TERM, the grace, KILL to the group, answered once it has ended (outcome
+   * cancelled, end_reason stopped); the process is kept with its logs.
+   */
+  stop(sandbox: string, id: string, graceMs: number): Promise<ProcessRecord> {
     return this.call(`stop ${id}`, {
-      method: "POST",
-      path: `${processPaths.process(sandbox, id)}/stop?grace_ms=${graceMs}`,
-      body: Buffer.from("{}"),
-      idempotencyKey,
+      method: "DELETE",
+      path: `${processPaths.process(sandbox, id)}?grace_ms=${graceMs}`,
       deadlineMs: graceMs + 30_000,
     });
   }
 
-  /** Stops it if it runs (TERM, grace, KILL), then removes it. */
+  /** Stops it if it runs (TERM, grace, KILL), then removes it and its logs. */
   async remove(sandbox: string, id: string, graceMs: number): Promise<void> {
     await this.call(`remove ${id}`, {
       method: "DELETE",
-      path: `${processPaths.process(sandbox, id)}?grace_ms=${graceMs}`,
+      path: `${processPaths.process(sandbox, id)}?grace_ms=${graceMs}&remove=true`,
       deadlineMs: graceMs + 30_000,
     });
   }

@@ -82,6 +82,91 @@ export interface ExecutionList {
   live_count: number;
 }
 
+// ── execution events (the durable event log, its SSE stream and its pages) ──
+
+export type OutputStream = "stdout" | "stderr";
+export type ExecutionEventType = "started" | "output" | "gap" | "reset" | "exit" | "end";
+
+export interface StartedEventData {
+  execution_id: string;
+  sandbox_id: string;
+  started_at: string;
+}
+
+export interface OutputEventData {
+  stream: OutputStream;
+  /** Byte offset of this chunk in its stream. */
+  offset: number;
+  /** base64, at most EVENT_OUTPUT_CHUNK_LIMIT raw bytes. */
+  data: string;
+}
+
+/** Output not put into events (past the event output budget); readable from …/output. */
+export interface GapEventData {
+  stream: OutputStream;
+  offset: number;
+  bytes: number;
+}
+
+/** Replaces what a reader accumulated: each stream's last bytes, starting at its `_offset`. */
+export interface ResetEventData {
+  stdout: string;
+  stderr: string;
+  stdout_offset: number;
+  stderr_offset: number;
+}
+
+export interface ExitEventData {
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  system_error: string | null;
+  record_pending: boolean;
+  finished_at: string | null;
+}
+
+export interface EndEventData {
+  state: "complete" | "incomplete";
+  reason?: string;
+}
+
+export interface ExecutionEvent {
+  sequence: number;
+  type: ExecutionEventType;
+  at: string;
+  data: unknown;
+}
+
+/** GET …/executions/{eid}/events */
+export interface ExecutionEventPage {
+  events: ExecutionEvent[];
+  /** More events exist after this page already. */
+  has_more: boolean;
+  /** The after_sequence of the next page: the last sequence in this one (or the one asked for). */
+  next_cursor: number;
+}
+
+/** GET …/executions/{eid}/output: raw bytes of one stream by byte offset (our design; API.md is silent). */
+export interface ExecutionOutputChunk {
+  stream: OutputStream;
+  offset: number;
+  next_offset: number;
+  /** base64 */
+  data: string;
+  /** The execution ended and next_offset is the end of its stream. */
+  eof: boolean;
+}
+
+export interface CancelRequest {
+  reason?: string;
+}
+
+export interface CancelAnswer {
+  execution_id: string;
+  cancel: "requested" | "already_terminal";
+  cancellable: "hard";
+}
+
 export interface ErrorBody {
   error: {
     code: string;
@@ -106,6 +191,18 @@ export const ErrorCodes = {
   sandboxBusy: "sandbox_busy",
   methodNotAllowed: "method_not_allowed",
   payloadTooLarge: "payload_too_large",
+  /** An event cursor (after, Last-Event-ID, after_sequence) or output offset beyond what exists. */
+  invalidCursor: "invalid_cursor",
+  /** The execution's full output is not on disk (it predates output files). */
+  outputNotFound: "output_not_found",
+  /** No supervised process with this id in this sandbox. */
+  processNotFound: "process_not_found",
+  /** A stdin write to a process started without `stdin: true`. */
+  stdinNotEnabled: "stdin_not_enabled",
+  /** A stdin write after `eof` was sent to the current run. */
+  stdinClosed: "stdin_closed",
+  /** A signal or stdin write while no run of the process is alive (backoff, stopping, exited). */
+  processNotRunning: "process_not_running",
   internal: "internal_error",
 } as const;
 
@@ -116,3 +213,192 @@ export const WAIT_MAX_MS = 50_000;
 /** Bound of stdout/stderr kept in an execution record. */
 export const RECORD_OUTPUT_LIMIT = 1024 * 1024;
 export const WORKSPACE = "/workspace";
+/** Raw bytes of output carried by one `output` event. */
+export const EVENT_OUTPUT_CHUNK_LIMIT = 64 * 1024;
+/** Output bytes put into events per execution; past it, `gap` events. */
+export const EVENT_OUTPUT_BUDGET = 5 * 1024 * 1024;
+
+// ── supervised processes ──
+
+export type RestartPolicyName = "never" | "on-failure" | "always";
+
+export interface RestartPolicy {
+  policy: RestartPolicyName;
+  /** Restarts allowed in one window (a run that stays up 30 s opens a new window). */
+  max_restarts: number;
+  /** The first back-off; it doubles with each restart in the window. */
+  backoff_ms: number;
+  max_backoff_ms: number;
+}
+
+export const RESTART_DEFAULTS: RestartPolicy = {
+  policy: "never",
+  max_restarts: 5,
+  backoff_ms: 1000,
+  max_backoff_ms: 30_000,
+};
+
+export interface ProcessStartRequest {
+  /** argv (no shell) or a string run through /bin/sh -c */
+  command: string[] | string;
+  working_dir?: string;
+  env?: Record<string, string>;
+  name?: string;
+  /** A pipe to write to later (POST …/stdin); otherwise stdin is /dev/null. */
+  stdin?: boolean;
+  /** Limit on the process's whole life (all restarts), from its first start; null: none. */
+  timeout_ms?: number | null;
+  /** Missing fields take RESTART_DEFAULTS. */
+  restart?: Partial<RestartPolicy>;
+}
+
+export type ProcessState = "running" | "backoff" | "stopping" | "exited";
+
+/**
+ * Why a process ended for good: `exited` (its policy does not restart that end),
+ * `max_restarts` (the restart budget was spent), `stopped` (DELETE), `timed_out`
+ * (timeout_ms), `backend_shutdown` (the daemon stopped it on its way down; `always`
+ * processes start again with the daemon), `backend_lost` (it was running when the
+ * daemon died; its outcome is unknown).
+ */
+export type ProcessEndReason =
+  | "exited"
+  | "max_restarts"
+  | "stopped"
+  | "timed_out"
+  | "backend_shutdown"
+  | "backend_lost";
+
+/** One run (generation) of a process that ended. */
+export interface ProcessRunSummary {
+  generation: number;
+  /** `unknown` when the daemon lost it. */
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export interface ProcessRecord {
+  process_id: string;
+  sandbox_id: string;
+  name: string | null;
+  idempotency_key: string | null;
+  command: string[] | string;
+  working_dir: string;
+  state: ProcessState;
+  /** pid of the current run's leader (its process group id); null when none runs. */
+  os_pid: number | null;
+  /** Restarts so far; also the current generation. */
+  restarts: number;
+  restart: RestartPolicy;
+  stdin_enabled: boolean;
+  timeout_ms: number | null;
+  /** `pending` until the process ended for good. */
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  end_reason: ProcessEndReason | null;
+  /** The last run that ended (null before one did). */
+  last_run: ProcessRunSummary | null;
+  /** When the next run starts (state `backoff`). */
+  next_restart_at: string | null;
+  created_at: string;
+  /** Start of the current (or last) run. */
+  started_at: string | null;
+  /** When the process ended for good. */
+  ended_at: string | null;
+}
+
+export interface ProcessList {
+  processes: ProcessRecord[];
+}
+
+export interface ProcessStreamCapture {
+  /** Bytes the stream produced over the process's life. */
+  bytes: number;
+  oldest_offset: number;
+  /** Some of the stream was rotated away (oldest_offset > 0). */
+  rotated: boolean;
+}
+
+export interface ProcessResult {
+  process_id: string;
+  outcome: Outcome;
+  exit_code: number | null;
+  signal: string | null;
+  end_reason: ProcessEndReason | null;
+  /** The process ended for good and its logs are closed. */
+  complete: boolean;
+  output_capture: { stdout: ProcessStreamCapture; stderr: ProcessStreamCapture };
+  started_at: string | null;
+  ended_at: string | null;
+  restarts: number;
+  /** The last PROCESS_TAIL_BYTES of each stream, UTF-8 with invalid bytes replaced. */
+  stdout_tail: string;
+  stderr_tail: string;
+  wait_timeout?: boolean;
+}
+
+export type ProcessStream = "stdout" | "stderr";
+
+/** GET …/processes/{pid}/logs */
+export interface ProcessLogChunk {
+  process_id: string;
+  stream: ProcessStream;
+  /** Where `data` starts: the offset asked for, or oldest_offset when that was rotated away. */
+  offset: number;
+  next_offset: number;
+  /** base64 */
+  data: string;
+  /** The process ended for good and next_offset is the end of the stream. */
+  eof: boolean;
+  rotated: boolean;
+  oldest_offset: number;
+  /** The process's current generation (its restarts). */
+  generation: number;
+}
+
+/** POST …/processes/{pid}/stdin as JSON (raw bytes go as application/octet-stream, `?eof=true`). */
+export interface ProcessStdinRequest {
+  /** base64 */
+  data?: string;
+  eof?: boolean;
+}
+
+export interface ProcessStdinAnswer {
+  process_id: string;
+  generation: number;
+  bytes_written: number;
+  eof: boolean;
+}
+
+export const PROCESS_SIGNALS = ["TERM", "INT", "HUP", "KILL", "USR1", "USR2"] as const;
+export type ProcessSignal = (typeof PROCESS_SIGNALS)[number];
+
+export interface ProcessSignalRequest {
+  /** A name from PROCESS_SIGNALS, with or without the SIG prefix. */
+  signal: string;
+}
+
+export interface ProcessSignalAnswer {
+  process_id: string;
+  /** As Node names it: "SIGTERM". */
+  signal: string;
+  generation: number;
+  os_pid: number;
+}
+
+/** Up to 24 h. */
+export const PROCESS_TIMEOUT_MAX_MS = 86_400_000;
+export const PROCESS_LOG_WAIT_MAX_MS = 60_000;
+export const PROCESS_LOG_LIMIT_DEFAULT = 1024 * 1024;
+export const PROCESS_LOG_LIMIT_MAX = 8 * 1024 * 1024;
+export const PROCESS_STOP_GRACE_DEFAULT_MS = 5000;
+export const PROCESS_STOP_GRACE_MAX_MS = 60_000;
+/** Bytes of each stream in a process result's tails. */
+export const PROCESS_TAIL_BYTES = 4096;
+/** Bounds of a restart policy. */
+export const RESTART_MAX_RESTARTS_MAX = 1_000_000;
+export const RESTART_BACKOFF_MAX_MS = 3_600_000;

@@ -6,6 +6,13 @@ import {
   type ExecuteRequest,
   type ExecutionRecord,
   type Outcome,
+  PROCESS_SIGNALS,
+  PROCESS_TIMEOUT_MAX_MS,
+  RESTART_BACKOFF_MAX_MS,
+  RESTART_DEFAULTS,
+  RESTART_MAX_RESTARTS_MAX,
+  type RestartPolicy,
+  type RestartPolicyName,
   TIMEOUT_MAX_MS,
   TIMEOUT_MIN_MS,
   WORKSPACE,
@@ -20,6 +27,7 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9_:.-]{1,255}$/;
 /** Sandbox ids and names: no path separators, no dots-only names, no spaces. */
 const SANDBOX_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export function isValidIdempotencyKey(key: string): boolean {
   return IDEMPOTENCY_KEY.test(key);
@@ -145,6 +153,166 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   }
   if (req.network !== undefined && typeof req.network !== "boolean") {
     return { field: "network", message: "network must be a boolean" };
+  }
+  return null;
+}
+
+// ── supervised processes ──
+
+function checkCommand(command: unknown): FieldProblem | null {
+  if (typeof command === "string") {
+    if (command.trim() === "") return { field: "command", message: "command must not be empty" };
+    if (command.includes("\0")) return { field: "command", message: "command must not contain NUL bytes" };
+    return null;
+  }
+  if (!Array.isArray(command)) return { field: "command", message: "command must be an argv array or a string" };
+  if (command.length === 0) return { field: "command", message: "command must not be empty" };
+  if (!command.every((a) => typeof a === "string")) {
+    return { field: "command", message: "command must be an array of strings" };
+  }
+  if (command[0] === "") return { field: "command", message: "command[0] must not be empty" };
+  if (command.some((a: string) => a.includes("\0"))) {
+    return { field: "command", message: "command must not contain NUL bytes" };
+  }
+  return null;
+}
+
+function checkEnv(env: unknown): FieldProblem | null {
+  if (typeof env !== "object" || env === null || Array.isArray(env)) {
+    return { field: "env", message: "env must be an object of strings" };
+  }
+  for (const [k, v] of Object.entries(env)) {
+    if (!isValidEnvName(k)) return { field: "env", message: `invalid variable name ${JSON.stringify(k)}` };
+    if (typeof v !== "string") return { field: "env", message: `env.${k} must be a string` };
+    if (v.includes("\0")) return { field: "env", message: `env.${k} must not contain NUL bytes` };
+  }
+  return null;
+}
+
+function isIntIn(value: unknown, min: number, max: number): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
+}
+
+const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
+
+/** Validates a process start body; returns the first problem or null. */
+export function checkProcessStartRequest(body: unknown): FieldProblem | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { field: "body", message: "body must be a JSON object" };
+  }
+  const req = body as Record<string, unknown>;
+  const command = checkCommand(req.command);
+  if (command) return command;
+  if (req.working_dir !== undefined) {
+    if (typeof req.working_dir !== "string" || resolveWorkingDir(req.working_dir) === null) {
+      return { field: "working_dir", message: `working_dir must be inside ${WORKSPACE}` };
+    }
+  }
+  if (req.env !== undefined) {
+    const env = checkEnv(req.env);
+    if (env) return env;
+  }
+  if (req.name !== undefined && req.name !== null) {
+    if (typeof req.name !== "string" || !isValidSandboxRef(req.name)) {
+      return {
+        field: "name",
+        message: "name must be 1-63 characters of A-Z a-z 0-9 _ . - starting with a letter or digit",
+      };
+    }
+  }
+  if (req.stdin !== undefined && typeof req.stdin !== "boolean") {
+    return { field: "stdin", message: "stdin must be a boolean (true: a pipe to write to later)" };
+  }
+  if (req.timeout_ms !== undefined && req.timeout_ms !== null && !isIntIn(req.timeout_ms, 1, PROCESS_TIMEOUT_MAX_MS)) {
+    return {
+      field: "timeout_ms",
+      message: `timeout_ms must be null or an integer from 1 to ${PROCESS_TIMEOUT_MAX_MS}`,
+    };
+  }
+  if (req.restart !== undefined) return checkRestartPolicy(req.restart);
+  return null;
+}
+
+function checkRestartPolicy(value: unknown): FieldProblem | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { field: "restart", message: "restart must be an object" };
+  }
+  const r = value as Record<string, unknown>;
+  if (r.policy !== undefined && !RESTART_POLICIES.includes(r.policy as RestartPolicyName)) {
+    return { field: "restart.policy", message: `restart.policy must be one of ${RESTART_POLICIES.join(", ")}` };
+  }
+  if (r.max_restarts !== undefined && !isIntIn(r.max_restarts, 0, RESTART_MAX_RESTARTS_MAX)) {
+    return {
+      field: "restart.max_restarts",
+      message: `restart.max_restarts must be an integer from 0 to ${RESTART_MAX_RESTARTS_MAX}`,
+    };
+  }
+  if (r.backoff_ms !== undefined && !isIntIn(r.backoff_ms, 1, RESTART_BACKOFF_MAX_MS)) {
+    return {
+      field: "restart.backoff_ms",
+      message: `restart.backoff_ms must be an integer from 1 to ${RESTART_BACKOFF_MAX_MS}`,
+    };
+  }
+  if (r.max_backoff_ms !== undefined && !isIntIn(r.max_backoff_ms, 1, RESTART_BACKOFF_MAX_MS)) {
+    return {
+      field: "restart.max_backoff_ms",
+      message: `restart.max_backoff_ms must be an integer from 1 to ${RESTART_BACKOFF_MAX_MS}`,
+    };
+  }
+  const policy = withRestartDefaults(r as Partial<RestartPolicy>);
+  if (policy.max_backoff_ms < policy.backoff_ms) {
+    return {
+      field: "restart.max_backoff_ms",
+      message: "restart.max_backoff_ms must not be less than restart.backoff_ms",
+    };
+  }
+  return null;
+}
+
+/**
+ * A validated (partial) restart policy with its defaults filled in. When only
+ * backoff_ms is given and exceeds the default cap, the cap rises to it.
+ */
+export function withRestartDefaults(partial: Partial<RestartPolicy> | undefined): RestartPolicy {
+  const backoff = partial?.backoff_ms ?? RESTART_DEFAULTS.backoff_ms;
+  return {
+    policy: partial?.policy ?? RESTART_DEFAULTS.policy,
+    max_restarts: partial?.max_restarts ?? RESTART_DEFAULTS.max_restarts,
+    backoff_ms: backoff,
+    max_backoff_ms: partial?.max_backoff_ms ?? Math.max(RESTART_DEFAULTS.max_backoff_ms, backoff),
+  };
+}
+
+/** Validates a JSON stdin body ({data: base64, eof?}); returns the first problem or null. */
+export function checkProcessStdinRequest(body: unknown): FieldProblem | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { field: "body", message: "body must be a JSON object {data: <base64>, eof?: bool}" };
+  }
+  const req = body as Record<string, unknown>;
+  if (req.data !== undefined && (typeof req.data !== "string" || !BASE64.test(req.data))) {
+    return { field: "data", message: "data must be base64" };
+  }
+  if (req.eof !== undefined && typeof req.eof !== "boolean") return { field: "eof", message: "eof must be a boolean" };
+  if (req.data === undefined && req.eof !== true) {
+    return { field: "data", message: "data is required unless eof is true" };
+  }
+  return null;
+}
+
+/** The Node name ("SIGTERM") of a signal a process may be sent ("TERM" or "SIGTERM"), or null. */
+export function processSignalName(text: unknown): NodeJS.Signals | null {
+  if (typeof text !== "string") return null;
+  const bare = text.startsWith("SIG") ? text.slice(3) : text;
+  return (PROCESS_SIGNALS as readonly string[]).includes(bare) ? (`SIG${bare}` as NodeJS.Signals) : null;
+}
+
+/** Validates a signal body; returns the first problem or null. */
+export function checkProcessSignalRequest(body: unknown): FieldProblem | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { field: "body", message: "body must be a JSON object {signal}" };
+  }
+  if (processSignalName((body as Record<string, unknown>).signal) === null) {
+    return { field: "signal", message: `signal must be one of ${PROCESS_SIGNALS.join(", ")}` };
   }
   return null;
 }

@@ -44,7 +44,8 @@ describe("execute", () => {
       started_at: expect.any(String),
       finished_at: expect.any(String),
       duration_ms: expect.any(Number),
-      last_event_id: 0,
+      // started, output, exit, end
+      last_event_id: 4,
     });
   });
 
@@ -112,7 +113,7 @@ describe("execute", () => {
       [{ command: "true", env: { "1X": "v" } }, "env"],
       [{ command: ["echo", "a\u0000b"] }, "command"],
       [{ command: "true", stdin: "***" }, "stdin"],
-      [{ command: "true", stream: true }, "stream"],
+      [{ command: "true", stream: "yes" }, "stream"],
     ] as const) {
       const res = await run(body);
       expect(res.status, JSON.stringify(body)).toBe(400);

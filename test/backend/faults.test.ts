@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ROUTE_NAMES } from "../../src/backend/context.js";
 import {
   applyAnswerFault,
   FAULT_SPEC_HELP,
@@ -39,6 +40,23 @@ describe("parseFaultSpec", () => {
         { route: "execute", fault: "in_progress", when: { kind: "always" } },
       ],
     ],
+    [
+      "executions.stream:cut_after=3:once,execute:cut_in_frame,executions.stream:cut_in_frame=2,*:reset:times=2",
+      [
+        { route: "executions.stream", fault: "cut_after", count: 3, when: { kind: "once" } },
+        { route: "execute", fault: "cut_in_frame", when: { kind: "always" } },
+        { route: "executions.stream", fault: "cut_in_frame", count: 2, when: { kind: "always" } },
+        { route: "*", fault: "reset", when: { kind: "times", n: 2 } },
+      ],
+    ],
+    [
+      "executions.cancel:in_progress,executions.output:drop,executions.events:delay=1s",
+      [
+        { route: "executions.cancel", fault: "in_progress", when: { kind: "always" } },
+        { route: "executions.output", fault: "drop", when: { kind: "always" } },
+        { route: "executions.events", fault: "delay", delayMs: 1000, when: { kind: "always" } },
+      ],
+    ],
   ])("parses %j", (spec, rules) => {
     expect(parseFaultSpec(spec)).toEqual(rules);
   });
@@ -49,7 +67,7 @@ describe("parseFaultSpec", () => {
     ["execute:drop,", 'fault rule 2 "": empty rule (expected ROUTE:FAULT[:WHEN])'],
     [
       "exec:drop",
-      'fault rule 1 "exec:drop": unknown route "exec" (expected one of: sandbox.create, sandboxes.list, sandbox.get, sandbox.delete, execute, executions.list, executions.get, *)',
+      `fault rule 1 "exec:drop": unknown route "exec" (expected one of: ${ROUTE_NAMES.filter((r) => r !== "health").join(", ")}, *)`,
     ],
     ["health:drop", 'fault rule 1 "health:drop": unknown route "health"'],
     ["execute:boom", 'fault rule 1 "execute:boom": unknown fault "boom" (expected one of: not_started, unconfirmed,'],
@@ -72,6 +90,17 @@ describe("parseFaultSpec", () => {
       'fault rule 1 "sandbox.create:unconfirmed": fault unconfirmed does not apply to route sandbox.create (it applies to: execute)',
     ],
     ["executions.get:in_progress", "fault in_progress does not apply to route executions.get"],
+    ["execute:cut_after", 'fault rule 1 "execute:cut_after": cut_after needs a number of frames, e.g. cut_after=3'],
+    [
+      "execute:cut_after=0",
+      'fault rule 1 "execute:cut_after=0": invalid "cut_after=0" (cut_after=N needs a positive integer)',
+    ],
+    ["execute:cut_in_frame=x", 'invalid "cut_in_frame=x" (cut_in_frame=N needs a positive integer)'],
+    [
+      "executions.get:reset",
+      'fault rule 1 "executions.get:reset": fault reset does not apply to route executions.get (it applies to: execute, executions.stream)',
+    ],
+    ["executions.events:cut_after=1", "fault cut_after does not apply to route executions.events"],
   ])("rejects %j", (spec, message) => {
     let caught: unknown;
     try {
@@ -96,6 +125,11 @@ describe("parseFaultSpec", () => {
       "malformed",
       "in_progress",
       "no_exit",
+      "cut_after=N",
+      "cut_in_frame[=N]",
+      "reset",
+      "executions.stream",
+      "executions.cancel",
       "times=N",
       "p=P",
     ]) {
@@ -129,8 +163,25 @@ describe("FaultInjector", () => {
 
   it("combines a delay with one other fault", () => {
     const injector = new FaultInjector(parseFaultSpec("execute:delay=1s,execute:not_started:once"));
-    expect(injector.decide("execute")).toEqual({ delayMs: 1000, action: "not_started" });
-    expect(injector.decide("execute")).toEqual({ delayMs: 1000, action: null });
+    expect(injector.decide("execute")).toEqual({ delayMs: 1000, action: "not_started", stream: null });
+    expect(injector.decide("execute")).toEqual({ delayMs: 1000, action: null, stream: null });
+  });
+
+  it("fires a stream fault beside a delay and one other fault", () => {
+    const injector = new FaultInjector(
+      parseFaultSpec("execute:delay=1s:once,execute:no_exit:once,execute:cut_after=2:once,execute:reset"),
+    );
+    expect(injector.decide("execute")).toEqual({
+      delayMs: 1000,
+      action: "no_exit",
+      stream: { kind: "cut_after", events: 2 },
+    });
+    expect(injector.decide("execute")).toEqual({ delayMs: 0, action: null, stream: { kind: "reset" } });
+    expect(new FaultInjector(parseFaultSpec("*:cut_in_frame")).decide("executions.stream").stream).toEqual({
+      kind: "cut_in_frame",
+      frame: null,
+    });
+    expect(new FaultInjector(parseFaultSpec("*:cut_in_frame")).decide("executions.get").stream).toBeNull();
   });
 
   it("applies * only where the fault makes sense, never to health", () => {

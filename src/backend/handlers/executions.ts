@@ -1,14 +1,21 @@
-// Execution routes: POST /sandbox/{id}/execute, GET /sandbox/{id}/executions and
-// GET /sandbox/{id}/executions/{eid}.
+// Execution routes: POST /sandbox/{id}/execute (blocking, or an SSE stream with
+// stream: true), GET /sandbox/{id}/executions, GET …/executions/{eid}, and the
+// event log's routes: GET …/{eid}/stream (SSE), GET …/{eid}/events (pages),
+// GET …/{eid}/output (full output by byte offset), POST …/{eid}/cancel.
 
 import fs from "node:fs";
 import path from "node:path";
 import {
+  type CancelAnswer,
+  type CancelRequest,
   ErrorCodes,
   type ExecuteRequest,
+  type ExecutionEventPage,
   type ExecutionList,
+  type ExecutionOutputChunk,
   type ExecutionRecord,
   type Outcome,
+  type OutputStream,
   TERMINAL_OUTCOMES,
   TIMEOUT_DEFAULT_MS,
   WAIT_MAX_MS,
@@ -17,15 +24,23 @@ import {
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { type IdempotencyRow, toExecutionRecord } from "../db.js";
+import { outputSize, readOutputRange } from "../events-output.js";
 import type { EndMode } from "../executions.js";
+import { exitEventShaper } from "../faults.js";
 import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
-import { runMutation } from "../idempotency.js";
+import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
+import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
 
 const OUTCOMES: readonly Outcome[] = ["pending", ...TERMINAL_OUTCOMES];
 const LIST_LIMIT_DEFAULT = 50;
 const LIST_LIMIT_MAX = 200;
 /** A blocking replay waits at most the execution's timeout plus this (kill grace and slack). */
 const REPLAY_WAIT_SLACK_MS = 15_000;
+const EVENTS_LIMIT_DEFAULT = 100;
+const EVENTS_LIMIT_MAX = 1000;
+const OUTPUT_LIMIT_DEFAULT = 1024 * 1024;
+const OUTPUT_LIMIT_MAX = 4 * 1024 * 1024;
+const CANCEL_REASON_MAX = 1000;
 
 export async function execute(ctx: RequestContext): Promise<Reply> {
   const { sandboxes, executions } = ctx.services;
@@ -37,9 +52,6 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       const problem = checkExecuteRequest(body) ?? checkNoNulBytes(body as ExecuteRequest);
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ExecuteRequest;
-      if (req.stream === true) {
-        throw invalidRequest("stream", "stream: true is not supported by this backend yet; send stream: false");
-      }
       if (!executions.accepting) {
         throw new ApiError(
           503,
@@ -70,10 +82,56 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       });
       // The command started; the answer is lost on purpose (fault injection).
       if (ctx.fault.action === "drop") return { kind: "drop" };
+      if (req.stream === true) {
+        // Streamed, the result cannot be confirmed after the fact: say so before streaming.
+        if (ctx.fault.action === "unconfirmed") return unconfirmed(record);
+        return streamEvents(ctx, record, 0, {});
+      }
       await executions.waitForTerminal(record.execution_id, Number.POSITIVE_INFINITY, ctx.signal);
       return jsonReply(200, executions.get(record.execution_id));
     },
   });
+}
+
+function unconfirmed(record: ExecutionRecord): Reply {
+  return new ApiError(
+    409,
+    ErrorCodes.executionResultUnconfirmed,
+    "the execution was admitted but its stored result could not be confirmed (fault injected)",
+    { execution_id: record.execution_id, idempotency_key: record.idempotency_key },
+  ).toReply();
+}
+
+/** Streams an execution's events after `after` as SSE, applying the request's faults. */
+async function streamEvents(
+  ctx: RequestContext,
+  record: ExecutionRecord,
+  after: number,
+  headers: Record<string, string>,
+): Promise<Reply> {
+  // Dropped before the first byte (the server would only cut the stream after it was written).
+  if (ctx.fault.action === "drop") return { kind: "drop" };
+  const { events, executions } = ctx.services;
+  const executionId = record.execution_id;
+  const shapeExit = exitEventShaper(ctx.fault.action);
+  await serveEventStream({
+    res: ctx.response,
+    signal: ctx.signal,
+    events,
+    sandboxId: record.sandbox_id,
+    executionId,
+    isFinished: () => {
+      const now = executions.get(executionId);
+      return now === null || now.outcome !== "pending";
+    },
+    after,
+    pingMs: ctx.services.ssePingMs,
+    fault: ctx.fault.stream,
+    malformed: ctx.fault.action === "malformed",
+    ...(shapeExit && { shapeExit }),
+    headers,
+  });
+  return STREAMED;
 }
 
 function endModeFor(ctx: RequestContext): EndMode {
@@ -82,7 +140,10 @@ function endModeFor(ctx: RequestContext): EndMode {
   return "normal";
 }
 
-/** The execution a key admitted, as it is now; waits like the original while it runs. */
+/**
+ * The execution a key admitted, as it is now; waits like the original while it
+ * runs. A streamed request (the same body) streams the event log from its start.
+ */
 async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Promise<Reply> {
   const executionId = stored.execution_id;
   const executions = ctx.services.executions;
@@ -91,6 +152,10 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
     throw new ApiError(404, ErrorCodes.executionNotFound, "the execution this Idempotency-Key created is gone", {
       idempotency_key: ctx.idempotencyKey,
     });
+  }
+  if (isStreamRequest(ctx.body)) {
+    if (ctx.fault.action === "unconfirmed") return unconfirmed(record);
+    return streamEvents(ctx, record, 0, { [REPLAYED_HEADER]: "true" });
   }
   if (record.outcome === "pending") {
     const deadline = Date.parse(record.created_at) + record.timeout + REPLAY_WAIT_SLACK_MS;
@@ -129,16 +194,10 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
 }
 
 export async function getExecution(ctx: RequestContext): Promise<Reply> {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
   const waitMs = intParam(ctx.query, "wait_ms", 0, WAIT_MAX_MS) ?? 0;
-  const executionId = ctx.params.eid!;
   const executions = ctx.services.executions;
-  let record: ExecutionRecord | null = executions.get(executionId);
-  if (record === null || record.sandbox_id !== sandbox.sandbox_id) {
-    throw new ApiError(404, ErrorCodes.executionNotFound, `no execution ${executionId} in sandbox ${sandbox.name}`, {
-      execution_id: executionId,
-    });
-  }
+  let record = findExecution(ctx);
+  const executionId = record.execution_id;
   if (waitMs > 0 && record.outcome === "pending") {
     await executions.waitForTerminal(executionId, waitMs, ctx.signal);
     record = executions.get(executionId)!;
@@ -147,11 +206,150 @@ export async function getExecution(ctx: RequestContext): Promise<Reply> {
   return jsonReply(200, record);
 }
 
+/**
+ * GET …/executions/{eid}/stream: the event log as SSE after `Last-Event-ID` (or
+ * `?after=`), following it until `end`. A cursor past the last event: 422 invalid_cursor.
+ */
+export async function streamExecution(ctx: RequestContext): Promise<Reply> {
+  const record = findExecution(ctx);
+  const header = ctx.response.req.headers["last-event-id"];
+  const after = parseStreamCursor(Array.isArray(header) ? header[0] : header, ctx.query.get("after"));
+  if (after === null) throw invalidRequest("after", "the cursor (Last-Event-ID or after) must be an event id");
+  checkCursor(after, record);
+  return streamEvents(ctx, record, after, {});
+}
+
+/**
+ * GET …/executions/{eid}/events?after_sequence=N&limit=M → {events, has_more,
+ * next_cursor}. A cursor older than the retained log gets a `reset` event first.
+ */
+export async function listExecutionEvents(ctx: RequestContext): Promise<Reply> {
+  const record = findExecution(ctx);
+  const after = intParam(ctx.query, "after_sequence", 0, Number.MAX_SAFE_INTEGER) ?? 0;
+  const limit = intParam(ctx.query, "limit", 1, EVENTS_LIMIT_MAX) ?? EVENTS_LIMIT_DEFAULT;
+  checkCursor(after, record);
+  const events = ctx.services.events.page(record.sandbox_id, record.execution_id, after, limit + 1);
+  const page = events.slice(0, limit);
+  const body: ExecutionEventPage = {
+    events: page,
+    has_more: events.length > limit,
+    next_cursor: page.length > 0 ? page[page.length - 1]!.sequence : after,
+  };
+  return jsonReply(200, body);
+}
+
+/**
+ * GET …/executions/{eid}/output?stream=stdout|stderr&offset=N&limit=M → {stream,
+ * offset, next_offset, data (base64), eof}: the full output by byte offset, past
+ * the event output budget too (our design; API.md is silent). `eof` once the
+ * execution ended and next_offset is the end of the stream. limit: 1 B–4 MiB,
+ * default 1 MiB. An offset past what exists: 422 invalid_cursor.
+ */
+export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
+  const record = findExecution(ctx);
+  const streamText = ctx.query.get("stream") ?? "stdout";
+  if (streamText !== "stdout" && streamText !== "stderr") {
+    throw invalidRequest("stream", 'stream must be "stdout" or "stderr"');
+  }
+  const stream: OutputStream = streamText;
+  const offset = intParam(ctx.query, "offset", 0, Number.MAX_SAFE_INTEGER) ?? 0;
+  const limit = intParam(ctx.query, "limit", 1, OUTPUT_LIMIT_MAX) ?? OUTPUT_LIMIT_DEFAULT;
+  // Read "ended" before the file: once it is true, the file is complete.
+  const ended = record.outcome !== "pending";
+  const dir = ctx.services.events.outputDir(record.sandbox_id, record.execution_id);
+  const size = outputSize(dir, stream);
+  if (size === null) {
+    if (record[`${stream}_bytes`] > 0) {
+      throw new ApiError(404, ErrorCodes.outputNotFound, `the full ${stream} of ${record.execution_id} is not kept`, {
+        execution_id: record.execution_id,
+        stream,
+      });
+    }
+    if (offset > 0) throw outputCursor(stream, offset, 0);
+    const empty: ExecutionOutputChunk = { stream, offset: 0, next_offset: 0, data: "", eof: ended };
+    return jsonReply(200, empty);
+  }
+  if (offset > size) throw outputCursor(stream, offset, size);
+  const bytes = readOutputRange(dir, stream, offset, Math.min(limit, size - offset)) ?? Buffer.alloc(0);
+  const nextOffset = offset + bytes.length;
+  const body: ExecutionOutputChunk = {
+    stream,
+    offset,
+    next_offset: nextOffset,
+    data: bytes.toString("base64"),
+    eof: ended && nextOffset >= size,
+  };
+  return jsonReply(200, body);
+}
+
+/**
+ * POST …/executions/{eid}/cancel {reason?} → 202 {execution_id, cancel:
+ * "requested"|"already_terminal", cancellable: "hard"}. The group gets TERM, then
+ * KILL after the grace; the outcome becomes `cancelled` once it is gone.
+ */
+export function cancelExecution(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const body = parseJsonBody(ctx.body, {});
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw invalidRequest("body", "body must be a JSON object");
+    }
+    const { reason } = body as CancelRequest;
+    if (reason !== undefined && (typeof reason !== "string" || reason.length > CANCEL_REASON_MAX)) {
+      throw invalidRequest("reason", `reason must be a string of at most ${CANCEL_REASON_MAX} characters`);
+    }
+    const record = findExecution(ctx);
+    const cancel = ctx.services.executions.cancel(record.execution_id, reason ?? null) ?? "already_terminal";
+    const answer: CancelAnswer = { execution_id: record.execution_id, cancel, cancellable: "hard" };
+    return jsonReply(202, answer);
+  });
+}
+
+/** The execution `{eid}` names in sandbox `{id}`; 404 otherwise. */
+function findExecution(ctx: RequestContext): ExecutionRecord {
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const executionId = ctx.params.eid!;
+  const record = ctx.services.executions.get(executionId);
+  if (record === null || record.sandbox_id !== sandbox.sandbox_id) {
+    throw new ApiError(404, ErrorCodes.executionNotFound, `no execution ${executionId} in sandbox ${sandbox.name}`, {
+      execution_id: executionId,
+    });
+  }
+  return record;
+}
+
+/** An event cursor may not point past the last committed event. */
+function checkCursor(after: number, record: ExecutionRecord): void {
+  if (after > record.last_event_id) {
+    throw new ApiError(
+      422,
+      ErrorCodes.invalidCursor,
+      `event ${after} does not exist; the last event of ${record.execution_id} is ${record.last_event_id}`,
+      { after, last_event_id: record.last_event_id },
+    );
+  }
+}
+
+function outputCursor(stream: OutputStream, offset: number, size: number): ApiError {
+  return new ApiError(422, ErrorCodes.invalidCursor, `offset ${offset} is past the end of ${stream} (${size} bytes)`, {
+    stream,
+    offset,
+    size,
+  });
+}
+
+function isStreamRequest(body: Buffer): boolean {
+  try {
+    return (JSON.parse(body.toString("utf8")) as ExecuteRequest | null)?.stream === true;
+  } catch {
+    return false;
+  }
+}
+
 /** An optional integer query parameter within [min, max]; 400 otherwise. */
 function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
   const text = query.get(name);
   if (text === null) return null;
-  const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
   if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
   return value;
 }

@@ -6,11 +6,7 @@ import { type Command, Option } from "commander";
 import type { FollowSinks } from "../../client/follow.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
-import {
-  isValidIdempotencyKey,
-  isValidSandboxRef,
-  resolveWorkingDir,
-} from "../../protocol/validate.js";
+import { isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
 import { type Bind, collect, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
 import { dispatchExecute } from "../dispatch.js";
@@ -160,7 +156,9 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     if (opts.json) printJson(ctx, doc);
     else {
       ctx.io.out(`${doc.receipt_id}\t${doc.execution_id}`);
-      ctx.io.info(`sbx: started; it keeps running. Follow it: sbx logs ${doc.execution_id} -f; result: sbx receipts wait ${doc.receipt_id}`);
+      ctx.io.info(
+        `sbx: started; it keeps running. Follow it: sbx logs ${doc.execution_id} -f; result: sbx receipts wait ${doc.receipt_id}`,
+      );
     }
     return 0;
   }

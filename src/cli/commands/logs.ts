@@ -77,7 +77,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
       idempotencyKey: null,
       first: null,
       after: opts.after > 0 ? opts.after : null,
-      deadlineAt: Number.MAX_SAFE_INTEGER,
+      deadlineAt: Number.POSITIVE_INFINITY,
       signal: ctx.interrupt,
       sinks: { ...sinks, onReconnect: (n) => n > 1 && ctx.io.info(`sbx: reconnecting (attempt ${n})…`) },
     });

@@ -16,6 +16,34 @@ export interface DaemonRunOptions {
   faults: string | undefined;
   idleExitMs: number | undefined;
   keyRetentionMs: number | undefined;
+  processLogSegmentBytes: number | undefined;
+  processLogKeepBytes: number | undefined;
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** A size like 8MiB, 512k or 1048576 in bytes; null when it is not one. */
+export function parseSize(text: string): number | null {
+  const m = /^(\d+)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) return null;
+  const n = Number(m[1]) * unit;
+  return n >= 1 && Number.isSafeInteger(n) ? n : null;
+}
+
+function sizeFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = parseSize(text);
+  if (n === null) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a size (e.g. 8MiB, 512k)`);
+  return n;
 }
 
 export function parseListen(text: string): { host: string; port: number } {
@@ -38,12 +66,16 @@ export function parseDaemonRunOptions(raw: {
   faults?: string;
   idleExit?: string;
   keyRetention?: string;
+  processLogSegment?: string;
+  processLogKeep?: string;
 }): DaemonRunOptions {
   return {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
     faults: raw.faults,
     idleExitMs: durationFlag("--idle-exit", raw.idleExit),
     keyRetentionMs: durationFlag("--key-retention", raw.keyRetention),
+    processLogSegmentBytes: sizeFlag("--process-log-segment", raw.processLogSegment),
+    processLogKeepBytes: sizeFlag("--process-log-keep", raw.processLogKeep),
   };
 }
 
@@ -78,6 +110,8 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.faults === undefined ? {} : { faults: opts.faults }),
     ...(opts.idleExitMs === undefined ? {} : { idleExitMs: opts.idleExitMs }),
     ...(opts.keyRetentionMs === undefined ? {} : { keyRetentionMs: opts.keyRetentionMs }),
+    ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
+    ...(opts.processLogKeepBytes === undefined ? {} : { processLogKeepBytes: opts.processLogKeepBytes }),
     log,
   });
   return 0;
@@ -96,6 +130,8 @@ export function register(noun: Command, bind: Bind): void {
     .option("--faults <spec>", "inject faults (see below) to rehearse recovery")
     .option("--idle-exit <dur>", "exit after this long idle with nothing running")
     .option("--key-retention <dur>", "how long idempotency keys are kept (default: 7d)")
+    .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
+    .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [

@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { type Bind, withExamples } from "../../command.js";
 import { printJson } from "../../render/outcome.js";
-import { newKey, graceMs } from "./mutation.js";
+import { graceMs } from "./mutation.js";
 import { resolveProcess } from "./target.js";
 
 export function register(noun: Command, bind: Bind): void {
@@ -21,7 +21,7 @@ export function register(noun: Command, bind: Bind): void {
       bind(async (ctx, c) => {
         const o = c.optsWithGlobals() as { sandbox?: string; grace?: string; json?: boolean };
         const t = await resolveProcess(ctx, c.args[0]!, o.sandbox);
-        const p = await t.api.stop(t.sandbox, t.processId, graceMs(o.grace), newKey());
+        const p = await t.api.stop(t.sandbox, t.processId, graceMs(o.grace));
         if (o.json) printJson(ctx, p);
         else ctx.io.out(`${p.process_id}\t${p.state}\t${p.outcome}${p.signal ? `\t${p.signal}` : ""}`);
         return 0;

@@ -1,0 +1,442 @@
+// The durable per-execution event log (started, output…, gap, exit, end), kept in
+// backend.db (execution_events). Output is turned into events by a pure drafter
+// (EventDrafter: ≤ 64 KiB per event, coalesced, a 5 MiB budget then `gap`s); the
+// EventLog batches drafts of every running execution into one transaction every
+// few milliseconds (one fsync per batch, not per chunk), numbers them 1, 2, … per
+// execution, keeps the record's last_event_id with them, trims old events past the
+// retention and wakes stream readers once a batch is committed. Readers only ever
+// see committed events, so an id once sent always names the same event.
+
+import {
+  EVENT_OUTPUT_BUDGET,
+  EVENT_OUTPUT_CHUNK_LIMIT,
+  type EndEventData,
+  type ExecutionEvent,
+  type ExecutionEventType,
+  type ExitEventData,
+  type OutputStream,
+  type ResetEventData,
+  type StartedEventData,
+} from "../protocol/types.js";
+import type { BackendStore, EventBaseRow, EventRow } from "./db.js";
+import { OUTPUT_STREAMS, OutputFiles, outputSize, readOutputRange } from "./events-output.js";
+
+export const DEFAULT_EVENT_FLUSH_MS = 25;
+/** Events kept per execution; older ones are folded into a `reset` snapshot. */
+export const DEFAULT_EVENT_RETENTION = 50_000;
+/** Bytes of each stream a `reset` carries. */
+export const RESET_SNAPSHOT_LIMIT = 64 * 1024;
+/** Past the budget, one `gap` event per stream at most this often (and one at the end). */
+export const GAP_EVENT_INTERVAL_MS = 1000;
+
+/** Each stream's byte offset covered by the events so far. */
+export interface StreamEnds {
+  stdout: number;
+  stderr: number;
+}
+
+/** An event not yet numbered. */
+export interface DraftEvent {
+  type: ExecutionEventType;
+  at: string;
+  data: unknown;
+  ends: StreamEnds;
+}
+
+type Draft =
+  | {
+      type: "output";
+      at: string;
+      stream: OutputStream;
+      offset: number;
+      chunks: Buffer[];
+      length: number;
+      ends: StreamEnds;
+    }
+  | { type: Exclude<ExecutionEventType, "output">; at: string; data: unknown; ends: StreamEnds };
+
+/**
+ * Turns one execution's output into draft events, without I/O: chunks of a stream
+ * are coalesced into `output` events of at most `chunkLimit` raw bytes; past
+ * `budget` bytes in all, output is counted into `gap`s instead.
+ */
+export class EventDrafter {
+  private drafts: Draft[] = [];
+  private budgetLeft: number;
+  /** Bytes each stream produced. */
+  private readonly produced: StreamEnds = { stdout: 0, stderr: 0 };
+  /** Bytes each stream's drafted events cover. */
+  private readonly covered: StreamEnds = { stdout: 0, stderr: 0 };
+  private readonly lastGapAt: Record<OutputStream, number> = { stdout: -Infinity, stderr: -Infinity };
+
+  constructor(
+    budget: number = EVENT_OUTPUT_BUDGET,
+    private readonly chunkLimit: number = EVENT_OUTPUT_CHUNK_LIMIT,
+  ) {
+    this.budgetLeft = budget;
+  }
+
+  get hasDrafts(): boolean {
+    return this.drafts.length > 0;
+  }
+
+  /** Output not yet drafted as a gap (waiting for GAP_EVENT_INTERVAL_MS). */
+  get hasPendingGap(): boolean {
+    return this.produced.stdout > this.covered.stdout || this.produced.stderr > this.covered.stderr;
+  }
+
+  output(stream: OutputStream, chunk: Buffer, at: string): void {
+    const start = this.produced[stream];
+    this.produced[stream] += chunk.length;
+    // Once a stream has a gap, the rest of it is gap too (the budget is spent).
+    const keep = this.covered[stream] < start ? 0 : Math.min(chunk.length, this.budgetLeft);
+    this.budgetLeft -= keep;
+    let done = 0;
+    while (done < keep) {
+      const last = this.drafts[this.drafts.length - 1];
+      const coalesce = last?.type === "output" && last.stream === stream && last.length < this.chunkLimit;
+      const room = coalesce ? this.chunkLimit - last.length : this.chunkLimit;
+      const piece = chunk.subarray(done, done + Math.min(room, keep - done));
+      done += piece.length;
+      this.covered[stream] += piece.length;
+      if (coalesce) {
+        last.chunks.push(piece);
+        last.length += piece.length;
+        last.ends = { ...this.covered };
+      } else {
+        const offset = this.covered[stream] - piece.length;
+        this.drafts.push({
+          type: "output",
+          at,
+          stream,
+          offset,
+          chunks: [piece],
+          length: piece.length,
+          ends: { ...this.covered },
+        });
+      }
+    }
+  }
+
+  /** Drafts gaps that are due: every GAP_EVENT_INTERVAL_MS per stream, or all of them when `final`. */
+  releaseGaps(nowMs: number, final: boolean): void {
+    for (const stream of OUTPUT_STREAMS) {
+      const bytes = this.produced[stream] - this.covered[stream];
+      if (bytes === 0 || (!final && nowMs - this.lastGapAt[stream] < GAP_EVENT_INTERVAL_MS)) continue;
+      const offset = this.covered[stream];
+      this.covered[stream] += bytes;
+      this.lastGapAt[stream] = nowMs;
+      this.push("gap", { stream, offset, bytes }, new Date(nowMs).toISOString());
+    }
+  }
+
+  push(type: Exclude<ExecutionEventType, "output">, data: unknown, at: string): void {
+    this.drafts.push({ type, at, data, ends: { ...this.covered } });
+  }
+
+  /** Puts an event before every draft (the `started` event, should output have come first). */
+  unshift(type: Exclude<ExecutionEventType, "output">, data: unknown, at: string): void {
+    this.drafts.unshift({ type, at, data, ends: { stdout: 0, stderr: 0 } });
+  }
+
+  /** Hands over the drafts, in order. */
+  take(): DraftEvent[] {
+    const out = this.drafts.map((d): DraftEvent => {
+      if (d.type !== "output") return { type: d.type, at: d.at, data: d.data, ends: d.ends };
+      const data = { stream: d.stream, offset: d.offset, data: Buffer.concat(d.chunks, d.length).toString("base64") };
+      return { type: "output", at: d.at, data, ends: d.ends };
+    });
+    this.drafts = [];
+    return out;
+  }
+}
+
+export interface EventLogOptions {
+  store: BackendStore;
+  /** Where an execution's full output files live. */
+  outputDir: (sandboxId: string, executionId: string) => string;
+  flushMs?: number;
+  /** Events kept per execution (at least 2); null keeps all. */
+  retainEvents?: number | null;
+  /** Output bytes put into events per execution. */
+  outputBudget?: number;
+  log?: (line: string) => void;
+}
+
+/** Everything that makes an execution's event log end. */
+export interface LogEnding {
+  exit: ExitEventData;
+  end: EndEventData;
+}
+
+export class EventLog {
+  private readonly store: BackendStore;
+  private readonly outputDirOf: (sandboxId: string, executionId: string) => string;
+  private readonly flushMs: number;
+  private readonly retainEvents: number | null;
+  private readonly outputBudget: number;
+  private readonly log: (line: string) => void;
+  private readonly writers = new Map<string, EventWriter>();
+  private readonly subscribers = new Map<string, Set<() => void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(opts: EventLogOptions) {
+    this.store = opts.store;
+    this.outputDirOf = opts.outputDir;
+    this.flushMs = opts.flushMs ?? DEFAULT_EVENT_FLUSH_MS;
+    const retain = opts.retainEvents === undefined ? DEFAULT_EVENT_RETENTION : opts.retainEvents;
+    this.retainEvents = retain === null ? null : Math.max(2, retain);
+    this.outputBudget = opts.outputBudget ?? EVENT_OUTPUT_BUDGET;
+    this.log = opts.log ?? (() => {});
+  }
+
+  outputDir(sandboxId: string, executionId: string): string {
+    return this.outputDirOf(sandboxId, executionId);
+  }
+
+  /** Starts the log of a new execution (its output files too). */
+  open(executionId: string, sandboxId: string): EventWriter {
+    const files = OutputFiles.create(this.outputDir(sandboxId, executionId));
+    const writer = new EventWriter(this, executionId, files, new EventDrafter(this.outputBudget));
+    this.writers.set(executionId, writer);
+    return writer;
+  }
+
+  /**
+   * Commits every execution's drafts, and `work` (e.g. the record's end), in one
+   * transaction; then wakes the readers. Throws when the transaction fails.
+   */
+  flush(work?: () => void): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const now = Date.now();
+    const batches: Array<{ writer: EventWriter; rows: EventRow[] }> = [];
+    for (const writer of this.writers.values()) {
+      writer.drafter.releaseGaps(now, false);
+      if (!writer.drafter.hasDrafts) continue;
+      batches.push({ writer, rows: writer.drafter.take().map((d) => writer.number(d)) });
+    }
+    if (batches.length > 0 || work) {
+      this.store.transaction(() => {
+        for (const { writer, rows } of batches) this.insert(writer.executionId, rows);
+        work?.();
+      });
+      for (const { writer } of batches) this.notify(writer.executionId);
+    }
+    if ([...this.writers.values()].some((w) => w.drafter.hasPendingGap)) this.schedule();
+  }
+
+  /** Appends final events to the log of an execution nobody writes to any more (restart recovery). */
+  appendEnding(executionId: string, sandboxId: string, ending: LogEnding, work: () => void): void {
+    const last = this.store.lastEvent(executionId);
+    const base = this.store.getEventBase(executionId);
+    let sequence = last?.sequence ?? base?.through_sequence ?? 0;
+    const ends: StreamEnds = {
+      stdout: last?.stdout_end ?? base?.stdout_end ?? 0,
+      stderr: last?.stderr_end ?? base?.stderr_end ?? 0,
+    };
+    const at = new Date().toISOString();
+    const rows: EventRow[] = [];
+    const row = (type: ExecutionEventType, data: unknown): EventRow => ({
+      execution_id: executionId,
+      sequence: ++sequence,
+      type,
+      at,
+      data: JSON.stringify(data),
+      stdout_end: ends.stdout,
+      stderr_end: ends.stderr,
+    });
+    // Output that reached the files after the last committed batch: readable, but not in events.
+    const dir = this.outputDir(sandboxId, executionId);
+    for (const stream of OUTPUT_STREAMS) {
+      const size = outputSize(dir, stream) ?? 0;
+      if (size > ends[stream]) {
+        const offset = ends[stream];
+        ends[stream] = size;
+        rows.push(row("gap", { stream, offset, bytes: size - offset }));
+      }
+    }
+    rows.push(row("exit", ending.exit), row("end", ending.end));
+    this.store.transaction(() => {
+      this.insert(executionId, rows);
+      work();
+    });
+    this.notify(executionId);
+  }
+
+  /** Calls `fn` after each committed batch of an execution's events. Returns the unsubscribe. */
+  subscribe(executionId: string, fn: () => void): () => void {
+    let set = this.subscribers.get(executionId);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(executionId, set);
+    }
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.subscribers.delete(executionId);
+    };
+  }
+
+  read(executionId: string, afterSequence: number, limit: number): EventRow[] {
+    return this.store.readEvents(executionId, afterSequence, limit);
+  }
+
+  /** What trimming removed, or undefined. */
+  base(executionId: string): EventBaseRow | undefined {
+    return this.store.getEventBase(executionId);
+  }
+
+  /** The last bytes of each stream before `ends`, read from the output files. */
+  snapshot(sandboxId: string, executionId: string, ends: StreamEnds): ResetEventData {
+    const dir = this.outputDir(sandboxId, executionId);
+    const part = (stream: OutputStream) => {
+      const offset = Math.max(0, ends[stream] - RESET_SNAPSHOT_LIMIT);
+      const bytes = readOutputRange(dir, stream, offset, ends[stream] - offset) ?? Buffer.alloc(0);
+      return { data: bytes.toString("base64"), offset };
+    };
+    const stdout = part("stdout");
+    const stderr = part("stderr");
+    return { stdout: stdout.data, stderr: stderr.data, stdout_offset: stdout.offset, stderr_offset: stderr.offset };
+  }
+
+  /**
+   * A page of events after a sequence, as the wire has them. A cursor older than
+   * what is retained gets a `reset` (numbered as the last trimmed event) first.
+   */
+  page(sandboxId: string, executionId: string, afterSequence: number, limit: number): ExecutionEvent[] {
+    const out: ExecutionEvent[] = [];
+    let after = afterSequence;
+    const base = this.base(executionId);
+    if (base && after < base.through_sequence) {
+      out.push({
+        sequence: base.through_sequence,
+        type: "reset",
+        at: new Date().toISOString(),
+        data: this.snapshot(sandboxId, executionId, { stdout: base.stdout_end, stderr: base.stderr_end }),
+      });
+      after = base.through_sequence;
+    }
+    const rows = this.read(executionId, after, limit - out.length);
+    return out.concat(rows.map(toExecutionEvent));
+  }
+
+  schedule(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.store.isClosed) return;
+      try {
+        this.flush();
+      } catch (err) {
+        this.log(`event log: could not store a batch of events: ${(err as Error).message}`);
+      }
+    }, this.flushMs);
+  }
+
+  /** Commits what is pending and stops the timer (graceful shutdown). */
+  close(): void {
+    if (!this.store.isClosed) {
+      try {
+        this.flush();
+      } catch (err) {
+        this.log(`event log: could not store the last events: ${(err as Error).message}`);
+      }
+    }
+    this.stop();
+  }
+
+  /** Drops what is pending, as a crash would (tests). */
+  abandon(): void {
+    for (const writer of this.writers.values()) writer.files.close({ sync: false });
+    this.writers.clear();
+    this.stop();
+  }
+
+  /** @internal the writer is done; called by EventWriter.finish. */
+  forget(executionId: string): void {
+    this.writers.delete(executionId);
+  }
+
+  private stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private insert(executionId: string, rows: EventRow[]): void {
+    if (rows.length === 0) return;
+    for (const row of rows) this.store.insertEvent(row);
+    this.store.setLastEventId(executionId, rows[rows.length - 1]!.sequence);
+    if (this.retainEvents !== null) this.store.trimEvents(executionId, this.retainEvents);
+  }
+
+  private notify(executionId: string): void {
+    const set = this.subscribers.get(executionId);
+    if (set) for (const fn of [...set]) fn();
+  }
+}
+
+/** Writes one running execution's events and full output. */
+export class EventWriter {
+  private sequence = 0;
+
+  constructor(
+    private readonly owner: EventLog,
+    readonly executionId: string,
+    readonly files: OutputFiles,
+    readonly drafter: EventDrafter,
+  ) {}
+
+  /** The first event. Put first even if output was already drafted (a program that failed to start). */
+  started(data: StartedEventData): void {
+    this.drafter.unshift("started", data, data.started_at);
+    this.owner.flush();
+  }
+
+  output(stream: OutputStream, chunk: Buffer): void {
+    // The file first: once an event covers these bytes, they are readable by offset.
+    this.files.append(stream, chunk);
+    this.drafter.output(stream, chunk, new Date().toISOString());
+    this.owner.schedule();
+  }
+
+  /**
+   * Ends the log: due gaps, `exit`, `end`; the output files reach the disk; then one
+   * transaction stores the events with `work` (the record's end).
+   */
+  finish(ending: LogEnding, work: () => void): void {
+    const at = new Date().toISOString();
+    this.drafter.releaseGaps(Date.now(), true);
+    this.drafter.push("exit", ending.exit, at);
+    this.drafter.push("end", ending.end, at);
+    try {
+      this.files.close({ sync: true });
+    } catch {
+      // The events and the record matter more than an fsync that failed.
+    }
+    try {
+      this.owner.flush(work);
+    } finally {
+      this.owner.forget(this.executionId);
+    }
+  }
+
+  /** @internal numbers a draft (called by EventLog.flush, in order). */
+  number(draft: DraftEvent): EventRow {
+    return {
+      execution_id: this.executionId,
+      sequence: ++this.sequence,
+      type: draft.type,
+      at: draft.at,
+      data: JSON.stringify(draft.data),
+      stdout_end: draft.ends.stdout,
+      stderr_end: draft.ends.stderr,
+    };
+  }
+}
+
+export function toExecutionEvent(row: EventRow): ExecutionEvent {
+  return { sequence: row.sequence, type: row.type as ExecutionEventType, at: row.at, data: JSON.parse(row.data) };
+}

@@ -1,0 +1,249 @@
+// Supervised process routes under /sandbox/{id}/processes: start, list, get,
+// result, logs, stdin, signal and stop (DELETE). The supervision itself is in
+// process-supervisor.ts.
+
+import fs from "node:fs";
+import path from "node:path";
+import {
+  ErrorCodes,
+  PROCESS_LOG_LIMIT_DEFAULT,
+  PROCESS_LOG_LIMIT_MAX,
+  PROCESS_LOG_WAIT_MAX_MS,
+  PROCESS_STOP_GRACE_DEFAULT_MS,
+  PROCESS_STOP_GRACE_MAX_MS,
+  type ProcessList,
+  type ProcessResult,
+  type ProcessSignalAnswer,
+  type ProcessStartRequest,
+  type ProcessStdinAnswer,
+  type ProcessStdinRequest,
+  type ProcessStream,
+  WORKSPACE,
+} from "../../protocol/types.js";
+import {
+  checkProcessSignalRequest,
+  checkProcessStartRequest,
+  checkProcessStdinRequest,
+  isValidIdempotencyKey,
+  processSignalName,
+  resolveWorkingDir,
+  withRestartDefaults,
+} from "../../protocol/validate.js";
+import type { RequestContext } from "../context.js";
+import type { IdempotencyRow, ProcessRow, SandboxRow } from "../db.js";
+import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
+import { runFixedAnswerMutation, runMutation } from "../idempotency.js";
+import { toProcessRecord } from "../process-supervisor.js";
+
+/** POST …/processes → 201 with the process as started. A replayed key answers the process as it is now. */
+export async function startProcess(ctx: RequestContext): Promise<Reply> {
+  const { sandboxes, processes } = ctx.services;
+  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  return runMutation(ctx, {
+    replay: async (stored) => jsonReply(stored.status, toProcessRecord(startedBy(ctx, stored, sandbox))),
+    admit: async (claim) => {
+      const body = parseJsonBody(ctx.body);
+      const problem = checkProcessStartRequest(body);
+      if (problem) throw invalidRequest(problem.field, problem.message);
+      const req = body as ProcessStartRequest;
+      if (!processes.accepting) {
+        throw new ApiError(
+          503,
+          ErrorCodes.notStarted,
+          "the backend is shutting down; nothing was started",
+          { reason: "shutting_down", retry_after_ms: 2000 },
+          { "Retry-After": "2" },
+        );
+      }
+      const workingDir = resolveWorkingDir(req.working_dir)!;
+      const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
+      if (!isDirectory(path.join(workspaceDir, path.posix.relative(WORKSPACE, workingDir)))) {
+        throw invalidRequest("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
+      }
+      const record = processes.start({
+        sandbox,
+        command: req.command,
+        workingDir,
+        env: req.env ?? {},
+        name: req.name ?? null,
+        stdin: req.stdin === true,
+        timeoutMs: req.timeout_ms ?? null,
+        restart: withRestartDefaults(req.restart),
+        idempotencyKey: ctx.idempotencyKey,
+        // Stored with the process, in its transaction: a replay finds the process it started.
+        onAdmit: (processId) => claim?.recordResponse(201, { process_id: processId }),
+      });
+      return jsonReply(201, record);
+    },
+  });
+}
+
+/** The process a key started (its stored answer names it). */
+function startedBy(ctx: RequestContext, stored: IdempotencyRow, sandbox: SandboxRow): ProcessRow {
+  const processId = (JSON.parse(stored.response ?? "{}") as { process_id?: unknown }).process_id;
+  const row = typeof processId === "string" ? ctx.services.processes.getRow(processId) : null;
+  if (row === null || row.sandbox_id !== sandbox.sandbox_id) {
+    throw new ApiError(404, ErrorCodes.processNotFound, "the process this Idempotency-Key started is gone", {
+      idempotency_key: ctx.idempotencyKey,
+      ...(typeof processId === "string" && { process_id: processId }),
+    });
+  }
+  return row;
+}
+
+/** GET …/processes?idempotency_key=K → {processes} (oldest first). */
+export async function listProcesses(ctx: RequestContext): Promise<Reply> {
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const key = ctx.query.get("idempotency_key");
+  if (key !== null && !isValidIdempotencyKey(key)) throw invalidRequest("idempotency_key", "invalid idempotency_key");
+  const body: ProcessList = { processes: ctx.services.processes.list(sandbox.sandbox_id, key ?? undefined) };
+  return jsonReply(200, body);
+}
+
+export async function getProcess(ctx: RequestContext): Promise<Reply> {
+  return jsonReply(200, toProcessRecord(findProcess(ctx)));
+}
+
+/** GET …/result?wait_ms=W: waits up to W for the process to end; still running then → `wait_timeout: true`. */
+export async function getProcessResult(ctx: RequestContext): Promise<Reply> {
+  let row = findProcess(ctx);
+  const waitMs = intParam(ctx.query, "wait_ms", 0, PROCESS_LOG_WAIT_MAX_MS) ?? 0;
+  const processes = ctx.services.processes;
+  if (waitMs > 0 && row.state !== "exited") {
+    await processes.waitForEnd(row.process_id, waitMs, ctx.signal);
+    row = processes.getRow(row.process_id) ?? row;
+  }
+  let body: ProcessResult = processes.result(row);
+  if (waitMs > 0 && row.state !== "exited") body = { ...body, wait_timeout: true };
+  return jsonReply(200, body);
+}
+
+/** GET …/logs?stream=&offset=&limit=&wait_ms= */
+export async function getProcessLogs(ctx: RequestContext): Promise<Reply> {
+  const row = findProcess(ctx);
+  const stream = ctx.query.get("stream") ?? "stdout";
+  if (stream !== "stdout" && stream !== "stderr") throw invalidRequest("stream", "stream must be stdout or stderr");
+  const offset = intParam(ctx.query, "offset", 0, Number.MAX_SAFE_INTEGER) ?? 0;
+  const limit = intParam(ctx.query, "limit", 1, PROCESS_LOG_LIMIT_MAX) ?? PROCESS_LOG_LIMIT_DEFAULT;
+  const waitMs = intParam(ctx.query, "wait_ms", 0, PROCESS_LOG_WAIT_MAX_MS) ?? 0;
+  const chunk = await ctx.services.processes.readLogs(row, {
+    stream: stream as ProcessStream,
+    offset,
+    limit,
+    waitMs,
+    signal: ctx.signal,
+  });
+  return jsonReply(200, chunk);
+}
+
+/**
+ * POST …/stdin: raw bytes (Content-Type: application/octet-stream, `?eof=true` to
+ * close after them) or JSON {data: <base64>, eof?}. Answers once the bytes are in the pipe.
+ */
+export function writeProcessStdin(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const row = findProcess(ctx);
+    let data: Buffer;
+    let eof: boolean;
+    if (mediaType(ctx.headers["content-type"]) === "application/octet-stream") {
+      data = ctx.body;
+      eof = boolParam(ctx.query, "eof") ?? false;
+    } else {
+      const body = parseJsonBody(ctx.body);
+      const problem = checkProcessStdinRequest(body);
+      if (problem) throw invalidRequest(problem.field, problem.message);
+      const req = body as ProcessStdinRequest;
+      data = Buffer.from(req.data ?? "", "base64");
+      eof = req.eof === true;
+    }
+    const written = await ctx.services.processes.writeStdin(row, data, eof);
+    const answer: ProcessStdinAnswer = {
+      process_id: row.process_id,
+      generation: written.generation,
+      bytes_written: written.bytes,
+      eof,
+    };
+    return jsonReply(200, answer);
+  });
+}
+
+/** POST …/signal {signal} → 202: delivered to the current run's process group. */
+export function signalProcess(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const row = findProcess(ctx);
+    const body = parseJsonBody(ctx.body);
+    const problem = checkProcessSignalRequest(body);
+    if (problem) throw invalidRequest(problem.field, problem.message);
+    const signal = processSignalName((body as { signal: string }).signal)!;
+    const sent = ctx.services.processes.signal(row, signal);
+    const answer: ProcessSignalAnswer = {
+      process_id: row.process_id,
+      signal,
+      generation: sent.generation,
+      os_pid: sent.osPid,
+    };
+    return jsonReply(202, answer);
+  });
+}
+
+/**
+ * DELETE …/processes/{pid}?grace_ms=5000[&remove=true]: SIGTERM to the group,
+ * SIGKILL after the grace; no more restarts. Answers once it ended: the process
+ * with outcome `cancelled` (an ended process is answered as it is). With
+ * `remove=true` its record and logs are deleted too (later reads answer 404).
+ */
+export function stopProcess(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const row = findProcess(ctx);
+    const graceMs = intParam(ctx.query, "grace_ms", 0, PROCESS_STOP_GRACE_MAX_MS) ?? PROCESS_STOP_GRACE_DEFAULT_MS;
+    const remove = boolParam(ctx.query, "remove") ?? false;
+    const processes = ctx.services.processes;
+    const ended = await processes.stop(row, graceMs);
+    if (!remove) return jsonReply(200, toProcessRecord(ended));
+    processes.remove(ended);
+    return jsonReply(200, { ...toProcessRecord(ended), removed: true });
+  });
+}
+
+/** The process named by the path, in the path's sandbox. Throws 404 process_not_found. */
+function findProcess(ctx: RequestContext): ProcessRow {
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const processId = ctx.params.pid!;
+  const row = ctx.services.processes.getRow(processId);
+  if (row === null || row.sandbox_id !== sandbox.sandbox_id) {
+    throw new ApiError(404, ErrorCodes.processNotFound, `no process ${processId} in sandbox ${sandbox.name}`, {
+      process_id: processId,
+    });
+  }
+  return row;
+}
+
+/** An optional integer query parameter within [min, max]; 400 otherwise. */
+function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
+  const text = query.get(name);
+  if (text === null) return null;
+  const value = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
+  return value;
+}
+
+function boolParam(query: URLSearchParams, name: string): boolean | null {
+  const text = query.get(name);
+  if (text === null) return null;
+  if (text === "true" || text === "1") return true;
+  if (text === "false" || text === "0") return false;
+  throw invalidRequest(name, `${name} must be true or false`);
+}
+
+function mediaType(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? (header[0] ?? "") : (header ?? "");
+  return value.split(";")[0]!.trim().toLowerCase();
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,192 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BackendStore } from "../../src/backend/db.js";
+import { groupAlive, startTestBackend, type TestBackend, until } from "./support.js";
+
+const PROCESSES = "/api/v1/sandbox/default/processes";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function started(opts: Parameters<typeof startTestBackend>[0] = {}, dir?: string): Promise<TestBackend> {
+  const b = await startTestBackend(opts, dir);
+  cleanups.push(() => b.stop());
+  return b;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+async function start(b: TestBackend, body: unknown): Promise<any> {
+  const res = await b.api("POST", PROCESSES, { body });
+  expect(res.status, res.text).toBe(201);
+  return res.json;
+}
+
+async function stdoutOf(b: TestBackend, pid: string, wantBytes: number): Promise<string> {
+  const found = await until(async () => {
+    const res = await b.api("GET", `${PROCESSES}/${pid}/logs?offset=0`);
+    const text = Buffer.from(res.json.data, "base64").toString();
+    return text.length >= wantBytes ? text : undefined;
+  });
+  return found!;
+}
+
+describe("restart recovery", () => {
+  it("marks what was running as unknown, ends its groups, and starts `always` processes as a new generation", async () => {
+    const first = await started();
+    const lost = await start(first, { command: "echo before; sleep 60" });
+    const always = await start(first, {
+      command: 'echo "gen $SBX_PROCESS_GENERATION"; sleep 60',
+      restart: { policy: "always" },
+    });
+    await stdoutOf(first, lost.process_id, 7);
+    await stdoutOf(first, always.process_id, 6);
+    await first.stop({ simulateCrash: true });
+    expect(groupAlive(lost.os_pid)).toBe(true);
+    expect(groupAlive(always.os_pid)).toBe(true);
+
+    const second = await started({}, first.dir);
+    await until(() => !groupAlive(lost.os_pid) && !groupAlive(always.os_pid), 3000, "the lost groups to be ended");
+    const gone = (await second.api("GET", `${PROCESSES}/${lost.process_id}`)).json;
+    expect(gone).toMatchObject({
+      state: "exited",
+      outcome: "unknown",
+      end_reason: "backend_lost",
+      exit_code: null,
+      signal: null,
+      os_pid: null,
+      last_run: { generation: 0, outcome: "unknown", exit_code: null, signal: null },
+    });
+    const result = (await second.api("GET", `${PROCESSES}/${lost.process_id}/result`)).json;
+    expect(result).toMatchObject({ outcome: "unknown", complete: true, stdout_tail: "before\n" });
+
+    const again = (await second.api("GET", `${PROCESSES}/${always.process_id}`)).json;
+    expect(again).toMatchObject({
+      state: "running",
+      outcome: "pending",
+      restarts: 1,
+      last_run: { generation: 0, outcome: "unknown" },
+    });
+    expect(again.os_pid).not.toBe(always.os_pid);
+    // Offsets go on over the daemon's restart: generation 0's output, then generation 1's.
+    expect(await stdoutOf(second, always.process_id, 12)).toBe("gen 0\ngen 1\n");
+    const chunk = (await second.api("GET", `${PROCESSES}/${always.process_id}/logs?offset=6`)).json;
+    expect(chunk).toMatchObject({ offset: 6, next_offset: 12, generation: 1, eof: false });
+    expect(second.logs).toContain("recovery: 2 process(es) lost by an earlier run");
+    expect(second.logs).toContain("recovery: 1 process(es) started again");
+  });
+
+  it("a graceful close ends processes as cancelled/backend_shutdown; `always` ones start again with the daemon", async () => {
+    const first = await started();
+    const always = await start(first, { command: "echo up; sleep 60", restart: { policy: "always" } });
+    const once = await start(first, { command: "sleep 60", restart: { policy: "on-failure" } });
+    await stdoutOf(first, always.process_id, 3);
+    await first.stop();
+    expect(groupAlive(always.os_pid)).toBe(false);
+    expect(groupAlive(once.os_pid)).toBe(false);
+
+    const store = new BackendStore(path.join(first.dataDir, "backend.db"));
+    const rows = [store.getProcess(always.process_id)!, store.getProcess(once.process_id)!];
+    store.close();
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        state: "exited",
+        outcome: "cancelled",
+        end_reason: "backend_shutdown",
+        signal: "SIGTERM",
+        exit_code: null,
+      });
+    }
+
+    const second = await started({}, first.dir);
+    expect((await second.api("GET", `${PROCESSES}/${always.process_id}`)).json).toMatchObject({
+      state: "running",
+      outcome: "pending",
+      end_reason: null,
+      ended_at: null,
+      restarts: 1,
+    });
+    expect((await second.api("GET", `${PROCESSES}/${once.process_id}`)).json).toMatchObject({
+      state: "exited",
+      outcome: "cancelled",
+      end_reason: "backend_shutdown",
+    });
+    expect(await stdoutOf(second, always.process_id, 6)).toBe("up\nup\n");
+  });
+
+  it("never starts a process again once it was stopped", async () => {
+    const first = await started();
+    const p = await start(first, { command: "sleep 60", restart: { policy: "always" } });
+    await first.api("DELETE", `${PROCESSES}/${p.process_id}?grace_ms=0`);
+    await first.stop({ simulateCrash: true });
+    const second = await started({}, first.dir);
+    expect((await second.api("GET", `${PROCESSES}/${p.process_id}`)).json).toMatchObject({
+      state: "exited",
+      outcome: "cancelled",
+      end_reason: "stopped",
+    });
+  });
+});
+
+describe("the daemon around supervised processes", () => {
+  it("does not go idle while a process runs or waits in back-off", async () => {
+    let idleAt = 0;
+    const b = await started({ idleExitMs: 200, onIdle: () => (idleAt = Date.now()) });
+    const p = await start(b, {
+      command: "sleep 0.3; exit 1",
+      restart: { policy: "on-failure", max_restarts: 1, backoff_ms: 800 },
+    });
+    await new Promise((r) => setTimeout(r, 550));
+    expect((await b.api("GET", `${PROCESSES}/${p.process_id}`)).json.state).toBe("backoff");
+    // Requests re-arm the timer too; wait without any.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(idleAt).toBe(0);
+    const ended = (await until(async () => {
+      const got = (await b.api("GET", `${PROCESSES}/${p.process_id}`)).json;
+      return got.state === "exited" ? Date.now() : undefined;
+    }))!;
+    await until(() => idleAt > 0, 3000, "onIdle");
+    expect(idleAt - ended).toBeGreaterThanOrEqual(150);
+  });
+
+  it("rotates process logs at the limits it was started with", async () => {
+    const b = await started({ processLogSegmentBytes: 1000, processLogKeepBytes: 3000 });
+    const p = await start(b, { command: ["seq", "1", "10000"] });
+    const expected = Array.from({ length: 10000 }, (_, i) => `${i + 1}\n`).join("");
+    const r = (await b.api("GET", `${PROCESSES}/${p.process_id}/result?wait_ms=10000`)).json;
+    const oldest = r.output_capture.stdout.oldest_offset;
+    expect(r.output_capture.stdout).toEqual({ bytes: expected.length, oldest_offset: oldest, rotated: true });
+    // Whole segments of 1000 bytes; at most 3000 kept, more than 2000.
+    expect(oldest % 1000).toBe(0);
+    expect(expected.length - oldest).toBeLessThanOrEqual(3000);
+    expect(expected.length - oldest).toBeGreaterThan(2000);
+    const dir = path.join(b.dataDir, "sandboxes", p.sandbox_id, "processes", p.process_id);
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.startsWith("stdout."))
+      .sort((x, y) => x.length - y.length || x.localeCompare(y));
+    expect(files[0]).toBe(`stdout.${oldest}.log`);
+    expect(files.every((f) => fs.statSync(path.join(dir, f)).size <= 1000)).toBe(true);
+
+    const first = (await b.api("GET", `${PROCESSES}/${p.process_id}/logs?offset=0&limit=500`)).json;
+    expect(first).toMatchObject({ offset: oldest, rotated: true, oldest_offset: oldest, next_offset: oldest + 500 });
+    const rest = (await b.api("GET", `${PROCESSES}/${p.process_id}/logs?offset=${first.next_offset}`)).json;
+    expect(rest).toMatchObject({ rotated: false, eof: true, next_offset: expected.length });
+    const read = Buffer.concat([Buffer.from(first.data, "base64"), Buffer.from(rest.data, "base64")]).toString();
+    expect(read).toBe(expected.slice(oldest));
+  });
+
+  it("refuses to delete a sandbox while one of its processes runs", async () => {
+    const b = await started();
+    const sandbox = (await b.api("POST", "/api/v1/sandbox/create", { body: { name: "busy" } })).json;
+    const base = `/api/v1/sandbox/busy/processes`;
+    const p = (await b.api("POST", base, { body: { command: ["sleep", "60"] } })).json;
+    const refused = await b.api("DELETE", "/api/v1/sandbox/busy");
+    expect([refused.status, refused.json.error.code]).toEqual([409, "sandbox_busy"]);
+    await b.api("DELETE", `${base}/${p.process_id}?grace_ms=0`);
+    expect((await b.api("DELETE", "/api/v1/sandbox/busy")).status).toBe(200);
+    expect(fs.existsSync(path.join(b.dataDir, "sandboxes", sandbox.sandbox_id))).toBe(false);
+  });
+});
