@@ -116,6 +116,44 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
     }),
   );
 
+  it(
+    "a streamed exec whose stream is cut after 3 frames resumes by reading, with no duplicate and no lost output",
+    withFaults("execute:cut_after=3:once", async (home) => {
+      const script = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.1; done";
+      const r = await runSbx(["exec", "--stream", "--shell", script], { home });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe("line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n");
+      expect(r.stderr).toContain("reconnecting");
+    }),
+  );
+
+  it(
+    "a stream cut inside its final frame is resumed after the last complete event",
+    withFaults("execute:cut_in_frame:once", async (home) => {
+      const { result, doc } = await exec(home, ["--stream", "--shell", "echo a; echo b"]);
+      expect(result.code).toBe(0);
+      expect(doc).toMatchObject({ classification: "succeeded", stdout: "a\nb\n" });
+    }),
+  );
+
+  it(
+    "a reset on the stream replaces what the reader accumulated",
+    withFaults("execute:reset:once", async (home) => {
+      const { result, doc } = await exec(home, ["--stream", "--shell", "echo one; echo two"]);
+      expect(result.code).toBe(0);
+      expect(doc.stdout).toBe("one\ntwo\n");
+    }),
+  );
+
+  it(
+    "a streamed exit event without exit code or signal is outcome_unknown, never success",
+    withFaults("execute:no_exit", async (home) => {
+      const { result, doc } = await exec(home, ["--stream", "--", "echo", "x"]);
+      expect(result.code).toBe(255);
+      expect(doc).toMatchObject({ classification: "outcome_unknown", may_have_run: true, stdout: "x\n" });
+    }),
+  );
+
   it.each([
     ["bad_gateway", "outcome_unknown"],
     ["bare_503", "outcome_unknown"],

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProcessResult } from "../../src/protocol/types.js";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { lines, makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { startForegroundDaemon, stopDaemon, stopForegroundDaemon } from "../support/daemon.js";
 
 describe("sbx process against the local backend", () => {
   let home: string;
@@ -122,5 +122,33 @@ describe("sbx process against the local backend", () => {
     const bad = await sbx(["process", "signal", id, "STOP"]);
     expect(bad.code).toBe(125);
     await sbx(["process", "rm", id, "--grace", "0s"]);
+  });
+});
+
+describe("process logs across rotation", () => {
+  it("says on stderr when bytes were rotated away, and reads on from the oldest kept offset", async () => {
+    const home = makeHome("sbx-e2e-rot-");
+    const daemon = await startForegroundDaemon(home, ["--process-log-segment", "1k", "--process-log-keep", "4k"]);
+    try {
+      const started = await runSbx(["process", "start", "--", "seq", "1", "5000"], { home });
+      const id = started.stdout.trim();
+      await runSbx(["process", "result", id, "--wait", "20s"], { home });
+      const read = await runSbx(["process", "logs", id, "--raw"], { home });
+      expect(read.code).toBe(0);
+      expect(read.stderr).toMatch(/bytes \(offsets 0\.\.(\d+)\) were rotated away/);
+      const all = `${Array.from({ length: 5000 }, (_, i) => i + 1).join("\n")}\n`;
+      expect(all.endsWith(read.stdout)).toBe(true);
+      expect(read.stdout.length).toBeGreaterThanOrEqual(3 * 1024);
+      expect(read.stdout.length).toBeLessThan(all.length);
+      const chunks = lines((await runSbx(["process", "logs", id, "--json"], { home })).stdout).map((l) =>
+        JSON.parse(l),
+      );
+      expect(chunks[0]).toMatchObject({ rotated: true });
+      expect(chunks[0].offset).toBe(chunks[0].oldest_offset);
+      expect(chunks.at(-1).next_offset).toBe(Buffer.byteLength(all));
+    } finally {
+      await stopForegroundDaemon(daemon);
+      removeHome(home);
+    }
   });
 });

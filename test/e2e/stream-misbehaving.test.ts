@@ -131,3 +131,59 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
     expect(shown.doc.classification).toBe("in_progress");
   });
 });
+
+describe("observations go where the request went", () => {
+  it("refresh, wait and recover read from the receipt's backend, whatever the current profile says", async (t) => {
+    const record = {
+      execution_id: "exe_there",
+      sandbox_id: "sbx_1",
+      idempotency_key: "k",
+      command: ["true"],
+      working_dir: "/workspace",
+      timeout: 120000,
+      outcome: "succeeded",
+      exit_code: 0,
+      signal: null,
+      system_error: null,
+      record_pending: false,
+      cancel_requested: false,
+      stdout: "",
+      stderr: "",
+      stdout_bytes: 0,
+      stderr_bytes: 0,
+      stdout_truncated: false,
+      stderr_truncated: false,
+      created_at: "2026-11-29T10:00:00Z",
+      started_at: "2026-11-29T10:00:00Z",
+      finished_at: "2026-11-29T10:00:00Z",
+      duration_ms: 1,
+      last_event_id: 0,
+    };
+    const { home, server: original } = await setup(t, { kind: "hang" }, () => ({
+      kind: "json",
+      status: 200,
+      body: { executions: [record], next_cursor: null, live_count: 0 },
+    }));
+    const other = await startMisbehavingServer({
+      kind: "json",
+      status: 500,
+      body: { error: { code: "wrong", message: "wrong backend" } },
+    });
+    t.onTestFinished(() => other.close());
+    const sent = await runSbxJson<ReceiptDocument>(
+      ["exec", "--json", "--client-timeout", "1s", "--api-url", original.url, "--", "true"],
+      { home },
+    );
+    expect(sent.doc.classification).toBe("local_timeout");
+    expect((await runSbx(["profile", "add", "elsewhere", "--api-url", other.url, "--use"], { home })).code).toBe(0);
+    const refreshed = await runSbxJson<ReceiptDocument>(["receipts", "refresh", sent.doc.receipt_id, "--json"], {
+      home,
+    });
+    expect(refreshed.doc).toMatchObject({ classification: "succeeded", execution_id: "exe_there" });
+    expect(original.requests.filter((r) => r.method === "GET")[0]!.path).toContain(
+      `idempotency_key=${encodeURIComponent(sent.doc.idempotency_key)}`,
+    );
+    expect(other.requests).toHaveLength(0);
+    expect(original.posts()).toHaveLength(1);
+  });
+});
