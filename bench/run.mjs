@@ -135,7 +135,9 @@ try {
         { label: "sbx process logs PRC -f (while it writes)", ms: follow },
       ],
     );
-    // Daemon memory with 100 idle supervised processes.
+    // Daemon memory with 100 idle supervised processes, from a freshly started daemon.
+    sbxOut(["daemon", "stop"]);
+    sbxOut(["daemon", "start"]);
     const status = JSON.parse(sbxOut(["daemon", "status", "--json"]));
     const idle = rssKiB(status.pid);
     const ids = [];
