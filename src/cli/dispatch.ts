@@ -94,18 +94,21 @@ export function streamObservation(f: FollowResult): Observed {
   };
 }
 
-/** First send of an execute request: write-before-dispatch, then one POST. */
-export async function dispatchExecute(
+/**
+ * The first send of a mutation: the receipt (key, exact body bytes, where it goes)
+ * is committed, then the request is sent once.
+ */
+export async function dispatchNew(
   ctx: Context,
   endpoint: Endpoint,
   api: Api,
-  req: { sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
+  req: { kind: RequestKind; sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
   const store = await ctx.receipts();
-  const path = apiPaths.execute(req.sandbox);
+  const path = req.kind === "execute" ? apiPaths.execute(req.sandbox) : processPaths.processes(req.sandbox);
   const row = store.createForDispatch({
-    kind: "execute",
+    kind: req.kind,
     profile: endpoint.profile,
     apiUrl: endpoint.apiUrl,
     sandbox: req.sandbox,
@@ -115,44 +118,7 @@ export async function dispatchExecute(
     body: req.body,
   });
   streaming.beforeSend?.(row.receipt_id, path);
-  return sendOnce(
-    ctx,
-    store,
-    api,
-    row.receipt_id,
-    1,
-    { kind: "execute", path, body: req.body, key: req.key, clientTimeoutMs: req.clientTimeoutMs, sandbox: req.sandbox },
-    streaming,
-  );
-}
-
-/** First send of a process start: write-before-dispatch, then one POST. */
-export async function dispatchProcessStart(
-  ctx: Context,
-  endpoint: Endpoint,
-  api: Api,
-  req: { sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
-): Promise<DispatchOutcome> {
-  const store = await ctx.receipts();
-  const path = processPaths.processes(req.sandbox);
-  const row = store.createForDispatch({
-    kind: "process_start",
-    profile: endpoint.profile,
-    apiUrl: endpoint.apiUrl,
-    sandbox: req.sandbox,
-    idempotencyKey: req.key,
-    method: "POST",
-    path,
-    body: req.body,
-  });
-  return sendOnce(ctx, store, api, row.receipt_id, 1, {
-    kind: "process_start",
-    path,
-    body: req.body,
-    key: req.key,
-    clientTimeoutMs: req.clientTimeoutMs,
-    sandbox: req.sandbox,
-  });
+  return sendOnce(ctx, store, api, row.receipt_id, 1, { ...req, path }, streaming);
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */

@@ -7,6 +7,7 @@ import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
 import {
   type Answer,
+  executionRecord,
   type MisbehavingServer,
   outputFrame,
   type ReceivedRequest,
@@ -134,31 +135,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
 
 describe("observations go where the request went", () => {
   it("refresh, wait and recover read from the receipt's backend, whatever the current profile says", async (t) => {
-    const record = {
-      execution_id: "exe_there",
-      sandbox_id: "sbx_1",
-      idempotency_key: "k",
-      command: ["true"],
-      working_dir: "/workspace",
-      timeout: 120000,
-      outcome: "succeeded",
-      exit_code: 0,
-      signal: null,
-      system_error: null,
-      record_pending: false,
-      cancel_requested: false,
-      stdout: "",
-      stderr: "",
-      stdout_bytes: 0,
-      stderr_bytes: 0,
-      stdout_truncated: false,
-      stderr_truncated: false,
-      created_at: "2026-11-29T10:00:00Z",
-      started_at: "2026-11-29T10:00:00Z",
-      finished_at: "2026-11-29T10:00:00Z",
-      duration_ms: 1,
-      last_event_id: 0,
-    };
+    const record = executionRecord(null, { execution_id: "exe_there", stdout: "", outcome: "succeeded", exit_code: 0 });
     const { home, server: original } = await setup(t, { kind: "hang" }, () => ({
       kind: "json",
       status: 200,

@@ -9,7 +9,7 @@ import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
 import { isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
 import { type Bind, collect, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { dispatchExecute } from "../dispatch.js";
+import { dispatchNew } from "../dispatch.js";
 import { parseDuration } from "../duration.js";
 import { envFromFlags } from "../env-flags.js";
 import { UsageError } from "../errors.js";
@@ -132,11 +132,12 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   const waiting = live
     ? undefined
     : ctx.io.progress(`running ${spinnerLabel(opts)} in ${opts.sandbox}…`, { elapsed: true });
-  const outcome = await dispatchExecute(
+  const outcome = await dispatchNew(
     ctx,
     endpoint,
     api,
     {
+      kind: "execute",
       sandbox: opts.sandbox,
       body,
       key: opts.idempotencyKey,

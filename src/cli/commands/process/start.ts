@@ -6,7 +6,7 @@ import type { ProcessStartRequest, RestartPolicyName } from "../../../protocol/t
 import { isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import { type Bind, collect, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
-import { dispatchProcessStart } from "../../dispatch.js";
+import { dispatchNew } from "../../dispatch.js";
 import { parseDuration } from "../../duration.js";
 import { envFromFlags } from "../../env-flags.js";
 import { UsageError } from "../../errors.js";
@@ -90,7 +90,8 @@ export function parseStartOptions(argv: string[], raw: RawStartFlags): StartOpti
 export async function run(opts: StartOptions, ctx: Context): Promise<number> {
   const endpoint = ctx.endpoint();
   const api = await ctx.api(endpoint);
-  const outcome = await dispatchProcessStart(ctx, endpoint, api, {
+  const outcome = await dispatchNew(ctx, endpoint, api, {
+    kind: "process_start",
     sandbox: opts.sandbox,
     body: Buffer.from(JSON.stringify(opts.body)),
     key: opts.idempotencyKey,
