@@ -5,7 +5,7 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeHome, removeHome, runSbx, runSbxJson, SBX_BIN } from "../support/cli.js";
-import { startForegroundDaemon, stopForegroundDaemon } from "../support/daemon.js";
+import { startForegroundDaemon, stopDaemon, stopForegroundDaemon } from "../support/daemon.js";
 
 interface Receipt {
   receipt_id: string;
@@ -238,3 +238,61 @@ function processesNamed(name: string): number[] {
     })
     .map(Number);
 }
+
+describe("sbx recover", () => {
+  it("observes every receipt in doubt once, resolves what it can, and never re-sends", async () => {
+    const home = makeHome("sbx-recover-");
+    let daemon: ChildProcess | undefined;
+    try {
+      daemon = await startForegroundDaemon(home, ["--faults", "execute:drop:times=2"]);
+      const dropped = await exec(home, ["--", "sh", "-c", "echo ran >> runs.log"]);
+      expect(dropped.doc.classification).toBe("outcome_unknown");
+      const dropped2 = await exec(home, ["--", "true"]);
+      expect(dropped2.doc.classification).toBe("outcome_unknown");
+      // A receipt sent to a backend that is gone stays in doubt.
+      const gone = await exec(home, ["--api-url", "http://127.0.0.1:9", "--", "true"]);
+      expect(gone.doc.classification).toBe("not_started");
+      await new Promise((r) => setTimeout(r, 500));
+      const { result, doc } = await runSbxJson<{
+        resolved: Array<{ receipt_id: string; now: string }>;
+        in_doubt: Array<{ receipt_id: string; next: string }>;
+      }>(["recover", "--json"], { home });
+      expect(doc.resolved.map((r) => r.receipt_id).sort()).toEqual(
+        [dropped.doc.receipt_id, dropped2.doc.receipt_id].sort(),
+      );
+      expect(doc.resolved.every((r) => r.now === "succeeded")).toBe(true);
+      expect(doc.in_doubt).toEqual([]);
+      expect(result.code).toBe(0);
+      // Nothing ran twice.
+      expect((await runSbx(["exec", "--", "cat", "runs.log"], { home })).stdout).toBe("ran\n");
+      const again = await runSbx(["recover"], { home });
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain("no receipts in doubt");
+    } finally {
+      if (daemon) await stopForegroundDaemon(daemon);
+      removeHome(home);
+    }
+  });
+
+  it("reports what it could not resolve, with the next step, and exits 255", async () => {
+    const home = makeHome("sbx-recover-");
+    let daemon: ChildProcess | undefined;
+    try {
+      daemon = await startForegroundDaemon(home, ["--faults", "execute:stream_lost"]);
+      const lost = await exec(home, ["--", "true"]);
+      expect(lost.doc.classification).toBe("outcome_unknown");
+      await stopForegroundDaemon(daemon);
+      daemon = undefined;
+      const { result, doc } = await runSbxJson<{
+        in_doubt: Array<{ receipt_id: string; next: string; observed: string }>;
+      }>(["recover", "--json"], { home, env: { SBX_API_URL: "http://127.0.0.1:9" } });
+      expect(result.code).toBe(255);
+      expect(doc.in_doubt.map((r) => r.receipt_id)).toEqual([lost.doc.receipt_id]);
+      expect(doc.in_doubt[0]!.next).toContain(`sbx receipts wait ${lost.doc.receipt_id}`);
+    } finally {
+      if (daemon) await stopForegroundDaemon(daemon);
+      await stopDaemon(home); // recover may have started one on demand
+      removeHome(home);
+    }
+  });
+});

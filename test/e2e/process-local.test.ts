@@ -152,3 +152,29 @@ describe("process logs across rotation", () => {
     }
   });
 });
+
+describe("process logs --text", () => {
+  it("never splits a UTF-8 character between reads", async () => {
+    const home = makeHome("sbx-e2e-utf8-");
+    try {
+      const started = await runSbx(
+        [
+          "process",
+          "start",
+          "--shell",
+          "printf 'caf\\303'; sleep 0.7; printf '\\251 \\342\\202'; sleep 0.7; printf '\\254\\n'",
+        ],
+        { home },
+      );
+      const id = started.stdout.trim();
+      const text = await runSbx(["process", "logs", id, "-f", "--text"], { home });
+      expect(text.stdout).toBe("café €\n");
+      const raw = await runSbx(["process", "logs", id, "--json"], { home });
+      // It really arrived in pieces that split the characters.
+      expect(lines(raw.stdout).length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await stopDaemon(home);
+      removeHome(home);
+    }
+  });
+});
