@@ -10,7 +10,8 @@ import { randomBytes } from "node:crypto";
 import type { EndEventData, ExecutionRecord, ExitEventData } from "../protocol/types.js";
 import { type BackendStore, type ExecutionEnd, type ExecutionRow, type SandboxRow, toExecutionRecord } from "./db.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
-import { endLostProcessGroup, type ExecutionDriver, type RunHandle, type RunResult } from "./runner.js";
+import { endLostProcessGroup } from "./process-group.js";
+import type { ExecutionDriver, RunHandle, RunResult } from "./runner.js";
 
 export const BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;

@@ -6,7 +6,7 @@ import { randomInt } from "node:crypto";
 import { ErrorCodes } from "../protocol/types.js";
 import { ROUTE_NAMES, type RouteName } from "./context.js";
 import { BackendError } from "./errors.js";
-import { ApiError, type Reply } from "./http.js";
+import { ApiError, notStarted, type Reply } from "./http.js";
 
 export const FAULT_KINDS = [
   "not_started",
@@ -308,8 +308,6 @@ export class FaultInjector {
   }
 }
 
-export const NOT_STARTED_RETRY_AFTER_MS = 2000;
-
 const BAD_GATEWAY_PAGE =
   "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
 
@@ -317,12 +315,9 @@ const BAD_GATEWAY_PAGE =
 export function preemptingReply(action: ActionFault | null): Reply | null {
   switch (action) {
     case "not_started":
-      return new ApiError(
-        503,
-        ErrorCodes.notStarted,
+      return notStarted(
         "the request was not started (fault injected); send it again later with the same Idempotency-Key",
-        { reason: "fault_injected", retry_after_ms: NOT_STARTED_RETRY_AFTER_MS },
-        { "Retry-After": String(NOT_STARTED_RETRY_AFTER_MS / 1000) },
+        "fault_injected",
       ).toReply();
     case "bad_gateway":
       return { kind: "text", status: 502, contentType: "text/html", body: BAD_GATEWAY_PAGE };

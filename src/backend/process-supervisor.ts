@@ -28,15 +28,14 @@ import {
   type ProcessStreamCapture,
   type Outcome,
   type RestartPolicy,
-  WORKSPACE,
 } from "../protocol/types.js";
 import type { BackendStore, ProcessPatch, ProcessRow, SandboxRow } from "./db.js";
 import { BASE_PATH } from "./executions.js";
 import { ApiError } from "./http.js";
+import { endLostProcessGroup } from "./process-group.js";
 import { type LogLimits, ProcessLogStream } from "./process-logs.js";
 import { RestartTracker, STABLE_UPTIME_MS } from "./process-restart.js";
 import { ProcessRun, type RunExit, StdinError } from "./process-run.js";
-import { endLostProcessGroup } from "./runner.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
 
 const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
@@ -668,8 +667,7 @@ export class ProcessSupervisor {
   }
 
   private supervise(row: ProcessRow): Supervisor {
-    const workspaceDir = this.sandboxes.ensureWorkspace(row.sandbox_id);
-    const cwd = path.join(workspaceDir, path.posix.relative(WORKSPACE, row.working_dir));
+    const { workspaceDir, cwd } = this.sandboxes.workspaceCwd(row.sandbox_id, row.working_dir);
     const env: Record<string, string> = {
       PATH: BASE_PATH,
       HOME: workspaceDir,

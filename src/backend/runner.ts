@@ -1,10 +1,10 @@
 // Running one bounded command: the driver seam (ExecutionDriver) and its local
-// implementation, where each execution is its own process group, ended as a whole
-// at its timeout (TERM, then KILL after a grace), with bounded output capture.
+// implementation, where each execution is its own process group (process-group.ts),
+// ended as a whole at its timeout (TERM, then KILL after a grace), with bounded
+// output capture.
 
-import { type ChildProcess, spawn } from "node:child_process";
-import fs from "node:fs";
 import { RECORD_OUTPUT_LIMIT } from "../protocol/types.js";
+import { ProcessGroup, spawnFailure, waitForGroupGone } from "./process-group.js";
 
 export interface RunSpec {
   executionId: string;
@@ -71,11 +71,8 @@ export interface LocalDriverOptions {
 }
 
 export const DEFAULT_KILL_GRACE_MS = 5000;
-/** After SIGKILL, how long to wait for the pipes to close before giving up on them. */
-const CLOSE_FALLBACK_MS = 1000;
 /** A group that was ended: how long to wait for its last process to disappear. */
 const GROUP_GONE_WAIT_MS = 5000;
-const GROUP_GONE_POLL_MS = 20;
 
 export class LocalProcessDriver implements ExecutionDriver {
   private readonly killGraceMs: number;
@@ -92,21 +89,18 @@ export class LocalProcessDriver implements ExecutionDriver {
 }
 
 class LocalRun implements RunHandle {
-  pgid: number | null = null;
-  pgidStartTime: string | null = null;
   readonly startedAt = new Date();
   readonly done: Promise<RunResult>;
 
   private resolveDone!: (result: RunResult) => void;
+  private readonly group = new ProcessGroup();
   private readonly onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   private readonly stdout: OutputTail;
   private readonly stderr: OutputTail;
   private readonly killGraceMs: number;
-  private child: ChildProcess | null = null;
   private exit: { code: number | null; signal: string | null } | null = null;
   private ending: "timed_out" | "cancelled" | null = null;
   private settled = false;
-  private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(spec: RunSpec, killGraceMs: number, outputLimit: number) {
     this.done = new Promise((resolve) => {
@@ -116,54 +110,35 @@ class LocalRun implements RunHandle {
     this.stdout = new OutputTail(outputLimit);
     this.stderr = new OutputTail(outputLimit);
     this.onOutput = spec.onOutput ?? (() => {});
-    const program = spec.argv[0] ?? "";
+    const started = this.group.spawn({
+      argv: spec.argv,
+      cwd: spec.cwd,
+      env: spec.env,
+      stdin: spec.stdin !== null,
+      onOutput: (stream, chunk) => {
+        (stream === "stdout" ? this.stdout : this.stderr).push(chunk);
+        this.onOutput(stream, chunk);
+      },
+      onSpawnError: (program, err) => this.failToStart(program, err),
+      onExit: (code, signal) => {
+        this.exit = { code, signal };
+      },
+      onClose: (code, signal) => {
+        this.exit ??= { code, signal };
+        this.finish();
+      },
+    });
+    if (!started) return;
+    if (spec.stdin) this.group.child?.stdin?.end(spec.stdin);
+    this.group.later(spec.timeoutMs, () => this.end("timed_out"));
+  }
 
-    let child: ChildProcess;
-    try {
-      child = spawn(program, spec.argv.slice(1), {
-        cwd: spec.cwd,
-        env: spec.env,
-        // Its own process group, so the whole tree can be signalled at once.
-        detached: true,
-        stdio: [spec.stdin ? "pipe" : "ignore", "pipe", "pipe"],
-      });
-    } catch (err) {
-      this.failToStart(program, err as NodeJS.ErrnoException);
-      return;
-    }
-    this.child = child;
-    if (child.pid === undefined) {
-      // Spawn failed (e.g. ENOENT); Node reports it on the 'error' event.
-      child.on("error", (err: NodeJS.ErrnoException) => this.failToStart(program, err));
-      return;
-    }
-    this.pgid = child.pid;
-    this.pgidStartTime = readProcessStartTime(child.pid);
-    child.stdout?.on("data", (chunk: Buffer) => {
-      this.stdout.push(chunk);
-      this.onOutput("stdout", chunk);
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      this.stderr.push(chunk);
-      this.onOutput("stderr", chunk);
-    });
-    if (spec.stdin && child.stdin) {
-      child.stdin.on("error", () => {
-        // The command need not read its stdin (EPIPE is expected then).
-      });
-      child.stdin.end(spec.stdin);
-    }
-    child.on("error", () => {
-      // Signalling errors after start; the outcome comes from 'exit'/'close'.
-    });
-    child.once("exit", (code, signal) => {
-      this.exit = { code, signal };
-    });
-    child.once("close", (code, signal) => {
-      this.exit ??= { code, signal };
-      this.finish();
-    });
-    this.later(spec.timeoutMs, () => this.end("timed_out"));
+  get pgid(): number | null {
+    return this.group.pgid;
+  }
+
+  get pgidStartTime(): string | null {
+    return this.group.pgidStartTime;
   }
 
   cancel(): void {
@@ -173,38 +148,19 @@ class LocalRun implements RunHandle {
   abandon(): void {
     if (this.settled) return;
     this.settled = true;
-    this.clearTimers();
-    const child = this.child;
-    if (child) {
-      child.removeAllListeners("close");
-      child.removeAllListeners("exit");
-      child.stdin?.destroy();
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      child.unref();
-    }
+    this.group.abandon();
   }
 
   private end(reason: "timed_out" | "cancelled"): void {
     if (this.settled || this.ending !== null || this.pgid === null) return;
     this.ending = reason;
-    const pgid = this.pgid;
-    signalProcessGroup(pgid, "SIGTERM");
-    this.later(this.killGraceMs, () => {
-      signalProcessGroup(pgid, "SIGKILL");
-      // A process outside the group may still hold the pipes; do not wait for it forever.
-      this.later(CLOSE_FALLBACK_MS, () => this.finish());
-    });
+    this.group.terminate(this.killGraceMs, () => this.finish());
   }
 
   private finish(): void {
     if (this.settled) return;
     this.settled = true;
-    this.clearTimers();
-    // Whatever is left of the group (background jobs that closed their output) ends with it.
-    if (this.pgid !== null) signalProcessGroup(this.pgid, "SIGKILL");
-    this.child?.stdout?.destroy();
-    this.child?.stderr?.destroy();
+    this.group.release();
     const code = this.exit?.code ?? null;
     const signal = this.exit?.signal ?? null;
     const outcome: RunOutcome = this.ending ?? (code === 0 ? "succeeded" : "failed");
@@ -226,26 +182,11 @@ class LocalRun implements RunHandle {
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
   private failToStart(program: string, err: NodeJS.ErrnoException): void {
     if (this.settled) return;
-    const notFound = err.code === "ENOENT";
-    const why = notFound ? "command not found" : err.code === "EACCES" ? "permission denied" : err.message;
-    const message = Buffer.from(`sbx: ${program}: ${why}\n`);
+    const { exitCode, message } = spawnFailure(program, err);
     this.stderr.push(message);
     this.onOutput("stderr", message);
-    this.exit = { code: notFound ? 127 : 126, signal: null };
+    this.exit = { code: exitCode, signal: null };
     this.finish();
-  }
-
-  private later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    this.timers.add(timer);
-  }
-
-  private clearTimers(): void {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
   }
 }
 
@@ -279,74 +220,4 @@ export class OutputTail {
     }
     return { text: buf.toString("utf8"), bytes: this.total, truncated };
   }
-}
-
-/** Sends a signal to a whole process group; false when the group is gone. */
-export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * True when no live process is left in a group. Zombies waiting for a parent that
- * never reaps them (some container init processes) are dead already and do not count.
- */
-export function processGroupGone(pgid: number): boolean {
-  if (!signalProcessGroup(pgid, 0)) return true;
-  let entries: string[];
-  try {
-    entries = fs.readdirSync("/proc");
-  } catch {
-    return false;
-  }
-  for (const entry of entries) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // Fields after "(comm)": state is field 3, pgrp is field 5.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") return false;
-  }
-  return true;
-}
-
-/** Resolves once the group is gone, or after `timeoutMs` (a process stuck in the kernel). */
-export async function waitForGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (processGroupGone(pgid)) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, GROUP_GONE_POLL_MS));
-  }
-}
-
-/** A process's start time in clock ticks since boot (Linux /proc), or null. */
-export function readProcessStartTime(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after "(comm)": state is field 3, starttime is field 22.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Ends a process group left by an earlier run of the backend. If the group leader's
- * pid now belongs to another process (it started at another time), the group is
- * not ours any more and is left alone.
- */
-export function endLostProcessGroup(pgid: number, leaderStartTime: string | null): "killed" | "gone" | "not_ours" {
-  const now = readProcessStartTime(pgid);
-  if (now !== null && leaderStartTime !== null && now !== leaderStartTime) return "not_ours";
-  return signalProcessGroup(pgid, "SIGKILL") ? "killed" : "gone";
 }

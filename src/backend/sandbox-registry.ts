@@ -100,6 +100,24 @@ export class SandboxRegistry {
     fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
   }
 
+  /**
+   * The host directory behind `workingDir` (a sandbox path under /workspace), with the
+   * workspace itself; makes sure the workspace exists.
+   */
+  workspaceCwd(sandboxId: string, workingDir: string): { workspaceDir: string; cwd: string } {
+    const workspaceDir = this.ensureWorkspace(sandboxId);
+    return { workspaceDir, cwd: path.join(workspaceDir, path.posix.relative(WORKSPACE, workingDir)) };
+  }
+
+  /** workspaceCwd for a request's `working_dir`, which must be a directory that exists. Throws 400. */
+  existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): { workspaceDir: string; cwd: string } {
+    const place = this.workspaceCwd(sandbox.sandbox_id, workingDir);
+    if (!isDirectory(place.cwd)) {
+      throw invalidRequest("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
+    }
+    return place;
+  }
+
   /** Makes sure the workspace exists (it may have been removed by hand) and returns it. */
   ensureWorkspace(sandboxId: string): string {
     const dir = this.workspaceDir(sandboxId);
@@ -127,6 +145,14 @@ export class SandboxRegistry {
       throw err;
     }
     return row;
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
   }
 }
 

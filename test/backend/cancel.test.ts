@@ -1,19 +1,18 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXECUTE, groupAlive, groupMembers, startTestBackend, type TestBackend, until } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { EXECUTE, groupAlive, groupMembers, sharedBackend, type TestBackend, until } from "./support.js";
 import { executionPath, SseConnection } from "./stream-support.js";
 
 let b: TestBackend;
 let workspace: string;
-beforeAll(async () => {
-  b = await startTestBackend({ killGraceMs: 300 });
-  const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
-  workspace = path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
-});
-afterAll(async () => {
-  await b.stop();
-});
+sharedBackend(
+  (backend, dir) => {
+    b = backend;
+    workspace = dir;
+  },
+  { killGraceMs: 300 },
+);
 
 /** Starts a blocking execute and waits until it runs and has written its pgid to `file`. */
 async function startRunning(

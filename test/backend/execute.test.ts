@@ -1,17 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { b64, EXECUTE, groupAlive, startTestBackend, type TestBackend, until } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { b64, EXECUTE, groupAlive, sharedBackend, type TestBackend, until } from "./support.js";
 
 let backend: TestBackend;
 let workspace: string;
-beforeAll(async () => {
-  backend = await startTestBackend();
-  const sandbox = (await backend.api("GET", "/api/v1/sandbox/default")).json;
-  workspace = path.join(backend.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
-});
-afterAll(async () => {
-  await backend.stop();
+sharedBackend((b, dir) => {
+  backend = b;
+  workspace = dir;
 });
 
 const run = (body: unknown, headers?: Record<string, string>) =>

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EXECUTE, startTestBackend, type TestBackend, until } from "./support.js";
+import { EXECUTE, startTestBackend, type TestBackend, until, workspaceOf } from "./support.js";
 
 let backend: TestBackend | undefined;
 let workspace: string;
@@ -12,8 +12,7 @@ afterEach(async () => {
 
 async function withFaults(faults: string, extra = {}): Promise<TestBackend> {
   backend = await startTestBackend({ faults, recordPendingPublishMs: 300, ...extra });
-  const sandbox = (await backend.api("GET", "/api/v1/sandbox/default")).json;
-  workspace = path.join(backend.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
+  workspace = await workspaceOf(backend);
   return backend;
 }
 

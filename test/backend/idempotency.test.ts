@@ -1,18 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EXECUTE, startTestBackend, type TestBackend, until } from "./support.js";
+import { EXECUTE, startTestBackend, type TestBackend, until, workspaceOf } from "./support.js";
 
 let backend: TestBackend | undefined;
 afterEach(async () => {
   await backend?.stop();
   backend = undefined;
 });
-
-async function workspaceOf(b: TestBackend): Promise<string> {
-  const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
-  return path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
-}
 
 const key = (k: string) => ({ "idempotency-key": k });
 

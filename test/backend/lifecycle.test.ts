@@ -1,26 +1,12 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runDaemon } from "../../src/backend/daemon.js";
 import type { BackendHandle } from "../../src/backend/server.js";
-import { EXECUTE, groupAlive, socketClient, startTestBackend, type TestBackend, tempDir, until } from "./support.js";
+import { backendsPerTest, EXECUTE, groupAlive, socketClient, tempDir, until, workspaceOf } from "./support.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function started(opts: Parameters<typeof startTestBackend>[0] = {}, dir?: string): Promise<TestBackend> {
-  const b = await startTestBackend(opts, dir);
-  cleanups.push(() => b.stop());
-  return b;
-}
-
-async function workspaceOf(b: TestBackend): Promise<string> {
-  const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
-  return path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
-}
+const started = backendsPerTest();
 
 describe("restart recovery", () => {
   it("marks executions an earlier run left pending as lost and ends their process groups", async () => {

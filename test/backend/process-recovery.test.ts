@@ -1,21 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BackendStore } from "../../src/backend/db.js";
-import { groupAlive, startTestBackend, type TestBackend, until } from "./support.js";
+import { backendsPerTest, groupAlive, type TestBackend, until } from "./support.js";
 
 const PROCESSES = "/api/v1/sandbox/default/processes";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function started(opts: Parameters<typeof startTestBackend>[0] = {}, dir?: string): Promise<TestBackend> {
-  const b = await startTestBackend(opts, dir);
-  cleanups.push(() => b.stop());
-  return b;
-}
+const started = backendsPerTest();
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 async function start(b: TestBackend, body: unknown): Promise<any> {

@@ -1,20 +1,16 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { groupAlive, startTestBackend, type TestBackend, until } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { groupAlive, sharedBackend, type TestBackend, until } from "./support.js";
 
 const PROCESSES = "/api/v1/sandbox/default/processes";
 
 let backend: TestBackend;
 let workspace: string;
-beforeAll(async () => {
-  backend = await startTestBackend();
-  const sandbox = (await backend.api("GET", "/api/v1/sandbox/default")).json;
-  workspace = path.join(backend.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
-});
-afterAll(async () => {
-  await backend.stop();
+sharedBackend((b, dir) => {
+  backend = b;
+  workspace = dir;
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers

@@ -3,7 +3,7 @@ import path from "node:path";
 import { EventSource } from "eventsource";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EXECUTE, startTestBackend, type TestBackend, until } from "./support.js";
+import { EXECUTE, sharedBackend, startTestBackend, type TestBackend, until } from "./support.js";
 import { curl, executionPath, type Frame, outputOf, parseFrames, SseConnection } from "./stream-support.js";
 
 const connections: SseConnection[] = [];
@@ -38,13 +38,9 @@ async function framesOfLog(b: TestBackend, executionId: string): Promise<string>
 describe("execute with stream: true", () => {
   let b: TestBackend;
   let workspace: string;
-  beforeAll(async () => {
-    b = await startTestBackend();
-    const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
-    workspace = path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
-  });
-  afterAll(async () => {
-    await b.stop();
+  sharedBackend((backend, dir) => {
+    b = backend;
+    workspace = dir;
   });
 
   it("answers text/event-stream from the start, event by event, ending with exit and end", async () => {

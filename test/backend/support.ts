@@ -5,7 +5,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Agent, request } from "undici";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { groupMembers } from "../../src/backend/process-group.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/server.js";
+
+export { groupMembers };
 
 export interface Answer {
   status: number;
@@ -99,6 +103,43 @@ export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir =
   };
 }
 
+/**
+ * One backend for the tests of a file or describe block: started before them and handed
+ * to `use` with its default sandbox's workspace directory, stopped after them.
+ */
+export function sharedBackend(
+  use: (backend: TestBackend, workspace: string) => void,
+  opts: Partial<BackendOptions> = {},
+): void {
+  let backend: TestBackend | undefined;
+  beforeAll(async () => {
+    backend = await startTestBackend(opts);
+    use(backend, await workspaceOf(backend));
+  });
+  afterAll(async () => {
+    await backend?.stop();
+  });
+}
+
+/** startTestBackend for backends that are stopped after each test (the last started first). */
+export function backendsPerTest(): typeof startTestBackend {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return async (opts, dir) => {
+    const b = await startTestBackend(opts, dir);
+    cleanups.push(() => b.stop());
+    return b;
+  };
+}
+
+/** The host directory behind /workspace of a backend's `default` sandbox (created when first named). */
+export async function workspaceOf(b: TestBackend): Promise<string> {
+  const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
+  return path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
+}
+
 /** Polls `check` until it returns a value other than undefined/false, or fails at the deadline. */
 export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = "condition"): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -110,25 +151,7 @@ export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5000, wh
   }
 }
 
-/** Command names of the live (non-zombie) processes in a group. Zombies are dead, if not yet reaped. */
-export function groupMembers(pgid: number): string[] {
-  const names: string[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") {
-      names.push(stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")));
-    }
-  }
-  return names;
-}
-
+/** Whether a live (non-zombie) process is left in a group. */
 export function groupAlive(pgid: number): boolean {
   return groupMembers(pgid).length > 0;
 }

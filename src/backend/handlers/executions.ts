@@ -3,8 +3,6 @@
 // event log's routes: GET …/{eid}/stream (SSE), GET …/{eid}/events (pages),
 // GET …/{eid}/output (full output by byte offset), POST …/{eid}/cancel.
 
-import fs from "node:fs";
-import path from "node:path";
 import {
   type CancelAnswer,
   type CancelRequest,
@@ -19,7 +17,6 @@ import {
   TERMINAL_OUTCOMES,
   TIMEOUT_DEFAULT_MS,
   WAIT_MAX_MS,
-  WORKSPACE,
 } from "../../protocol/types.js";
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
@@ -27,7 +24,7 @@ import { type IdempotencyRow, toExecutionRecord } from "../db.js";
 import { outputSize, readOutputRange } from "../events-output.js";
 import type { EndMode } from "../executions.js";
 import { exitEventShaper } from "../faults.js";
-import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
+import { ApiError, invalidRequest, jsonReply, notStartedShuttingDown, parseJsonBody, type Reply } from "../http.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
 
@@ -52,21 +49,9 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       const problem = checkExecuteRequest(body) ?? checkNoNulBytes(body as ExecuteRequest);
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ExecuteRequest;
-      if (!executions.accepting) {
-        throw new ApiError(
-          503,
-          ErrorCodes.notStarted,
-          "the backend is shutting down; nothing was started",
-          { reason: "shutting_down", retry_after_ms: 2000 },
-          { "Retry-After": "2" },
-        );
-      }
+      if (!executions.accepting) throw notStartedShuttingDown();
       const workingDir = resolveWorkingDir(req.working_dir)!;
-      const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
-      const cwd = path.join(workspaceDir, path.posix.relative(WORKSPACE, workingDir));
-      if (!isDirectory(cwd)) {
-        throw invalidRequest("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
-      }
+      const { workspaceDir, cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
       const record = executions.admit({
         sandbox,
         command: req.command,
@@ -362,12 +347,4 @@ function checkNoNulBytes(req: ExecuteRequest): { field: string; message: string 
     if (v.includes("\0")) return { field: "env", message: `env.${k} must not contain NUL bytes` };
   }
   return null;
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
 }

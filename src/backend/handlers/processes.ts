@@ -2,8 +2,6 @@
 // result, logs, stdin, signal and stop (DELETE). The supervision itself is in
 // process-supervisor.ts.
 
-import fs from "node:fs";
-import path from "node:path";
 import {
   ErrorCodes,
   PROCESS_LOG_LIMIT_DEFAULT,
@@ -18,7 +16,6 @@ import {
   type ProcessStdinAnswer,
   type ProcessStdinRequest,
   type ProcessStream,
-  WORKSPACE,
 } from "../../protocol/types.js";
 import {
   checkProcessSignalRequest,
@@ -31,7 +28,7 @@ import {
 } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow, ProcessRow, SandboxRow } from "../db.js";
-import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
+import { ApiError, invalidRequest, jsonReply, notStartedShuttingDown, parseJsonBody, type Reply } from "../http.js";
 import { runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { toProcessRecord } from "../process-supervisor.js";
 
@@ -46,20 +43,10 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
       const problem = checkProcessStartRequest(body);
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ProcessStartRequest;
-      if (!processes.accepting) {
-        throw new ApiError(
-          503,
-          ErrorCodes.notStarted,
-          "the backend is shutting down; nothing was started",
-          { reason: "shutting_down", retry_after_ms: 2000 },
-          { "Retry-After": "2" },
-        );
-      }
+      if (!processes.accepting) throw notStartedShuttingDown();
       const workingDir = resolveWorkingDir(req.working_dir)!;
-      const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
-      if (!isDirectory(path.join(workspaceDir, path.posix.relative(WORKSPACE, workingDir)))) {
-        throw invalidRequest("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
-      }
+      // Only checked here: the supervisor places each run in it itself.
+      sandboxes.existingWorkspaceCwd(sandbox, workingDir);
       const record = processes.start({
         sandbox,
         command: req.command,
@@ -238,12 +225,4 @@ function boolParam(query: URLSearchParams, name: string): boolean | null {
 function mediaType(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? (header[0] ?? "") : (header ?? "");
   return value.split(";")[0]!.trim().toLowerCase();
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
 }
