@@ -160,7 +160,12 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
       }
       attempt++;
       if (result.executionId === null && req.idempotencyKey !== null) {
-        result.executionId = await lookupByKey(req.http, req.sandbox, req.idempotencyKey, Math.max(1, Math.min(left, 30_000)));
+        result.executionId = await lookupByKey(
+          req.http,
+          req.sandbox,
+          req.idempotencyKey,
+          Math.max(1, Math.min(left, 30_000)),
+        );
       }
       if (result.executionId === null) {
         result.lastProblem = "no execution id yet";
