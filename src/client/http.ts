@@ -1,8 +1,8 @@
 // One HTTP client for every backend (Unix socket or TCP). Mutations are sent exactly
-// once: no undici retry interceptor, no loop of ours. The local deadline is an
-// abort; an abort after sending is reported as such, never as a failure.
+// once: no retry interceptor, no loop of ours. The local deadline is an abort; an
+// abort after sending is reported as such, never as a failure.
 
-import { Agent, request } from "undici";
+import { openTransport, type Transport } from "../platform/http-transport.js";
 import { isBeforeSendError, type HttpObserved } from "../receipts/classify.js";
 import type { Endpoint } from "./endpoint.js";
 import { redact } from "./redact.js";
@@ -33,20 +33,14 @@ export interface SseOpen {
 }
 
 export class HttpClient {
-  private readonly agent: Agent;
+  private readonly transport: Transport;
 
   constructor(readonly endpoint: Endpoint) {
-    this.agent = new Agent({
-      ...(endpoint.socketPath ? { connect: { socketPath: endpoint.socketPath } } : {}),
-      // The deadline is ours (an abort signal); undici's own timers would race it.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      pipelining: 1,
-    });
+    this.transport = openTransport(endpoint.socketPath);
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.transport.close();
   }
 
   /** Sends one request and reports exactly what was observed. Never throws for transport trouble. */
@@ -76,35 +70,33 @@ export class HttpClient {
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     let sent = false;
     try {
-      const res = await request(new URL(req.path, this.endpoint.origin), {
+      const res = await this.transport.request(new URL(req.path, this.endpoint.origin), {
         method: req.method,
         headers,
         ...(req.body === undefined ? {} : { body: req.body }),
-        dispatcher: this.agent,
         ...(signal === undefined ? {} : { signal }),
       });
       sent = true;
       const flat: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(res.headers)) {
-        const value = Array.isArray(v) ? v.join(", ") : v;
-        flat[k] = value === undefined ? undefined : redact(value, this.endpoint.apiKey);
+        flat[k] = v === undefined ? undefined : redact(v, this.endpoint.apiKey);
       }
       const isStream = (flat["content-type"] ?? "").startsWith("text/event-stream");
-      if (acceptStream && isStream && res.statusCode >= 200 && res.statusCode < 300) {
+      if (acceptStream && isStream && res.status >= 200 && res.status < 300) {
         return {
           kind: "sse",
-          status: res.statusCode,
+          status: res.status,
           headers: flat,
           chunks: res.body,
-          cancel: () => res.body.destroy(),
+          cancel: () => res.cancel(),
           deadlinePassed: () => deadline?.aborted === true,
           interrupted: () => req.signal?.aborted === true,
         };
       }
       // A server or gateway may echo the Authorization header back; the key must not
       // reach a receipt or the terminal from there either.
-      const body = redact(await res.body.text(), this.endpoint.apiKey);
-      return { kind: "answer", status: res.statusCode, headers: flat, body };
+      const body = redact(await res.text(), this.endpoint.apiKey);
+      return { kind: "answer", status: res.status, headers: flat, body };
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const code = e.code ?? e.cause?.code ?? e.name ?? "UNKNOWN";

@@ -37,8 +37,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
   const fd = fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_RDWR, mode);
   fs.closeSync(fd);
   fs.chmodSync(file, mode);
-  const BetterSqlite3 = require("better-sqlite3") as typeof import("better-sqlite3");
-  const db = new BetterSqlite3(file);
+  const db = isBun() ? openBun(file) : openBetterSqlite3(file);
   db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
@@ -50,6 +49,17 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
       // not created yet; SQLite creates them with the main file's mode
     }
   }
+  return db;
+}
+
+function isBun(): boolean {
+  return typeof (process.versions as Record<string, string | undefined>).bun === "string";
+}
+
+/** Node: better-sqlite3 (a native addon). */
+function openBetterSqlite3(file: string): Database {
+  const BetterSqlite3 = require("better-sqlite3") as typeof import("better-sqlite3");
+  const db = new BetterSqlite3(file);
   return {
     exec: (sql) => {
       db.exec(sql);
@@ -57,6 +67,56 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
     prepare: <Row>(sql: string) => db.prepare(sql) as unknown as Statement<Row>,
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     pragma: (sql) => db.pragma(sql),
+    close: () => db.close(),
+  };
+}
+
+interface BunStatement {
+  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+interface BunDatabase {
+  exec(sql: string): void;
+  prepare(sql: string): BunStatement;
+  query(sql: string): BunStatement;
+  transaction<T>(fn: () => T): { immediate(): T };
+  close(): void;
+}
+
+/** BLOBs come back as Uint8Array under Bun; callers expect Buffers, as on Node. */
+function withBuffers<Row>(row: unknown): Row {
+  if (row && typeof row === "object") {
+    for (const [k, v] of Object.entries(row)) {
+      if (v instanceof Uint8Array && !Buffer.isBuffer(v)) (row as Record<string, unknown>)[k] = Buffer.from(v);
+    }
+  }
+  return row as Row;
+}
+
+/** The Bun-compiled binary: bun:sqlite, with named parameters bound without prefixes (strict). */
+function openBun(file: string): Database {
+  const { Database: BunSqlite } = require("bun:sqlite") as {
+    Database: new (file: string, opts: { create: boolean; strict: boolean }) => BunDatabase;
+  };
+  const db = new BunSqlite(file, { create: true, strict: true });
+  return {
+    exec: (sql) => db.exec(sql),
+    prepare: <Row>(sql: string): Statement<Row> => {
+      const st = db.prepare(sql);
+      return {
+        run: (...params) => st.run(...params),
+        get: (...params) => {
+          const row = st.get(...params);
+          return row === null || row === undefined ? undefined : withBuffers<Row>(row);
+        },
+        all: (...params) => st.all(...params).map((r) => withBuffers<Row>(r)),
+      };
+    },
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    // better-sqlite3's pragma() returns rows for reads; so does a query here.
+    pragma: (sql) => db.query(`PRAGMA ${sql}`).all(),
     close: () => db.close(),
   };
 }

@@ -1,0 +1,9 @@
+// The executable's entry, shared by bin/sbx (Node) and the Bun-compiled binary:
+// run one command, let stdout/stderr drain (pipes are asynchronous), then exit.
+// This and bin/ are the only places that end the process.
+
+import { main } from "./main.js";
+
+const code = await main(process.argv.slice(2));
+await new Promise((resolve) => process.stdout.write("", () => process.stderr.write("", resolve)));
+process.exit(code);

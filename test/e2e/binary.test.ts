@@ -1,0 +1,65 @@
+// The release artifact: a single binary compiled with Bun from the same sources.
+// Its runtime differences (SQLite driver, HTTP transport) sit behind src/platform;
+// this proves the binary runs the main job end to end.
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeHome, REPO_ROOT, removeHome, sbxEnv } from "../support/cli.js";
+
+const BUN = path.join(REPO_ROOT, "node_modules", ".bin", "bun");
+
+describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
+  let home: string;
+  let binary: string;
+  const run = (args: string[]) => {
+    const r = spawnSync(binary, args, { env: sbxEnv(home), encoding: "utf8", timeout: 30_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  beforeAll(() => {
+    home = makeHome("sbx-bin-");
+    binary = path.join(home, "sbx");
+    const built = spawnSync(
+      BUN,
+      [
+        "build",
+        "--compile",
+        "--external",
+        "better-sqlite3",
+        "--outfile",
+        binary,
+        path.join(REPO_ROOT, "src/cli/entry.ts"),
+      ],
+      { encoding: "utf8", timeout: 120_000 },
+    );
+    expect(built.status, built.stderr).toBe(0);
+  }, 120_000);
+
+  afterAll(() => {
+    run(["daemon", "stop"]);
+    removeHome(home);
+  });
+
+  it("runs exec on its own embedded backend, with receipts in bun:sqlite", () => {
+    expect(run(["--version"]).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const r = run(["exec", "--", "echo", "hello"]);
+    expect(r).toMatchObject({ code: 0, stdout: "hello\n" });
+    const failed = run(["exec", "--stream", "--shell", "echo live; exit 4"]);
+    expect(failed).toMatchObject({ code: 4, stdout: "live\n" });
+    const list = JSON.parse(run(["receipts", "list", "--json"]).stdout) as Array<{
+      receipt_id: string;
+      classification: string;
+    }>;
+    expect(list.map((d) => d.classification)).toEqual(["failed", "succeeded"]);
+    const shown = JSON.parse(run(["receipts", "show", list[1]!.receipt_id, "--json"]).stdout);
+    expect(shown.observations.length).toBe(2);
+  });
+
+  it("classifies a refused connection as not_started (75)", () => {
+    const r = run(["exec", "--api-url", "http://127.0.0.1:9", "--", "true"]);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toContain("nothing ran");
+  });
+});
