@@ -95,7 +95,14 @@ try {
     timeOnce(process.execPath, ["--", sbx, "daemon", "start"]);
     const exec = measure("sbx exec -- true (warm daemon)", process.execPath, ["--", sbx, "exec", "--", "true"]);
     const list = measure("sbx receipts list", process.execPath, ["--", sbx, "receipts", "list", "--limit", "20"]);
-    report("Start-up and a warm exec", base, [version, exec, list]);
+    const rows = [version, exec, list];
+    // The release binary, when built (npm run build:binary).
+    const binary = path.join(root, "dist", "release", "sbx");
+    if (fs.existsSync(binary)) {
+      rows.push(measure("release binary: sbx --version", binary, ["--version"]));
+      rows.push(measure("release binary: sbx exec -- true (warm daemon)", binary, ["exec", "--", "true"]));
+    }
+    report("Start-up and a warm exec", base, rows);
   }
   if (!only || only === "sse") {
     // SSE replay of an execution with 50 MB of output, next to cat of the same bytes.
