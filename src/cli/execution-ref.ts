@@ -7,7 +7,7 @@ import { ReceiptNotFound, type StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
 import { endpointOfReceipt } from "./dispatch.js";
 import { NotFoundError, UsageError } from "./errors.js";
-import { executionFromKeyLookup } from "./observe.js";
+import { firstOfList } from "./observe.js";
 
 export interface ExecutionTarget {
   api: Api;
@@ -33,7 +33,7 @@ export async function resolveExecution(
     const r = receipt.receipt;
     let executionId = r.execution_id;
     if (executionId === null) {
-      const found = executionFromKeyLookup(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, 15_000));
+      const found = firstOfList(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, 15_000), "executions");
       if (found.kind === "answer" && found.status === 200) {
         const id = (JSON.parse(found.body) as { execution_id?: unknown }).execution_id;
         if (typeof id === "string") executionId = id;

@@ -8,12 +8,12 @@ import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";
 
-/** Turns the list answer of a key lookup into an observation of the one execution, if any. */
-export function executionFromKeyLookup(obs: HttpObserved): HttpObserved | { kind: "none" } {
+/** Turns the list answer of a key lookup into an observation of its one item, if any. */
+export function firstOfList(obs: HttpObserved, field: "executions" | "processes"): HttpObserved | { kind: "none" } {
   if (obs.kind !== "answer" || obs.status < 200 || obs.status >= 300) return obs;
   try {
-    const doc = JSON.parse(obs.body) as { executions?: unknown[] };
-    const first = doc.executions?.[0];
+    const doc = JSON.parse(obs.body) as Record<string, unknown[] | undefined>;
+    const first = doc[field]?.[0];
     if (first === undefined) return { kind: "none" };
     return { ...obs, body: JSON.stringify(first) };
   } catch {
@@ -34,39 +34,27 @@ export async function observeOnce(
   const executionId = r.execution_id;
   let classified: Classified;
   const deadlineMs = waitMs + 15_000;
+  const nothingForKey: Classified = classifyObservation(
+    {
+      kind: "transport",
+      sent: true,
+      code: "nothing_for_key",
+      message: "the backend knows nothing created by this key",
+    },
+    "read",
+  );
   if (r.kind === "process_start") {
-    classified = executionId
-      ? classifyObservation(
-          await api.http.send({ method: "GET", path: processPaths.process(r.sandbox_id, executionId), deadlineMs }),
-          "read",
-          "process_start",
-        )
-      : classifyObservation(
-          {
-            kind: "transport",
-            sent: true,
-            code: "no_process_id",
-            message: "no process id was received; look for it with `sbx process list`",
-          },
-          "read",
-        );
+    const path = executionId
+      ? processPaths.process(r.sandbox_id, executionId)
+      : `${processPaths.processes(r.sandbox_id)}?idempotency_key=${encodeURIComponent(r.idempotency_key)}`;
+    const answer = await api.http.send({ method: "GET", path, deadlineMs });
+    const found = executionId ? answer : firstOfList(answer, "processes");
+    classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "process_start");
   } else if (executionId) {
     classified = classifyObservation(await api.observeExecution(r.sandbox_id, executionId, waitMs, deadlineMs), "read");
   } else {
-    const found = executionFromKeyLookup(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, deadlineMs));
-    if (found.kind === "none") {
-      classified = classifyObservation(
-        {
-          kind: "transport",
-          sent: true,
-          code: "no_execution_for_key",
-          message: "the backend knows no execution for this key",
-        },
-        "read",
-      );
-    } else {
-      classified = classifyObservation(found, "read");
-    }
+    const found = firstOfList(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, deadlineMs), "executions");
+    classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read");
   }
   store.recordObservation(r.receipt_id, source, classified);
   return classified;

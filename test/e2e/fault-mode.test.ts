@@ -106,6 +106,28 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
   );
 
   it(
+    "a dropped process start is in doubt (255); recover finds the process by its idempotency key",
+    withFaults("process.start:drop:once", async (home) => {
+      const { result, doc } = await runSbxJson<Receipt>(["process", "start", "--json", "--", "sleep", "30"], { home });
+      expect(result.code).toBe(255);
+      expect(doc).toMatchObject({ classification: "outcome_unknown", execution_id: null });
+      const recovered = await runSbxJson<{ resolved: Array<{ receipt_id: string; now: string }> }>(
+        ["recover", "--json"],
+        {
+          home,
+        },
+      );
+      expect(recovered.doc.resolved).toEqual([
+        expect.objectContaining({ receipt_id: doc.receipt_id, now: "succeeded" }),
+      ]);
+      const shown = await runSbxJson<Receipt>(["receipts", "show", doc.receipt_id, "--json"], { home });
+      expect(shown.doc.execution_id).toMatch(/^prc_/);
+      const listed = await runSbxJson<{ processes: unknown[] }>(["ps", "--json"], { home });
+      expect(listed.doc.processes).toHaveLength(1); // started once, never twice
+    }),
+  );
+
+  it(
     "a slow answer past --client-timeout: local_timeout 255, then wait settles it",
     withFaults("execute:delay=3s", async (home) => {
       const { result, doc } = await exec(home, ["--client-timeout", "1s", "--", "echo", "late"]);
