@@ -99,6 +99,11 @@ export function positiveIntArg(value: string): number {
   return Number(value);
 }
 
+export function wholeNumberArg(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError("must be a whole number");
+  return Number(value);
+}
+
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }

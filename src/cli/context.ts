@@ -64,7 +64,7 @@ export function createContext(io: IO, env: NodeJS.ProcessEnv, globals: GlobalOpt
     async api(endpoint) {
       const ep = endpoint ?? ctx.endpoint();
       const [{ HttpClient }, { Api }] = await Promise.all([import("../client/http.js"), import("../client/api.js")]);
-      const http = new HttpClient(ep);
+      const http = new HttpClient(ep, interrupt);
       clients.push(http);
       const api = new Api(http);
       if (ep.autoStart) {

@@ -38,43 +38,64 @@ async function sendOnce(
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
   const deadlineAt = Date.now() + req.clientTimeoutMs;
-  const send = req.kind === "execute" ? api.http.openStream.bind(api.http) : api.http.send.bind(api.http);
-  const opened = await send({
-    method: "POST",
-    path: req.path,
-    body: req.body,
-    idempotencyKey: req.key,
-    deadlineMs: req.clientTimeoutMs,
-    signal: ctx.interrupt,
-  });
+  // Ask for an event stream only when the body asks the backend for one.
+  const send = asksForStream(req.body) ? api.http.openStream.bind(api.http) : api.http.send.bind(api.http);
   let observed: Observed;
-  if (opened.kind !== "sse") {
-    observed = opened;
-  } else {
-    const sinks = streaming.sinks ?? {};
-    const followed = await followExecution({
-      http: api.http,
-      sandbox: req.sandbox,
-      executionId: null,
+  try {
+    const opened = await send({
+      method: "POST",
+      path: req.path,
+      body: req.body,
       idempotencyKey: req.key,
-      first: opened,
-      after: null,
-      deadlineAt,
+      deadlineMs: req.clientTimeoutMs,
       signal: ctx.interrupt,
-      stopAfterStarted: streaming.detach === true,
-      sinks: {
-        ...sinks,
-        onStarted: (eid) => {
-          store.noteExecutionId(receiptId, eid);
-          sinks.onStarted?.(eid);
-        },
-      },
     });
-    observed = streamObservation(followed);
+    if (opened.kind !== "sse") {
+      observed = opened;
+    } else {
+      const sinks = streaming.sinks ?? {};
+      const followed = await followExecution({
+        http: api.http,
+        sandbox: req.sandbox,
+        executionId: null,
+        idempotencyKey: req.key,
+        first: opened,
+        after: null,
+        deadlineAt,
+        signal: ctx.interrupt,
+        stopAfterStarted: streaming.detach === true,
+        sinks: {
+          ...sinks,
+          onStarted: (eid) => {
+            store.noteExecutionId(receiptId, eid);
+            sinks.onStarted?.(eid);
+          },
+        },
+      });
+      observed = streamObservation(followed);
+    }
+  } catch (err) {
+    // Something of ours failed after the request went out: the receipt must still say
+    // "it may have run", never stay without an answer.
+    const failure = classifyObservation(
+      { kind: "transport", sent: true, code: "client_error", message: (err as Error).message },
+      "dispatch",
+      req.kind,
+    );
+    store.recordObservation(receiptId, "answer", failure, { attempt });
+    throw err;
   }
   const classified = classifyObservation(observed, "dispatch", req.kind);
   store.recordObservation(receiptId, "answer", classified, { attempt });
   return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)) };
+}
+
+function asksForStream(body: Buffer): boolean {
+  try {
+    return (JSON.parse(body.toString("utf8")) as { stream?: unknown }).stream === true;
+  } catch {
+    return false;
+  }
 }
 
 /** What following a stream observed, for the classifier. */

@@ -53,14 +53,21 @@ export class NotFoundError extends SbxError {
   }
 }
 
-/** The backend could not be reached or answered with an error to a read/admin call. */
+/**
+ * The backend could not be reached, or answered a read/admin call with an error.
+ * Exit 75 only when the request provably never left (safe to send again), 255 when
+ * it may have been acted on, 1 for an error answer.
+ */
 export class BackendError extends SbxError {
   readonly status: number | null;
-  constructor(code: string, message: string, status: number | null, hint?: string) {
-    super(code, message, {
-      exitCode: status === null ? ExitCodes.notStarted : 1,
-      ...(hint === undefined ? {} : { hint }),
-    });
+  constructor(
+    code: string,
+    message: string,
+    status: number | null,
+    hint?: string,
+    exitCode: number = status === null ? ExitCodes.notStarted : 1,
+  ) {
+    super(code, message, { exitCode, ...(hint === undefined ? {} : { hint }) });
     this.name = "BackendError";
     this.status = status;
   }

@@ -3,11 +3,11 @@
 // sandbox: observations go where the request was sent, whatever the current profile.
 
 import type { Api } from "../client/api.js";
+import { idForKey } from "../client/key-lookup.js";
 import { ReceiptNotFound, type StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
 import { endpointOfReceipt } from "./dispatch.js";
 import { NotFoundError, UsageError } from "./errors.js";
-import { firstOfList } from "./observe.js";
 
 export interface ExecutionTarget {
   api: Api;
@@ -33,11 +33,11 @@ export async function resolveExecution(
     const r = receipt.receipt;
     let executionId = r.execution_id;
     if (executionId === null) {
-      const found = firstOfList(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, 15_000), "executions");
-      if (found.kind === "answer" && found.status === 200) {
-        const id = (JSON.parse(found.body) as { execution_id?: unknown }).execution_id;
-        if (typeof id === "string") executionId = id;
-      }
+      executionId = idForKey(
+        await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, 15_000),
+        "executions",
+        r.idempotency_key,
+      );
     }
     if (executionId === null) {
       throw new NotFoundError(

@@ -2,24 +2,12 @@
 // received, else by idempotency key. Only reads; never a POST.
 
 import type { Api } from "../client/api.js";
+import { itemForKey } from "../client/key-lookup.js";
 import { processPaths } from "../client/processes.js";
 import { type Classified, classifyObservation, type HttpObserved } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";
-
-/** Turns the list answer of a key lookup into an observation of its one item, if any. */
-export function firstOfList(obs: HttpObserved, field: "executions" | "processes"): HttpObserved | { kind: "none" } {
-  if (obs.kind !== "answer" || obs.status < 200 || obs.status >= 300) return obs;
-  try {
-    const doc = JSON.parse(obs.body) as Record<string, unknown[] | undefined>;
-    const first = doc[field]?.[0];
-    if (first === undefined) return { kind: "none" };
-    return { ...obs, body: JSON.stringify(first) };
-  } catch {
-    return obs;
-  }
-}
 
 /** One read of the execution behind a receipt, recorded as an observation. */
 export async function observeOnce(
@@ -48,21 +36,31 @@ export async function observeOnce(
       ? processPaths.process(r.sandbox_id, executionId)
       : `${processPaths.processes(r.sandbox_id)}?idempotency_key=${encodeURIComponent(r.idempotency_key)}`;
     const answer = await api.http.send({ method: "GET", path, deadlineMs });
-    const found = executionId ? answer : firstOfList(answer, "processes");
+    const found = executionId ? answer : itemForKey(answer, "processes", r.idempotency_key);
     classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "process_start");
   } else if (executionId) {
     classified = classifyObservation(await api.observeExecution(r.sandbox_id, executionId, waitMs, deadlineMs), "read");
   } else {
-    const found = firstOfList(await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, deadlineMs), "executions");
+    const found = itemForKey(
+      await api.findExecutionByKey(r.sandbox_id, r.idempotency_key, deadlineMs),
+      "executions",
+      r.idempotency_key,
+    );
     classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read");
   }
   store.recordObservation(r.receipt_id, source, classified);
   return classified;
 }
 
+/** Why a wait ended. */
+export type WaitEnd = "settled" | "nothing_to_wait_for" | "unknown_to_backend" | "deadline" | "interrupted";
+
+/** Reads in a row that found nothing before a wait stops saying "still looking". */
+const NOT_FOUND_LIMIT = 5;
+
 /**
  * Observes until the receipt is settled or the deadline passes. Server-side waits
- * of at most 50 s, repeated. Returns the last classification observed.
+ * of at most 50 s, repeated.
  */
 export async function waitUntilSettled(
   ctx: Context,
@@ -70,18 +68,27 @@ export async function waitUntilSettled(
   receiptId: string,
   deadlineMs: number,
   onProgress?: (c: Classified) => void,
-): Promise<void> {
+): Promise<WaitEnd> {
   const store = await ctx.receipts();
   const until = Date.now() + deadlineMs;
+  let notFound = 0;
   for (;;) {
     const stored = store.get(receiptId);
+    // Nothing ran (not_started, rejected): there is no execution to wait for.
+    if (stored.receipt.classification === "not_started" || stored.receipt.classification === "rejected") {
+      return "nothing_to_wait_for";
+    }
     const left = until - Date.now();
-    if (left <= 0 || ctx.interrupt.aborted) return;
+    if (ctx.interrupt.aborted) return "interrupted";
+    if (left <= 0) return "deadline";
     const waitMs = stored.receipt.execution_id ? Math.min(WAIT_MAX_MS, Math.max(0, left - 1000)) : 0;
     const c = await observeOnce(ctx, api, stored, "wait", waitMs);
     onProgress?.(c);
     // Settled: confirmed, or terminal at the backend (outcome unknown will not change).
-    if (c.definitive || (c.outcome !== null && c.outcome !== "pending" && !c.record_pending)) return;
+    if (c.definitive || (c.outcome !== null && c.outcome !== "pending" && !c.record_pending)) return "settled";
+    const missing = c.http_status === 404 || c.error?.code === "nothing_for_key";
+    notFound = missing ? notFound + 1 : 0;
+    if (notFound >= NOT_FOUND_LIMIT) return "unknown_to_backend";
     // Key lookups and failed reads have no server-side wait: pace them.
     if (waitMs === 0 || c.classification === null) {
       await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(0, until - Date.now()))));

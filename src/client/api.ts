@@ -1,7 +1,7 @@
 // Typed calls of /api/v1 for reads and administration. Mutations that need a
 // receipt (execute) go through src/cli/dispatch.ts, which sends them exactly once.
 
-import { BackendError } from "../cli/errors.js";
+import { BackendError, ExitCodes, SbxError } from "../cli/errors.js";
 import type { HttpObserved } from "../receipts/classify.js";
 import {
   API_PREFIX,
@@ -49,12 +49,33 @@ export interface OutputChunk {
 }
 
 /** Turns an observation that is not a 2xx into a BackendError. */
-export function answerOrThrow(obs: HttpObserved, what: string): { status: number; body: unknown } {
-  if (obs.kind === "deadline") {
-    throw new BackendError("deadline", `${what}: no answer before the deadline`, null);
+export function answerOrThrow(
+  obs: HttpObserved,
+  what: string,
+  method: "GET" | "POST" | "DELETE" = "GET",
+): { status: number; body: unknown } {
+  if (obs.kind === "deadline" && obs.interrupted) {
+    throw new SbxError("interrupted", `${what}: interrupted`, { exitCode: ExitCodes.cancelled });
+  }
+  const mutation = method !== "GET";
+  if (obs.kind === "deadline" || (obs.kind === "transport" && obs.sent)) {
+    const why =
+      obs.kind === "deadline" ? "no answer before the deadline" : `the connection failed (${obs.code}: ${obs.message})`;
+    // A mutation that may have reached the backend is in doubt; a failed read just failed.
+    throw new BackendError(
+      obs.kind === "deadline" ? "deadline" : obs.code,
+      mutation ? `${what}: ${why}; it may have taken effect` : `${what}: ${why}`,
+      null,
+      mutation ? "look before repeating it (e.g. sbx process show, sbx logs)" : undefined,
+      mutation ? ExitCodes.inDoubt : 1,
+    );
   }
   if (obs.kind === "transport") {
-    throw new BackendError(obs.code, `${what}: cannot reach the backend (${obs.code}: ${obs.message})`, null);
+    throw new BackendError(
+      obs.code,
+      `${what}: cannot reach the backend (${obs.code}: ${obs.message}); nothing was sent`,
+      null,
+    );
   }
   let body: unknown;
   try {
@@ -77,7 +98,7 @@ export class Api {
   constructor(readonly http: HttpClient) {}
 
   private async call<T>(what: string, req: SendRequest): Promise<T> {
-    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what).body as T;
+    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;
   }
 
   health(deadlineMs = 3_000): Promise<Health> {

@@ -46,6 +46,14 @@ export function parseApiUrl(url: string): { apiUrl: string; origin: string; sock
       "pass the key on stdin: sbx profile add NAME --api-url URL --api-key-stdin",
     );
   }
+  if (parsed.pathname !== "/" && parsed.pathname.replace(/\/+$/, "") !== "/api/v1") {
+    // Requests always go to /api/v1/… at the origin; a prefix would be silently dropped.
+    throw new ConfigError(
+      `API URL ${url} has a path sbx cannot use`,
+      "give the origin, e.g. https://host:8443 (or …/api/v1)",
+    );
+  }
+  if (parsed.search || parsed.hash) throw new ConfigError(`API URL ${url} must not have a query or fragment`);
   return { apiUrl: parsed.origin, origin: parsed.origin, socketPath: null };
 }
 
@@ -67,12 +75,17 @@ export function resolveEndpoint(
     const u = parseApiUrl(explicitUrl);
     return { profile, ...u, apiKey, autoStart: false };
   }
+  return { ...localEndpoint(paths), profile, apiKey };
+}
+
+/** The embedded backend on this user's socket, whatever flags or environment say. */
+export function localEndpoint(paths: SbxPaths): Endpoint {
   return {
-    profile,
+    profile: LOCAL_PROFILE,
     apiUrl: `unix:${paths.socketPath}`,
     origin: "http://localhost",
     socketPath: paths.socketPath,
-    apiKey,
+    apiKey: null,
     autoStart: true,
   };
 }

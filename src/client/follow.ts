@@ -6,6 +6,7 @@
 import { API_PREFIX } from "../protocol/types.js";
 import type { HttpObserved } from "../receipts/classify.js";
 import type { HttpClient, SseOpen } from "./http.js";
+import { idForKey } from "./key-lookup.js";
 import { SseReader, type SseEvent } from "./sse.js";
 
 export type StreamName = "stdout" | "stderr";
@@ -79,7 +80,8 @@ export interface FollowRequest {
   outputLimit?: number;
 }
 
-export type FollowEnd = "end" | "started" | "deadline" | "interrupted" | "dropped";
+/** refused: the backend answered the stream read with a 4xx (unknown execution, bad cursor). */
+export type FollowEnd = "end" | "started" | "deadline" | "interrupted" | "dropped" | "refused";
 
 export interface FollowResult {
   executionId: string | null;
@@ -107,13 +109,15 @@ async function lookupByKey(http: HttpClient, sandbox: string, key: string, deadl
     path: `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions?idempotency_key=${encodeURIComponent(key)}&limit=1`,
     deadlineMs,
   });
-  if (obs.kind !== "answer" || obs.status !== 200) return null;
+  return idForKey(obs, "executions", key);
+}
+
+function errorCodeOf(body: string): string {
   try {
-    const id = (JSON.parse(obs.body) as { executions?: Array<{ execution_id?: unknown }> }).executions?.[0]
-      ?.execution_id;
-    return typeof id === "string" ? id : null;
+    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === "string" ? ` ${code}` : "";
   } catch {
-    return null;
+    return "";
   }
 }
 
@@ -184,6 +188,12 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
         result.lastProblem = describe(opened);
         if (opened.kind === "deadline") {
           result.how = opened.interrupted ? "interrupted" : "deadline";
+          break;
+        }
+        if (opened.kind === "answer" && opened.status >= 400 && opened.status < 500) {
+          // Asking again will not change a 404 or an invalid cursor: stop, and say why.
+          result.how = "refused";
+          result.lastProblem = `HTTP ${opened.status}${errorCodeOf(opened.body)}`;
           break;
         }
         continue;

@@ -35,7 +35,11 @@ export interface SseOpen {
 export class HttpClient {
   private readonly transport: Transport;
 
-  constructor(readonly endpoint: Endpoint) {
+  /** interrupt: aborts every request of this client (the user pressed Ctrl-C). */
+  constructor(
+    readonly endpoint: Endpoint,
+    private readonly interrupt?: AbortSignal,
+  ) {
     this.transport = openTransport(endpoint.socketPath);
   }
 
@@ -66,7 +70,8 @@ export class HttpClient {
     if (this.endpoint.apiKey) headers.authorization = `ApiKey ${this.endpoint.apiKey}`;
 
     const deadline = req.deadlineMs === undefined ? null : AbortSignal.timeout(Math.max(1, req.deadlineMs));
-    const signals = [deadline, req.signal].filter((s): s is AbortSignal => s !== null && s !== undefined);
+    const userSignal = req.signal ?? this.interrupt;
+    const signals = [deadline, userSignal].filter((s): s is AbortSignal => s !== null && s !== undefined);
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     let sent = false;
     try {
@@ -90,7 +95,7 @@ export class HttpClient {
           chunks: res.body,
           cancel: () => res.cancel(),
           deadlinePassed: () => deadline?.aborted === true,
-          interrupted: () => req.signal?.aborted === true,
+          interrupted: () => userSignal?.aborted === true,
         };
       }
       // A server or gateway may echo the Authorization header back; the key must not
@@ -101,7 +106,7 @@ export class HttpClient {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const code = e.code ?? e.cause?.code ?? e.name ?? "UNKNOWN";
       if (deadline?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code) };
-      if (req.signal?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code), interrupted: true };
+      if (userSignal?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code), interrupted: true };
       const message = redact(e.message || String(err), this.endpoint.apiKey);
       return { kind: "transport", sent: sent || !isBeforeSendError(code), code, message };
     }

@@ -24,7 +24,7 @@ export class ProcessesApi {
   constructor(readonly http: HttpClient) {}
 
   private async call<T>(what: string, req: SendRequest): Promise<T> {
-    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what).body as T;
+    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;
   }
 
   async list(sandbox: string): Promise<ProcessRecord[]> {

@@ -4,6 +4,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { parseDuration } from "../cli/duration.js";
 import { ConfigError } from "../cli/errors.js";
 import { ensurePrivateDir, type SbxPaths } from "./paths.js";
 
@@ -33,7 +34,11 @@ export const SETTINGS: Record<string, { describe: string; check: (v: string) => 
   },
   timeout: {
     describe: "default exec timeout, e.g. 30s or 2m (1s..10m)",
-    check: (v) => (/^\d+(\.\d+)?(ms|s|m|h)$/.test(v) ? null : "not a duration like 30s or 2m"),
+    check: (v) => {
+      const ms = parseDuration(v);
+      if (ms === null) return "not a duration like 30s or 2m";
+      return ms >= 1000 && ms <= 600_000 ? null : "must be from 1s to 10m";
+    },
   },
   color: {
     describe: "auto, always or never",

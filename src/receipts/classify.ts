@@ -334,6 +334,12 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
       }
       const rec = { ...obs.exit, execution_id: obs.execution_id ?? "", stdout: obs.stdout, stderr: obs.stderr };
       const problem = checkExecutionRecord(rec);
+      if (problem !== null && obs.exit.record_pending === true) {
+        // record_pending comes first, even on an otherwise odd exit event: never resubmit.
+        out.record_pending = true;
+        out.classification = "record_pending";
+        return out;
+      }
       if (problem !== null) {
         out.classification = "outcome_unknown";
         out.error = { code: "undocumented_exit_event", message: `exit event: ${problem}` };

@@ -135,7 +135,13 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
 
 describe("observations go where the request went", () => {
   it("refresh, wait and recover read from the receipt's backend, whatever the current profile says", async (t) => {
-    const record = executionRecord(null, { execution_id: "exe_there", stdout: "", outcome: "succeeded", exit_code: 0 });
+    const record = executionRecord(null, {
+      execution_id: "exe_there",
+      idempotency_key: "key-of-this-receipt",
+      stdout: "",
+      outcome: "succeeded",
+      exit_code: 0,
+    });
     const { home, server: original } = await setup(t, { kind: "hang" }, () => ({
       kind: "json",
       status: 200,
@@ -148,7 +154,18 @@ describe("observations go where the request went", () => {
     });
     t.onTestFinished(() => other.close());
     const sent = await runSbxJson<ReceiptDocument>(
-      ["exec", "--json", "--client-timeout", "1s", "--api-url", original.url, "--", "true"],
+      [
+        "exec",
+        "--json",
+        "--client-timeout",
+        "1s",
+        "--idempotency-key",
+        "key-of-this-receipt",
+        "--api-url",
+        original.url,
+        "--",
+        "true",
+      ],
       { home },
     );
     expect(sent.doc.classification).toBe("local_timeout");
@@ -162,5 +179,72 @@ describe("observations go where the request went", () => {
     );
     expect(other.requests).toHaveLength(0);
     expect(original.posts()).toHaveLength(1);
+  });
+});
+
+describe("review regressions", () => {
+  it("a server that ignores ?idempotency_key= never settles a receipt with someone else's execution", async (t) => {
+    const theirs = executionRecord(null, {
+      execution_id: "exe_theirs",
+      idempotency_key: "someone-else",
+      stdout: "not yours\n",
+    });
+    const { home, server } = await setup(t, { kind: "close" }, () => ({
+      kind: "json",
+      status: 200,
+      body: { executions: [theirs], next_cursor: null, live_count: 0 },
+    }));
+    const sent = await runSbxJson<ReceiptDocument>(
+      ["exec", "--json", "--api-url", server.url, "--", "rm", "-rf", "x"],
+      {
+        home,
+      },
+    );
+    expect(sent.result.code).toBe(255);
+    const waited = await runSbx(["receipts", "wait", sent.doc.receipt_id, "--timeout", "20s"], { home });
+    expect(waited.stdout).not.toContain("not yours");
+    expect(waited.code).toBe(255);
+    expect(waited.stderr).toContain("does not know the execution");
+    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", sent.doc.receipt_id, "--json"], { home });
+    expect(shown.doc.classification).toBe("outcome_unknown");
+    expect(shown.doc.execution_id).toBeNull();
+  });
+
+  it("--detach on a 409 request_in_progress is in doubt (255), not 'started'", async (t) => {
+    const { home, server } = await setup(
+      t,
+      { kind: "json", status: 409, body: { error: { code: "request_in_progress", message: "busy" } } },
+      () => ({ kind: "hang" }),
+    );
+    const r = await runSbx(["exec", "--detach", "--api-url", server.url, "--", "sleep", "1"], { home });
+    expect(r.code).toBe(255);
+    expect(r.stdout).not.toContain("null");
+    expect(r.stderr).toContain("in progress");
+  });
+
+  it("logs -f of an execution the backend does not know ends with an error instead of reconnecting forever", async (t) => {
+    const { home, server } = await setup(t, { kind: "hang" }, () => ({
+      kind: "json",
+      status: 404,
+      body: { error: { code: "execution_not_found", message: "no such execution" } },
+    }));
+    const r = await runSbx(["logs", "exe_bogus", "-f", "--api-url", server.url], { home, timeoutMs: 15_000 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("execution_not_found");
+  });
+
+  it("resubmit refuses a receipt whose result is known, unless --force", async (t) => {
+    const { home, server } = await setup(t, { kind: "json", status: 200, body: executionRecord(null, {}) }, () => ({
+      kind: "hang",
+    }));
+    const sent = await runSbxJson<ReceiptDocument>(["exec", "--json", "--api-url", server.url, "--", "true"], { home });
+    expect(sent.doc.classification).toBe("succeeded");
+    const refused = await runSbx(["receipts", "resubmit", sent.doc.receipt_id], { home });
+    expect(refused.code).toBe(125);
+    expect(server.posts()).toHaveLength(1);
+    const forced = await runSbx(["receipts", "resubmit", sent.doc.receipt_id, "--force"], { home });
+    expect(forced.code).toBe(0);
+    expect(server.posts()).toHaveLength(2);
+    expect(server.posts()[1]!.body.equals(server.posts()[0]!.body)).toBe(true);
   });
 });

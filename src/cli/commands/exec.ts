@@ -153,7 +153,9 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     },
   ).finally(() => waiting?.stop());
   const doc = outcome.document;
-  if (opts.detach && doc.classification === "in_progress") {
+  // Detached only when the stream said `started` (not, say, a 409 request_in_progress).
+  const started = outcome.classified;
+  if (opts.detach && started.outcome === "pending" && started.http_status === 200 && started.execution_id !== null) {
     if (opts.json) printJson(ctx, doc);
     else {
       ctx.io.out(`${doc.receipt_id}\t${doc.execution_id}`);

@@ -11,7 +11,7 @@ import {
 import type { SseEvent } from "../../client/sse.js";
 import { type Bind, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { ExitWith, UsageError } from "../errors.js";
+import { BackendError, ExitWith, UsageError } from "../errors.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
 
 export interface LogsOptions {
@@ -83,6 +83,9 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
       sinks: { ...sinks, onReconnect: (n) => n > 1 && ctx.io.info(`sbx: reconnecting (attempt ${n})…`) },
     });
     if (followed.how === "interrupted") throw new ExitWith(130);
+    if (followed.how === "refused") {
+      throw new BackendError("stream_refused", `cannot follow ${t.executionId}: ${followed.lastProblem}`, 404);
+    }
     if (followed.endState?.state === "incomplete") {
       ctx.io.err(`sbx: the event log is incomplete (${followed.endState.reason ?? "no reason given"})`);
     }

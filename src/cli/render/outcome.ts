@@ -24,7 +24,8 @@ export function printDispatchOutcome(
   const exit = doc.exit ?? 255;
   if (json) {
     printJson(ctx, doc);
-    if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.info(explain(doc));
+    // The one line for anything not confirmed goes to stderr even with --json (and --quiet).
+    if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.err(explain(doc));
     return exit;
   }
   if (!opts.outputShown) {

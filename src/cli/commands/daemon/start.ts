@@ -1,6 +1,7 @@
 // sbx daemon start: start the local daemon in the background.
 
 import type { Command } from "commander";
+import { localEndpoint } from "../../../client/endpoint.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { spawnDaemon, waitForDaemon } from "../../daemon-launcher.js";
@@ -18,7 +19,7 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
     import("../../../client/http.js"),
     import("../../../client/api.js"),
   ]);
-  const http = new HttpClient({ ...ctx.endpoint({ profile: "local" }), apiKey: null, autoStart: false });
+  const http = new HttpClient({ ...localEndpoint(ctx.paths), autoStart: false });
   const progress = ctx.io.progress("starting the daemon…", { elapsed: true });
   try {
     if (!(await waitForDaemon(new Api(http), 20_000))) {

@@ -1,6 +1,7 @@
 // sbx daemon status
 
 import type { Command } from "commander";
+import { localEndpoint } from "../../../client/endpoint.js";
 import type { Health } from "../../../protocol/types.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
@@ -21,7 +22,7 @@ export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
     import("../../../client/http.js"),
     import("../../../client/api.js"),
   ]);
-  const http = new HttpClient({ ...ctx.endpoint({ profile: "local" }), apiKey: null, autoStart: false });
+  const http = new HttpClient({ ...localEndpoint(ctx.paths), autoStart: false });
   let health: Health | null = null;
   try {
     health = await new Api(http).health(2_000);

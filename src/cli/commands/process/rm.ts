@@ -2,8 +2,19 @@
 
 import type { Command } from "commander";
 import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
 import { graceMs } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+
+export async function run(
+  opts: { ref: string; sandbox: string | undefined; graceMs: number },
+  ctx: Context,
+): Promise<number> {
+  const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
+  await t.api.remove(t.sandbox, t.processId, opts.graceMs);
+  ctx.io.info(`sbx: removed ${t.processId}`);
+  return 0;
+}
 
 export function register(noun: Command, bind: Bind): void {
   const cmd = noun
@@ -16,10 +27,7 @@ export function register(noun: Command, bind: Bind): void {
     .action(
       bind(async (ctx, c) => {
         const o = c.opts() as { sandbox?: string; grace?: string };
-        const t = await resolveProcess(ctx, c.args[0]!, o.sandbox);
-        await t.api.remove(t.sandbox, t.processId, graceMs(o.grace));
-        ctx.io.info(`sbx: removed ${t.processId}`);
-        return 0;
+        return run({ ref: c.args[0]!, sandbox: o.sandbox, graceMs: graceMs(o.grace) }, ctx);
       }),
     );
   withExamples(cmd, [{ command: "sbx process rm web", description: "stop and forget it" }]);

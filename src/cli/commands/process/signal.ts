@@ -2,10 +2,26 @@
 
 import type { Command } from "commander";
 import { type Bind, declareChoices, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { PROCESS_SIGNALS } from "../../../protocol/types.js";
 import { newKey, normalizeSignal } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+
+export interface SignalOptions {
+  ref: string;
+  sandbox: string | undefined;
+  signal: string;
+  json: boolean;
+}
+
+export async function run(opts: SignalOptions, ctx: Context): Promise<number> {
+  const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
+  const a = await t.api.signal(t.sandbox, t.processId, opts.signal, newKey());
+  if (opts.json) printJson(ctx, a);
+  else ctx.io.info(`sbx: sent ${a.signal} to ${t.processId} (pid ${a.os_pid})`);
+  return 0;
+}
 
 export function register(noun: Command, bind: Bind): void {
   const cmd = noun
@@ -17,14 +33,17 @@ export function register(noun: Command, bind: Bind): void {
     .option("-s, --sandbox <id>", "sandbox (default: default)")
     .option("--json", "print the acknowledgement")
     .action(
-      bind(async (ctx, c) => {
-        const sig = normalizeSignal(c.args[1]!);
-        const t = await resolveProcess(ctx, c.args[0]!, c.opts().sandbox);
-        const a = await t.api.signal(t.sandbox, t.processId, sig, newKey());
-        if (c.optsWithGlobals().json) printJson(ctx, a);
-        else ctx.io.info(`sbx: sent ${a.signal} to ${t.processId} (pid ${a.os_pid})`);
-        return 0;
-      }),
+      bind(async (ctx, c) =>
+        run(
+          {
+            ref: c.args[0]!,
+            sandbox: c.opts().sandbox,
+            signal: normalizeSignal(c.args[1]!),
+            json: c.optsWithGlobals().json === true,
+          },
+          ctx,
+        ),
+      ),
     );
   declareChoices(cmd, "<signal>", PROCESS_SIGNALS);
   withExamples(cmd, [{ command: "sbx process signal web HUP", description: "ask it to reload" }]);

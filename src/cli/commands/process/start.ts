@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { type Command, Option } from "commander";
 import type { ProcessStartRequest, RestartPolicyName } from "../../../protocol/types.js";
 import { isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
-import { type Bind, collect, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
+import { type Bind, collect, declareChoices, declareCompletion, wholeNumberArg, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
 import { parseDuration } from "../../duration.js";
@@ -48,7 +48,7 @@ function durationMs(flag: string, text: string | undefined, max: number): number
   return ms;
 }
 
-export function parseStartOptions(argv: string[], raw: RawStartFlags): StartOptions {
+export function parseStartOptions(argv: string[], raw: RawStartFlags, defaultSandbox?: string): StartOptions {
   if (argv.length > 0 && raw.shell !== undefined)
     throw new UsageError("give either a command after -- or --shell STRING, not both");
   if (argv.length === 0 && !raw.shell?.trim()) {
@@ -84,7 +84,7 @@ export function parseStartOptions(argv: string[], raw: RawStartFlags): StartOpti
       ...(maxBackoff === undefined ? {} : { max_backoff_ms: maxBackoff }),
     },
   };
-  return { sandbox: sandboxOf(raw.sandbox), body, idempotencyKey: key, json: raw.json === true };
+  return { sandbox: sandboxOf(raw.sandbox ?? defaultSandbox), body, idempotencyKey: key, json: raw.json === true };
 }
 
 export async function run(opts: StartOptions, ctx: Context): Promise<number> {
@@ -125,7 +125,7 @@ export function register(noun: Command, bind: Bind): void {
     .addOption(
       new Option("--restart <policy>", "never, on-failure or always (default: never)").choices(RESTART_POLICIES),
     )
-    .option("--max-restarts <n>", "restarts allowed before it stays exited (default: 5)", positiveIntArg)
+    .option("--max-restarts <n>", "restarts allowed before it stays exited (default: 5)", wholeNumberArg)
     .option("--backoff <dur>", "first back-off, doubling per restart (default: 1s)")
     .option("--max-backoff <dur>", "longest back-off (default: 30s)")
     .option("--timeout <dur>", "limit on its whole life, up to 24h (default: none)")
@@ -134,7 +134,11 @@ export function register(noun: Command, bind: Bind): void {
     .option("--env-file <file>", "read K=V lines from a file")
     .option("--idempotency-key <key>", "use this key instead of a fresh random one")
     .option("--json", "print the receipt (execution_id holds the process id)")
-    .action(bind(async (ctx, c) => run(parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags), ctx)));
+    .action(
+      bind(async (ctx, c) =>
+        run(parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags, ctx.config.read().settings.sandbox), ctx),
+      ),
+    );
   declareChoices(cmd, "--restart", RESTART_POLICIES);
   declareCompletion(cmd, "[argv...]", "command");
   declareCompletion(cmd, "--env-file", "file");

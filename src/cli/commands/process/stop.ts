@@ -2,9 +2,25 @@
 
 import type { Command } from "commander";
 import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { graceMs } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+
+export interface StopOptions {
+  ref: string;
+  sandbox: string | undefined;
+  graceMs: number;
+  json: boolean;
+}
+
+export async function run(opts: StopOptions, ctx: Context): Promise<number> {
+  const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
+  const p = await t.api.stop(t.sandbox, t.processId, opts.graceMs);
+  if (opts.json) printJson(ctx, p);
+  else ctx.io.out(`${p.process_id}\t${p.state}\t${p.outcome}${p.signal ? `\t${p.signal}` : ""}`);
+  return 0;
+}
 
 export function register(noun: Command, bind: Bind): void {
   const cmd = noun
@@ -20,11 +36,7 @@ export function register(noun: Command, bind: Bind): void {
     .action(
       bind(async (ctx, c) => {
         const o = c.optsWithGlobals() as { sandbox?: string; grace?: string; json?: boolean };
-        const t = await resolveProcess(ctx, c.args[0]!, o.sandbox);
-        const p = await t.api.stop(t.sandbox, t.processId, graceMs(o.grace));
-        if (o.json) printJson(ctx, p);
-        else ctx.io.out(`${p.process_id}\t${p.state}\t${p.outcome}${p.signal ? `\t${p.signal}` : ""}`);
-        return 0;
+        return run({ ref: c.args[0]!, sandbox: o.sandbox, graceMs: graceMs(o.grace), json: o.json === true }, ctx);
       }),
     );
   withExamples(cmd, [{ command: "sbx process stop web --grace 10s", description: "give it 10s to shut down" }]);

@@ -11,10 +11,17 @@ import { printDispatchOutcome } from "../../render/outcome.js";
 export interface ResubmitOptions {
   ref: string;
   clientTimeoutMs: number | null;
+  force: boolean;
   json: boolean;
 }
 
-export function parseResubmitOptions(ref: string, raw: { clientTimeout?: string; json?: boolean }): ResubmitOptions {
+/** Receipts whose result is known (or kept, record_pending): sending again is refused without --force. */
+const SETTLED = ["record_pending", "succeeded", "failed", "timed_out", "cancelled"];
+
+export function parseResubmitOptions(
+  ref: string,
+  raw: { clientTimeout?: string; force?: boolean; json?: boolean },
+): ResubmitOptions {
   let clientTimeoutMs: number | null = null;
   if (raw.clientTimeout !== undefined) {
     clientTimeoutMs = parseDuration(raw.clientTimeout);
@@ -22,19 +29,25 @@ export function parseResubmitOptions(ref: string, raw: { clientTimeout?: string;
       throw new UsageError(`--client-timeout ${JSON.stringify(raw.clientTimeout)} is not a duration`);
     }
   }
-  return { ref, clientTimeoutMs, json: raw.json === true };
+  return { ref, clientTimeoutMs, force: raw.force === true, json: raw.json === true };
 }
 
 export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> {
   const store = await ctx.receipts();
   const stored = store.get(store.resolve(opts.ref));
-  const api = await ctx.api(endpointOfReceipt(ctx, stored));
   const clientTimeoutMs = opts.clientTimeoutMs ?? (storedTimeoutMs(stored) ?? 120_000) + 30_000;
-  if (stored.receipt.classification === "record_pending") {
-    ctx.io.err(
-      `sbx: warning: ${stored.receipt.receipt_id} is record_pending; the backend deduplicates by key, nothing new will run`,
+  const current = stored.receipt.classification;
+  if (SETTLED.includes(current) && !opts.force) {
+    throw new UsageError(
+      current === "record_pending"
+        ? `${stored.receipt.receipt_id} is record_pending: it ran and its result is kept; do not resubmit`
+        : `${stored.receipt.receipt_id} is already ${current}; its result is known`,
+      current === "record_pending"
+        ? `wait for it: sbx receipts wait ${stored.receipt.receipt_id}`
+        : "--force sends it again anyway (a backend that keeps the key answers with the first result)",
     );
   }
+  const api = await ctx.api(endpointOfReceipt(ctx, stored));
   const outcome = await resubmit(ctx, stored, api, clientTimeoutMs);
   ctx.io.info(`sbx: attempt #${outcome.attempt} of ${outcome.receiptId} (key ${stored.receipt.idempotency_key})`);
   return printDispatchOutcome(ctx, outcome.document, opts.json);
@@ -52,6 +65,7 @@ export function register(noun: Command, bind: Bind): void {
     )
     .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
     .option("--client-timeout <dur>", "local deadline for an answer (default: the stored timeout + 30s)")
+    .option("--force", "send it even when its result is already known")
     .option("--json", "print the receipt document")
     .action(bind(async (ctx, c) => run(parseResubmitOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
   declareCompletion(cmd, "<id>", "receipt-id");

@@ -6,8 +6,8 @@ import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { parseDuration } from "../../duration.js";
-import { UsageError } from "../../errors.js";
-import { waitUntilSettled } from "../../observe.js";
+import { ExitCodes, UsageError } from "../../errors.js";
+import { type WaitEnd, waitUntilSettled } from "../../observe.js";
 import { printDispatchOutcome } from "../../render/outcome.js";
 
 export interface WaitOptions {
@@ -29,14 +29,22 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   const stored = store.get(id);
   const api = await ctx.api(endpointOfReceipt(ctx, stored));
   const progress = ctx.io.progress(`waiting for ${id}…`, { elapsed: true });
+  let end: WaitEnd;
   try {
-    await waitUntilSettled(ctx, api, id, opts.timeoutMs, (c) =>
+    end = await waitUntilSettled(ctx, api, id, opts.timeoutMs, (c) =>
       progress.update(`waiting for ${id} (${c.classification ?? "no answer"})…`),
     );
   } finally {
     progress.stop();
   }
-  return printDispatchOutcome(ctx, receiptDocument(store.get(id)), opts.json);
+  const doc = receiptDocument(store.get(id));
+  if (end === "unknown_to_backend") {
+    ctx.io.err(`sbx: the backend does not know the execution of ${id} (it may never have arrived, or it was purged)`);
+  } else if (end === "deadline") {
+    ctx.io.err(`sbx: stopped waiting after ${opts.timeoutMs / 1000}s; ${id} is still ${doc.classification}`);
+  }
+  const code = printDispatchOutcome(ctx, doc, opts.json);
+  return end === "interrupted" ? ExitCodes.cancelled : code;
 }
 
 export function register(noun: Command, bind: Bind): void {
