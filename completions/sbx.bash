@@ -101,7 +101,7 @@ _sbx_spec() {
       ;;
     "receipts resubmit")
       _sbx_commands=""
-      _sbx_options="--client-timeout --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="--client-timeout --force --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--client-timeout --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;

@@ -332,6 +332,7 @@ complete -c sbx -n '__sbx_arg "receipts refresh" 0' -a '(__sbx_receipt_ids)' -d 
 
 # sbx receipts resubmit
 complete -c sbx -n '__sbx_at "receipts resubmit"' -l client-timeout -x -d 'local deadline for an answer (default: the stored timeout + 30s)'
+complete -c sbx -n '__sbx_at "receipts resubmit"' -l force -d 'send it even when its result is already known'
 complete -c sbx -n '__sbx_at "receipts resubmit"' -l json -d 'print the receipt document'
 complete -c sbx -n '__sbx_at "receipts resubmit"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "receipts resubmit"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
