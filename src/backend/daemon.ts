@@ -8,7 +8,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { VERSION } from "../version.js";
 import { BackendError } from "./errors.js";
-import { type BackendHandle, type BackendOptions, socketAnswers, startBackend } from "./server.js";
+import { type BackendHandle, type BackendOptions, dataDirInUse, socketAnswers, startBackend } from "./server.js";
 
 export interface DaemonOptions extends BackendOptions {
   /** Default <dataDir>/daemon.pid. */
@@ -95,7 +95,8 @@ async function acquirePidFile(pidFile: string, opts: DaemonOptions): Promise<voi
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
     const pid = readPid(pidFile);
-    if (pid !== null && isAlive(pid) && (await answersSoon(opts))) {
+    // A backend holding the data directory owns it, answering yet or not (it may be recovering).
+    if (pid !== null && isAlive(pid) && ((await dataDirInUse(opts.dataDir)) === true || (await answersSoon(opts)))) {
       throw new BackendError("daemon_already_running", `the sbx daemon is already running (pid ${pid})`);
     }
     // Stale: its process is gone, or it never came to answer.

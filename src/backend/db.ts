@@ -229,7 +229,39 @@ export interface ExecutionQuery {
   beforeSeq?: number;
   outcome?: Outcome;
   idempotencyKey?: string;
+  /** Leave the kept output out (stdout and stderr read as ""); byte counts and truncated flags stay. */
+  withoutOutput?: boolean;
 }
+
+/** Every column of `executions` but the kept output, which reads as "". */
+const EXECUTION_COLUMNS_WITHOUT_OUTPUT = [
+  "seq",
+  "execution_id",
+  "sandbox_id",
+  "idempotency_key",
+  "command",
+  "working_dir",
+  "timeout_ms",
+  "outcome",
+  "exit_code",
+  "signal",
+  "system_error",
+  "record_pending",
+  "cancel_requested",
+  "'' AS stdout",
+  "'' AS stderr",
+  "stdout_bytes",
+  "stderr_bytes",
+  "stdout_truncated",
+  "stderr_truncated",
+  "created_at",
+  "started_at",
+  "finished_at",
+  "duration_ms",
+  "last_event_id",
+  "pgid",
+  "pgid_start_time",
+].join(", ");
 
 export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
   return {
@@ -408,8 +440,9 @@ export class BackendStore {
       params.push(q.idempotencyKey);
     }
     params.push(q.limit);
+    const columns = q.withoutOutput ? EXECUTION_COLUMNS_WITHOUT_OUTPUT : "*";
     return this.prepare<ExecutionRow>(
-      `SELECT * FROM executions WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`,
+      `SELECT ${columns} FROM executions WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`,
     ).all(...params);
   }
 

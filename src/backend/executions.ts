@@ -269,7 +269,7 @@ export class ExecutionManager {
       outcome: result.outcome,
       exit_code: result.exitCode,
       signal: result.signal,
-      system_error: shutdownCancel ? SYSTEM_ERROR_BACKEND_SHUTDOWN : null,
+      system_error: result.systemError ?? (shutdownCancel ? SYSTEM_ERROR_BACKEND_SHUTDOWN : null),
       record_pending: endMode === "record_pending",
       stdout: result.stdout.text,
       stderr: result.stderr.text,

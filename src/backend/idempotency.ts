@@ -17,6 +17,25 @@ export function bodyDigest(body: Buffer): string {
   return createHash("sha256").update(body).digest("hex");
 }
 
+/** The query string in a canonical form: parameters sorted by name, then value. */
+export function canonicalQuery(query: URLSearchParams): string {
+  const pairs = [...query.entries()].sort(([ak, av], [bk, bv]) =>
+    ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0,
+  );
+  return new URLSearchParams(pairs).toString();
+}
+
+/**
+ * What "the same request" compares: the body bytes and the canonical query string
+ * (`?eof=true`, `grace_ms`, `remove=true` change a request). Without a query it is
+ * the body's digest alone, as keys stored before the query counted.
+ */
+export function requestDigest(body: Buffer, query: URLSearchParams): string {
+  const q = canonicalQuery(query);
+  if (q === "") return bodyDigest(body);
+  return createHash("sha256").update(`sbx-query\0${q}\0`).update(body).digest("hex");
+}
+
 /** The caller a key belongs to: one local user on the socket, or one token on TCP (never the token itself). */
 export function callerFor(token: string | null): string {
   return token === null ? "local" : `token:${createHash("sha256").update(token).digest("hex").slice(0, 32)}`;
@@ -68,7 +87,7 @@ function reused(key: string): ApiError {
   return new ApiError(
     422,
     ErrorCodes.idempotencyKeyReused,
-    "this Idempotency-Key was already used with a different request body",
+    "this Idempotency-Key was already used with a different request (body or query string)",
     { idempotency_key: key },
   );
 }
@@ -127,7 +146,7 @@ export async function runMutation(
     return steps.admit(null);
   }
   const scope = { caller: ctx.caller, method: ctx.method, path: ctx.path, key: ctx.idempotencyKey };
-  const result = ctx.services.idempotency.claim(scope, bodyDigest(ctx.body));
+  const result = ctx.services.idempotency.claim(scope, requestDigest(ctx.body, ctx.query));
   if (result.kind === "replay") return withHeader(await steps.replay(result.stored), REPLAYED_HEADER, "true");
   try {
     await ctx.admissionDelay();

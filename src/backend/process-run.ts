@@ -15,6 +15,8 @@ export interface ProcessRunSpec {
   /** A pipe for later writes; otherwise stdin is /dev/null. */
   stdin: boolean;
   onOutput: (stream: ProcessStream, chunk: Buffer) => void;
+  /** Set when the working directory may not be used (it leads outside the workspace): nothing starts, exit 126. */
+  cwdProblem?: string;
 }
 
 export interface RunExit {
@@ -27,9 +29,15 @@ export interface RunExit {
 /** After the leader exits, how long the rest of the group may hold the output pipes before it is killed. */
 const LEADER_EXIT_LINGER_MS = 250;
 
+/**
+ * Bytes written to stdin that the command has not read yet, beyond which a write is
+ * refused (StdinError "busy") instead of queued. A write to a drained pipe is always taken.
+ */
+export const STDIN_PENDING_LIMIT = 1024 * 1024;
+
 export class StdinError extends Error {
   constructor(
-    readonly code: "closed" | "gone",
+    readonly code: "closed" | "gone" | "busy",
     message: string,
   ) {
     super(message);
@@ -52,6 +60,12 @@ export class ProcessRun {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
+    if (spec.cwdProblem !== undefined) {
+      spec.onOutput("stderr", Buffer.from(`sbx: ${spec.cwdProblem}\n`));
+      this.exit = { code: 126, signal: null };
+      this.finish();
+      return;
+    }
     this.group.spawn({
       argv: spec.argv,
       cwd: spec.cwd,
@@ -87,15 +101,41 @@ export class ProcessRun {
     return !!this.group.child?.stdin && !this.stdinEnded && !this.settled;
   }
 
-  /** Writes to stdin; resolves once the bytes are handed to the pipe. Throws StdinError. */
+  /** Bytes written to stdin and not yet taken by the pipe. */
+  get stdinPending(): number {
+    return this.group.child?.stdin?.writableLength ?? 0;
+  }
+
+  /**
+   * Writes to stdin; resolves once the bytes are queued for the pipe, without waiting
+   * for the command to read them (it may never). Refused with StdinError "busy",
+   * nothing written, while earlier bytes wait and these would exceed STDIN_PENDING_LIMIT.
+   */
   writeStdin(data: Buffer): Promise<void> {
     const stdin = this.group.child?.stdin;
     if (!stdin || this.settled) return Promise.reject(new StdinError("gone", "the process is not running"));
     if (this.stdinEnded) return Promise.reject(new StdinError("closed", "stdin was closed (eof) for this run"));
+    if (stdin.destroyed) return Promise.reject(new StdinError("gone", "stdin of this run is closed"));
     if (data.length === 0) return Promise.resolve();
+    const pending = stdin.writableLength;
+    if (pending > 0 && pending + data.length > STDIN_PENDING_LIMIT) {
+      return Promise.reject(
+        new StdinError("busy", `${pending} bytes written earlier are not read yet; nothing was written, try again`),
+      );
+    }
     return new Promise((resolve, reject) => {
+      let answered = false;
       stdin.write(data, (err) => {
+        if (answered) return;
+        answered = true;
         if (err) reject(new StdinError("gone", `stdin could not be written: ${err.message}`));
+        else resolve();
+      });
+      // Queued: a pipe that refused them (EPIPE) says so by now; otherwise they wait for the reader.
+      setImmediate(() => {
+        if (answered) return;
+        answered = true;
+        if (stdin.destroyed || stdin.errored) reject(new StdinError("gone", "stdin could not be written"));
         else resolve();
       });
     });

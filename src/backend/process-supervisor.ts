@@ -35,8 +35,8 @@ import { ApiError } from "./http.js";
 import { endLostProcessGroup } from "./process-group.js";
 import { type LogLimits, ProcessLogStream } from "./process-logs.js";
 import { RestartTracker, STABLE_UPTIME_MS } from "./process-restart.js";
-import { ProcessRun, type RunExit, StdinError } from "./process-run.js";
-import type { SandboxRegistry } from "./sandbox-registry.js";
+import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./process-run.js";
+import { confineToWorkspace, type SandboxRegistry } from "./sandbox-registry.js";
 
 const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
 
@@ -138,6 +138,7 @@ class Supervisor {
   constructor(
     private readonly deps: SupervisorDeps,
     row: ProcessRow,
+    private readonly workspaceDir: string,
     private readonly cwd: string,
     private readonly baseEnv: Record<string, string>,
     logs: Record<ProcessStream, ProcessLogStream>,
@@ -164,9 +165,14 @@ class Supervisor {
   /** Starts a run (a new generation when `patch` raises `restarts`). */
   startRun(patch: ProcessPatch = {}): void {
     const generation = patch.restarts ?? this.row.restarts;
+    // Checked for each run: the working directory may have become a symlink out of the workspace.
+    const place = confineToWorkspace(this.workspaceDir, this.cwd);
     const run = new ProcessRun({
       argv: this.argv,
-      cwd: this.cwd,
+      cwd: place.cwd ?? this.cwd,
+      ...(place.problem === "outside" && {
+        cwdProblem: `working directory ${this.row.working_dir} leads outside /workspace; not started`,
+      }),
       env: { ...this.baseEnv, SBX_PROCESS_GENERATION: String(generation) },
       stdin: this.row.stdin_enabled === 1,
       onOutput: (stream, chunk) => this.output(stream, chunk),
@@ -228,6 +234,15 @@ class Supervisor {
             process_id: this.row.process_id,
             generation,
           },
+        );
+      }
+      if (err instanceof StdinError && err.code === "busy") {
+        throw new ApiError(
+          409,
+          "stdin_busy",
+          `${err.message} (at most ${STDIN_PENDING_LIMIT} bytes may wait for the command to read them)`,
+          { process_id: this.row.process_id, generation, pending_bytes: run.stdinPending, retry_after_ms: 1000 },
+          { "Retry-After": "1" },
         );
       }
       throw notRunning(this.row);
@@ -682,7 +697,7 @@ export class ProcessSupervisor {
       stdout: ProcessLogStream.open(dir, "stdout", this.limits, row.stdout_bytes),
       stderr: ProcessLogStream.open(dir, "stderr", this.limits, row.stderr_bytes),
     };
-    const supervisor = new Supervisor(this.deps, row, cwd, env, logs);
+    const supervisor = new Supervisor(this.deps, row, workspaceDir, cwd, env, logs);
     this.live.set(row.process_id, supervisor);
     return supervisor;
   }

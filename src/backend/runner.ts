@@ -28,13 +28,19 @@ export interface OutputSummary {
   truncated: boolean;
 }
 
-export type RunOutcome = "succeeded" | "failed" | "timed_out" | "cancelled";
+/** `unknown`: the run was ended but how its leader ended is not known (see RunResult.systemError). */
+export type RunOutcome = "succeeded" | "failed" | "timed_out" | "cancelled" | "unknown";
+
+/** The leader's exit status could not be learned (the group was ended and given up on). */
+export const SYSTEM_ERROR_EXIT_UNKNOWN = "exit_status_unknown";
 
 export interface RunResult {
   outcome: RunOutcome;
   exitCode: number | null;
   /** Node's signal name ("SIGKILL") when the process was killed by one. */
   signal: string | null;
+  /** Why the outcome is `unknown`; null otherwise. */
+  systemError: string | null;
   stdout: OutputSummary;
   stderr: OutputSummary;
   startedAt: Date;
@@ -73,6 +79,11 @@ export interface LocalDriverOptions {
 export const DEFAULT_KILL_GRACE_MS = 5000;
 /** A group that was ended: how long to wait for its last process to disappear. */
 const GROUP_GONE_WAIT_MS = 5000;
+/**
+ * After the leader exits, how long the rest of its group (background jobs) may hold
+ * the output pipes before it is killed and the pipes are closed (as process-run.ts does).
+ */
+export const LEADER_EXIT_LINGER_MS = 250;
 
 export class LocalProcessDriver implements ExecutionDriver {
   private readonly killGraceMs: number;
@@ -122,6 +133,8 @@ class LocalRun implements RunHandle {
       onSpawnError: (program, err) => this.failToStart(program, err),
       onExit: (code, signal) => {
         this.exit = { code, signal };
+        // The outcome is the leader's; background jobs holding the pipes do not keep the run open.
+        this.group.later(LEADER_EXIT_LINGER_MS, () => this.killRestThenFinish());
       },
       onClose: (code, signal) => {
         this.exit ??= { code, signal };
@@ -152,9 +165,16 @@ class LocalRun implements RunHandle {
   }
 
   private end(reason: "timed_out" | "cancelled"): void {
-    if (this.settled || this.ending !== null || this.pgid === null) return;
+    // Once the leader exited, the outcome is its exit; only the linger is left.
+    if (this.settled || this.ending !== null || this.pgid === null || this.exit !== null) return;
     this.ending = reason;
     this.group.terminate(this.killGraceMs, () => this.finish());
+  }
+
+  /** The leader exited and lingered long enough: the rest of the group is killed, the pipes given a moment. */
+  private killRestThenFinish(): void {
+    if (this.settled) return;
+    this.group.kill(() => this.finish());
   }
 
   private finish(): void {
@@ -163,12 +183,15 @@ class LocalRun implements RunHandle {
     this.group.release();
     const code = this.exit?.code ?? null;
     const signal = this.exit?.signal ?? null;
-    const outcome: RunOutcome = this.ending ?? (code === 0 ? "succeeded" : "failed");
+    // A terminal outcome other than unknown always carries exit_code or signal (API.md).
+    const known = code !== null || signal !== null;
+    const outcome: RunOutcome = !known ? "unknown" : (this.ending ?? (code === 0 ? "succeeded" : "failed"));
     const resolve = () =>
       this.resolveDone({
         outcome,
         exitCode: code,
         signal,
+        systemError: known ? null : SYSTEM_ERROR_EXIT_UNKNOWN,
         stdout: this.stdout.summary(),
         stderr: this.stderr.summary(),
         startedAt: this.startedAt,

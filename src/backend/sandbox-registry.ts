@@ -109,13 +109,20 @@ export class SandboxRegistry {
     return { workspaceDir, cwd: path.join(workspaceDir, path.posix.relative(WORKSPACE, workingDir)) };
   }
 
-  /** workspaceCwd for a request's `working_dir`, which must be a directory that exists. Throws 400. */
+  /**
+   * workspaceCwd for a request's `working_dir`, which must be a directory that exists and,
+   * symlinks followed, lies in the workspace. `cwd` is its real path. Throws 400.
+   */
   existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): { workspaceDir: string; cwd: string } {
     const place = this.workspaceCwd(sandbox.sandbox_id, workingDir);
-    if (!isDirectory(place.cwd)) {
+    const confined = confineToWorkspace(place.workspaceDir, place.cwd);
+    if (confined.problem === "outside") {
+      throw invalidRequest("working_dir", `${workingDir} leads outside ${WORKSPACE} (through a symlink)`);
+    }
+    if (confined.problem !== null || !isDirectory(confined.cwd)) {
       throw invalidRequest("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
     }
-    return place;
+    return { workspaceDir: place.workspaceDir, cwd: confined.cwd };
   }
 
   /** Makes sure the workspace exists (it may have been removed by hand) and returns it. */
@@ -146,6 +153,26 @@ export class SandboxRegistry {
     }
     return row;
   }
+}
+
+/**
+ * The real path of `cwd` (symlinks followed) when it is the workspace's real path or
+ * lies under it; `outside` when it leads elsewhere, `missing` when it cannot be resolved.
+ */
+export function confineToWorkspace(
+  workspaceDir: string,
+  cwd: string,
+): { cwd: string; problem: null } | { cwd: null; problem: "missing" | "outside" } {
+  let realWorkspace: string;
+  let realCwd: string;
+  try {
+    realWorkspace = fs.realpathSync(workspaceDir);
+    realCwd = fs.realpathSync(cwd);
+  } catch {
+    return { cwd: null, problem: "missing" };
+  }
+  const inside = realCwd === realWorkspace || realCwd.startsWith(`${realWorkspace}${path.sep}`);
+  return inside ? { cwd: realCwd, problem: null } : { cwd: null, problem: "outside" };
 }
 
 function isDirectory(dir: string): boolean {

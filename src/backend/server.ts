@@ -2,7 +2,7 @@
 // run left), listens on a private Unix socket and optionally on TCP with a token,
 // and serves /api/v1 (routes in router.ts, handlers in handlers/).
 
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import net from "node:net";
@@ -98,8 +98,22 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
   );
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-  const store = new BackendStore(path.join(opts.dataDir, "backend.db"));
-  const backend = new Backend(opts, store, injector);
+  // Ownership first, for the backend's whole life: the data directory's lock, then the
+  // socket. A backend that holds neither never opens backend.db, so it cannot "recover"
+  // (end) the work of the backend that owns them.
+  const lock = await lockDataDir(opts.dataDir);
+  let unix: OwnedSocket | null = null;
+  let store: BackendStore;
+  try {
+    if (opts.socketPath) unix = await bindUnixSocket(opts.socketPath);
+    store = new BackendStore(path.join(opts.dataDir, "backend.db"));
+  } catch (err) {
+    if (unix) await unix.release();
+    if (lock) await closeNetServer(lock);
+    throw err;
+  }
+  // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
+  const backend = new Backend(opts, store, injector, lock, unix);
   try {
     backend.executions.recover();
     backend.processes.recover();
@@ -123,12 +137,15 @@ class Backend {
   private idleTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | null = null;
   private port: number | undefined;
-  private unixListening = false;
 
   constructor(
     private readonly opts: BackendOptions,
     private readonly store: BackendStore,
     private readonly injector: FaultInjector,
+    /** Held for the backend's life: no other backend opens this data directory meanwhile. */
+    private readonly lock: net.Server | null,
+    /** The Unix socket this backend bound (before opening the database). */
+    private readonly unix: OwnedSocket | null,
   ) {
     this.log = opts.log ?? (() => {});
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -174,6 +191,7 @@ class Backend {
       ),
       startedAt: new Date().toISOString(),
     };
+    if (unix) this.adoptServer(unix.server, "unix");
   }
 
   handle(): BackendHandle {
@@ -185,12 +203,7 @@ class Backend {
   }
 
   async listen(): Promise<void> {
-    if (this.opts.socketPath) {
-      const server = this.createServer("unix");
-      await listenOnUnixSocket(server, this.opts.socketPath);
-      this.unixListening = true;
-      this.log(`listening on ${this.opts.socketPath}`);
-    }
+    if (this.unix) this.log(`listening on ${this.opts.socketPath}`);
     if (this.opts.listen) {
       const { host, port } = this.opts.listen;
       const server = this.createServer("tcp");
@@ -214,7 +227,11 @@ class Backend {
   }
 
   private createServer(transport: Transport): http.Server {
-    const server = http.createServer((req, res) => {
+    return this.adoptServer(http.createServer(), transport);
+  }
+
+  private adoptServer(server: http.Server, transport: Transport): http.Server {
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => {
       void this.serve(req, res, transport);
     });
     this.servers.push({ server, transport });
@@ -253,10 +270,10 @@ class Backend {
     }
     await closed;
     this.store.close();
-    // Only our own socket: a failed start must not remove another daemon's.
-    if (this.opts.socketPath && this.unixListening) {
-      fs.rmSync(this.opts.socketPath, { force: true });
-    }
+    // Only our own socket (the file we bound, not one that replaced it since).
+    this.unix?.removeFile();
+    // Last: the data directory is free for another backend only once this one let go of it.
+    if (this.lock) await closeNetServer(this.lock);
     this.log("backend closed");
   }
 
@@ -387,16 +404,109 @@ function digest(token: string): Buffer {
   return createHash("sha256").update(token).digest();
 }
 
-/** Listens on a Unix socket born 0600 in a 0700 directory, replacing only a dead socket file. */
+/** A Unix socket this backend bound, recognised by its file's device and inode. */
+interface OwnedSocket {
+  server: http.Server;
+  /** Removes the socket file if it is still the one bound here. */
+  removeFile(): void;
+  /** Stops listening and removes the file (a start that failed after binding). */
+  release(): Promise<void>;
+}
+
+/** Binds a Unix socket born 0600 in a 0700 directory, replacing only a dead socket file. No request handler yet. */
+async function bindUnixSocket(socketPath: string): Promise<OwnedSocket> {
+  const server = http.createServer();
+  await listenOnUnixSocket(server, socketPath);
+  const st = fs.lstatSync(socketPath);
+  const removeFile = () => {
+    try {
+      const now = fs.lstatSync(socketPath);
+      if (now.dev === st.dev && now.ino === st.ino) fs.rmSync(socketPath, { force: true });
+    } catch {
+      // Gone already.
+    }
+  };
+  return {
+    server,
+    removeFile,
+    release: async () => {
+      await closeNetServer(server);
+      removeFile();
+    },
+  };
+}
+
+/** Stops listening (connections still open are left to end). */
+function closeNetServer(server: net.Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+  });
+}
+
+/**
+ * The name of a data directory's lock: an abstract Unix socket (Linux), which the
+ * kernel releases when its process dies, so a lock is never left stale.
+ */
+function dataDirLockName(dataDir: string): string | null {
+  if (process.platform !== "linux") return null;
+  let real: string;
+  try {
+    real = fs.realpathSync(dataDir);
+  } catch {
+    real = path.resolve(dataDir);
+  }
+  const id = createHash("sha256").update(real).digest("hex").slice(0, 32);
+  return `\0sbx-backend-${process.getuid?.() ?? 0}-${id}`;
+}
+
+/** Takes the data directory's lock for this backend's life; throws daemon_already_running when another holds it. */
+async function lockDataDir(dataDir: string): Promise<net.Server | null> {
+  const name = dataDirLockName(dataDir);
+  if (name === null) return null;
+  const server = net.createServer((conn) => conn.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") {
+        reject(
+          new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`),
+        );
+      } else reject(err);
+    });
+    server.listen(name, () => resolve());
+  });
+  server.unref();
+  return server;
+}
+
+/** Whether a running backend holds the data directory (see lockDataDir); null when this cannot be told. */
+export function dataDirInUse(dataDir: string): Promise<boolean | null> {
+  const name = dataDirLockName(dataDir);
+  if (name === null) return Promise.resolve(null);
+  return socketAnswers(name, 500);
+}
+
+/**
+ * Listens on a Unix socket born 0600 in a 0700 directory, replacing only a dead socket
+ * file. The socket is bound under a temporary name and linked into place: link()
+ * fails if anything took the path meanwhile, and closing the server later unlinks
+ * only the temporary name (Node unlinks the path it bound), never a file at
+ * `socketPath` that is not ours.
+ */
 async function listenOnUnixSocket(server: http.Server, socketPath: string): Promise<void> {
-  preparePrivateDir(path.dirname(socketPath));
+  const dir = path.dirname(socketPath);
+  preparePrivateDir(dir);
   await removeStaleSocket(socketPath);
+  const temporary = path.join(dir, `.${randomBytes(4).toString("hex")}`);
+  // A temporary name that may not fit a socket address (107 bytes on Linux): bind in place then.
+  const fits = Buffer.byteLength(temporary) <= Math.max(Buffer.byteLength(socketPath), 100);
+  const bindPath = fits ? temporary : socketPath;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     // The bind happens inside listen(); the umask makes the socket 0600 from birth.
     const previous = process.umask(0o177);
     try {
-      server.listen(socketPath, () => {
+      server.listen(bindPath, () => {
         server.off("error", reject);
         resolve();
       });
@@ -404,7 +514,19 @@ async function listenOnUnixSocket(server: http.Server, socketPath: string): Prom
       process.umask(previous);
     }
   });
-  fs.chmodSync(socketPath, 0o600);
+  fs.chmodSync(bindPath, 0o600);
+  if (bindPath === socketPath) return;
+  try {
+    fs.linkSync(bindPath, socketPath);
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+      throw new BackendError("socket_in_use", `another process took ${socketPath} while this backend started`);
+    }
+    throw err;
+  } finally {
+    fs.rmSync(bindPath, { force: true });
+  }
 }
 
 function preparePrivateDir(dir: string): void {
@@ -429,7 +551,13 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
   if (await socketAnswers(socketPath)) {
     throw new BackendError("socket_in_use", `another process is listening on ${socketPath}`);
   }
-  fs.rmSync(socketPath, { force: true });
+  // Remove the dead file only if it is still the one found dead (not a socket bound meanwhile).
+  try {
+    const now = fs.lstatSync(socketPath);
+    if (now.dev === st.dev && now.ino === st.ino) fs.rmSync(socketPath, { force: true });
+  } catch {
+    // Gone already.
+  }
 }
 
 /** True when something accepts connections on the socket. */

@@ -86,6 +86,16 @@ describe("execute", () => {
     await until(() => !groupAlive(pgid), 3000, "the process group to end");
   });
 
+  it("answers from the leader's exit when a background job holds the output pipes", async () => {
+    const started = Date.now();
+    const res = await run({ command: "echo $$ > bg.pgid; sleep 30 & echo started", timeout: 3000 });
+    expect(res.json).toMatchObject({ outcome: "succeeded", exit_code: 0, signal: null, stdout: "started\n" });
+    expect(Date.now() - started).toBeLessThan(2500);
+    // The background job was killed with the rest of the group.
+    const pgid = Number(fs.readFileSync(path.join(workspace, "bg.pgid"), "utf8"));
+    await until(() => !groupAlive(pgid), 3000, "the background job to end");
+  });
+
   it("refuses a working_dir outside /workspace, and one that does not exist", async () => {
     for (const dir of ["/etc", "../x", "/workspace/../etc"]) {
       const res = await run({ command: ["pwd"], working_dir: dir });
@@ -99,6 +109,23 @@ describe("execute", () => {
     fs.mkdirSync(path.join(workspace, "sub"), { recursive: true });
     const sub = await run({ command: ["pwd"], working_dir: "sub" });
     expect(sub.json).toMatchObject({ working_dir: "/workspace/sub", stdout: `${path.join(workspace, "sub")}\n` });
+  });
+
+  it("refuses a working_dir that leads outside /workspace through a symlink", async () => {
+    fs.symlinkSync("../../..", path.join(workspace, "up"));
+    fs.mkdirSync(path.join(workspace, "real"), { recursive: true });
+    fs.symlinkSync("real", path.join(workspace, "inside"));
+    for (const dir of ["/workspace/up", "/workspace/up/sandboxes", "up"]) {
+      const res = await run({ command: ["pwd"], working_dir: dir });
+      expect(res.status, dir).toBe(400);
+      expect(res.json.error).toMatchObject({ code: "invalid_request", details: { field: "working_dir" } });
+    }
+    // A symlink that stays inside the workspace is fine: the command runs in its target.
+    const inside = await run({ command: ["pwd"], working_dir: "/workspace/inside" });
+    expect(inside.json).toMatchObject({
+      outcome: "succeeded",
+      stdout: `${fs.realpathSync(path.join(workspace, "real"))}\n`,
+    });
   });
 
   it("validates the request with details.field", async () => {
@@ -213,6 +240,34 @@ describe("reading executions", () => {
     for (const q of ["limit=0", "limit=201", "cursor=x", "outcome=done", "idempotency_key=a%20b"]) {
       expect((await backend.api("GET", `/api/v1/sandbox/lister/executions?${q}`)).status, q).toBe(400);
     }
+  });
+
+  it("leaves the output out of list items, which GET of one execution answers", async () => {
+    await backend.api("POST", "/api/v1/sandbox/create", { body: { name: "bulky" } });
+    const res = await backend.api("POST", "/api/v1/sandbox/bulky/execute", {
+      body: { command: "head -c 300000 /dev/zero | tr '\\0' x; echo err >&2" },
+      headers: { "idempotency-key": "bulky-1" },
+    });
+    expect(res.json).toMatchObject({ outcome: "succeeded", stdout_bytes: 300000, stderr: "err\n" });
+    const list = await backend.api("GET", "/api/v1/sandbox/bulky/executions?idempotency_key=bulky-1");
+    expect(list.text.length).toBeLessThan(10_000);
+    expect(list.json.executions).toEqual([
+      expect.objectContaining({
+        execution_id: res.json.execution_id,
+        idempotency_key: "bulky-1",
+        outcome: "succeeded",
+        exit_code: 0,
+        stdout: "",
+        stderr: "",
+        stdout_bytes: 300000,
+        stderr_bytes: 4,
+        stdout_truncated: false,
+        stderr_truncated: false,
+      }),
+    ]);
+    const one = await backend.api("GET", `/api/v1/sandbox/bulky/executions/${res.json.execution_id}`);
+    expect(one.json.stdout).toHaveLength(300000);
+    expect(one.json.stderr).toBe("err\n");
   });
 
   it("refuses to delete a sandbox while something runs in it", async () => {

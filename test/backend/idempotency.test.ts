@@ -123,3 +123,39 @@ describe("Idempotency-Key on sandbox create", () => {
     expect((await backend.api("GET", "/api/v1/sandboxes")).json.sandboxes).toHaveLength(1);
   });
 });
+
+describe("Idempotency-Key and the query string", () => {
+  const processes = "/api/v1/sandbox/default/processes";
+  const raw = (k: string) => ({ "idempotency-key": k, "content-type": "application/octet-stream" });
+
+  it("treats a differing query as another request: 422, not a replay", async () => {
+    backend = await startTestBackend();
+    const started = await backend.api("POST", processes, { body: { command: ["cat"], stdin: true } });
+    expect(started.status).toBe(201);
+    const pid = started.json.process_id;
+
+    const first = await backend.api("POST", `${processes}/${pid}/stdin`, { raw: "a", headers: raw("s-1") });
+    expect(first.status).toBe(200);
+    expect(first.json.eof).toBe(false);
+    const eof = await backend.api("POST", `${processes}/${pid}/stdin?eof=true`, { raw: "a", headers: raw("s-1") });
+    expect(eof.status).toBe(422);
+    expect(eof.json.error.code).toBe("idempotency_key_reused");
+    // The same query, in another order or not, replays.
+    const again = await backend.api("POST", `${processes}/${pid}/stdin`, { raw: "a", headers: raw("s-1") });
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+
+    const stop = await backend.api("DELETE", `${processes}/${pid}?grace_ms=100&remove=false`, { headers: key("d-1") });
+    expect(stop.status).toBe(200);
+    const reordered = await backend.api("DELETE", `${processes}/${pid}?remove=false&grace_ms=100`, {
+      headers: key("d-1"),
+    });
+    expect(reordered.headers["idempotent-replayed"]).toBe("true");
+    for (const q of ["", "?grace_ms=100&remove=true", "?grace_ms=200&remove=false"]) {
+      const other = await backend.api("DELETE", `${processes}/${pid}${q}`, { headers: key("d-1") });
+      expect(other.status, q).toBe(422);
+      expect(other.json.error.code).toBe("idempotency_key_reused");
+    }
+    // The process was not removed by a replayed answer.
+    expect((await backend.api("GET", `${processes}/${pid}`)).status).toBe(200);
+  });
+});

@@ -168,6 +168,28 @@ describe("starting and reading a process", () => {
     await backend.api("DELETE", `${PROCESSES}/${p.process_id}?grace_ms=0`);
   });
 
+  it("answers a large stdin write to a command that does not read it, and bounds what may wait", async () => {
+    const p = await start({ command: ["sleep", "30"], stdin: true });
+    const url = `${PROCESSES}/${p.process_id}/stdin`;
+    const octets = (k: string) => ({ "content-type": "application/octet-stream", "idempotency-key": k });
+    const started = Date.now();
+    const big = await backend.api("POST", url, { raw: Buffer.alloc(1024 * 1024, 0x61), headers: octets("w-1") });
+    expect(big.status, big.text).toBe(200);
+    expect(big.json).toMatchObject({ bytes_written: 1024 * 1024, eof: false });
+    expect(Date.now() - started).toBeLessThan(3000);
+    // Its key is answered, not stuck in request_in_progress.
+    const replay = await backend.api("POST", url, { raw: Buffer.alloc(1024 * 1024, 0x61), headers: octets("w-1") });
+    expect([replay.status, replay.headers["idempotent-replayed"]]).toEqual([200, "true"]);
+    // More than may wait: refused, nothing written, with a retry hint; the key stays free.
+    const more = await backend.api("POST", url, { raw: Buffer.alloc(256 * 1024, 0x62), headers: octets("w-2") });
+    expect(more.status).toBe(409);
+    expect(more.json.error).toMatchObject({ code: "stdin_busy", details: { process_id: p.process_id } });
+    expect(more.headers["retry-after"]).toBe("1");
+    const again = await backend.api("POST", url, { raw: Buffer.alloc(256 * 1024, 0x62), headers: octets("w-2") });
+    expect(again.json.error.code).toBe("stdin_busy");
+    await backend.api("DELETE", `${PROCESSES}/${p.process_id}?grace_ms=0`);
+  });
+
   it("reads 15 MB of seq output back with an identical sha256", async () => {
     const expected = createHash("sha256");
     let size = 0;
@@ -220,6 +242,36 @@ describe("starting and reading a process", () => {
     const idle = await backend.api("GET", `${PROCESSES}/${p.process_id}/logs?offset=5&wait_ms=200`);
     expect(idle.json).toMatchObject({ offset: 5, next_offset: 5, data: "", eof: false });
     await backend.api("DELETE", `${PROCESSES}/${p.process_id}?grace_ms=0`);
+  });
+});
+
+describe("working directory through a symlink", () => {
+  it("refuses a working_dir that leads outside /workspace", async () => {
+    fs.symlinkSync("../../..", path.join(workspace, "proc-up"));
+    const res = await backend.api("POST", PROCESSES, { body: { command: ["pwd"], working_dir: "/workspace/proc-up" } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ code: "invalid_request", details: { field: "working_dir" } });
+  });
+
+  it("does not start a restart in a working_dir that became a symlink out of the workspace", async () => {
+    const dir = path.join(workspace, "moving");
+    fs.mkdirSync(dir);
+    const p = await start({
+      command: "pwd; sleep 0.5; exit 1",
+      working_dir: "/workspace/moving",
+      restart: { policy: "on-failure", max_restarts: 1, backoff_ms: 20 },
+    });
+    await until(
+      async () => (await backend.api("GET", `${PROCESSES}/${p.process_id}/logs?stream=stdout`)).json.data !== "",
+      5000,
+      "run 0 to start",
+    );
+    fs.renameSync(dir, `${dir}.old`);
+    fs.symlinkSync("../../..", dir);
+    const r = await result(p.process_id);
+    expect(r).toMatchObject({ outcome: "failed", exit_code: 126, restarts: 1 });
+    expect((await readAll(p.process_id)).data.toString()).toBe(`${dir}\n`);
+    expect((await readAll(p.process_id, "stderr")).data.toString()).toContain("leads outside /workspace");
   });
 });
 

@@ -57,4 +57,30 @@ describe("LocalProcessDriver", () => {
     run.cancel();
     expect(await run.done).toMatchObject({ outcome: "cancelled", signal: "SIGKILL" });
   });
+
+  it("reports unknown, never a terminal outcome without exit information, when the leader's end is not known", async () => {
+    const run = new LocalProcessDriver({ killGraceMs: 100 }).start({ ...spec, argv: ["sleep", "30"] });
+    // Lose the leader's exit status, as if it was never reported: only the give-up fallback ends the run.
+    const child = (run as unknown as { group: { child: import("node:child_process").ChildProcess } }).group.child;
+    child.removeAllListeners("exit");
+    child.removeAllListeners("close");
+    run.cancel();
+    const result = await run.done;
+    expect(result).toMatchObject({
+      outcome: "unknown",
+      exitCode: null,
+      signal: null,
+      systemError: "exit_status_unknown",
+    });
+  });
+
+  it("ends a run when its leader exits although a background job holds the pipes", async () => {
+    const started = Date.now();
+    const run = new LocalProcessDriver().start({ ...spec, argv: ["sh", "-c", "sleep 30 & echo started"] });
+    const result = await run.done;
+    expect(result).toMatchObject({ outcome: "succeeded", exitCode: 0, signal: null, systemError: null });
+    expect(result.stdout.text).toBe("started\n");
+    expect(Date.now() - started).toBeLessThan(3000);
+    await until(() => groupMembers(run.pgid!).length === 0, 3000, "the background job to end");
+  });
 });

@@ -6,7 +6,7 @@ import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBackend } from "../../src/backend/server.js";
 import { VERSION } from "../../src/version.js";
-import { startTestBackend, type TestBackend, tcpClient, tempDir } from "./support.js";
+import { startTestBackend, type TestBackend, tcpClient, tempDir, until } from "./support.js";
 
 let backend: TestBackend | undefined;
 afterEach(async () => {
@@ -201,5 +201,46 @@ describe("errors", () => {
     const badRef = await backend.api("GET", "/api/v1/sandbox/..%2Fetc");
     expect(badRef.status).toBe(400);
     expect(badRef.json.error.details.field).toBe("sandbox");
+  });
+});
+
+describe("one backend per data directory", () => {
+  it("refuses a second backend on the same data directory and socket, leaving the first one's work running", async () => {
+    backend = await startTestBackend();
+    const first = backend;
+    const exec = first.api("POST", "/api/v1/sandbox/default/execute", { body: { command: "sleep 60" } });
+    const id = await until(
+      async () =>
+        (await first.api("GET", "/api/v1/sandbox/default/executions?outcome=pending")).json.executions[0]?.execution_id,
+      5000,
+      "the execution to start",
+    );
+
+    const same = { dataDir: first.dataDir, socketPath: first.socketPath };
+    await expect(startBackend(same)).rejects.toMatchObject({ code: "daemon_already_running" });
+    // Another socket does not make the data directory free.
+    const other = { dataDir: first.dataDir, socketPath: path.join(tempDir(), "other.sock") };
+    await expect(startBackend(other)).rejects.toMatchObject({ code: "daemon_already_running" });
+    expect(fs.existsSync(other.socketPath)).toBe(false);
+
+    // The first backend still serves, and its execution still runs.
+    await new Promise((r) => setTimeout(r, 200));
+    const now = await first.api("GET", `/api/v1/sandbox/default/executions/${id}`);
+    expect(now.status).toBe(200);
+    expect(now.json.outcome).toBe("pending");
+    await first.api("POST", `/api/v1/sandbox/default/executions/${id}/cancel`, { body: {} });
+    expect((await exec).json.outcome).toBe("cancelled");
+  });
+
+  it("removes only the socket file it bound when closed", async () => {
+    backend = await startTestBackend();
+    // Someone else's socket now sits at the path (ours moved away, so its inode is not reused).
+    fs.renameSync(backend.socketPath, `${backend.socketPath}.moved`);
+    const { createServer } = await import("node:net");
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(backend!.socketPath, resolve));
+    await backend.stop();
+    expect(fs.lstatSync(backend.socketPath).isSocket()).toBe(true);
+    await new Promise<void>((resolve) => other.close(() => resolve()));
   });
 });

@@ -149,6 +149,11 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
   return jsonReply(200, executions.get(executionId));
 }
 
+/**
+ * GET …/executions → {executions, next_cursor, live_count}, newest first. Items carry
+ * `stdout`/`stderr` as "" (byte counts and truncated flags as stored): a page stays
+ * small; GET …/executions/{eid} answers the kept output.
+ */
 export async function listExecutions(ctx: RequestContext): Promise<Reply> {
   const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
   const limit = intParam(ctx.query, "limit", 1, LIST_LIMIT_MAX) ?? LIST_LIMIT_DEFAULT;
@@ -165,6 +170,8 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
   const rows = store.listExecutions({
     sandboxId: sandbox.sandbox_id,
     limit: limit + 1,
+    // Items leave the kept output out (a page could otherwise reach limit × 2 MiB); GET one execution for it.
+    withoutOutput: true,
     ...(cursor !== null && { beforeSeq: Number(cursor) }),
     ...(outcome !== null && { outcome: outcome as Outcome }),
     ...(key !== null && { idempotencyKey: key }),
