@@ -46,7 +46,14 @@ export async function observeOnce(
       "executions",
       r.idempotency_key,
     );
-    classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read");
+    if (found.kind !== "answer" || found.status !== 200) {
+      classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read");
+    } else {
+      // List items leave the output out: read the execution itself, now that its id is known.
+      const id = (JSON.parse(found.body) as { execution_id: string }).execution_id;
+      store.noteExecutionId(r.receipt_id, id);
+      classified = classifyObservation(await api.observeExecution(r.sandbox_id, id, waitMs, deadlineMs), "read");
+    }
   }
   store.recordObservation(r.receipt_id, source, classified);
   return classified;

@@ -142,11 +142,11 @@ describe("observations go where the request went", () => {
       outcome: "succeeded",
       exit_code: 0,
     });
-    const { home, server: original } = await setup(t, { kind: "hang" }, () => ({
-      kind: "json",
-      status: 200,
-      body: { executions: [record], next_cursor: null, live_count: 0 },
-    }));
+    const { home, server: original } = await setup(t, { kind: "hang" }, (req) =>
+      req.path.includes("/executions/exe_there")
+        ? { kind: "json", status: 200, body: record }
+        : { kind: "json", status: 200, body: { executions: [record], next_cursor: null, live_count: 0 } },
+    );
     const other = await startMisbehavingServer({
       kind: "json",
       status: 500,
