@@ -145,19 +145,19 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox rm|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--profile' 'daemon run|--api-url'
             return 0
-        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
+        case 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
             return 0
-        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
+        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
             return 0
-        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
+        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
             return 0
-        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
+        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
             return 0
-        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
             return 0
-        case 'help|--api-url'
+        case 'help|--profile' 'help|--api-url'
             return 0
     end
     return 1
@@ -641,6 +641,7 @@ complete -c sbx -n '__sbx_at "daemon run"' -l idle-exit -x -d 'exit after this l
 complete -c sbx -n '__sbx_at "daemon run"' -l key-retention -x -d 'how long idempotency keys are kept (default: 7d)'
 complete -c sbx -n '__sbx_at "daemon run"' -l process-log-segment -x -d 'rotate process log files at this size (default: 8MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -l process-log-keep -x -d 'process log bytes kept per stream (default: 64MiB)'
+complete -c sbx -n '__sbx_at "daemon run"' -l execution-output-max -x -d 'execution output kept on disk per stream (default: 256MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -1,6 +1,8 @@
 // An execution's full output on disk, one file per stream (<dir>/stdout, <dir>/stderr):
-// every byte the process wrote, also past the event output budget. Appended as the
-// output arrives (the page cache survives a daemon kill -9), fsynced when the
+// every byte the process wrote, also past the event output budget, up to a cap per
+// stream (DEFAULT_EXECUTION_OUTPUT_MAX_BYTES): past it the file stops growing (the
+// process keeps running; the rest of the stream is not kept anywhere but the record's
+// tail) and the stream counts as truncated. Appended as the output arrives (the page cache survives a daemon kill -9), fsynced when the
 // execution ends, and read back by byte offset (GET …/output, `reset` snapshots).
 
 import fs from "node:fs";
@@ -8,33 +10,61 @@ import path from "node:path";
 import type { OutputStream } from "../protocol/types.js";
 
 export const OUTPUT_STREAMS: readonly OutputStream[] = ["stdout", "stderr"];
+/** Bytes of each stream an execution's output file keeps at most. */
+export const DEFAULT_EXECUTION_OUTPUT_MAX_BYTES = 256 * 1024 * 1024;
 
 export class OutputFiles {
   private readonly fds: Record<OutputStream, number | null>;
+  /** Bytes appended to each file (what was kept). */
+  private readonly keptBytes: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  /** Bytes offered past the cap, per stream. */
+  private readonly droppedBytes: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
 
-  private constructor(fds: Record<OutputStream, number>) {
+  private constructor(
+    fds: Record<OutputStream, number>,
+    /** Bytes kept per stream at most. */
+    readonly maxBytes: number,
+  ) {
     this.fds = fds;
   }
 
-  /** Creates the directory (0700) and both files (0600, empty). */
-  static create(dir: string): OutputFiles {
+  /** Creates the directory (0700) and both files (0600, empty); each keeps at most `maxBytes`. */
+  static create(dir: string, maxBytes: number = DEFAULT_EXECUTION_OUTPUT_MAX_BYTES): OutputFiles {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const open = (stream: OutputStream) =>
       fs.openSync(path.join(dir, stream), fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_APPEND, 0o600);
     const stdout = open("stdout");
     try {
-      return new OutputFiles({ stdout, stderr: open("stderr") });
+      return new OutputFiles({ stdout, stderr: open("stderr") }, maxBytes);
     } catch (err) {
       fs.closeSync(stdout);
       throw err;
     }
   }
 
+  /** Bytes of the stream kept in its file. */
+  kept(stream: OutputStream): number {
+    return this.keptBytes[stream];
+  }
+
+  /** Some of the stream was not kept: it went past the cap. */
+  truncated(stream: OutputStream): boolean {
+    return this.droppedBytes[stream] > 0;
+  }
+
+  /** Appends what fits under the cap; the rest is only counted. */
   append(stream: OutputStream, chunk: Buffer): void {
+    const room = Math.max(0, this.maxBytes - this.keptBytes[stream]);
+    const keep = Math.min(room, chunk.length);
+    this.droppedBytes[stream] += chunk.length - keep;
     const fd = this.fds[stream];
-    if (fd === null) return;
+    if (fd === null || keep === 0) return;
     let written = 0;
-    while (written < chunk.length) written += fs.writeSync(fd, chunk, written);
+    try {
+      while (written < keep) written += fs.writeSync(fd, chunk, written, keep - written);
+    } finally {
+      this.keptBytes[stream] += written;
+    }
   }
 
   /** Closes both files; with `sync`, their data reaches the disk first. */

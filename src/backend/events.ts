@@ -14,12 +14,19 @@ import {
   type ExecutionEvent,
   type ExecutionEventType,
   type ExitEventData,
+  type GapEventData,
   type OutputStream,
   type ResetEventData,
   type StartedEventData,
 } from "../protocol/types.js";
 import type { BackendStore, EventBaseRow, EventRow } from "./db.js";
-import { OUTPUT_STREAMS, OutputFiles, outputSize, readOutputRange } from "./events-output.js";
+import {
+  DEFAULT_EXECUTION_OUTPUT_MAX_BYTES,
+  OUTPUT_STREAMS,
+  OutputFiles,
+  outputSize,
+  readOutputRange,
+} from "./events-output.js";
 
 export const DEFAULT_EVENT_FLUSH_MS = 25;
 /** Events kept per execution; older ones are folded into a `reset` snapshot. */
@@ -34,6 +41,12 @@ export interface StreamEnds {
   stdout: number;
   stderr: number;
 }
+
+/**
+ * A `gap` as stored: `kept: false` when its bytes are past the output files' cap too
+ * (not readable from …/output); absent when they are on disk.
+ */
+export type GapData = GapEventData & { kept?: false };
 
 /** An event not yet numbered. */
 export interface DraftEvent {
@@ -72,6 +85,8 @@ export class EventDrafter {
   constructor(
     budget: number = EVENT_OUTPUT_BUDGET,
     private readonly chunkLimit: number = EVENT_OUTPUT_CHUNK_LIMIT,
+    /** Bytes of each stream the output files keep (their cap): gaps are split there. */
+    private readonly keepLimit: number = Number.POSITIVE_INFINITY,
   ) {
     this.budgetLeft = budget;
   }
@@ -118,16 +133,30 @@ export class EventDrafter {
     }
   }
 
-  /** Drafts gaps that are due: every GAP_EVENT_INTERVAL_MS per stream, or all of them when `final`. */
+  /**
+   * Drafts gaps that are due: every GAP_EVENT_INTERVAL_MS per stream, or all of them
+   * when `final`. A gap never straddles the output files' cap: bytes before it are
+   * readable from …/output; a gap past it carries `kept: false` (in no event and not
+   * on disk: only counted in the record's `_bytes`, `_truncated` true).
+   */
   releaseGaps(nowMs: number, final: boolean): void {
     for (const stream of OUTPUT_STREAMS) {
-      const bytes = this.produced[stream] - this.covered[stream];
-      if (bytes === 0 || (!final && nowMs - this.lastGapAt[stream] < GAP_EVENT_INTERVAL_MS)) continue;
-      const offset = this.covered[stream];
-      this.covered[stream] += bytes;
+      const end = this.produced[stream];
+      if (end === this.covered[stream] || (!final && nowMs - this.lastGapAt[stream] < GAP_EVENT_INTERVAL_MS)) continue;
       this.lastGapAt[stream] = nowMs;
-      this.push("gap", { stream, offset, bytes }, new Date(nowMs).toISOString());
+      const at = new Date(nowMs).toISOString();
+      if (this.covered[stream] < this.keepLimit && end > this.keepLimit) this.gap(stream, this.keepLimit, at);
+      this.gap(stream, end, at);
     }
+  }
+
+  /** Drafts one gap from what the stream's events cover to `end`. */
+  private gap(stream: OutputStream, end: number, at: string): void {
+    const offset = this.covered[stream];
+    const bytes = end - offset;
+    this.covered[stream] = end;
+    const data: GapData = offset >= this.keepLimit ? { stream, offset, bytes, kept: false } : { stream, offset, bytes };
+    this.push("gap", data, at);
   }
 
   push(type: Exclude<ExecutionEventType, "output">, data: unknown, at: string): void {
@@ -160,6 +189,8 @@ export interface EventLogOptions {
   retainEvents?: number | null;
   /** Output bytes put into events per execution. */
   outputBudget?: number;
+  /** Bytes of each stream an execution's output file keeps. Default 256 MiB. */
+  outputMaxBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -175,6 +206,7 @@ export class EventLog {
   private readonly flushMs: number;
   private readonly retainEvents: number | null;
   private readonly outputBudget: number;
+  private readonly outputMaxBytes: number;
   private readonly log: (line: string) => void;
   private readonly writers = new Map<string, EventWriter>();
   private readonly subscribers = new Map<string, Set<() => void>>();
@@ -188,6 +220,7 @@ export class EventLog {
     const retain = opts.retainEvents === undefined ? DEFAULT_EVENT_RETENTION : opts.retainEvents;
     this.retainEvents = retain === null ? null : Math.max(2, retain);
     this.outputBudget = opts.outputBudget ?? EVENT_OUTPUT_BUDGET;
+    this.outputMaxBytes = opts.outputMaxBytes ?? DEFAULT_EXECUTION_OUTPUT_MAX_BYTES;
     this.log = opts.log ?? (() => {});
   }
 
@@ -197,8 +230,9 @@ export class EventLog {
 
   /** Starts the log of a new execution (its output files too). */
   open(executionId: string, sandboxId: string): EventWriter {
-    const files = OutputFiles.create(this.outputDir(sandboxId, executionId));
-    const writer = new EventWriter(this, executionId, files, new EventDrafter(this.outputBudget));
+    const files = OutputFiles.create(this.outputDir(sandboxId, executionId), this.outputMaxBytes);
+    const drafter = new EventDrafter(this.outputBudget, EVENT_OUTPUT_CHUNK_LIMIT, this.outputMaxBytes);
+    const writer = new EventWriter(this, executionId, files, drafter);
     this.writers.set(executionId, writer);
     return writer;
   }
@@ -288,12 +322,17 @@ export class EventLog {
     return this.store.getEventBase(executionId);
   }
 
-  /** The last bytes of each stream before `ends`, read from the output files. */
+  /**
+   * The last bytes of each stream before `ends`, read from the output files. Where a
+   * file stopped at its cap before `ends`, the snapshot ends where the file does.
+   */
   snapshot(sandboxId: string, executionId: string, ends: StreamEnds): ResetEventData {
     const dir = this.outputDir(sandboxId, executionId);
     const part = (stream: OutputStream) => {
-      const offset = Math.max(0, ends[stream] - RESET_SNAPSHOT_LIMIT);
-      const bytes = readOutputRange(dir, stream, offset, ends[stream] - offset) ?? Buffer.alloc(0);
+      const size = outputSize(dir, stream);
+      const end = size === null ? ends[stream] : Math.min(ends[stream], size);
+      const offset = Math.max(0, end - RESET_SNAPSHOT_LIMIT);
+      const bytes = readOutputRange(dir, stream, offset, end - offset) ?? Buffer.alloc(0);
       return { data: bytes.toString("base64"), offset };
     };
     const stdout = part("stdout");
@@ -395,8 +434,14 @@ export class EventWriter {
     this.owner.flush();
   }
 
+  /** Some of the stream went past the output file's cap and was not kept. */
+  truncated(stream: OutputStream): boolean {
+    return this.files.truncated(stream);
+  }
+
   output(stream: OutputStream, chunk: Buffer): void {
-    // The file first: once an event covers these bytes, they are readable by offset.
+    // The file first: once an event covers these bytes, they are readable by offset
+    // (up to the file's cap; past it only `output` events, if any, have them).
     this.files.append(stream, chunk);
     this.drafter.output(stream, chunk, new Date().toISOString());
     this.owner.schedule();

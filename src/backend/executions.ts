@@ -275,8 +275,9 @@ export class ExecutionManager {
       stderr: result.stderr.text,
       stdout_bytes: result.stdout.bytes,
       stderr_bytes: result.stderr.bytes,
-      stdout_truncated: result.stdout.truncated,
-      stderr_truncated: result.stderr.truncated,
+      // Truncated: the record's tail, or the output file (it stopped at its cap).
+      stdout_truncated: result.stdout.truncated || entry.writer.truncated("stdout"),
+      stderr_truncated: result.stderr.truncated || entry.writer.truncated("stderr"),
       finished_at: result.finishedAt.toISOString(),
       duration_ms: result.finishedAt.getTime() - result.startedAt.getTime(),
     };

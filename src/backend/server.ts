@@ -61,6 +61,12 @@ export interface BackendOptions {
   eventRetention?: number | null;
   /** Output bytes put into events per execution; past it, `gap` events. Default 5 MiB. */
   eventOutputBudget?: number;
+  /**
+   * Bytes of each stream of an execution kept in its output file (GET …/output);
+   * past it the file stops growing, `_bytes` keep counting and `_truncated` is true.
+   * Default 256 MiB.
+   */
+  executionOutputMaxBytes?: number;
   /** Between `: ping` comments on event streams. Default 15 s. */
   ssePingMs?: number;
 }
@@ -158,6 +164,7 @@ class Backend {
       ...(opts.eventFlushMs !== undefined && { flushMs: opts.eventFlushMs }),
       ...(opts.eventRetention !== undefined && { retainEvents: opts.eventRetention }),
       ...(opts.eventOutputBudget !== undefined && { outputBudget: opts.eventOutputBudget }),
+      ...(opts.executionOutputMaxBytes !== undefined && { outputMaxBytes: opts.executionOutputMaxBytes }),
     });
     this.executions = new ExecutionManager({
       store,

@@ -55,7 +55,8 @@ export interface FollowSinks {
   /** Bytes not seen before, in order. */
   onOutput?(stream: StreamName, bytes: Buffer): void;
   /** Bytes the backend did not put into events (read them from the output route). */
-  onGap?(stream: StreamName, offset: number, bytes: number): void | Promise<void>;
+  /** kept: false when the backend did not keep these bytes at all (past its output cap). */
+  onGap?(stream: StreamName, offset: number, bytes: number, kept: boolean): void | Promise<void>;
   onStarted?(executionId: string): void;
   /** Every complete event (for `logs --json`). */
   onEvent?(event: SseEvent): void;
@@ -280,7 +281,7 @@ export function createEventHandler(
         const bytes = Number(data.bytes) || 0;
         if (offset + bytes > tails[stream].end) tails[stream].end = offset + bytes;
         tails[stream].truncated = true;
-        await sinks.onGap?.(stream, offset, bytes);
+        await sinks.onGap?.(stream, offset, bytes, data.kept !== false);
         return "continue";
       }
       case "reset": {

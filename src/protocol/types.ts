@@ -106,6 +106,8 @@ export interface GapEventData {
   stream: OutputStream;
   offset: number;
   bytes: number;
+  /** false: these bytes are past the backend's full-output cap and were not kept at all. */
+  kept?: boolean;
 }
 
 /** Replaces what a reader accumulated: each stream's last bytes, starting at its `_offset`. */

@@ -236,6 +236,13 @@ export async function listExecutionEvents(ctx: RequestContext): Promise<Reply> {
  * the event output budget too (our design; API.md is silent). `eof` once the
  * execution ended and next_offset is the end of the stream. limit: 1 B–4 MiB,
  * default 1 MiB. An offset past what exists: 422 invalid_cursor.
+ *
+ * Past the output file's cap (executionOutputMaxBytes) nothing more is kept: the file
+ * holds only the first `kept_bytes` of a stream whose true total is the record's
+ * `_bytes` (`_truncated` true; the `gap` events there say `kept: false`). Reads stop
+ * at kept_bytes: the chunk ending there has `eof` once the execution ended, and an
+ * offset beyond kept_bytes — even one below `_bytes` — is 422 invalid_cursor with
+ * details {stream, offset, size, kept_bytes, stream_bytes} (size = kept_bytes).
  */
 export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
   const record = findExecution(ctx);
@@ -257,11 +264,11 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
         stream,
       });
     }
-    if (offset > 0) throw outputCursor(stream, offset, 0);
+    if (offset > 0) throw outputCursor(stream, offset, 0, 0);
     const empty: ExecutionOutputChunk = { stream, offset: 0, next_offset: 0, data: "", eof: ended };
     return jsonReply(200, empty);
   }
-  if (offset > size) throw outputCursor(stream, offset, size);
+  if (offset > size) throw outputCursor(stream, offset, size, record[`${stream}_bytes`]);
   const bytes = readOutputRange(dir, stream, offset, Math.min(limit, size - offset)) ?? Buffer.alloc(0);
   const nextOffset = offset + bytes.length;
   const body: ExecutionOutputChunk = {
@@ -321,11 +328,18 @@ function checkCursor(after: number, record: ExecutionRecord): void {
   }
 }
 
-function outputCursor(stream: OutputStream, offset: number, size: number): ApiError {
-  return new ApiError(422, ErrorCodes.invalidCursor, `offset ${offset} is past the end of ${stream} (${size} bytes)`, {
+/** `size`: the bytes kept on disk; `streamBytes`: the stream's true total so far (the record's `_bytes`). */
+function outputCursor(stream: OutputStream, offset: number, size: number, streamBytes: number): ApiError {
+  const what =
+    streamBytes > size
+      ? `what was kept of ${stream} (${size} of ${streamBytes} bytes)`
+      : `the end of ${stream} (${size} bytes)`;
+  return new ApiError(422, ErrorCodes.invalidCursor, `offset ${offset} is past ${what}`, {
     stream,
     offset,
     size,
+    kept_bytes: size,
+    stream_bytes: Math.max(streamBytes, size),
   });
 }
 

@@ -178,8 +178,12 @@ function spinnerLabel(opts: ExecOptions): string {
 function liveSinks(ctx: Context): FollowSinks {
   return {
     onOutput: (stream, bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes)),
-    onGap: (stream, _offset, bytes) =>
-      ctx.io.err(`sbx: ${bytes} bytes of ${stream} were not streamed (event budget); \`sbx logs\` reads them all`),
+    onGap: (stream, _offset, bytes, kept) =>
+      ctx.io.err(
+        kept
+          ? `sbx: ${bytes} bytes of ${stream} were not streamed (event budget); \`sbx logs\` reads them all`
+          : `sbx: ${bytes} bytes of ${stream} were not kept by the backend (output cap)`,
+      ),
     onReconnect: (attempt, lastId) =>
       ctx.io.info(`sbx: stream dropped; reconnecting (attempt ${attempt}, after event ${lastId ?? "none"})`),
   };

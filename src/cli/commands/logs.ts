@@ -52,7 +52,14 @@ async function fillGap(
   let at = offset;
   const end = offset + bytes;
   while (at < end) {
-    const chunk = await t.api.readOutput(t.sandbox, t.executionId, stream, at, Math.min(OUTPUT_READ, end - at));
+    let chunk: Awaited<ReturnType<typeof t.api.readOutput>>;
+    try {
+      chunk = await t.api.readOutput(t.sandbox, t.executionId, stream, at, Math.min(OUTPUT_READ, end - at));
+    } catch (err) {
+      // Past what the backend kept: say so below, and go on with the events.
+      if (err instanceof BackendError && err.status === 422) break;
+      throw err;
+    }
     const data = Buffer.from(chunk.data, "base64");
     if (data.length === 0) break;
     if (stream === "stdout") ctx.io.writeOut(data);
@@ -68,7 +75,12 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     ? { onEvent: (ev) => ctx.io.out(JSON.stringify({ id: ev.id, type: ev.type, data: JSON.parse(ev.data) })) }
     : {
         onOutput: (stream, bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes)),
-        onGap: (stream, offset, bytes) => fillGap(ctx, t, stream, offset, bytes),
+        onGap: (stream, offset, bytes, kept) =>
+          kept
+            ? fillGap(ctx, t, stream, offset, bytes)
+            : ctx.io.err(
+                `sbx: ${bytes} bytes of ${stream} at offset ${offset} were not kept by the backend (output cap)`,
+              ),
       };
   if (opts.follow) {
     const followed = await followExecution({

@@ -18,6 +18,7 @@ export interface DaemonRunOptions {
   keyRetentionMs: number | undefined;
   processLogSegmentBytes: number | undefined;
   processLogKeepBytes: number | undefined;
+  executionOutputMaxBytes: number | undefined;
 }
 
 const SIZE_UNITS: Record<string, number> = {
@@ -68,6 +69,7 @@ export function parseDaemonRunOptions(raw: {
   keyRetention?: string;
   processLogSegment?: string;
   processLogKeep?: string;
+  executionOutputMax?: string;
 }): DaemonRunOptions {
   return {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
@@ -76,6 +78,7 @@ export function parseDaemonRunOptions(raw: {
     keyRetentionMs: durationFlag("--key-retention", raw.keyRetention),
     processLogSegmentBytes: sizeFlag("--process-log-segment", raw.processLogSegment),
     processLogKeepBytes: sizeFlag("--process-log-keep", raw.processLogKeep),
+    executionOutputMaxBytes: sizeFlag("--execution-output-max", raw.executionOutputMax),
   };
 }
 
@@ -112,6 +115,7 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.keyRetentionMs === undefined ? {} : { keyRetentionMs: opts.keyRetentionMs }),
     ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
     ...(opts.processLogKeepBytes === undefined ? {} : { processLogKeepBytes: opts.processLogKeepBytes }),
+    ...(opts.executionOutputMaxBytes === undefined ? {} : { executionOutputMaxBytes: opts.executionOutputMaxBytes }),
     log,
   });
   return 0;
@@ -132,6 +136,7 @@ export function register(noun: Command, bind: Bind): void {
     .option("--key-retention <dur>", "how long idempotency keys are kept (default: 7d)")
     .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
     .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
+    .option("--execution-output-max <size>", "execution output kept on disk per stream (default: 256MiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [
