@@ -17,11 +17,17 @@ export interface GroupLeaderSpec {
   onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Nothing was started (may be called during spawn()). */
   onSpawnError: (program: string, err: NodeJS.ErrnoException) => void;
-  /** The leader exited; the rest of the group may still hold the output pipes. */
+  /** The leader exited (its status is the run's); the rest of the group may still hold the pipes. */
   onExit: (code: number | null, signal: NodeJS.Signals | null) => void;
-  /** The leader exited and the output pipes closed. */
-  onClose: (code: number | null, signal: NodeJS.Signals | null) => void;
+  /**
+   * The run is over: the output pipes closed, or, a moment after the leader exited,
+   * the rest of the group (background jobs holding the pipes) was killed. May come twice.
+   */
+  onEnd: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
+
+/** After the leader exits, how long the rest of the group may hold the output pipes before it is killed. */
+export const LEADER_EXIT_LINGER_MS = 250;
 
 /** After SIGKILL, how long to wait for the pipes to close before giving up on them. */
 const CLOSE_FALLBACK_MS = 1000;
@@ -71,8 +77,11 @@ export class ProcessGroup {
     child.on("error", () => {
       // Signalling errors after start; the end comes from 'exit'/'close'.
     });
-    child.once("exit", spec.onExit);
-    child.once("close", spec.onClose);
+    child.once("exit", (code, signal) => {
+      spec.onExit(code, signal);
+      this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal)));
+    });
+    child.once("close", spec.onEnd);
     return true;
   }
 

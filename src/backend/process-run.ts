@@ -26,9 +26,6 @@ export interface RunExit {
   endedAt: Date;
 }
 
-/** After the leader exits, how long the rest of the group may hold the output pipes before it is killed. */
-const LEADER_EXIT_LINGER_MS = 250;
-
 /**
  * Bytes written to stdin that the command has not read yet, beyond which a write is
  * refused (StdinError "busy") instead of queued. A write to a drained pipe is always taken.
@@ -75,9 +72,8 @@ export class ProcessRun {
       onSpawnError: (program, err) => this.failToStart(program, err),
       onExit: (code, signal) => {
         this.exit = { code, signal };
-        this.group.later(LEADER_EXIT_LINGER_MS, () => this.killGroupThenFinish());
       },
-      onClose: (code, signal) => {
+      onEnd: (code, signal) => {
         this.exit ??= { code, signal };
         this.finish();
       },
@@ -166,11 +162,6 @@ export class ProcessRun {
     if (this.settled) return;
     this.settled = true;
     this.group.abandon();
-  }
-
-  private killGroupThenFinish(): void {
-    if (this.settled) return;
-    this.group.kill(() => this.finish());
   }
 
   private finish(): void {

@@ -79,12 +79,6 @@ export interface LocalDriverOptions {
 export const DEFAULT_KILL_GRACE_MS = 5000;
 /** A group that was ended: how long to wait for its last process to disappear. */
 const GROUP_GONE_WAIT_MS = 5000;
-/**
- * After the leader exits, how long the rest of its group (background jobs) may hold
- * the output pipes before it is killed and the pipes are closed (as process-run.ts does).
- */
-export const LEADER_EXIT_LINGER_MS = 250;
-
 export class LocalProcessDriver implements ExecutionDriver {
   private readonly killGraceMs: number;
   private readonly outputLimit: number;
@@ -131,12 +125,11 @@ class LocalRun implements RunHandle {
         this.onOutput(stream, chunk);
       },
       onSpawnError: (program, err) => this.failToStart(program, err),
+      // The outcome is the leader's; background jobs holding the pipes do not keep the run open.
       onExit: (code, signal) => {
         this.exit = { code, signal };
-        // The outcome is the leader's; background jobs holding the pipes do not keep the run open.
-        this.group.later(LEADER_EXIT_LINGER_MS, () => this.killRestThenFinish());
       },
-      onClose: (code, signal) => {
+      onEnd: (code, signal) => {
         this.exit ??= { code, signal };
         this.finish();
       },
@@ -169,12 +162,6 @@ class LocalRun implements RunHandle {
     if (this.settled || this.ending !== null || this.pgid === null || this.exit !== null) return;
     this.ending = reason;
     this.group.terminate(this.killGraceMs, () => this.finish());
-  }
-
-  /** The leader exited and lingered long enough: the rest of the group is killed, the pipes given a moment. */
-  private killRestThenFinish(): void {
-    if (this.settled) return;
-    this.group.kill(() => this.finish());
   }
 
   private finish(): void {
