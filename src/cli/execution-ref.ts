@@ -4,7 +4,8 @@
 
 import type { Api } from "../client/api.js";
 import { idForKey } from "../client/key-lookup.js";
-import { ReceiptNotFound, type StoredReceipt } from "../receipts/store.js";
+import { ReceiptNotFound } from "../receipts/errors.js";
+import type { StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
 import { endpointOfReceipt } from "./dispatch.js";
 import { NotFoundError, UsageError } from "./errors.js";

@@ -3,7 +3,7 @@
 
 import { type Command, CommanderError } from "commander";
 import { redact } from "../client/redact.js";
-import { AmbiguousReceipt, ReceiptNotFound } from "../receipts/store.js";
+import { AmbiguousReceipt, ReceiptNotFound } from "../receipts/errors.js";
 import type { Runtime } from "./command.js";
 import { ExitCodes, ExitWith, SbxError } from "./errors.js";
 import { createProcessIO, type IO } from "./io/io.js";

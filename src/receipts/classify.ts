@@ -389,3 +389,21 @@ export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" |
       return 255;
   }
 }
+
+/**
+ * Of a receipt's observations in order, the one that decides its classification:
+ * the latest definitive one, else the latest informative one; null while it is only
+ * dispatched. A failed read (classification null) never erases what was learned.
+ */
+export function decidingObservation<O extends { classification: Classification | null; definitive: boolean }>(
+  observations: readonly O[],
+): O | null {
+  let latestInformative: O | null = null;
+  let latestDefinitive: O | null = null;
+  for (const o of observations) {
+    if (o.classification === null) continue;
+    latestInformative = o;
+    if (o.definitive) latestDefinitive = o;
+  }
+  return latestDefinitive ?? latestInformative;
+}

@@ -1,8 +1,8 @@
 // The receipt document: the documented --json contract of exec, receipts show and
 // receipts list. Built from stored rows; internal rows are never dumped as they are.
 
-import { type Classification, exitCodeFor, mayHaveRun } from "./classify.js";
-import { decidingObservation, type ObservationRow, type StoredReceipt } from "./store.js";
+import { type Classification, decidingObservation, exitCodeFor, mayHaveRun } from "./classify.js";
+import type { ObservationRow, StoredReceipt } from "./store.js";
 
 export interface ReceiptDocument {
   receipt_id: string;

@@ -4,7 +4,8 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { type Database, migrate, openDatabase } from "../platform/sqlite.js";
-import type { Classification, Classified, RequestKind } from "./classify.js";
+import { type Classification, type Classified, decidingObservation, type RequestKind } from "./classify.js";
+import { AmbiguousReceipt, ReceiptNotFound } from "./errors.js";
 import { MIGRATIONS } from "./migrations.js";
 
 export type ReceiptKind = RequestKind;
@@ -80,21 +81,6 @@ export interface ListFilter {
   since?: string;
 }
 
-export class ReceiptNotFound extends Error {
-  constructor(readonly ref: string) {
-    super(`no receipt matches ${JSON.stringify(ref)}`);
-  }
-}
-
-export class AmbiguousReceipt extends Error {
-  constructor(
-    readonly ref: string,
-    readonly candidates: string[],
-  ) {
-    super(`${JSON.stringify(ref)} matches ${candidates.length} receipts: ${candidates.slice(0, 5).join(", ")}`);
-  }
-}
-
 export function sha256Hex(bytes: Buffer | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -107,18 +93,6 @@ export function newReceiptId(now = Date.now()): string {
     .padStart(13, "0")
     .slice(0, 12);
   return `rcp_${time}${rand}`;
-}
-
-/** The observation that decides the current classification, or null (still just dispatched). */
-export function decidingObservation(observations: readonly ObservationRow[]): ObservationRow | null {
-  let latestInformative: ObservationRow | null = null;
-  let latestDefinitive: ObservationRow | null = null;
-  for (const o of observations) {
-    if (o.classification === null) continue; // a failed read never erases what was learned
-    latestInformative = o;
-    if (o.definitive) latestDefinitive = o;
-  }
-  return latestDefinitive ?? latestInformative;
 }
 
 function rowToObservation(r: Record<string, unknown>): ObservationRow {

@@ -7,7 +7,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Classified, classifyObservation, type Observed } from "../../src/receipts/classify.js";
 import { receiptDocument } from "../../src/receipts/document.js";
-import { AmbiguousReceipt, type NewReceipt, ReceiptNotFound, ReceiptStore } from "../../src/receipts/store.js";
+import { AmbiguousReceipt, ReceiptNotFound } from "../../src/receipts/errors.js";
+import { type NewReceipt, ReceiptStore } from "../../src/receipts/store.js";
 import { executionRecord } from "../support/misbehaving-server.js";
 
 let dir: string;

@@ -15,8 +15,7 @@ import {
   optionsAt,
 } from "./tree.js";
 
-export const SHELLS = ["bash", "zsh", "fish"] as const;
-export type Shell = (typeof SHELLS)[number];
+import { SHELLS, type Shell } from "./shells.js";
 
 /** Where each completion is installed; also printed in the scripts' headers. */
 export const INSTALL: Record<Shell, string> = {

@@ -5,7 +5,8 @@ import type { Command } from "commander";
 import type { Runtime } from "../command.js";
 import { createBufferIO } from "../io/io.js";
 import { buildProgram } from "../program.js";
-import { generateCompletion, type Shell } from "./completions.js";
+import { generateCompletion } from "./completions.js";
+import type { Shell } from "./shells.js";
 import { generateManPage } from "./manpage.js";
 
 export const COMPLETION_FILES: Record<Shell, string> = {

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
-import { FAULT_SPEC_HELP } from "../../../backend/faults.js";
+import { FAULT_SPEC_HELP } from "../../../backend/fault-spec-help.js";
 import { ensurePrivateDir } from "../../../config/paths.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";

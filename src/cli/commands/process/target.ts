@@ -2,7 +2,7 @@
 
 import { ProcessesApi } from "../../../client/processes.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
-import { ReceiptNotFound } from "../../../receipts/store.js";
+import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { NotFoundError, UsageError } from "../../errors.js";
