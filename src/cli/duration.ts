@@ -1,4 +1,7 @@
-// Duration parsing for flags: "1500ms", "30s", "2m", "1h". Pure.
+// Duration parsing for flags: "1500ms", "30s", "2m", "1h", and the check every
+// duration flag shares.
+
+import { UsageError } from "./errors.js";
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -30,4 +33,21 @@ export function parseTimeArg(text: string, now = Date.now()): string | null {
   if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
   const t = Date.parse(text);
   return Number.isNaN(t) ? null : new Date(t).toISOString();
+}
+
+/**
+ * A duration flag's value in ms. Bad input is refused before anything is sent
+ * (UsageError, exit 125): not a duration, or outside [min, max].
+ */
+export function durationOption(flag: string, text: string, range: { min?: number; max?: number } = {}): number {
+  const ms = parseDuration(text);
+  if (ms === null) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration (use e.g. 1500ms, 30s, 2m)`);
+  const min = range.min ?? 1;
+  const max = range.max ?? Number.POSITIVE_INFINITY;
+  if (ms < min || ms > max) {
+    throw new UsageError(
+      `${flag} ${text} is out of range (${formatDuration(min)}..${Number.isFinite(max) ? formatDuration(max) : "∞"})`,
+    );
+  }
+  return ms;
 }

@@ -4,7 +4,7 @@
 import type { Api } from "../client/api.js";
 import { itemForKey } from "../client/key-lookup.js";
 import { processPaths } from "../client/processes.js";
-import { type Classified, classifyObservation, type HttpObserved } from "../receipts/classify.js";
+import { type Classified, classifyObservation } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";

@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseDuration } from "../cli/duration.js";
+import { isValidSandboxRef } from "../protocol/validate.js";
 import { ConfigError } from "../cli/errors.js";
 import { ensurePrivateDir, type SbxPaths } from "./paths.js";
 
@@ -30,7 +31,7 @@ interface CredentialsDoc {
 export const SETTINGS: Record<string, { describe: string; check: (v: string) => string | null }> = {
   sandbox: {
     describe: "default sandbox for exec (default: default)",
-    check: (v) => (/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(v) ? null : "not a valid sandbox name"),
+    check: (v) => (isValidSandboxRef(v) ? null : "not a valid sandbox name"),
   },
   timeout: {
     describe: "default exec timeout, e.g. 30s or 2m (1s..10m)",

@@ -24,8 +24,8 @@ export interface FieldProblem {
 }
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_:.-]{1,255}$/;
-/** Sandbox ids and names: no path separators, no dots-only names, no spaces. */
-const SANDBOX_REF = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+/** Names (sandboxes, processes, profiles): no path separators, no spaces, at most 63 characters. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -33,8 +33,13 @@ export function isValidIdempotencyKey(key: string): boolean {
   return IDEMPOTENCY_KEY.test(key);
 }
 
+export function isValidName(name: string): boolean {
+  return NAME.test(name);
+}
+
+/** A sandbox id or name: a valid name, and never a path (no ".."). */
 export function isValidSandboxRef(ref: string): boolean {
-  return SANDBOX_REF.test(ref) && !ref.includes("..");
+  return isValidName(ref) && !ref.includes("..");
 }
 
 export function isValidEnvName(name: string): boolean {

@@ -6,8 +6,8 @@ import type { Command } from "commander";
 import { TERMINAL_OUTCOMES } from "../../protocol/types.js";
 import { type Bind, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { parseDuration } from "../duration.js";
-import { SbxError, UsageError } from "../errors.js";
+import { durationOption } from "../duration.js";
+import { SbxError } from "../errors.js";
 import { resolveExecution } from "../execution-ref.js";
 import { printJson } from "../render/outcome.js";
 
@@ -24,9 +24,7 @@ export function parseCancelOptions(
   ref: string,
   raw: { sandbox?: string; reason?: string; wait?: boolean; timeout?: string; json?: boolean },
 ): CancelOptions {
-  const timeoutMs = raw.timeout === undefined ? 60_000 : parseDuration(raw.timeout);
-  if (timeoutMs === null || timeoutMs < 1)
-    throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
+  const timeoutMs = raw.timeout === undefined ? 60_000 : durationOption("--timeout", raw.timeout);
   return { ref, sandbox: raw.sandbox, reason: raw.reason, wait: raw.wait === true, timeoutMs, json: raw.json === true };
 }
 

@@ -1,19 +1,18 @@
 // sbx exec: run argv (no shell) or a deliberate shell string in a sandbox, with a
 // durable receipt written before the request is sent.
 
-import { randomUUID } from "node:crypto";
 import { type Command, Option } from "commander";
 import type { FollowSinks } from "../../client/follow.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
-import { isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
+import { resolveWorkingDir } from "../../protocol/validate.js";
 import { type Bind, collect, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
-import { parseDuration } from "../duration.js";
-import { envFromFlags } from "../env-flags.js";
-import { UsageError } from "../errors.js";
+import { durationOption } from "../duration.js";
+import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../command-flags.js";
 import { printDispatchOutcome, printJson } from "../render/outcome.js";
+import { checkSandboxRef } from "./sandbox/show.js";
 import { formatCommand } from "../render/receipt.js";
 
 export interface ExecOptions {
@@ -48,51 +47,21 @@ interface RawExecFlags {
   json?: boolean;
 }
 
-function checkTimeout(flag: string, text: string): number {
-  const ms = parseDuration(text);
-  if (ms === null) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration (use e.g. 1500ms, 30s, 2m)`);
-  return ms;
-}
-
 /** Validates flags into options; everything here fails with exit 125 before dispatch. */
 export function parseExecOptions(
   argv: string[],
   raw: RawExecFlags,
   defaults: { sandbox?: string; timeout?: string },
 ): ExecOptions {
-  if (argv.length > 0 && raw.shell !== undefined) {
-    throw new UsageError("give either a command after -- or --shell STRING, not both");
-  }
-  if (argv.length === 0 && (raw.shell === undefined || raw.shell.trim() === "")) {
-    throw new UsageError(
-      "no command given",
-      "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'",
-    );
-  }
+  commandFromFlags(argv, raw.shell, "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'");
   const timeoutText = raw.timeout ?? defaults.timeout ?? "2m";
-  const timeoutMs = checkTimeout("--timeout", timeoutText);
-  if (timeoutMs < TIMEOUT_MIN_MS || timeoutMs > TIMEOUT_MAX_MS) {
-    throw new UsageError(`--timeout ${timeoutText} is out of range (1s..10m)`);
-  }
-  let clientTimeoutMs = timeoutMs + 30_000;
-  if (raw.clientTimeout !== undefined) {
-    clientTimeoutMs = checkTimeout("--client-timeout", raw.clientTimeout);
-    if (clientTimeoutMs < 1) throw new UsageError("--client-timeout must be positive");
-  }
-  const sandbox = raw.sandbox ?? defaults.sandbox ?? "default";
-  if (!isValidSandboxRef(sandbox)) {
-    throw new UsageError(
-      `invalid sandbox ${JSON.stringify(sandbox)}: use a sandbox id or name (letters, digits, _ . -)`,
-    );
-  }
-  if (raw.cwd !== undefined && resolveWorkingDir(raw.cwd) === null) {
-    throw new UsageError(`--cwd ${JSON.stringify(raw.cwd)} escapes /workspace`);
-  }
+  const timeoutMs = durationOption("--timeout", timeoutText, { min: TIMEOUT_MIN_MS, max: TIMEOUT_MAX_MS });
+  const clientTimeoutMs =
+    raw.clientTimeout === undefined ? timeoutMs + 30_000 : durationOption("--client-timeout", raw.clientTimeout);
+  const sandbox = checkSandboxRef(raw.sandbox ?? defaults.sandbox ?? "default");
+  workingDirFromFlag(raw.cwd);
   const env = envFromFlags(raw.env, raw.envFile);
-  const key = raw.idempotencyKey ?? `sbx-${randomUUID()}`;
-  if (!isValidIdempotencyKey(key)) {
-    throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
-  }
+  const key = idempotencyKeyFromFlag(raw.idempotencyKey);
   return {
     argv,
     shell: raw.shell,

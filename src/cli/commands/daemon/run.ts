@@ -8,7 +8,7 @@ import { FAULT_SPEC_HELP } from "../../../backend/fault-spec-help.js";
 import { ensurePrivateDir } from "../../../config/paths.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
-import { parseDuration } from "../../duration.js";
+import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
 
 export interface DaemonRunOptions {
@@ -56,10 +56,7 @@ export function parseListen(text: string): { host: string; port: number } {
 }
 
 function durationFlag(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const ms = parseDuration(text);
-  if (ms === null || ms < 1) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration`);
-  return ms;
+  return text === undefined ? undefined : durationOption(flag, text);
 }
 
 export function parseDaemonRunOptions(raw: {

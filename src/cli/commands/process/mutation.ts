@@ -2,16 +2,13 @@
 
 import { randomUUID } from "node:crypto";
 import { PROCESS_SIGNALS } from "../../../protocol/types.js";
-import { parseDuration } from "../../duration.js";
+import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
 
 export const newKey = () => `sbx-${randomUUID()}`;
 
 export function graceMs(text: string | undefined): number {
-  if (text === undefined) return 5000;
-  const ms = parseDuration(text);
-  if (ms === null || ms > 60_000) throw new UsageError(`--grace ${JSON.stringify(text)}: a duration up to 60s`);
-  return ms;
+  return text === undefined ? 5000 : durationOption("--grace", text, { min: 0, max: 60_000 });
 }
 
 export function normalizeSignal(name: string): string {

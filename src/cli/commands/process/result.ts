@@ -3,8 +3,7 @@
 import type { Command } from "commander";
 import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
-import { parseDuration } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { durationOption } from "../../duration.js";
 import { printJson } from "../../render/outcome.js";
 import { resolveProcess } from "./target.js";
 
@@ -52,8 +51,7 @@ export function register(noun: Command, bind: Bind): void {
     .action(
       bind(async (ctx, c) => {
         const o = c.optsWithGlobals() as { sandbox?: string; wait?: string; json?: boolean };
-        const waitMs = o.wait === undefined ? 0 : parseDuration(o.wait);
-        if (waitMs === null) throw new UsageError(`--wait ${JSON.stringify(o.wait)} is not a duration`);
+        const waitMs = o.wait === undefined ? 0 : durationOption("--wait", o.wait);
         return runResult({ ref: c.args[0]!, sandbox: o.sandbox, waitMs, json: o.json === true }, ctx);
       }),
     );

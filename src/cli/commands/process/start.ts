@@ -1,14 +1,13 @@
 // sbx process start: a supervised worker that outlives the CLI, recorded as a receipt.
 
-import { randomUUID } from "node:crypto";
 import { type Command, Option } from "commander";
 import type { ProcessStartRequest, RestartPolicyName } from "../../../protocol/types.js";
-import { isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
+import { isValidName, } from "../../../protocol/validate.js";
 import { type Bind, collect, declareChoices, declareCompletion, wholeNumberArg, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
-import { parseDuration } from "../../duration.js";
-import { envFromFlags } from "../../env-flags.js";
+import { durationOption } from "../../duration.js";
+import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../../command-flags.js";
 import { UsageError } from "../../errors.js";
 import { explain } from "../../../receipts/document.js";
 import { printJson } from "../../render/outcome.js";
@@ -41,38 +40,26 @@ interface RawStartFlags {
 }
 
 function durationMs(flag: string, text: string | undefined, max: number): number | undefined {
-  if (text === undefined) return undefined;
-  const ms = parseDuration(text);
-  if (ms === null || ms < 1 || ms > max)
-    throw new UsageError(`${flag} ${JSON.stringify(text)}: a duration up to ${max / 3_600_000}h`);
-  return ms;
+  return text === undefined ? undefined : durationOption(flag, text, { max });
 }
 
 export function parseStartOptions(argv: string[], raw: RawStartFlags, defaultSandbox?: string): StartOptions {
-  if (argv.length > 0 && raw.shell !== undefined)
-    throw new UsageError("give either a command after -- or --shell STRING, not both");
-  if (argv.length === 0 && !raw.shell?.trim()) {
-    throw new UsageError("no command given", "usage: sbx process start [options] -- COMMAND [ARGS...]");
-  }
+  const command = commandFromFlags(argv, raw.shell, "usage: sbx process start [options] -- COMMAND [ARGS...]");
   const policy = (raw.restart ?? "never") as RestartPolicyName;
   if (!RESTART_POLICIES.includes(policy))
     throw new UsageError(`--restart must be one of ${RESTART_POLICIES.join(", ")}`);
-  if (raw.cwd !== undefined && resolveWorkingDir(raw.cwd) === null) {
-    throw new UsageError(`--cwd ${JSON.stringify(raw.cwd)} escapes /workspace`);
-  }
-  if (raw.name !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw.name)) {
+  const workingDir = workingDirFromFlag(raw.cwd);
+  if (raw.name !== undefined && !isValidName(raw.name)) {
     throw new UsageError(`--name ${JSON.stringify(raw.name)}: letters, digits, _ . - (at most 63)`);
   }
-  const key = raw.idempotencyKey ?? `sbx-${randomUUID()}`;
-  if (!isValidIdempotencyKey(key))
-    throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
+  const key = idempotencyKeyFromFlag(raw.idempotencyKey);
   const backoff = durationMs("--backoff", raw.backoff, 3_600_000);
   const maxBackoff = durationMs("--max-backoff", raw.maxBackoff, 3_600_000);
   const timeout = durationMs("--timeout", raw.timeout, 86_400_000);
   const env = envFromFlags(raw.env, raw.envFile);
   const body: ProcessStartRequest = {
-    command: raw.shell ?? argv,
-    ...(raw.cwd === undefined ? {} : { working_dir: resolveWorkingDir(raw.cwd)! }),
+    command,
+    ...(workingDir === undefined ? {} : { working_dir: workingDir }),
     ...(Object.keys(env).length ? { env } : {}),
     ...(raw.name === undefined ? {} : { name: raw.name }),
     stdin: raw.stdin === true,

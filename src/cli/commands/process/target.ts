@@ -1,10 +1,10 @@
 // Naming a process: its id (prc_…), its name in the sandbox, or the receipt of its start.
 
 import { ProcessesApi } from "../../../client/processes.js";
-import { isValidSandboxRef } from "../../../protocol/validate.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
+import { checkSandboxRef } from "../sandbox/show.js";
 import { NotFoundError, UsageError } from "../../errors.js";
 
 export interface ProcessTarget {
@@ -14,9 +14,7 @@ export interface ProcessTarget {
 }
 
 export function sandboxOf(flag: string | undefined): string {
-  const sandbox = flag ?? "default";
-  if (!isValidSandboxRef(sandbox)) throw new UsageError(`invalid sandbox ${JSON.stringify(sandbox)}`);
-  return sandbox;
+  return checkSandboxRef(flag ?? "default");
 }
 
 export async function processesApi(ctx: Context): Promise<ProcessesApi> {

@@ -3,6 +3,7 @@
 import type { Command } from "commander";
 import { LOCAL_PROFILE } from "../../../config/config.js";
 import { parseApiUrl } from "../../../client/endpoint.js";
+import { isValidName } from "../../../protocol/validate.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
@@ -16,11 +17,8 @@ export interface AddOptions {
   json: boolean;
 }
 
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
-
 export function checkProfileName(name: string): string {
-  if (!PROFILE_NAME.test(name))
-    throw new UsageError(`invalid profile name ${JSON.stringify(name)}: letters, digits, _ . -`);
+  if (!isValidName(name)) throw new UsageError(`invalid profile name ${JSON.stringify(name)}: letters, digits, _ . -`);
   return name;
 }
 

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
-import { parseDuration } from "../../duration.js";
+import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
 import { printDispatchOutcome } from "../../render/outcome.js";
 
@@ -22,13 +22,8 @@ export function parseResubmitOptions(
   ref: string,
   raw: { clientTimeout?: string; force?: boolean; json?: boolean },
 ): ResubmitOptions {
-  let clientTimeoutMs: number | null = null;
-  if (raw.clientTimeout !== undefined) {
-    clientTimeoutMs = parseDuration(raw.clientTimeout);
-    if (clientTimeoutMs === null || clientTimeoutMs < 1) {
-      throw new UsageError(`--client-timeout ${JSON.stringify(raw.clientTimeout)} is not a duration`);
-    }
-  }
+  const clientTimeoutMs =
+    raw.clientTimeout === undefined ? null : durationOption("--client-timeout", raw.clientTimeout);
   return { ref, clientTimeoutMs, force: raw.force === true, json: raw.json === true };
 }
 

@@ -5,8 +5,8 @@ import { receiptDocument } from "../../../receipts/document.js";
 import { type Bind, declareCompletion, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
-import { parseDuration } from "../../duration.js";
-import { ExitCodes, UsageError } from "../../errors.js";
+import { durationOption } from "../../duration.js";
+import { ExitCodes } from "../../errors.js";
 import { type WaitEnd, waitUntilSettled } from "../../observe.js";
 import { printDispatchOutcome } from "../../render/outcome.js";
 
@@ -17,9 +17,7 @@ export interface WaitOptions {
 }
 
 export function parseWaitOptions(ref: string, raw: { timeout?: string; json?: boolean }): WaitOptions {
-  const timeoutMs = raw.timeout === undefined ? 15 * 60_000 : parseDuration(raw.timeout);
-  if (timeoutMs === null || timeoutMs < 1)
-    throw new UsageError(`--timeout ${JSON.stringify(raw.timeout)} is not a duration`);
+  const timeoutMs = raw.timeout === undefined ? 15 * 60_000 : durationOption("--timeout", raw.timeout);
   return { ref, timeoutMs, json: raw.json === true };
 }
 

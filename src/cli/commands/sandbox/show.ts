@@ -9,7 +9,9 @@ import { printJson } from "../../render/outcome.js";
 import { printSandboxes, sandboxDocument } from "./render.js";
 
 export function checkSandboxRef(ref: string): string {
-  if (!isValidSandboxRef(ref)) throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name`);
+  if (!isValidSandboxRef(ref)) {
+    throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name (letters, digits, _ . -)`);
+  }
   return ref;
 }
 

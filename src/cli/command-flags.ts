@@ -1,7 +1,9 @@
-// --env K=V (repeatable) and --env-file F, shared by exec and process start.
+// The flags that describe a command to run, shared by exec and process start:
+// ARGV or --shell, --cwd, --env K=V (repeatable), --env-file F, --idempotency-key.
 
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import { isValidEnvName } from "../protocol/validate.js";
+import { isValidEnvName, isValidIdempotencyKey, resolveWorkingDir } from "../protocol/validate.js";
 import { UsageError } from "./errors.js";
 
 /** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
@@ -41,4 +43,31 @@ export function envFromFlags(pairs: string[] | undefined, envFile: string | unde
     env[k] = v;
   }
   return env;
+}
+
+/** The command: argv (no shell) or a shell string, never both, never neither. */
+export function commandFromFlags(argv: string[], shell: string | undefined, usage: string): string[] | string {
+  if (argv.length > 0 && shell !== undefined) {
+    throw new UsageError("give either a command after -- or --shell STRING, not both");
+  }
+  if (argv.length === 0 && (shell === undefined || shell.trim() === ""))
+    throw new UsageError("no command given", usage);
+  return shell ?? argv;
+}
+
+/** --cwd as an absolute path inside /workspace, or undefined; an escape is refused. */
+export function workingDirFromFlag(cwd: string | undefined): string | undefined {
+  if (cwd === undefined) return undefined;
+  const resolved = resolveWorkingDir(cwd);
+  if (resolved === null) throw new UsageError(`--cwd ${JSON.stringify(cwd)} escapes /workspace`);
+  return resolved;
+}
+
+/** The given Idempotency-Key, checked, or a fresh random one. */
+export function idempotencyKeyFromFlag(key: string | undefined): string {
+  const chosen = key ?? `sbx-${randomUUID()}`;
+  if (!isValidIdempotencyKey(chosen)) {
+    throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
+  }
+  return chosen;
 }
