@@ -2,7 +2,7 @@
 
 import { type Command, Option } from "commander";
 import type { ProcessStartRequest, RestartPolicyName } from "../../../protocol/types.js";
-import { isValidName, } from "../../../protocol/validate.js";
+import { isValidName } from "../../../protocol/validate.js";
 import { type Bind, collect, declareChoices, declareCompletion, wholeNumberArg, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
