@@ -1,4 +1,4 @@
-// Idempotency-Key handling (API.md's table). A key is scoped to (caller, method,
+// Idempotency-Key handling (docs/protocol.md, "Idempotency"). A key is scoped to (caller, method,
 // path). While its first request is being admitted it is held in memory (a second
 // request gets 409 request_in_progress); once admitted it is stored with the
 // sha256 of the body bytes and replayed; keys expire after the retention period

@@ -170,7 +170,7 @@ class LocalRun implements RunHandle {
     this.group.release();
     const code = this.exit?.code ?? null;
     const signal = this.exit?.signal ?? null;
-    // A terminal outcome other than unknown always carries exit_code or signal (API.md).
+    // A terminal outcome other than unknown always carries exit_code or signal (docs/protocol.md).
     const known = code !== null || signal !== null;
     const outcome: RunOutcome = !known ? "unknown" : (this.ending ?? (code === 0 ? "succeeded" : "failed"));
     const resolve = () =>

@@ -1,4 +1,4 @@
-// API calls for supervised processes (API.md, "Supervised processes").
+// API calls for supervised processes (docs/protocol.md, "Supervised processes").
 
 import type {
   ProcessList,

@@ -1,4 +1,4 @@
-// Wire types of /api/v1 (see API.md). Shared by the client and the embedded backend;
+// Wire types of /api/v1 (see docs/protocol.md). Shared by the client and the embedded backend;
 // neither side's internals belong here.
 
 export const API_PREFIX = "/api/v1";
@@ -148,7 +148,7 @@ export interface ExecutionEventPage {
   next_cursor: number;
 }
 
-/** GET …/executions/{eid}/output: raw bytes of one stream by byte offset (our design; API.md is silent). */
+/** GET …/executions/{eid}/output: raw bytes of one stream by byte offset (our design, docs/protocol.md). */
 export interface ExecutionOutputChunk {
   stream: OutputStream;
   offset: number;

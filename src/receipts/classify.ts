@@ -1,5 +1,5 @@
 // The classifier: a pure function from what was observed to what it means.
-// Every row of DESIGN.md's classification table lives here and nowhere else.
+// Every row of the classification table (docs/classification.md) lives here and nowhere else.
 
 import { constants } from "node:os";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
@@ -367,7 +367,7 @@ export function mayHaveRun(c: Classification): boolean {
   return c !== "not_started" && c !== "rejected";
 }
 
-/** `sbx exec`'s exit code for a classification (DESIGN.md's table). */
+/** `sbx exec`'s exit code for a classification (docs/classification.md). */
 export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" | "signal">): number {
   switch (c.classification) {
     case "succeeded":

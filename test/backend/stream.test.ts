@@ -79,7 +79,7 @@ describe("execute with stream: true", () => {
 
     const record = (await b.api("GET", executionPath(executionId))).json;
     expect(record).toMatchObject({ outcome: "failed", exit_code: 3, stdout: "a", stderr: "b", last_event_id: 5 });
-    // Exactly the framing of API.md, and the same events as the events route.
+    // Exactly the framing of docs/protocol.md, and the same events as the events route.
     expect(conn.raw).toBe(await framesOfLog(b, executionId));
   });
 

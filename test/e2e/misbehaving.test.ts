@@ -1,4 +1,4 @@
-// `sbx exec` against a server that answers every way DESIGN.md's table knows, and
+// `sbx exec` against a server that answers every way docs/classification.md knows, and
 // every way real servers misbehave: the classification, the exit code, the one
 // stderr line with the next command, and exactly one POST carrying the receipt's key.
 

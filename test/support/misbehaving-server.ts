@@ -47,7 +47,7 @@ export function commandOf(req: ReceivedRequest): string[] | string | null {
   }
 }
 
-/** A documented execution record (API.md), with fields overridden as given. */
+/** A documented execution record (docs/protocol.md), with fields overridden as given. */
 export function executionRecord(
   req: ReceivedRequest | null,
   over: Record<string, unknown> = {},

@@ -1,4 +1,4 @@
-// The classifier, one row per row of DESIGN.md's classification table.
+// The classifier, one row per row of docs/classification.md.
 
 import { describe, expect, it } from "vitest";
 import {

@@ -233,7 +233,7 @@ export async function listExecutionEvents(ctx: RequestContext): Promise<Reply> {
 /**
  * GET …/executions/{eid}/output?stream=stdout|stderr&offset=N&limit=M → {stream,
  * offset, next_offset, data (base64), eof}: the full output by byte offset, past
- * the event output budget too (our design; API.md is silent). `eof` once the
+ * the event output budget too (our design, docs/protocol.md). `eof` once the
  * execution ended and next_offset is the end of the stream. limit: 1 B–4 MiB,
  * default 1 MiB. An offset past what exists: 422 invalid_cursor.
  *

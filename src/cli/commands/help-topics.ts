@@ -11,7 +11,7 @@ export interface ExitCodeRow {
   meaning: string;
 }
 
-/** DESIGN.md's classification table, as users read it. Also feeds the man page. */
+/** The classification table (docs/classification.md), as users read it. Also feeds the man page. */
 export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: "0", classification: "succeeded", meaning: "the command ran and exited 0" },
   { code: "1-123", classification: "failed", meaning: "the command ran and exited with this code" },
