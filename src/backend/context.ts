@@ -3,6 +3,7 @@
 
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { BackendStore } from "./db.js";
+import type { DriverSet } from "./drivers/drivers.js";
 import type { EventLog } from "./events.js";
 import type { ExecutionManager } from "./executions.js";
 import type { FaultDecision } from "./faults.js";
@@ -51,6 +52,7 @@ export const MUTATION_ROUTES: readonly RouteName[] = [
 export interface Services {
   store: BackendStore;
   sandboxes: SandboxRegistry;
+  drivers: DriverSet;
   executions: ExecutionManager;
   processes: ProcessSupervisor;
   /** Execution event logs and full output files. */
@@ -85,6 +87,8 @@ export interface RequestContext {
    * and returns STREAMED (stream.ts). Every other handler answers with a Reply.
    */
   response: ServerResponse;
+  /** Adds a warning to the answer (the Sbx-Warning header), for the person behind the request. */
+  warn(message: string): void;
   services: Services;
 }
 

@@ -9,11 +9,11 @@
 import { randomBytes } from "node:crypto";
 import type { EndEventData, ExecutionRecord, ExitEventData } from "../protocol/types.js";
 import { type BackendStore, type ExecutionEnd, type ExecutionRow, type SandboxRow, toExecutionRecord } from "./db.js";
+import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "./drivers/driver.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import { endLostProcessGroup } from "./process-group.js";
-import type { ExecutionDriver, RunHandle, RunResult } from "./runner.js";
+import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 
-export const BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
@@ -24,13 +24,14 @@ export type EndMode = "normal" | "stream_lost" | "record_pending";
 
 export interface AdmitSpec {
   sandbox: SandboxRow;
+  driver: SandboxDriver;
+  placement: SandboxPlacement;
   command: string[] | string;
   /** As the request named it, inside /workspace. */
   workingDir: string;
   /** The real directory behind workingDir. */
   cwd: string;
-  /** The real directory behind /workspace (HOME). */
-  workspaceDir: string;
+  /** What the request sets on top of the command environment. */
   env: Record<string, string>;
   stdin: Buffer | null;
   timeoutMs: number;
@@ -53,7 +54,7 @@ interface LiveExecution {
 
 export interface ExecutionManagerOptions {
   store: BackendStore;
-  driver: ExecutionDriver;
+  runner: ExecutionRunner;
   events: EventLog;
   recordPendingPublishMs?: number;
   log?: (line: string) => void;
@@ -63,7 +64,7 @@ export interface ExecutionManagerOptions {
 
 export class ExecutionManager {
   private readonly store: BackendStore;
-  private readonly driver: ExecutionDriver;
+  private readonly runner: ExecutionRunner;
   private readonly events: EventLog;
   private readonly publishDelayMs: number;
   private readonly log: (line: string) => void;
@@ -74,7 +75,7 @@ export class ExecutionManager {
 
   constructor(opts: ExecutionManagerOptions) {
     this.store = opts.store;
-    this.driver = opts.driver;
+    this.runner = opts.runner;
     this.events = opts.events;
     this.publishDelayMs = opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS;
     this.log = opts.log ?? (() => {});
@@ -116,15 +117,13 @@ export class ExecutionManager {
       spec.onAdmit?.(executionId);
     });
 
-    const env: Record<string, string> = {
-      PATH: BASE_PATH,
-      HOME: spec.workspaceDir,
-      LANG: "C.UTF-8",
-      PWD: spec.cwd,
-      SBX_SANDBOX_ID: sandboxId,
-      SBX_EXECUTION_ID: executionId,
-      ...spec.env,
-    };
+    const env = commandEnvironment(
+      spec.driver,
+      spec.placement,
+      { kind: "execution", id: executionId },
+      spec.cwd,
+      spec.env,
+    );
     const argv = typeof spec.command === "string" ? ["/bin/sh", "-c", spec.command] : spec.command;
     let writer: EventWriter;
     try {
@@ -140,8 +139,10 @@ export class ExecutionManager {
     let outputFailed = false;
     let handle: RunHandle;
     try {
-      handle = this.driver.start({
+      handle = this.runner.start({
         executionId,
+        driver: spec.driver,
+        placement: spec.placement,
         argv,
         cwd: spec.cwd,
         env,
@@ -210,6 +211,13 @@ export class ExecutionManager {
     this.log(`execution ${executionId}: cancel requested${reason ? ` (${JSON.stringify(reason)})` : ""}`);
     this.live.get(executionId)?.handle.cancel();
     return "requested";
+  }
+
+  /** Cancels every running execution of a sandbox (sandbox rm --force); resolves once their ends are stored. */
+  async cancelAllIn(sandboxId: string, reason: string): Promise<void> {
+    const ids = [...this.live.entries()].filter(([, e]) => e.sandboxId === sandboxId).map(([id]) => id);
+    for (const id of ids) this.cancel(id, reason);
+    await Promise.all(ids.map((id) => this.live.get(id)?.settled));
   }
 
   /**

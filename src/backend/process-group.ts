@@ -1,15 +1,18 @@
 // A command run as the leader of its own process group, the way executions
-// (runner.ts) and supervised process runs (process-run.ts) are started: output
-// handed on chunk by chunk, the whole group signalled at once and ended as a whole
-// (TERM, then KILL after a grace), and the /proc reading that tells whether a
-// group is gone and whether a pid still belongs to the group leader we started.
+// (runner.ts) and supervised process runs (process-run.ts) are started: spawned by
+// the sandbox's driver (drivers/driver.ts), output handed on chunk by chunk, every
+// process of the run signalled at once and ended as a whole (TERM, then KILL after
+// a grace).
 
-import { type ChildProcess, spawn } from "node:child_process";
-import fs from "node:fs";
+import type { SandboxChild, SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
+import { readProcessStartTime, signalProcessGroup } from "./drivers/proc.js";
 
 export interface GroupLeaderSpec {
+  driver: SandboxDriver;
+  placement: SandboxPlacement;
   /** argv[0] is the program. */
   argv: string[];
+  /** The host directory to start in (inside the workspace). */
   cwd: string;
   env: Record<string, string>;
   /** A pipe to the leader's stdin; otherwise stdin is /dev/null. */
@@ -34,34 +37,39 @@ const CLOSE_FALLBACK_MS = 1000;
 const GROUP_GONE_POLL_MS = 20;
 
 /**
- * The leader of a process group and the timers that end it. The owner decides when
- * the run is over (settled) and calls release() or abandon() once.
+ * The leader of a run and the timers that end it. The owner decides when the run
+ * is over (settled) and calls release() or abandon() once.
  */
 export class ProcessGroup {
-  child: ChildProcess | null = null;
-  /** The group (its leader's pid), or null when nothing could be started. */
+  private run: SandboxChild | null = null;
+  /** The run's host process group (its leader's pid), or null when nothing could be started. */
   pgid: number | null = null;
   /** Start time of the group leader (from /proc), to recognise the group after a restart. */
   pgidStartTime: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
 
+  get child() {
+    return this.run?.process ?? null;
+  }
+
   /** Starts the leader; false when nothing was started (onSpawnError is called, now or soon). */
   spawn(spec: GroupLeaderSpec): boolean {
     const program = spec.argv[0] ?? "";
-    let child: ChildProcess;
+    let run: SandboxChild;
     try {
-      child = spawn(program, spec.argv.slice(1), {
+      run = spec.driver.spawn({
+        placement: spec.placement,
+        argv: spec.argv,
         cwd: spec.cwd,
         env: spec.env,
-        // Its own process group, so the whole tree can be signalled at once.
-        detached: true,
-        stdio: [spec.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+        stdin: spec.stdin,
       });
     } catch (err) {
       spec.onSpawnError(program, err as NodeJS.ErrnoException);
       return false;
     }
-    this.child = child;
+    this.run = run;
+    const child = run.process;
     if (child.pid === undefined) {
       // Spawn failed (e.g. ENOENT); Node reports it on the 'error' event.
       child.on("error", (err: NodeJS.ErrnoException) => spec.onSpawnError(program, err));
@@ -77,42 +85,66 @@ export class ProcessGroup {
     child.on("error", () => {
       // Signalling errors after start; the end comes from 'exit'/'close'.
     });
-    child.once("exit", (code, signal) => {
+    child.once("exit", (leaderCode, leaderSignal) => {
+      const { code, signal } = run.commandExit(leaderCode, leaderSignal);
       spec.onExit(code, signal);
       this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal)));
     });
-    child.once("close", spec.onEnd);
+    child.once("close", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
+      const { code, signal } = run.commandExit(leaderCode, leaderSignal);
+      spec.onEnd(code, signal);
+    });
     return true;
   }
 
-  /** Sends a signal to the whole group; false when it is gone (or never started). */
+  /** Sends a signal to every process of the run; false when it is gone (or never started). */
   signal(signal: NodeJS.Signals): boolean {
-    return this.pgid !== null && signalProcessGroup(this.pgid, signal);
+    return this.pgid !== null && this.run?.signal(signal) === true;
   }
 
-  /** SIGTERM to the group now, then kill() after `graceMs`. */
+  /** SIGTERM to the run now, then kill() after `graceMs`. */
   terminate(graceMs: number, giveUp: () => void): void {
     if (this.pgid === null) return;
-    signalProcessGroup(this.pgid, "SIGTERM");
+    this.signal("SIGTERM");
     this.later(graceMs, () => this.kill(giveUp));
   }
 
-  /** SIGKILL to the group; `giveUp` runs if the output pipes are still open a while later. */
+  /** SIGKILL to the run; `giveUp` runs if the output pipes are still open a while later. */
   kill(giveUp: () => void): void {
     if (this.pgid === null) return;
-    signalProcessGroup(this.pgid, "SIGKILL");
+    this.signal("SIGKILL");
     // A process outside the group may still hold the pipes; do not wait for it forever.
     this.later(CLOSE_FALLBACK_MS, giveUp);
   }
 
-  /** The run is over: timers stop, whatever is left of the group is killed, the pipes are closed. */
+  /** The run is over: timers stop, whatever is left of it is killed, the pipes are closed. */
   release(): void {
     this.clearTimers();
-    // Whatever is left of the group (background jobs that closed their output) ends with it.
-    if (this.pgid !== null) signalProcessGroup(this.pgid, "SIGKILL");
+    // Whatever is left of the run (background jobs that closed their output) ends with it.
+    if (this.pgid !== null) this.run?.signal("SIGKILL");
     this.child?.stdin?.destroy();
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
+  }
+
+  /** Whether no live process of the run is left (true when it never started). */
+  gone(): boolean {
+    if (this.run === null || this.pgid === null) return true;
+    try {
+      return this.run.members().length === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Resolves once no process of the run is left, or after `timeoutMs` (a process stuck in the kernel). */
+  async waitUntilGone(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.gone()) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, GROUP_GONE_POLL_MS));
+    }
   }
 
   /** Forgets the process without ending it, as a crash would. */
@@ -149,72 +181,6 @@ export function spawnFailure(program: string, err: NodeJS.ErrnoException): { exi
   const notFound = err.code === "ENOENT";
   const why = notFound ? "command not found" : err.code === "EACCES" ? "permission denied" : err.message;
   return { exitCode: notFound ? 127 : 126, message: Buffer.from(`sbx: ${program}: ${why}\n`) };
-}
-
-/** Sends a signal to a whole process group; false when the group is gone. */
-export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Command names of the live processes in a group. Zombies waiting for a parent that
- * never reaps them (some container init processes) are dead already and do not count.
- * Throws when /proc cannot be read.
- */
-export function groupMembers(pgid: number): string[] {
-  const names: string[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // Fields after "(comm)": state is field 3, pgrp is field 5.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") {
-      names.push(stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")));
-    }
-  }
-  return names;
-}
-
-/** True when no live process is left in a group (see groupMembers). */
-export function processGroupGone(pgid: number): boolean {
-  if (!signalProcessGroup(pgid, 0)) return true;
-  try {
-    return groupMembers(pgid).length === 0;
-  } catch {
-    return false;
-  }
-}
-
-/** Resolves once the group is gone, or after `timeoutMs` (a process stuck in the kernel). */
-export async function waitForGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (processGroupGone(pgid)) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, GROUP_GONE_POLL_MS));
-  }
-}
-
-/** A process's start time in clock ticks since boot (Linux /proc), or null. */
-export function readProcessStartTime(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after "(comm)": state is field 3, starttime is field 22.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -6,9 +6,12 @@
 
 import fs from "node:fs";
 import type { ProcessStream } from "../protocol/types.js";
+import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
 import { ProcessGroup, spawnFailure } from "./process-group.js";
 
 export interface ProcessRunSpec {
+  driver: SandboxDriver;
+  placement: SandboxPlacement;
   argv: string[];
   cwd: string;
   env: Record<string, string>;
@@ -64,6 +67,8 @@ export class ProcessRun {
       return;
     }
     this.group.spawn({
+      driver: spec.driver,
+      placement: spec.placement,
       argv: spec.argv,
       cwd: spec.cwd,
       env: spec.env,

@@ -30,7 +30,7 @@ import {
   type RestartPolicy,
 } from "../protocol/types.js";
 import type { BackendStore, ProcessPatch, ProcessRow, SandboxRow } from "./db.js";
-import { BASE_PATH } from "./executions.js";
+import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "./drivers/driver.js";
 import { ApiError } from "./http.js";
 import { endLostProcessGroup } from "./process-group.js";
 import { type LogLimits, ProcessLogStream } from "./process-logs.js";
@@ -138,9 +138,9 @@ class Supervisor {
   constructor(
     private readonly deps: SupervisorDeps,
     row: ProcessRow,
-    private readonly workspaceDir: string,
+    private readonly driver: SandboxDriver,
+    private readonly placement: SandboxPlacement,
     private readonly cwd: string,
-    private readonly baseEnv: Record<string, string>,
     logs: Record<ProcessStream, ProcessLogStream>,
   ) {
     this.row = row;
@@ -166,14 +166,23 @@ class Supervisor {
   startRun(patch: ProcessPatch = {}): void {
     const generation = patch.restarts ?? this.row.restarts;
     // Checked for each run: the working directory may have become a symlink out of the workspace.
-    const place = confineToWorkspace(this.workspaceDir, this.cwd);
+    const place = confineToWorkspace(this.placement.workspaceDir, this.cwd);
+    const cwd = place.cwd ?? this.cwd;
     const run = new ProcessRun({
+      driver: this.driver,
+      placement: this.placement,
       argv: this.argv,
-      cwd: place.cwd ?? this.cwd,
+      cwd,
       ...(place.problem === "outside" && {
         cwdProblem: `working directory ${this.row.working_dir} leads outside /workspace; not started`,
       }),
-      env: { ...this.baseEnv, SBX_PROCESS_GENERATION: String(generation) },
+      env: commandEnvironment(
+        this.driver,
+        this.placement,
+        { kind: "process", id: this.row.process_id, generation },
+        cwd,
+        JSON.parse(this.row.env) as Record<string, string>,
+      ),
       stdin: this.row.stdin_enabled === 1,
       onOutput: (stream, chunk) => this.output(stream, chunk),
     });
@@ -601,6 +610,12 @@ export class ProcessSupervisor {
     return this.getRow(row.process_id) ?? row;
   }
 
+  /** Stops every process of a sandbox not ended yet (sandbox rm --force); resolves once they ended. */
+  async stopAllIn(sandboxId: string, graceMs: number): Promise<void> {
+    const supervisors = [...this.live.values()].filter((s) => s.current.sandbox_id === sandboxId);
+    await Promise.all(supervisors.map((s) => s.requestStop("stop", graceMs)));
+  }
+
   /** Deletes an ended process's row and logs. */
   remove(row: ProcessRow): void {
     if (this.live.has(row.process_id)) throw new Error(`process ${row.process_id} is still supervised`);
@@ -682,22 +697,21 @@ export class ProcessSupervisor {
   }
 
   private supervise(row: ProcessRow): Supervisor {
-    const { workspaceDir, cwd } = this.sandboxes.workspaceCwd(row.sandbox_id, row.working_dir);
-    const env: Record<string, string> = {
-      PATH: BASE_PATH,
-      HOME: workspaceDir,
-      LANG: "C.UTF-8",
-      PWD: cwd,
-      SBX_SANDBOX_ID: row.sandbox_id,
-      SBX_PROCESS_ID: row.process_id,
-      ...(JSON.parse(row.env) as Record<string, string>),
-    };
+    const { cwd } = this.sandboxes.workspaceCwd(row.sandbox_id, row.working_dir);
+    const sandbox = this.store.getSandboxById(row.sandbox_id)!;
     const dir = this.logDir(row);
     const logs = {
       stdout: ProcessLogStream.open(dir, "stdout", this.limits, row.stdout_bytes),
       stderr: ProcessLogStream.open(dir, "stderr", this.limits, row.stderr_bytes),
     };
-    const supervisor = new Supervisor(this.deps, row, workspaceDir, cwd, env, logs);
+    const supervisor = new Supervisor(
+      this.deps,
+      row,
+      this.sandboxes.driver(sandbox),
+      this.sandboxes.placement(sandbox),
+      cwd,
+      logs,
+    );
     this.live.set(row.process_id, supervisor);
     return supervisor;
   }

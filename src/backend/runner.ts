@@ -1,16 +1,18 @@
-// Running one bounded command: the driver seam (ExecutionDriver) and its local
-// implementation, where each execution is its own process group (process-group.ts),
-// ended as a whole at its timeout (TERM, then KILL after a grace), with bounded
-// output capture.
+// Running one bounded command (an execution): spawned by its sandbox's driver as a
+// process group (process-group.ts), ended as a whole at its timeout (TERM, then
+// KILL after a grace), with bounded output capture.
 
 import { RECORD_OUTPUT_LIMIT } from "../protocol/types.js";
-import { ProcessGroup, spawnFailure, waitForGroupGone } from "./process-group.js";
+import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
+import { ProcessGroup, spawnFailure } from "./process-group.js";
 
 export interface RunSpec {
   executionId: string;
+  driver: SandboxDriver;
+  placement: SandboxPlacement;
   /** argv[0] is the program; a shell command arrives here as ["/bin/sh", "-c", command]. */
   argv: string[];
-  /** Real directory on this host. */
+  /** Real directory on this host, inside the workspace. */
   cwd: string;
   env: Record<string, string>;
   /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
@@ -64,12 +66,7 @@ export interface RunHandle {
   abandon(): void;
 }
 
-/** Where executions are placed. Local processes today; a cluster scheduler could slot in. */
-export interface ExecutionDriver {
-  start(spec: RunSpec): RunHandle;
-}
-
-export interface LocalDriverOptions {
+export interface ExecutionRunnerOptions {
   /** Between SIGTERM and SIGKILL to the group. Default 5 s. */
   killGraceMs?: number;
   /** Bytes of each stream kept for the record. Default RECORD_OUTPUT_LIMIT. */
@@ -79,11 +76,12 @@ export interface LocalDriverOptions {
 export const DEFAULT_KILL_GRACE_MS = 5000;
 /** A group that was ended: how long to wait for its last process to disappear. */
 const GROUP_GONE_WAIT_MS = 5000;
-export class LocalProcessDriver implements ExecutionDriver {
+/** Starts executions on their sandbox's driver. */
+export class ExecutionRunner {
   private readonly killGraceMs: number;
   private readonly outputLimit: number;
 
-  constructor(opts: LocalDriverOptions = {}) {
+  constructor(opts: ExecutionRunnerOptions = {}) {
     this.killGraceMs = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     this.outputLimit = opts.outputLimit ?? RECORD_OUTPUT_LIMIT;
   }
@@ -116,6 +114,8 @@ class LocalRun implements RunHandle {
     this.stderr = new OutputTail(outputLimit);
     this.onOutput = spec.onOutput ?? (() => {});
     const started = this.group.spawn({
+      driver: spec.driver,
+      placement: spec.placement,
       argv: spec.argv,
       cwd: spec.cwd,
       env: spec.env,
@@ -185,7 +185,7 @@ class LocalRun implements RunHandle {
         finishedAt: new Date(),
       });
     // An ended (cancelled, timed out) run is reported once its group is gone, not when signalled.
-    if (this.ending !== null && this.pgid !== null) void waitForGroupGone(this.pgid, GROUP_GONE_WAIT_MS).then(resolve);
+    if (this.ending !== null && this.pgid !== null) void this.group.waitUntilGone(GROUP_GONE_WAIT_MS).then(resolve);
     else resolve();
   }
 

@@ -1,13 +1,23 @@
 // Sandboxes: rows in backend.db plus a private workspace directory each
 // (<dataDir>/sandboxes/<sandbox_id>/workspace, 0700). Resolves the `{id}` of a
-// path (an id or a name) and creates `default` on first use.
+// path (an id or a name), creates `default` on first use, and chooses each new
+// sandbox's isolation (docs/drivers.md): `auto` is bwrap where it works, else none.
 
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { ErrorCodes, type Sandbox, type SandboxCreateRequest, WORKSPACE } from "../protocol/types.js";
+import {
+  ErrorCodes,
+  type Isolation,
+  type Sandbox,
+  type SandboxCreateRequest,
+  type SandboxDetails,
+  WORKSPACE,
+} from "../protocol/types.js";
 import { isValidSandboxRef } from "../protocol/validate.js";
 import type { BackendStore, SandboxRow } from "./db.js";
+import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
+import type { DriverSet } from "./drivers/drivers.js";
 import { ApiError, invalidRequest } from "./http.js";
 
 export const DEFAULT_SANDBOX = "default";
@@ -26,11 +36,51 @@ export function toSandbox(row: SandboxRow): Sandbox {
   };
 }
 
+/** The one line said when a sandbox without isolation is created. */
+export function noIsolationWarning(name: string, reason: string | null): string {
+  return `sandbox ${name} runs commands without isolation (none): they see and can change what you can. ${reason ?? ""}`.trim();
+}
+
+export interface ResolveOptions {
+  /** Create `default` when it is named and does not exist yet. */
+  createDefault: boolean;
+  /** Told once, when `default` was just created without isolation. */
+  warn?: (message: string) => void;
+}
+
 export class SandboxRegistry {
   constructor(
     private readonly store: BackendStore,
     private readonly dataDir: string,
+    private readonly drivers: DriverSet,
   ) {}
+
+  /** Where a sandbox's commands run. */
+  placement(row: SandboxRow): SandboxPlacement {
+    return { sandboxId: row.sandbox_id, workspaceDir: this.workspaceDir(row.sandbox_id), network: row.network === 1 };
+  }
+
+  driver(row: SandboxRow): SandboxDriver {
+    return this.drivers.driver(row.isolation);
+  }
+
+  /** Throws 400 isolation_unavailable when the sandbox's driver cannot run commands on this backend. */
+  requireRunnable(row: SandboxRow): void {
+    const probe = this.drivers.probe(row.isolation);
+    if (!probe.available) throw isolationUnavailable(row.isolation, `sandbox ${row.name}: ${probe.reason}`);
+  }
+
+  /** The sandbox with its driver, host workspace and (when asked) its size on disk. */
+  details(row: SandboxRow, usage: boolean): SandboxDetails {
+    const placement = this.placement(row);
+    const probe = this.drivers.probe(row.isolation);
+    return {
+      ...toSandbox(row),
+      host_workspace: placement.workspaceDir,
+      workspace_bytes: usage ? diskUsage(placement.workspaceDir) : null,
+      driver: { ...this.driver(row).describe(placement), available: probe.available, reason: probe.reason },
+    };
+  }
 
   sandboxDir(sandboxId: string): string {
     return path.join(this.dataDir, "sandboxes", sandboxId);
@@ -42,27 +92,22 @@ export class SandboxRegistry {
   }
 
   /** Finds a sandbox by id or name; `default` is created when first named. Throws 400/404. */
-  resolve(ref: string, opts: { createDefault: boolean }): SandboxRow {
+  resolve(ref: string, opts: ResolveOptions): SandboxRow {
     if (!isValidSandboxRef(ref)) throw invalidRequest("sandbox", `invalid sandbox id or name ${JSON.stringify(ref)}`);
     const row = this.store.getSandboxById(ref) ?? this.store.getSandboxByName(ref);
     if (row) return row;
     if (opts.createDefault && ref === DEFAULT_SANDBOX) {
-      return this.insert({ name: DEFAULT_SANDBOX, isolation: "none", network: true });
+      const created = this.insert({ name: DEFAULT_SANDBOX, ...this.choose({}) });
+      if (created.isolation === "none")
+        opts.warn?.(noIsolationWarning(created.name, this.drivers.probe("bwrap").reason));
+      return created;
     }
     throw new ApiError(404, ErrorCodes.sandboxNotFound, `no sandbox ${JSON.stringify(ref)}`, { sandbox: ref });
   }
 
-  /** Creates a sandbox from a validated request. Throws 400 (unsupported) and 409 (name taken). */
+  /** Creates a sandbox from a validated request. Throws 400 (isolation unavailable) and 409 (name taken). */
   create(req: SandboxCreateRequest): SandboxRow {
-    const isolation = req.isolation ?? "none";
-    const network = req.network ?? true;
-    if (isolation === "bwrap") {
-      throw invalidRequest("isolation", 'isolation "bwrap" is not available in this backend yet; use "none"');
-    }
-    if (!network) {
-      // Without isolation the network cannot be withheld; refuse rather than pretend.
-      throw invalidRequest("network", 'network: false needs isolation "bwrap", which is not available yet');
-    }
+    const { isolation, network } = this.choose(req);
     if (req.name !== undefined) {
       if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
         throw invalidRequest("name", `the name ${JSON.stringify(req.name)} is reserved`);
@@ -83,7 +128,7 @@ export class SandboxRegistry {
       throw new ApiError(
         409,
         ErrorCodes.sandboxBusy,
-        `sandbox ${row.name} has ${running} running execution(s); wait for them or cancel them first`,
+        `sandbox ${row.name} has ${running} running execution(s); wait for them, cancel them, or remove it with force`,
         { sandbox_id: row.sandbox_id, running },
       );
     }
@@ -92,7 +137,7 @@ export class SandboxRegistry {
       throw new ApiError(
         409,
         ErrorCodes.sandboxBusy,
-        `sandbox ${row.name} has ${processes} supervised process(es) not ended; stop them first`,
+        `sandbox ${row.name} has ${processes} supervised process(es) not ended; stop them, or remove it with force`,
         { sandbox_id: row.sandbox_id, processes },
       );
     }
@@ -134,7 +179,26 @@ export class SandboxRegistry {
     return dir;
   }
 
-  private insert(spec: { name: string | undefined; isolation: "none"; network: boolean }): SandboxRow {
+  /**
+   * The isolation and network a request gets: `auto` (the default) is bwrap where it
+   * works, else none; network is off under bwrap unless asked for, and cannot be
+   * withheld without isolation. Throws 400 isolation_unavailable saying why.
+   */
+  private choose(req: SandboxCreateRequest): { isolation: Isolation; network: boolean } {
+    const asked = req.isolation ?? "auto";
+    const isolation: Isolation = asked === "auto" ? this.drivers.defaultIsolation : asked;
+    const probe = this.drivers.probe(isolation);
+    if (!probe.available) throw isolationUnavailable(isolation, probe.reason ?? "not available");
+    if (isolation === "none" && req.network === false) {
+      throw isolationUnavailable(
+        "bwrap",
+        `network: false needs isolation bwrap, which cannot run here: ${this.drivers.probe("bwrap").reason}`,
+      );
+    }
+    return { isolation, network: req.network ?? isolation === "none" };
+  }
+
+  private insert(spec: { name: string | undefined; isolation: Isolation; network: boolean }): SandboxRow {
     const sandboxId = `sbx_${randomBytes(10).toString("hex")}`;
     const row: SandboxRow = {
       sandbox_id: sandboxId,
@@ -173,6 +237,38 @@ export function confineToWorkspace(
   }
   const inside = realCwd === realWorkspace || realCwd.startsWith(`${realWorkspace}${path.sep}`);
   return inside ? { cwd: realCwd, problem: null } : { cwd: null, problem: "outside" };
+}
+
+function isolationUnavailable(isolation: Isolation, reason: string): ApiError {
+  return new ApiError(400, ErrorCodes.isolationUnavailable, `isolation ${isolation} is not available: ${reason}`, {
+    field: "isolation",
+    isolation,
+    reason,
+  });
+}
+
+/** Bytes a directory tree takes on disk (allocated blocks), not following symlinks. */
+export function diskUsage(dir: string): number {
+  let total = 0;
+  const walk = (d: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      try {
+        total += fs.lstatSync(p).blocks * 512;
+      } catch {
+        continue;
+      }
+      if (e.isDirectory()) walk(p);
+    }
+  };
+  walk(dir);
+  return total;
 }
 
 function isDirectory(dir: string): boolean {

@@ -9,10 +9,11 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ErrorCodes } from "../protocol/types.js";
+import { ErrorCodes, WARNING_HEADER } from "../protocol/types.js";
 import { isValidIdempotencyKey } from "../protocol/validate.js";
 import { MUTATION_ROUTES, type RequestContext, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
+import { DriverSet, type DriverSetOptions } from "./drivers/drivers.js";
 import { BackendError } from "./errors.js";
 import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
@@ -21,7 +22,7 @@ import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./ht
 import { callerFor, IdempotencyKeys } from "./idempotency.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
-import { DEFAULT_KILL_GRACE_MS, LocalProcessDriver } from "./runner.js";
+import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "./runner.js";
 import { matchRoute } from "./router.js";
 import { SandboxRegistry } from "./sandbox-registry.js";
 import { DEFAULT_SSE_PING_MS } from "./stream.js";
@@ -69,6 +70,8 @@ export interface BackendOptions {
   executionOutputMaxBytes?: number;
   /** Between `: ping` comments on event streams. Default 15 s. */
   ssePingMs?: number;
+  /** The sandbox drivers (e.g. another bwrap program); probed once at start. */
+  drivers?: DriverSetOptions;
 }
 
 export interface CloseOptions {
@@ -156,7 +159,14 @@ class Backend {
     this.log = opts.log ?? (() => {});
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.tokenDigest = opts.token ? digest(opts.token) : null;
-    const sandboxes = new SandboxRegistry(store, opts.dataDir);
+    const drivers = new DriverSet(opts.drivers);
+    const isolation = drivers.status();
+    this.log(
+      isolation.bwrap.available
+        ? `isolation: bwrap (${isolation.bwrap.version ?? "version unknown"})`
+        : `isolation: none — ${isolation.bwrap.reason}`,
+    );
+    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers);
     const events = new EventLog({
       store,
       outputDir: (sandboxId, executionId) => path.join(sandboxes.sandboxDir(sandboxId), "executions", executionId),
@@ -169,7 +179,7 @@ class Backend {
     this.executions = new ExecutionManager({
       store,
       events,
-      driver: new LocalProcessDriver(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      runner: new ExecutionRunner(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       log: this.log,
       onSettled: () => this.armIdle(),
       ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
@@ -188,6 +198,7 @@ class Backend {
     this.services = {
       store,
       sandboxes,
+      drivers,
       executions: this.executions,
       processes: this.processes,
       events,
@@ -353,6 +364,10 @@ class Backend {
       admissionDelay: delay,
       signal,
       response: res,
+      warn: (message) => {
+        // One line, plain ASCII: a header value. The CLI prints it on stderr.
+        if (!res.headersSent) res.setHeader(WARNING_HEADER, message.replace(/[^\x20-\x7e]/g, "?"));
+      },
       services: this.services,
     };
     return applyAnswerFault(fault.action, await route.handler(ctx));

@@ -2,6 +2,8 @@
 // neither side's internals belong here.
 
 export const API_PREFIX = "/api/v1";
+/** A response header with a warning for the person behind the request (sbx prints it on stderr). */
+export const WARNING_HEADER = "Sbx-Warning";
 export const PROTOCOL_VERSION = 1;
 
 export type Outcome = "pending" | "succeeded" | "failed" | "timed_out" | "cancelled" | "unknown";
@@ -13,13 +15,31 @@ export interface Health {
   protocol: number;
   backend: string;
   started_at: string;
+  /** The embedded backend's sandbox drivers, as probed at its start (sbx). */
+  isolation?: IsolationStatus;
 }
 
 export type Isolation = "none" | "bwrap";
+/** `auto`: bwrap where it works, else none. */
+export type IsolationRequest = Isolation | "auto";
+
+export interface DriverProbeStatus {
+  available: boolean;
+  /** Why it is not available and what to install; null when it is. */
+  reason: string | null;
+  version: string | null;
+}
+
+export interface IsolationStatus {
+  /** What `auto` (and the `default` sandbox) gets on this backend. */
+  default: Isolation;
+  bwrap: DriverProbeStatus;
+  none: DriverProbeStatus;
+}
 
 export interface SandboxCreateRequest {
   name?: string;
-  isolation?: Isolation;
+  isolation?: IsolationRequest;
   network?: boolean;
 }
 
@@ -31,6 +51,24 @@ export interface Sandbox {
   network: boolean;
   workspace: "/workspace";
   created_at: string;
+}
+
+/** GET /sandbox/{id}: the sandbox with where and how its commands run (sbx). */
+export interface SandboxDetails extends Sandbox {
+  /** The host directory behind /workspace (the embedded backend's own disk). */
+  host_workspace: string;
+  /** Bytes the workspace takes on disk; only with ?usage=true, else null. */
+  workspace_bytes: number | null;
+  driver: {
+    isolation: Isolation;
+    version: string | null;
+    user: string;
+    namespaces: string[];
+    host_paths_read_only: string[] | null;
+    /** Whether this sandbox's driver can run commands on this backend now. */
+    available: boolean;
+    reason: string | null;
+  };
 }
 
 export interface SandboxList {
@@ -191,6 +229,8 @@ export const ErrorCodes = {
   sandboxExists: "sandbox_exists",
   /** DELETE of a sandbox that still has running executions. */
   sandboxBusy: "sandbox_busy",
+  /** The isolation asked for (or the sandbox's) cannot run on this backend; details.reason says why. */
+  isolationUnavailable: "isolation_unavailable",
   methodNotAllowed: "method_not_allowed",
   payloadTooLarge: "payload_too_large",
   /** An event cursor (after, Last-Event-ID, after_sequence) or output offset beyond what exists. */

@@ -153,8 +153,13 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
       };
     }
   }
-  if (req.isolation !== undefined && req.isolation !== "none" && req.isolation !== "bwrap") {
-    return { field: "isolation", message: 'isolation must be "none" or "bwrap"' };
+  if (
+    req.isolation !== undefined &&
+    req.isolation !== "auto" &&
+    req.isolation !== "none" &&
+    req.isolation !== "bwrap"
+  ) {
+    return { field: "isolation", message: 'isolation must be "auto", "bwrap" or "none"' };
   }
   if (req.network !== undefined && typeof req.network !== "boolean") {
     return { field: "network", message: "network must be a boolean" };

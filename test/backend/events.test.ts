@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventDrafter, GAP_EVENT_INTERVAL_MS } from "../../src/backend/events.js";
 import { formatSseFrame, parseStreamCursor } from "../../src/backend/stream.js";
-import { EXECUTE, groupAlive, startTestBackend, type TestBackend, until } from "./support.js";
+import { EXECUTE, processesWithArg, startTestBackend, type TestBackend, uniqueSleep, until } from "./support.js";
 import { executionPath, outputOf, SseConnection } from "./stream-support.js";
 
 const AT = "2026-01-01T00:00:00.000Z";
@@ -222,24 +222,20 @@ describe("the event log", () => {
   it("survives a crash up to the last batch; restart recovery ends the log with exit unknown and end incomplete", async () => {
     const first = await startTestBackend({ faults: "execute:drop:once" });
     b = first;
-    await expect(
-      first.api("POST", EXECUTE, { body: { command: "echo $$ > g.pgid; printf before; sleep 60" } }),
-    ).rejects.toThrow();
+    const sleep = uniqueSleep(60);
+    await expect(first.api("POST", EXECUTE, { body: { command: `printf before; sleep ${sleep}` } })).rejects.toThrow();
     const running = await until(async () => {
       const list = (await first.api("GET", "/api/v1/sandbox/default/executions")).json;
       const e = list.executions[0];
       return e?.last_event_id >= 2 && e;
     });
     const id = running.execution_id;
-    const sandbox = (await first.api("GET", "/api/v1/sandbox/default")).json;
-    const pgid = Number(
-      fs.readFileSync(path.join(first.dataDir, "sandboxes", sandbox.sandbox_id, "workspace", "g.pgid"), "utf8"),
-    );
+    await until(() => processesWithArg(sleep).length === 1, 5000, "sleep to start");
     await first.stop({ simulateCrash: true });
-    expect(groupAlive(pgid)).toBe(true);
+    expect(processesWithArg(sleep)).toHaveLength(1);
 
     b = await startTestBackend({}, first.dir);
-    await until(() => !groupAlive(pgid), 3000, "the lost group to end");
+    await until(() => processesWithArg(sleep).length === 0, 3000, "the lost group to end");
     const events = (await b.api("GET", executionPath(id, "/events"))).json.events;
     expect(events.map((e: { sequence: number; type: string }) => [e.sequence, e.type])).toEqual([
       [1, "started"],

@@ -4,29 +4,26 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDaemon } from "../../src/backend/daemon.js";
 import type { BackendHandle } from "../../src/backend/server.js";
-import { backendsPerTest, EXECUTE, groupAlive, socketClient, tempDir, until, workspaceOf } from "./support.js";
+import { backendsPerTest, EXECUTE, processesWithArg, socketClient, tempDir, uniqueSleep, until } from "./support.js";
 
 const started = backendsPerTest();
 
 describe("restart recovery", () => {
   it("marks executions an earlier run left pending as lost and ends their process groups", async () => {
     const first = await started({ faults: "execute:drop" });
-    const workspace = await workspaceOf(first);
+    const sleep = uniqueSleep(60);
     await expect(
       first.api("POST", EXECUTE, {
-        body: { command: "echo $$ > lost.pgid; sleep 60 & sleep 60; wait" },
+        body: { command: `sleep ${sleep} & sleep ${sleep}; wait` },
         headers: { "idempotency-key": "crash-1" },
       }),
     ).rejects.toThrow();
-    const pgidFile = path.join(workspace, "lost.pgid");
-    await until(() => fs.existsSync(pgidFile) && fs.readFileSync(pgidFile, "utf8").endsWith("\n"), 5000, "pgid");
-    const pgid = Number(fs.readFileSync(pgidFile, "utf8"));
-    await until(() => groupAlive(pgid), 5000, "the group to run");
+    await until(() => processesWithArg(sleep).length === 2, 5000, "the group to run");
     await first.stop({ simulateCrash: true });
-    expect(groupAlive(pgid)).toBe(true);
+    expect(processesWithArg(sleep)).toHaveLength(2);
 
     const second = await started({}, first.dir);
-    await until(() => !groupAlive(pgid), 3000, "the lost group to be ended");
+    await until(() => processesWithArg(sleep).length === 0, 3000, "the lost group to be ended");
     const list = await second.api("GET", "/api/v1/sandbox/default/executions?idempotency_key=crash-1");
     expect(list.json.live_count).toBe(0);
     expect(list.json.executions).toHaveLength(1);
@@ -53,15 +50,13 @@ describe("restart recovery", () => {
 describe("graceful close", () => {
   it("ends running groups, answers their requests, and marks them", async () => {
     const b = await started();
-    const workspace = await workspaceOf(b);
-    const pending = b.api("POST", EXECUTE, { body: { command: "echo $$ > run.pgid; sleep 60" } });
-    const pgidFile = path.join(workspace, "run.pgid");
-    await until(() => fs.existsSync(pgidFile) && fs.readFileSync(pgidFile, "utf8").endsWith("\n"), 5000, "pgid");
-    const pgid = Number(fs.readFileSync(pgidFile, "utf8"));
+    const sleep = uniqueSleep(60);
+    const pending = b.api("POST", EXECUTE, { body: { command: `sleep ${sleep}` } });
+    await until(() => processesWithArg(sleep).length === 1, 5000, "sleep to start");
     await b.stop();
     const answer = await pending;
     expect(answer.json).toMatchObject({ outcome: "cancelled", system_error: "backend_shutdown", signal: "SIGTERM" });
-    expect(groupAlive(pgid)).toBe(false);
+    expect(processesWithArg(sleep)).toEqual([]);
     const again = await started({}, b.dir);
     const record = await again.api("GET", `/api/v1/sandbox/default/executions/${answer.json.execution_id}`);
     expect(record.json.outcome).toBe("cancelled");

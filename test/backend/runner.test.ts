@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LocalProcessDriver, OutputTail } from "../../src/backend/runner.js";
-import { groupMembers, until } from "./support.js";
+import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import type { SandboxDriver } from "../../src/backend/drivers/driver.js";
+import { NoneDriver } from "../../src/backend/drivers/none.js";
+import { ExecutionRunner, type ExecutionRunnerOptions, OutputTail, type RunSpec } from "../../src/backend/runner.js";
+import { groupMembers, ISOLATIONS, tempDir, unavailable, until } from "./support.js";
 
 describe("OutputTail", () => {
   it("keeps everything under the limit", () => {
@@ -29,8 +32,34 @@ describe("OutputTail", () => {
   });
 });
 
-describe("LocalProcessDriver", () => {
-  const spec = { executionId: "exe_t", cwd: "/", env: { PATH: "/usr/bin:/bin" }, stdin: null, timeoutMs: 5000 };
+const DRIVERS: Record<(typeof ISOLATIONS)[number], () => SandboxDriver> = {
+  none: () => new NoneDriver(),
+  bwrap: () => new BwrapDriver(),
+};
+
+describe.each(ISOLATIONS)("ExecutionRunner on %s", (isolation) => {
+  const skip = unavailable(isolation);
+  if (skip) {
+    it.skip(skip, () => {});
+    return;
+  }
+  const workspaceDir = tempDir("sbx-runner-");
+  const driver = DRIVERS[isolation]();
+  const spec = {
+    executionId: "exe_t",
+    driver,
+    placement: { sandboxId: "sbx_t", workspaceDir, network: false },
+    cwd: workspaceDir,
+    env: { PATH: "/usr/bin:/bin" },
+    stdin: null,
+    timeoutMs: 5000,
+  };
+  class LocalProcessDriver {
+    constructor(private readonly opts: ExecutionRunnerOptions = {}) {}
+    start(run: Omit<RunSpec, "driver" | "placement"> & Partial<RunSpec>) {
+      return new ExecutionRunner(this.opts).start({ ...spec, ...run });
+    }
+  }
 
   it("answers a missing program like a shell (127), without throwing", async () => {
     const run = new LocalProcessDriver().start({ ...spec, argv: ["/nonexistent/program"] });

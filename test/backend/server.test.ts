@@ -6,7 +6,7 @@ import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBackend } from "../../src/backend/server.js";
 import { VERSION } from "../../src/version.js";
-import { startTestBackend, type TestBackend, tcpClient, tempDir, until } from "./support.js";
+import { BWRAP, startTestBackend, type TestBackend, tcpClient, tempDir, until } from "./support.js";
 
 let backend: TestBackend | undefined;
 afterEach(async () => {
@@ -25,6 +25,11 @@ describe("health and listening", () => {
       protocol: 1,
       backend: "local",
       started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      isolation: {
+        default: BWRAP.available ? "bwrap" : "none",
+        bwrap: BWRAP,
+        none: { available: true, reason: null, version: null },
+      },
     });
     expect(fs.statSync(backend.socketPath).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(backend.socketPath)).mode & 0o777).toBe(0o700);
@@ -105,16 +110,19 @@ describe("sandboxes", () => {
     expect((await backend.api("GET", "/api/v1/sandboxes")).json).toEqual({ sandboxes: [] });
     const res = await backend.api("GET", "/api/v1/sandbox/default");
     expect(res.status).toBe(200);
+    const workspace = path.join(backend.dataDir, "sandboxes", res.json.sandbox_id, "workspace");
     expect(res.json).toEqual({
       sandbox_id: expect.stringMatching(/^sbx_[0-9a-f]{20}$/),
       name: "default",
       status: "ready",
-      isolation: "none",
-      network: true,
+      isolation: BWRAP.available ? "bwrap" : "none",
+      network: !BWRAP.available,
       workspace: "/workspace",
       created_at: expect.any(String),
+      host_workspace: workspace,
+      workspace_bytes: null,
+      driver: expect.objectContaining({ isolation: BWRAP.available ? "bwrap" : "none", available: true }),
     });
-    const workspace = path.join(backend.dataDir, "sandboxes", res.json.sandbox_id, "workspace");
     expect(fs.statSync(workspace).mode & 0o777).toBe(0o700);
     const byId = await backend.api("GET", `/api/v1/sandbox/${res.json.sandbox_id}`);
     expect(byId.json).toEqual(res.json);
@@ -125,7 +133,11 @@ describe("sandboxes", () => {
     backend = await startTestBackend();
     const created = await backend.api("POST", "/api/v1/sandbox/create", { body: { name: "ci-1" } });
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ name: "ci-1", isolation: "none", network: true, status: "ready" });
+    expect(created.json).toMatchObject({
+      name: "ci-1",
+      isolation: BWRAP.available ? "bwrap" : "none",
+      status: "ready",
+    });
 
     const dup = await backend.api("POST", "/api/v1/sandbox/create", { body: { name: "ci-1" } });
     expect(dup.status).toBe(409);
@@ -136,8 +148,7 @@ describe("sandboxes", () => {
       [{ name: "create" }, "name"],
       [{ name: "sbx_abc" }, "name"],
       [{ isolation: "vm" }, "isolation"],
-      [{ isolation: "bwrap" }, "isolation"],
-      [{ network: false }, "network"],
+      [{ network: "no" }, "network"],
       [[1], "body"],
     ] as const) {
       const res = await backend.api("POST", "/api/v1/sandbox/create", { body });

@@ -5,11 +5,33 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Agent, request } from "undici";
-import { afterAll, afterEach, beforeAll } from "vitest";
-import { groupMembers } from "../../src/backend/process-group.js";
+import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
+import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { runMembers } from "../../src/backend/drivers/proc.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/server.js";
 
-export { groupMembers };
+/**
+ * Command names of the live processes of a run recorded by its process group (an
+ * execution's or process's os_pid): the group, and under bwrap its whole sandbox.
+ */
+export function groupMembers(pgid: number): string[] {
+  return runMembers(pgid).map((p) => p.name);
+}
+
+/** Whether bwrap can run sandboxes on this machine (probed as the backend would). */
+export const BWRAP = new BwrapDriver().probe();
+
+/**
+ * The isolations the execution and process suites run under: none, and bwrap where
+ * it can run (otherwise its suites are skipped, saying why).
+ */
+export const ISOLATIONS = ["none", "bwrap"] as const;
+export type TestIsolation = (typeof ISOLATIONS)[number];
+
+/** `describe.skipIf` argument and reason for an isolation this machine cannot run. */
+export function unavailable(isolation: TestIsolation): string | false {
+  return isolation === "bwrap" && !BWRAP.available ? `bwrap cannot run here: ${BWRAP.reason}` : false;
+}
 
 export interface Answer {
   status: number;
@@ -105,20 +127,29 @@ export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir =
 
 /**
  * One backend for the tests of a file or describe block: started before them and handed
- * to `use` with its default sandbox's workspace directory, stopped after them.
+ * to `use` with its default sandbox's workspace directory, stopped after them. With an
+ * isolation, `default` is created with it first.
  */
 export function sharedBackend(
   use: (backend: TestBackend, workspace: string) => void,
   opts: Partial<BackendOptions> = {},
+  isolation?: TestIsolation,
 ): void {
   let backend: TestBackend | undefined;
   beforeAll(async () => {
     backend = await startTestBackend(opts);
+    if (isolation !== undefined) await createDefaultSandbox(backend, isolation);
     use(backend, await workspaceOf(backend));
   });
   afterAll(async () => {
     await backend?.stop();
   });
+}
+
+/** Creates the backend's `default` sandbox with this isolation (before anything names it). */
+export async function createDefaultSandbox(b: TestBackend, isolation: TestIsolation): Promise<void> {
+  const res = await b.api("POST", "/api/v1/sandbox/create", { body: { name: "default", isolation } });
+  if (res.status !== 201) throw new Error(`could not create the default sandbox (${isolation}): ${res.text}`);
 }
 
 /** startTestBackend for backends that are stopped after each test (the last started first). */
@@ -136,8 +167,7 @@ export function backendsPerTest(): typeof startTestBackend {
 
 /** The host directory behind /workspace of a backend's `default` sandbox (created when first named). */
 export async function workspaceOf(b: TestBackend): Promise<string> {
-  const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
-  return path.join(b.dataDir, "sandboxes", sandbox.sandbox_id, "workspace");
+  return (await b.api("GET", "/api/v1/sandbox/default")).json.host_workspace;
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails at the deadline. */
@@ -161,3 +191,45 @@ export function b64(text: string): string {
 }
 
 export const EXECUTE = "/api/v1/sandbox/default/execute";
+
+/** How a host path inside a sandbox's workspace looks to its commands under an isolation. */
+export function seenFrom(isolation: TestIsolation, workspace: string): (hostPath: string) => string {
+  return (hostPath) =>
+    isolation === "none" ? hostPath : path.posix.join("/workspace", path.relative(workspace, hostPath));
+}
+
+/**
+ * Runs a suite once per isolation (none, and bwrap where it can run; otherwise a
+ * skipped test says why).
+ */
+export function describeIsolations(name: string, suite: (isolation: TestIsolation) => void): void {
+  describe.each(ISOLATIONS)(`${name} (%s)`, (isolation) => {
+    const skip = unavailable(isolation);
+    if (skip) {
+      it.skip(skip, () => {});
+      return;
+    }
+    suite(isolation);
+  });
+}
+
+/** A sleep duration unique to one test ("30.123456"), to find its processes by their argv. */
+export function uniqueSleep(seconds = 30): string {
+  return `${seconds}.${String(Math.floor(Math.random() * 1e6)).padStart(6, "0")}`;
+}
+
+/** Pids of live processes whose argv contains `arg` (any namespace: /proc shows them all). */
+export function processesWithArg(arg: string): number[] {
+  const pids: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const state = fs.readFileSync(`/proc/${name}/stat`, "utf8").split(") ")[1]?.[0];
+      if (argv.includes(arg) && state !== "Z") pids.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}

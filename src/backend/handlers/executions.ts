@@ -41,7 +41,7 @@ const CANCEL_REASON_MAX = 1000;
 
 export async function execute(ctx: RequestContext): Promise<Reply> {
   const { sandboxes, executions } = ctx.services;
-  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   return runMutation(ctx, {
     replay: (stored) => replayExecution(ctx, stored),
     admit: async (claim) => {
@@ -50,14 +50,16 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ExecuteRequest;
       if (!executions.accepting) throw notStartedShuttingDown();
+      sandboxes.requireRunnable(sandbox);
       const workingDir = resolveWorkingDir(req.working_dir)!;
-      const { workspaceDir, cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
+      const { cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
       const record = executions.admit({
         sandbox,
+        driver: sandboxes.driver(sandbox),
+        placement: sandboxes.placement(sandbox),
         command: req.command,
         workingDir,
         cwd,
-        workspaceDir,
         env: req.env ?? {},
         stdin: req.stdin === undefined ? null : Buffer.from(req.stdin, "base64"),
         timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
@@ -155,7 +157,7 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
  * small; GET …/executions/{eid} answers the kept output.
  */
 export async function listExecutions(ctx: RequestContext): Promise<Reply> {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const limit = intParam(ctx.query, "limit", 1, LIST_LIMIT_MAX) ?? LIST_LIMIT_DEFAULT;
   const cursor = ctx.query.get("cursor");
   if (cursor !== null && !/^[1-9][0-9]{0,15}$/.test(cursor)) throw invalidRequest("cursor", "invalid cursor");
@@ -305,7 +307,7 @@ export function cancelExecution(ctx: RequestContext): Promise<Reply> {
 
 /** The execution `{eid}` names in sandbox `{id}`; 404 otherwise. */
 function findExecution(ctx: RequestContext): ExecutionRecord {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const executionId = ctx.params.eid!;
   const record = ctx.services.executions.get(executionId);
   if (record === null || record.sandbox_id !== sandbox.sandbox_id) {

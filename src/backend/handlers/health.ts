@@ -12,6 +12,7 @@ export async function health(ctx: RequestContext): Promise<Reply> {
     protocol: PROTOCOL_VERSION,
     backend: "local",
     started_at: ctx.services.startedAt,
+    isolation: ctx.services.drivers.status(),
   };
   return jsonReply(200, body);
 }

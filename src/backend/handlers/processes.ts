@@ -35,7 +35,7 @@ import { toProcessRecord } from "../process-supervisor.js";
 /** POST …/processes → 201 with the process as started. A replayed key answers the process as it is now. */
 export async function startProcess(ctx: RequestContext): Promise<Reply> {
   const { sandboxes, processes } = ctx.services;
-  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   return runMutation(ctx, {
     replay: async (stored) => jsonReply(stored.status, toProcessRecord(startedBy(ctx, stored, sandbox))),
     admit: async (claim) => {
@@ -44,6 +44,7 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ProcessStartRequest;
       if (!processes.accepting) throw notStartedShuttingDown();
+      sandboxes.requireRunnable(sandbox);
       const workingDir = resolveWorkingDir(req.working_dir)!;
       // Only checked here: the supervisor places each run in it itself.
       sandboxes.existingWorkspaceCwd(sandbox, workingDir);
@@ -80,7 +81,7 @@ function startedBy(ctx: RequestContext, stored: IdempotencyRow, sandbox: Sandbox
 
 /** GET …/processes?idempotency_key=K → {processes} (oldest first). */
 export async function listProcesses(ctx: RequestContext): Promise<Reply> {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const key = ctx.query.get("idempotency_key");
   if (key !== null && !isValidIdempotencyKey(key)) throw invalidRequest("idempotency_key", "invalid idempotency_key");
   const body: ProcessList = { processes: ctx.services.processes.list(sandbox.sandbox_id, key ?? undefined) };
@@ -194,7 +195,7 @@ export function stopProcess(ctx: RequestContext): Promise<Reply> {
 
 /** The process named by the path, in the path's sandbox. Throws 404 process_not_found. */
 function findProcess(ctx: RequestContext): ProcessRow {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
+  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const processId = ctx.params.pid!;
   const row = ctx.services.processes.getRow(processId);
   if (row === null || row.sandbox_id !== sandbox.sandbox_id) {

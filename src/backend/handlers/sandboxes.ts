@@ -5,14 +5,19 @@ import { checkSandboxCreateRequest } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
-import { toSandbox } from "../sandbox-registry.js";
+import { noIsolationWarning, toSandbox } from "../sandbox-registry.js";
+
+/** How long processes of a sandbox removed with force get between TERM and KILL. */
+const FORCE_STOP_GRACE_MS = 2000;
 
 export function createSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
     const body = parseJsonBody(ctx.body, {});
     const problem = checkSandboxCreateRequest(body);
     if (problem) throw invalidRequest(problem.field, problem.message);
-    const row = ctx.services.sandboxes.create(body as SandboxCreateRequest);
+    const { sandboxes, drivers } = ctx.services;
+    const row = sandboxes.create(body as SandboxCreateRequest);
+    if (row.isolation === "none") ctx.warn(noIsolationWarning(row.name, drivers.probe("bwrap").reason));
     return jsonReply(201, toSandbox(row));
   });
 }
@@ -22,16 +27,30 @@ export async function listSandboxes(ctx: RequestContext): Promise<Reply> {
   return jsonReply(200, body);
 }
 
+/** The sandbox with its driver and host workspace; `?usage=true` adds the workspace's size on disk. */
 export async function getSandbox(ctx: RequestContext): Promise<Reply> {
-  const row = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true });
-  return jsonReply(200, toSandbox(row));
+  const { sandboxes } = ctx.services;
+  const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+  return jsonReply(200, sandboxes.details(row, ctx.query.get("usage") === "true"));
 }
 
-/** Answers the sandbox as it was, with status "deleted". `default` is not created just to be deleted. */
+/**
+ * Answers the sandbox as it was, with status "deleted", and removes its workspace.
+ * Refused (409 sandbox_busy) while something runs in it, unless `?force=true`: then
+ * its executions are cancelled and its processes stopped first. `default` is not
+ * created just to be deleted.
+ */
 export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
-    const row = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: false });
-    ctx.services.sandboxes.remove(row);
+    const { sandboxes, executions, processes } = ctx.services;
+    const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
+    if (ctx.query.get("force") === "true") {
+      await Promise.all([
+        executions.cancelAllIn(row.sandbox_id, "sandbox removed"),
+        processes.stopAllIn(row.sandbox_id, FORCE_STOP_GRACE_MS),
+      ]);
+    }
+    sandboxes.remove(row);
     return jsonReply(200, { ...toSandbox(row), status: "deleted" });
   });
 }

@@ -1,0 +1,128 @@
+// The sandbox driver seam (docs/drivers.md). Every command the backend starts —
+// an execution, a run of a supervised process, a job — is spawned by the driver of
+// its sandbox: `bwrap` (namespaces, /workspace bound from the sandbox directory, the
+// host read-only) or `none` (a plain process group in the workspace directory).
+// A driver turns (argv, env, working directory, stdin) into a SandboxChild: the
+// leader process whose pipes carry the output, a way to signal every process of the
+// run, and the list of what is still alive. Nothing above this seam knows which
+// driver it runs on.
+
+import type { ChildProcess } from "node:child_process";
+import type { Isolation } from "../../protocol/types.js";
+
+/** Where a sandbox's commands run. */
+export interface SandboxPlacement {
+  sandboxId: string;
+  /** The host directory behind /workspace. */
+  workspaceDir: string;
+  /** Whether commands reach the host's network (bwrap: otherwise only `lo`). */
+  network: boolean;
+}
+
+export interface SpawnRequest {
+  placement: SandboxPlacement;
+  /** argv[0] is the program. */
+  argv: string[];
+  /** The host directory to start in: the workspace or a directory under it (already confined). */
+  cwd: string;
+  /** The complete environment (see commandEnvironment); nothing of the daemon's is added. */
+  env: Record<string, string>;
+  /** A pipe to the leader's stdin; otherwise stdin is /dev/null. */
+  stdin: boolean;
+}
+
+/** A spawned run: the leader (its pipes and exit) and the processes it started. */
+export interface SandboxChild {
+  /** The leader, spawned by the driver: stdio pipes, 'exit', 'close', 'error'. */
+  readonly process: ChildProcess;
+  /** The host process group a restarted backend ends when it finds the run lost. */
+  readonly pgid: number;
+  /** Sends a signal to every process of the run; false when none is left. */
+  signal(signal: NodeJS.Signals): boolean;
+  /** How the command ended, given how the leader ended (a driver may stand between them). */
+  commandExit(
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): { code: number | null; signal: NodeJS.Signals | null };
+  /** Command names of the live processes of the run; empty once it is gone. Throws when /proc cannot be read. */
+  members(): string[];
+}
+
+/** What a driver found when the backend started. */
+export interface DriverProbe {
+  available: boolean;
+  /** Why it is not available (and what to install), or null. */
+  reason: string | null;
+  /** E.g. "bubblewrap 0.8.0"; null when unknown. */
+  version: string | null;
+}
+
+/** What `sandbox show` says about how a sandbox's commands run. */
+export interface DriverDescription {
+  isolation: Isolation;
+  /** E.g. "bubblewrap 0.8.0"; null for none. */
+  version: string | null;
+  /** The user commands run as, as they see it. */
+  user: string;
+  /** Namespaces of their own (pid, ipc, uts, net, user, mount); empty for none. */
+  namespaces: string[];
+  /** The host paths commands can read (read-only) besides /workspace; null: everything the daemon can. */
+  host_paths_read_only: string[] | null;
+}
+
+export interface SandboxDriver {
+  readonly isolation: Isolation;
+  /** Checked once when the backend starts; the answer is kept. */
+  probe(): DriverProbe;
+  /** The workspace as commands see it ("/workspace" for bwrap, the host directory for none). */
+  workspacePath(placement: SandboxPlacement): string;
+  /** A host path inside the workspace, as commands see it. */
+  commandPath(placement: SandboxPlacement, hostPath: string): string;
+  /**
+   * Starts the leader in its own process group. Throws an errno-style error (code
+   * ENOENT, EACCES) when the program cannot be started; Node may also report that
+   * on the child's 'error' event, leaving process.pid undefined.
+   */
+  spawn(req: SpawnRequest): SandboxChild;
+  describe(placement: SandboxPlacement): DriverDescription;
+}
+
+/** The PATH commands start with. */
+export const BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Which run a command belongs to, named in its environment. */
+export type RunIdentity =
+  | { kind: "execution"; id: string }
+  | { kind: "process"; id: string; generation: number }
+  | { kind: "job"; id: string };
+
+const IDENTITY_VARIABLE: Record<RunIdentity["kind"], string> = {
+  execution: "SBX_EXECUTION_ID",
+  process: "SBX_PROCESS_ID",
+  job: "SBX_JOB_ID",
+};
+
+/**
+ * The environment every command starts from (docs/drivers.md), whatever the driver:
+ * a small documented set plus what the request sets — never the daemon's own.
+ */
+export function commandEnvironment(
+  driver: SandboxDriver,
+  placement: SandboxPlacement,
+  identity: RunIdentity,
+  cwd: string,
+  requested: Record<string, string>,
+): Record<string, string> {
+  const workspace = driver.workspacePath(placement);
+  return {
+    PATH: BASE_PATH,
+    HOME: workspace,
+    LANG: "C.UTF-8",
+    PWD: driver.commandPath(placement, cwd),
+    SBX_SANDBOX_ID: placement.sandboxId,
+    SBX_WORKSPACE: workspace,
+    [IDENTITY_VARIABLE[identity.kind]]: identity.id,
+    ...(identity.kind === "process" && { SBX_PROCESS_GENERATION: String(identity.generation) }),
+    ...requested,
+  };
+}

@@ -1,0 +1,74 @@
+// The `none` driver (docs/drivers.md): no isolation. A command is the leader of its
+// own process group, started in the workspace directory on the host with the clean
+// command environment. It sees and may change whatever the daemon's user may; said
+// loudly wherever such a sandbox is created or shown.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import os from "node:os";
+import type {
+  DriverDescription,
+  DriverProbe,
+  SandboxChild,
+  SandboxDriver,
+  SandboxPlacement,
+  SpawnRequest,
+} from "./driver.js";
+import { runMembers, signalProcessGroup } from "./proc.js";
+
+export class NoneDriver implements SandboxDriver {
+  readonly isolation = "none" as const;
+
+  probe(): DriverProbe {
+    return { available: true, reason: null, version: null };
+  }
+
+  workspacePath(placement: SandboxPlacement): string {
+    return placement.workspaceDir;
+  }
+
+  commandPath(_placement: SandboxPlacement, hostPath: string): string {
+    return hostPath;
+  }
+
+  spawn(req: SpawnRequest): SandboxChild {
+    const child = spawn(req.argv[0] ?? "", req.argv.slice(1), {
+      cwd: req.cwd,
+      env: req.env,
+      // Its own process group, so the whole tree can be signalled at once.
+      detached: true,
+      stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    });
+    return new GroupChild(child);
+  }
+
+  describe(_placement: SandboxPlacement): DriverDescription {
+    return {
+      isolation: "none",
+      version: null,
+      user: os.userInfo().username,
+      namespaces: [],
+      host_paths_read_only: null,
+    };
+  }
+}
+
+/** A run that is exactly one process group: the leader's. */
+class GroupChild implements SandboxChild {
+  constructor(readonly process: ChildProcess) {}
+
+  get pgid(): number {
+    return this.process.pid ?? -1;
+  }
+
+  signal(signal: NodeJS.Signals): boolean {
+    return this.process.pid !== undefined && signalProcessGroup(this.process.pid, signal);
+  }
+
+  commandExit(code: number | null, signal: NodeJS.Signals | null) {
+    return { code, signal };
+  }
+
+  members(): string[] {
+    return this.process.pid === undefined ? [] : runMembers(this.process.pid).map((p) => p.name);
+  }
+}

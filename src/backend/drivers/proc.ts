@@ -1,0 +1,105 @@
+// Reading /proc (Linux) and signalling process groups: how the drivers tell which
+// processes belong to a run, and how restart recovery recognises a group it left.
+
+import fs from "node:fs";
+
+export interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** One letter: R, S, D, Z, … */
+  state: string;
+  /** The command name (comm). */
+  name: string;
+}
+
+/** Parses /proc/PID/stat; null when the process is gone. */
+export function readProcEntry(pid: number): ProcEntry | null {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // Fields after "(comm)": state is field 3, ppid 4, pgrp 5.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return {
+    pid,
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    state: fields[0] ?? "?",
+    name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+  };
+}
+
+/**
+ * Every live process this backend can see. Zombies waiting for a parent that never
+ * reaps them (some container init processes) are dead already and are left out.
+ * Throws when /proc cannot be read.
+ */
+export function liveProcesses(): ProcEntry[] {
+  const out: ProcEntry[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    const entry = readProcEntry(Number(name));
+    if (entry !== null && entry.state !== "Z") out.push(entry);
+  }
+  return out;
+}
+
+/** Command names of the live processes in a group (see liveProcesses). Throws when /proc cannot be read. */
+export function groupMembers(pgid: number): string[] {
+  return liveProcesses()
+    .filter((p) => p.pgid === pgid)
+    .map((p) => p.name);
+}
+
+/**
+ * The live processes of a run recorded by its process group: the group's members
+ * and, when one of them started a pid namespace of its own (a bwrap sandbox's
+ * init), every process in that namespace. Throws when /proc cannot be read.
+ */
+export function runMembers(pgid: number): ProcEntry[] {
+  const all = liveProcesses();
+  const group = new Set(all.filter((p) => p.pgid === pgid).map((p) => p.pid));
+  const hostNamespace = pidNamespace(process.pid);
+  const namespaces = new Set<string>();
+  for (const p of all) {
+    if (!group.has(p.ppid)) continue;
+    const ns = pidNamespace(p.pid);
+    if (ns !== null && ns !== hostNamespace) namespaces.add(ns);
+  }
+  if (namespaces.size === 0) return all.filter((p) => group.has(p.pid));
+  return all.filter((p) => group.has(p.pid) || namespaces.has(pidNamespace(p.pid) ?? ""));
+}
+
+/** The pid namespace a process is in ("pid:[4026531836]"), or null when it cannot be read. */
+export function pidNamespace(pid: number): string | null {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return null;
+  }
+}
+
+/** Sends a signal to a whole process group; false when the group is gone. */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A process's start time in clock ticks since boot, or null. */
+export function readProcessStartTime(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after "(comm)": state is field 3, starttime is field 22.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
