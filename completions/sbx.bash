@@ -227,7 +227,7 @@ _sbx_spec() {
       ;;
     "sandbox rm")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-f --force --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
@@ -358,7 +358,7 @@ _sbx_values() {
     "process result|#0") _sbx_kind=receipt-id ;;
     "process stdin|--file") _sbx_kind=file ;;
     "process signal|#1") _sbx_kind=words _sbx_words="TERM INT HUP KILL USR1 USR2" ;;
-    "sandbox create|--isolation") _sbx_kind=words _sbx_words="none bwrap" ;;
+    "sandbox create|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "completion|#0") _sbx_kind=words _sbx_words="bash zsh fish" ;;

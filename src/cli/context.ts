@@ -38,6 +38,8 @@ export function createContext(io: IO, env: NodeJS.ProcessEnv, globals: GlobalOpt
   const config = new ConfigStore(paths);
   let store: ReceiptStore | null = null;
   const clients: Array<{ close(): Promise<void> }> = [];
+  /** Each backend warning is said once per command. */
+  const warned = new Set<string>();
   const ctx: Context = {
     io,
     env,
@@ -65,6 +67,11 @@ export function createContext(io: IO, env: NodeJS.ProcessEnv, globals: GlobalOpt
       const ep = endpoint ?? ctx.endpoint();
       const [{ HttpClient }, { Api }] = await Promise.all([import("../client/http.js"), import("../client/api.js")]);
       const http = new HttpClient(ep, interrupt);
+      http.onWarning = (message) => {
+        if (warned.has(message)) return;
+        warned.add(message);
+        io.err(`sbx: warning: ${message}`);
+      };
       clients.push(http);
       const api = new Api(http);
       if (ep.autoStart) {

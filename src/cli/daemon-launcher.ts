@@ -40,7 +40,23 @@ function tryLock(file: string): boolean {
   }
 }
 
-/** Spawns `sbx daemon run` detached, its output appended to daemon.log. */
+/**
+ * What of the CLI's environment the daemon gets: where its files are, the locale and
+ * the PATH (to find bwrap). Never API keys, tokens or anything else of the caller's:
+ * the daemon outlives the command that started it and serves every later one.
+ */
+const DAEMON_ENVIRONMENT =
+  /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|SBX_HOME|XDG_CONFIG_HOME|XDG_STATE_HOME|XDG_RUNTIME_DIR)$/;
+
+export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && DAEMON_ENVIRONMENT.test(name)) out[name] = value;
+  }
+  return out;
+}
+
+/** Spawns `sbx daemon run` detached, its output appended to daemon.log, with a scrubbed environment. */
 export function spawnDaemon(ctx: Context, extraArgs: string[]): number | undefined {
   const { paths } = ctx;
   ensurePrivateDir(paths.daemonDir);
@@ -49,7 +65,7 @@ export function spawnDaemon(ctx: Context, extraArgs: string[]): number | undefin
   const child = spawn(self.command, [...self.args, "daemon", "run", ...extraArgs], {
     detached: true,
     stdio: ["ignore", log, log],
-    env: { ...ctx.env, SBX_DAEMON_CHILD: "1" },
+    env: daemonEnvironment(ctx.env),
     cwd: paths.daemonDir,
   });
   fs.closeSync(log);

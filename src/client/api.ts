@@ -9,6 +9,7 @@ import {
   type Health,
   type Sandbox,
   type SandboxCreateRequest,
+  type SandboxDetails,
   type SandboxList,
 } from "../protocol/types.js";
 import type { HttpClient, SendRequest } from "./http.js";
@@ -118,12 +119,20 @@ export class Api {
     return (await this.call<SandboxList>("list sandboxes", { method: "GET", path: paths.sandboxes() })).sandboxes;
   }
 
-  getSandbox(id: string): Promise<Sandbox> {
-    return this.call(`sandbox ${id}`, { method: "GET", path: paths.sandbox(id) });
+  /** The sandbox; the embedded backend adds its driver and host workspace (and its size with `usage`). */
+  getSandbox(id: string, opts: { usage?: boolean } = {}): Promise<Sandbox & Partial<SandboxDetails>> {
+    const q = opts.usage ? "?usage=true" : "";
+    return this.call(`sandbox ${id}`, { method: "GET", path: `${paths.sandbox(id)}${q}`, deadlineMs: 120_000 });
   }
 
-  async removeSandbox(id: string): Promise<void> {
-    await this.call(`remove sandbox ${id}`, { method: "DELETE", path: paths.sandbox(id) });
+  /** Removes a sandbox and its workspace; with `force`, what runs in it is ended first. */
+  async removeSandbox(id: string, opts: { force?: boolean } = {}): Promise<void> {
+    const q = opts.force ? "?force=true" : "";
+    await this.call(`remove sandbox ${id}`, {
+      method: "DELETE",
+      path: `${paths.sandbox(id)}${q}`,
+      deadlineMs: 120_000,
+    });
   }
 
   getExecution(sandbox: string, executionId: string, waitMs = 0): Promise<ExecutionRecord> {

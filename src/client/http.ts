@@ -3,6 +3,7 @@
 // abort after sending is reported as such, never as a failure.
 
 import { openTransport, type Transport } from "../platform/http-transport.js";
+import { WARNING_HEADER } from "../protocol/types.js";
 import { isBeforeSendError, type HttpObserved } from "../receipts/classify.js";
 import type { Endpoint } from "./endpoint.js";
 import { redact } from "./redact.js";
@@ -34,6 +35,8 @@ export interface SseOpen {
 
 export class HttpClient {
   private readonly transport: Transport;
+  /** Called with each warning a backend sends for the person behind the request (the Sbx-Warning header). */
+  onWarning: ((message: string) => void) | undefined;
 
   /** interrupt: aborts every request of this client (the user pressed Ctrl-C). */
   constructor(
@@ -86,6 +89,8 @@ export class HttpClient {
       for (const [k, v] of Object.entries(res.headers)) {
         flat[k] = v === undefined ? undefined : redact(v, this.endpoint.apiKey);
       }
+      const warning = flat[WARNING_HEADER.toLowerCase()];
+      if (warning) this.onWarning?.(warning);
       const isStream = (flat["content-type"] ?? "").startsWith("text/event-stream");
       if (acceptStream && isStream && res.status >= 200 && res.status < 300) {
         return {

@@ -213,23 +213,4 @@ export function describeIsolations(name: string, suite: (isolation: TestIsolatio
   });
 }
 
-/** A sleep duration unique to one test ("30.123456"), to find its processes by their argv. */
-export function uniqueSleep(seconds = 30): string {
-  return `${seconds}.${String(Math.floor(Math.random() * 1e6)).padStart(6, "0")}`;
-}
-
-/** Pids of live processes whose argv contains `arg` (any namespace: /proc shows them all). */
-export function processesWithArg(arg: string): number[] {
-  const pids: number[] = [];
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    try {
-      const argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
-      const state = fs.readFileSync(`/proc/${name}/stat`, "utf8").split(") ")[1]?.[0];
-      if (argv.includes(arg) && state !== "Z") pids.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return pids;
-}
+export { processesWithArg, uniqueSleep } from "../support/processes.js";

@@ -58,7 +58,8 @@ const OBSERVATION_FIELDS = [
 const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at"];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
-const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at"];
+const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "isolation"];
+const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];
 const PRUNE_FIELDS = ["deleted", "before", "kept_in_doubt"];
 
@@ -181,7 +182,7 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
 
     const shown = await sbx(["sandbox", "show", "contract", "--json"]);
     expect(shown.code).toBe(0);
-    expectFields(oneDocument(shown), SANDBOX_FIELDS);
+    expectFields(oneDocument(shown), SANDBOX_DETAILS_FIELDS);
 
     const listed = await sbx(["sandbox", "list", "--json"]);
     expect(listed.code).toBe(0);

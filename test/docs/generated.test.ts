@@ -218,7 +218,7 @@ describe("completions", () => {
     expect(classification).toContain("local_timeout");
     expect(classificationF).toEqual(["failed"]);
     expect(equals).toEqual(["outcome_unknown"]);
-    expect(isolation).toEqual(["none", "bwrap"]);
+    expect(isolation).toEqual(["auto", "bwrap", "none"]);
     expect(shell).toEqual(["bash", "zsh", "fish"]);
     expect(ids).toEqual(["rcp_0mhx1", "rcp_0mhx2", "rcp_9zzz"]);
     expect(idPrefix).toEqual(["rcp_0mhx1", "rcp_0mhx2"]);

@@ -89,6 +89,9 @@ export class BwrapDriver implements SandboxDriver {
       WORKSPACE,
       "--chdir",
       cwd,
+      // Last, once every mount point exists: the sandbox's own root is read-only too.
+      "--remount-ro",
+      "/",
     ];
     // Options through a pipe (--args), so no host path shows in the sandbox's /proc/1/cmdline.
     const child = spawn(this.program, ["--args", "3", "--", ...req.argv], {
@@ -132,7 +135,7 @@ export class BwrapDriver implements SandboxDriver {
     if (version.status !== 0) {
       return {
         available: false,
-        reason: `${program} --version failed: ${oneLine(version.stderr || String(version.error))}`,
+        reason: `${program} cannot run (${oneLine(version.stderr || String(version.error))}): ${INSTALL_HINT}`,
         version: null,
       };
     }

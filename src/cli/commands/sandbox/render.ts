@@ -1,7 +1,7 @@
 // Sandboxes for people, and the --json document of one (its fields are the contract:
 // a backend's extra fields are not passed through).
 
-import type { Sandbox } from "../../../protocol/types.js";
+import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
 
@@ -39,5 +39,31 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     network: s.network,
     workspace: s.workspace,
     created_at: s.created_at,
+  };
+}
+
+/** `sandbox show --json`: the sandbox, and where and how its commands run when the backend says. */
+export interface SandboxDetailsDocument extends SandboxDocument {
+  host_workspace: string | null;
+  workspace_bytes: number | null;
+  driver: SandboxDetails["driver"] | null;
+}
+
+export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): SandboxDetailsDocument {
+  return {
+    ...sandboxDocument(s),
+    host_workspace: s.host_workspace ?? null,
+    workspace_bytes: s.workspace_bytes ?? null,
+    driver: s.driver
+      ? {
+          isolation: s.driver.isolation,
+          version: s.driver.version,
+          user: s.driver.user,
+          namespaces: s.driver.namespaces,
+          host_paths_read_only: s.driver.host_paths_read_only,
+          available: s.driver.available,
+          reason: s.driver.reason,
+        }
+      : null,
   };
 }

@@ -1,12 +1,13 @@
 // sbx sandbox show
 
 import type { Command } from "commander";
+import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
-import { printSandboxes, sandboxDocument } from "./render.js";
+import { sandboxDetailsDocument } from "./render.js";
 
 export function checkSandboxRef(ref: string): string {
   if (!isValidSandboxRef(ref)) {
@@ -16,21 +17,72 @@ export function checkSandboxRef(ref: string): string {
 }
 
 export async function run(opts: { ref: string; json: boolean }, ctx: Context): Promise<number> {
-  const sandbox = await (await ctx.api()).getSandbox(opts.ref);
-  if (opts.json) printJson(ctx, sandboxDocument(sandbox));
-  else printSandboxes(ctx.io, [sandbox]);
+  const sandbox = await (await ctx.api()).getSandbox(opts.ref, { usage: true });
+  if (opts.json) {
+    printJson(ctx, sandboxDetailsDocument(sandbox));
+    return 0;
+  }
+  for (const [k, v] of detailRows(sandbox)) ctx.io.out(`${k}\t${v}`);
   return 0;
+}
+
+function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string]> {
+  const driver = s.driver;
+  const isolation =
+    s.isolation === "none"
+      ? "none: NOT ISOLATED, commands run on the host as you and see what you see"
+      : `${s.isolation}${driver?.version ? ` (${driver.version})` : ""}`;
+  const rows: Array<[string, string]> = [
+    ["sandbox", s.sandbox_id],
+    ["name", s.name],
+    ["status", s.status],
+    ["isolation", isolation],
+    ["network", s.network ? "yes (the host's network)" : "no (only lo)"],
+  ];
+  if (driver) {
+    if (!driver.available) rows.push(["available", `no: ${driver.reason ?? "unknown"}`]);
+    rows.push(["user", driver.user]);
+    if (driver.namespaces.length > 0) rows.push(["namespaces", driver.namespaces.join(" ")]);
+    rows.push([
+      "host_read_only",
+      driver.host_paths_read_only === null
+        ? "everything you can read (and write)"
+        : driver.host_paths_read_only.join(" "),
+    ]);
+  }
+  rows.push(["workspace", s.workspace]);
+  if (s.host_workspace) rows.push(["host_workspace", s.host_workspace]);
+  if (typeof s.workspace_bytes === "number") rows.push(["workspace_size", formatBytes(s.workspace_bytes)]);
+  rows.push(["created_at", s.created_at]);
+  return rows;
+}
+
+function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]} (${n} bytes)`;
 }
 
 export function register(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("show")
-    .summary("show one sandbox")
-    .description("Show a sandbox by id or name.")
+    .summary("show one sandbox: isolation, network, workspace and its size")
+    .description(
+      "Show a sandbox by id or name: its isolation (and what its commands can see), network,\n" +
+        "the workspace's directory on the host and its size on disk.",
+    )
     .argument("<id>", "sandbox id or name")
     .option("--json", "print the sandbox as JSON")
     .action(
       bind(async (ctx, c) => run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx)),
     );
-  withExamples(cmd, [{ command: "sbx sandbox show default --json", description: "the default sandbox" }]);
+  withExamples(cmd, [
+    { command: "sbx sandbox show default", description: "isolation, network, workspace size" },
+    { command: "sbx sandbox show default --json | jq .host_workspace", description: "where its files are" },
+  ]);
 }

@@ -1,0 +1,76 @@
+// The embedded backend as a real process: started on demand with a scrubbed
+// environment, and when it is killed with SIGKILL nothing of its sandboxes keeps
+// running (bwrap's --die-with-parent and the pid namespace).
+
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
+import { processesWithArg, uniqueSleep } from "../support/processes.js";
+
+const BWRAP = new BwrapDriver().probe();
+
+function daemonPid(home: string): number {
+  return Number(fs.readFileSync(path.join(home, "daemon", "daemon.pid"), "utf8").trim());
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("the local daemon", () => {
+  it("is started without the caller's API key, tokens or other variables", async (t) => {
+    const home = makeHome("sbx-e2e-env-");
+    t.onTestFinished(async () => {
+      await runSbx(["daemon", "stop"], { home });
+      removeHome(home);
+    });
+    const secrets = { SBX_API_KEY: "sk-never-in-the-daemon", SBX_DAEMON_TOKEN: "tok-never", MY_MARKER: "marker-1" };
+    const first = await runSbx(["exec", "--", "true"], { home, env: secrets });
+    expect(first.code, first.stderr).toBe(0);
+    const environ = fs.readFileSync(`/proc/${daemonPid(home)}/environ`, "utf8");
+    for (const value of Object.values(secrets)) expect(environ).not.toContain(value);
+    expect(environ).toContain(`SBX_HOME=${home}`);
+
+    // What the issue tried: reading the parent's environment from inside a command.
+    const probe = await runSbx(["exec", "--shell", 'tr "\\0" "\\n" </proc/$PPID/environ; env'], {
+      home,
+      env: secrets,
+    });
+    for (const value of Object.values(secrets)) expect(probe.stdout).not.toContain(value);
+  });
+
+  it.skipIf(!BWRAP.available)("killed with SIGKILL leaves no process of a sandbox running", async (t) => {
+    const home = makeHome("sbx-e2e-kill-");
+    t.onTestFinished(() => removeHome(home));
+    const [supervised, executing] = [uniqueSleep(), uniqueSleep()];
+    const started = await runSbx(["process", "start", "--restart", "always", "--", "sleep", supervised], { home });
+    expect(started.code, started.stderr).toBe(0);
+    const exec = spawnSbx(["exec", "--", "sleep", executing], { home });
+    const execDone = collect(exec, 30_000, "sbx exec (its daemon killed)");
+    await until(() => processesWithArg(supervised).length + processesWithArg(executing).length === 2, 10_000, "both");
+    const sandbox = await runSbx(["sandbox", "show", "default", "--json"], { home });
+    expect(JSON.parse(sandbox.stdout).isolation).toBe("bwrap");
+
+    process.kill(daemonPid(home), "SIGKILL");
+    await until(
+      () => processesWithArg(supervised).length + processesWithArg(executing).length === 0,
+      10_000,
+      "the sandboxes' processes to end with the daemon",
+    );
+    exec.kill("SIGKILL");
+    await execDone;
+    // The next command starts a daemon again: its recovery starts the `always` process as a new run.
+    const list = await runSbx(["process", "list", "--json"], { home });
+    t.onTestFinished(async () => {
+      await runSbx(["daemon", "stop"], { home });
+    });
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout).processes).toEqual([expect.objectContaining({ restarts: 1, state: "running" })]);
+  });
+});
