@@ -1,7 +1,7 @@
 // What a route handler receives: the matched route, the request, the caller and
 // the backend's services. Kept apart from server.ts so handlers do not import it.
 
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { BackendStore } from "./db.js";
 import type { DriverSet } from "./drivers/drivers.js";
 import type { EventLog } from "./events.js";
@@ -34,6 +34,8 @@ export const ROUTE_NAMES = [
   "process.stdin",
   "process.signal",
   "process.stop",
+  "files.put",
+  "files.get",
 ] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
@@ -47,7 +49,11 @@ export const MUTATION_ROUTES: readonly RouteName[] = [
   "process.stdin",
   "process.signal",
   "process.stop",
+  "files.put",
 ];
+
+/** Routes whose handler reads the request body itself, as a stream (files of any size). */
+export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put"];
 
 export interface Services {
   store: BackendStore;
@@ -70,7 +76,10 @@ export interface RequestContext {
   path: string;
   params: Record<string, string>;
   query: URLSearchParams;
+  /** The whole body, read before the handler runs; empty for STREAMED_BODY_ROUTES (read `request`). */
   body: Buffer;
+  /** The request itself, for handlers that stream its body. */
+  request: IncomingMessage;
   /** The request's headers (e.g. Content-Type of a stdin write). */
   headers: IncomingHttpHeaders;
   /** "local" on the Unix socket; a digest of the token on TCP. Scopes idempotency keys. */

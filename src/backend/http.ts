@@ -153,3 +153,39 @@ export function writeReply(res: ServerResponse, reply: Reply): number | null {
   res.end(payload);
   return reply.status;
 }
+
+/**
+ * Writes a 200 (or `status`) answer whose body is streamed from `source`, honouring
+ * back-pressure; stops when the client goes away. A source that fails after the
+ * headers were sent ends the connection abruptly, so the client sees an incomplete
+ * body (short of its Content-Length, or an unterminated chunked body), never a
+ * complete-looking one.
+ */
+export async function sendStream(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string | number>,
+  source: AsyncIterable<Uint8Array>,
+  signal: AbortSignal,
+): Promise<void> {
+  res.writeHead(status, { "Cache-Control": "no-store", ...headers });
+  try {
+    for await (const chunk of source) {
+      if (signal.aborted || res.destroyed) return;
+      if (!res.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off("drain", done);
+            res.off("close", done);
+            resolve();
+          };
+          res.on("drain", done);
+          res.on("close", done);
+        });
+      }
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}

@@ -4,7 +4,7 @@
 // sha256 of the body bytes and replayed; keys expire after the retention period
 // and are purged lazily.
 
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { ErrorCodes } from "../protocol/types.js";
 import type { RequestContext } from "./context.js";
 import type { BackendStore, IdempotencyRow, IdempotencyScope } from "./db.js";
@@ -34,6 +34,14 @@ export function requestDigest(body: Buffer, query: URLSearchParams): string {
   const q = canonicalQuery(query);
   if (q === "") return bodyDigest(body);
   return createHash("sha256").update(`sbx-query\0${q}\0`).update(body).digest("hex");
+}
+
+/** requestDigest computed as the body streams in: feed the body's bytes to the hash it returns. */
+export function streamedRequestDigest(query: URLSearchParams): Hash {
+  const q = canonicalQuery(query);
+  const hash = createHash("sha256");
+  if (q !== "") hash.update(`sbx-query\0${q}\0`);
+  return hash;
 }
 
 /** The caller a key belongs to: one local user on the socket, or one token on TCP (never the token itself). */
@@ -140,13 +148,15 @@ export async function runMutation(
     admit: (claim: IdempotencyClaim | null) => Promise<Reply>;
     replay: (stored: IdempotencyRow) => Promise<Reply>;
   },
+  /** The request's digest when its body was streamed (see streamedRequestDigest). */
+  digest: string = requestDigest(ctx.body, ctx.query),
 ): Promise<Reply> {
   if (ctx.idempotencyKey === null) {
     await ctx.admissionDelay();
     return steps.admit(null);
   }
   const scope = { caller: ctx.caller, method: ctx.method, path: ctx.path, key: ctx.idempotencyKey };
-  const result = ctx.services.idempotency.claim(scope, requestDigest(ctx.body, ctx.query));
+  const result = ctx.services.idempotency.claim(scope, digest);
   if (result.kind === "replay") return withHeader(await steps.replay(result.stored), REPLAYED_HEADER, "true");
   try {
     await ctx.admissionDelay();
@@ -157,13 +167,22 @@ export async function runMutation(
 }
 
 /** A mutation whose successful answer is stored and replayed as it was (status and body). */
-export function runFixedAnswerMutation(ctx: RequestContext, handle: () => Promise<Reply>): Promise<Reply> {
-  return runMutation(ctx, {
-    admit: async (claim) => {
-      const reply = await handle();
-      if (claim && isSuccess(reply)) claim.recordResponse(reply.status, reply.body);
-      return reply;
+export function runFixedAnswerMutation(
+  ctx: RequestContext,
+  handle: () => Promise<Reply>,
+  digest?: string,
+): Promise<Reply> {
+  return runMutation(
+    ctx,
+    {
+      admit: async (claim) => {
+        const reply = await handle();
+        if (claim && isSuccess(reply)) claim.recordResponse(reply.status, reply.body);
+        return reply;
+      },
+      replay: async (stored) =>
+        jsonReply(stored.status, stored.response === null ? null : JSON.parse(stored.response)),
     },
-    replay: async (stored) => jsonReply(stored.status, stored.response === null ? null : JSON.parse(stored.response)),
-  });
+    digest,
+  );
 }

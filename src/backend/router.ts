@@ -11,6 +11,7 @@ import {
   readExecutionOutput,
   streamExecution,
 } from "./handlers/executions.js";
+import { getFile, putFile } from "./handlers/files.js";
 import { health } from "./handlers/health.js";
 import {
   getProcess,
@@ -58,6 +59,8 @@ const ROUTES: readonly RouteDef[] = [
   route("process.logs", "GET", "sandbox/:id/processes/:pid/logs", getProcessLogs),
   route("process.stdin", "POST", "sandbox/:id/processes/:pid/stdin", writeProcessStdin),
   route("process.signal", "POST", "sandbox/:id/processes/:pid/signal", signalProcess),
+  route("files.put", "PUT", "sandbox/:id/files", putFile),
+  route("files.get", "GET", "sandbox/:id/files", getFile),
 ];
 
 export interface RouteMatch {

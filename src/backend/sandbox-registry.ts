@@ -86,6 +86,23 @@ export class SandboxRegistry {
     return path.join(this.dataDir, "sandboxes", sandboxId);
   }
 
+  /**
+   * Where uploads to a sandbox are staged until they are whole (beside the workspace,
+   * on the same file system, out of its commands' sight). Created private.
+   */
+  incomingDir(sandboxId: string): string {
+    const dir = path.join(this.sandboxDir(sandboxId), "incoming");
+    makePrivateDir(dir);
+    return dir;
+  }
+
+  /** At start-up: uploads an earlier run was staging never completed; nothing of them was placed. */
+  removeStagedUploads(): void {
+    for (const row of this.store.listSandboxes()) {
+      fs.rmSync(path.join(this.sandboxDir(row.sandbox_id), "incoming"), { recursive: true, force: true });
+    }
+  }
+
   /** The host directory behind /workspace. */
   workspaceDir(sandboxId: string): string {
     return path.join(this.sandboxDir(sandboxId), "workspace");

@@ -11,7 +11,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCodes, WARNING_HEADER } from "../protocol/types.js";
 import { isValidIdempotencyKey } from "../protocol/validate.js";
-import { MUTATION_ROUTES, type RequestContext, type Services } from "./context.js";
+import { MUTATION_ROUTES, type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
 import { DriverSet, type DriverSetOptions } from "./drivers/drivers.js";
 import { BackendError } from "./errors.js";
@@ -167,6 +167,7 @@ class Backend {
         : `isolation: none — ${isolation.bwrap.reason}`,
     );
     const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers);
+    sandboxes.removeStagedUploads();
     const events = new EventLog({
       store,
       outputDir: (sandboxId, executionId) => path.join(sandboxes.sandboxDir(sandboxId), "executions", executionId),
@@ -331,7 +332,7 @@ class Backend {
   ): Promise<Reply> {
     const token = transport === "tcp" ? this.authenticate(req) : null;
     const route = matchRoute(method, url.pathname);
-    const body = await readBody(req, this.maxBodyBytes);
+    const body = STREAMED_BODY_ROUTES.includes(route.name) ? Buffer.alloc(0) : await readBody(req, this.maxBodyBytes);
     const isMutation = MUTATION_ROUTES.includes(route.name);
     let idempotencyKey: string | null = null;
     const keyHeader = req.headers["idempotency-key"];
@@ -357,6 +358,7 @@ class Backend {
       params: route.params,
       query: url.searchParams,
       body,
+      request: req,
       headers: req.headers,
       caller: callerFor(token),
       idempotencyKey,

@@ -71,6 +71,34 @@ export interface SandboxDetails extends Sandbox {
   };
 }
 
+/** PUT …/files: what was written (sbx). */
+export interface FileUpload {
+  /** Where it landed, symlinks inside the workspace followed ("/workspace/…"). */
+  path: string;
+  type: "file" | "directory";
+  /** Bytes received (the raw file, or the tar stream). */
+  bytes: number;
+  /** sha256 of the bytes received, to compare with what was sent. */
+  sha256: string;
+  /** Entries unpacked from a tar stream; null for a raw file. */
+  entries: number | null;
+}
+
+/** GET …/files?stat=true: what a path names (sbx). */
+export interface FileStat {
+  path: string;
+  type: "file" | "directory";
+  /** Bytes of a file; 0 for a directory. */
+  size: number;
+  /** Permission bits in octal, e.g. "0755". */
+  mode: string;
+}
+
+/** Headers of a GET …/files answer. */
+export const FILE_TYPE_HEADER = "Sbx-File-Type";
+export const FILE_MODE_HEADER = "Sbx-File-Mode";
+export const TAR_CONTENT_TYPE = "application/x-tar";
+
 export interface SandboxList {
   sandboxes: Sandbox[];
 }
@@ -229,6 +257,14 @@ export const ErrorCodes = {
   sandboxExists: "sandbox_exists",
   /** DELETE of a sandbox that still has running executions. */
   sandboxBusy: "sandbox_busy",
+  /** A files path that is not inside /workspace (`..`, elsewhere, or a symlink that leads out). */
+  invalidPath: "invalid_path",
+  /** No file or directory at a files path. */
+  fileNotFound: "file_not_found",
+  /** A files path where the other kind is in the way (a directory where a file goes, a file as a parent). */
+  pathConflict: "path_conflict",
+  /** An uploaded tar stream that is broken or has an entry that may not be unpacked; nothing was written. */
+  invalidArchive: "invalid_archive",
   /** The isolation asked for (or the sandbox's) cannot run on this backend; details.reason says why. */
   isolationUnavailable: "isolation_unavailable",
   methodNotAllowed: "method_not_allowed",

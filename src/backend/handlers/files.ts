@@ -1,0 +1,189 @@
+// File routes (docs/protocol.md, "Files"): PUT /sandbox/{id}/files?path=… (a raw
+// file, or a tar stream unpacked at the path) and GET /sandbox/{id}/files?path=…
+// (a file's bytes, or a directory as a tar stream; `stat=true` says what is there).
+// Both stream: an upload is staged beside the workspace while it arrives, checked,
+// and moved into place whole once complete; a replayed Idempotency-Key answers what
+// the first upload wrote without writing again.
+
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  ErrorCodes,
+  FILE_MODE_HEADER,
+  FILE_TYPE_HEADER,
+  type FileStat,
+  type FileUpload,
+  TAR_CONTENT_TYPE,
+} from "../../protocol/types.js";
+import { ArchiveError, packTree, readOpenFile, unpackTree } from "../../files/tar.js";
+import type { RequestContext } from "../context.js";
+import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../http.js";
+import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
+import { STREAMED } from "../stream.js";
+import {
+  openForReading,
+  placeFile,
+  placeTree,
+  sandboxPath,
+  statInWorkspace,
+  uploadTarget,
+  WorkspacePathError,
+} from "../workspace-files.js";
+
+const DEFAULT_FILE_MODE = 0o644;
+
+export async function putFile(ctx: RequestContext): Promise<Reply> {
+  const { sandboxes } = ctx.services;
+  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+  const requested = requiredPath(ctx);
+  const mode = parseMode(ctx.query.get("mode"));
+  const isTree = (ctx.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE);
+  const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
+  // Refused before a byte of the body is read: nothing is staged for a path that cannot be written.
+  const target = confined(() => uploadTarget(workspaceDir, requested));
+  const staging = fs.mkdtempSync(path.join(sandboxes.incomingDir(sandbox.sandbox_id), "upload-"));
+  try {
+    const sha256 = createHash("sha256");
+    const digest = streamedRequestDigest(ctx.query);
+    let bytes = 0;
+    async function* received(): AsyncGenerator<Buffer> {
+      for await (const chunk of ctx.request as AsyncIterable<Buffer>) {
+        sha256.update(chunk);
+        digest.update(chunk);
+        bytes += chunk.length;
+        yield chunk;
+      }
+    }
+    const staged = path.join(staging, isTree ? "tree" : "file");
+    let entries: number | null = null;
+    if (isTree) {
+      fs.mkdirSync(staged, { mode: 0o755 });
+      try {
+        entries = (await unpackTree(received(), staged)).entries;
+      } catch (err) {
+        if (err instanceof ArchiveError) {
+          throw new ApiError(400, ErrorCodes.invalidArchive, `${err.message}; nothing was written`, {
+            reason: err.code,
+          });
+        }
+        throw err;
+      }
+    } else {
+      await writeStaged(received(), staged, mode ?? DEFAULT_FILE_MODE);
+    }
+    if (!ctx.request.complete) throw incomplete();
+    return await runFixedAnswerMutation(
+      ctx,
+      async () => {
+        confined(() => (isTree ? placeTree(workspaceDir, target, staged) : placeFile(workspaceDir, target, staged)));
+        const answer: FileUpload = {
+          path: sandboxPath(target),
+          type: isTree ? "directory" : "file",
+          bytes,
+          sha256: sha256.digest("hex"),
+          entries,
+        };
+        return jsonReply(201, answer);
+      },
+      digest.digest("hex"),
+    );
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+export async function getFile(ctx: RequestContext): Promise<Reply> {
+  const { sandboxes } = ctx.services;
+  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+  const requested = requiredPath(ctx);
+  const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
+  if (ctx.query.get("stat") === "true") {
+    const st = confined(() => statInWorkspace(workspaceDir, requested));
+    const answer: FileStat = { ...st, mode: octal(st.mode) };
+    return jsonReply(200, answer);
+  }
+  const entry = confined(() => openForReading(workspaceDir, requested));
+  try {
+    const asTar = entry.kind === "directory" || (ctx.headers.accept ?? "").includes(TAR_CONTENT_TYPE);
+    const headers = { [FILE_TYPE_HEADER]: entry.kind, [FILE_MODE_HEADER]: octal(entry.mode) };
+    if (asTar) {
+      const packed =
+        entry.kind === "directory"
+          ? packTree(entry.fd)
+          : packTree(null, { fd: entry.fd, entryName: path.posix.basename(entry.path) });
+      await sendStream(ctx.response, 200, { ...headers, "Content-Type": TAR_CONTENT_TYPE }, packed.stream, ctx.signal);
+      await packed.done.catch(() => {});
+    } else {
+      await sendStream(
+        ctx.response,
+        200,
+        { ...headers, "Content-Type": "application/octet-stream", "Content-Length": entry.size },
+        readOpenFile(entry.fd, entry.size, entry.path),
+        ctx.signal,
+      );
+    }
+  } finally {
+    fs.closeSync(entry.fd);
+  }
+  return STREAMED;
+}
+
+function requiredPath(ctx: RequestContext): string {
+  const requested = ctx.query.get("path");
+  if (requested === null || requested === "") {
+    throw invalidRequest("path", "path is required, e.g. ?path=/workspace/src");
+  }
+  return requested;
+}
+
+/** `?mode=0755`: permission bits in octal; null when not given. */
+function parseMode(text: string | null): number | null {
+  if (text === null) return null;
+  if (!/^0?[0-7]{1,4}$/.test(text)) throw invalidRequest("mode", "mode must be octal permission bits, e.g. 0755");
+  return Number.parseInt(text, 8);
+}
+
+function octal(mode: number): string {
+  return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;
+}
+
+/** Runs a workspace operation, turning its path errors into API errors. */
+function confined<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (!(err instanceof WorkspacePathError)) throw err;
+    const status = err.code === "file_not_found" ? 404 : err.code === "path_conflict" ? 409 : 400;
+    const code =
+      err.code === "file_not_found"
+        ? ErrorCodes.fileNotFound
+        : err.code === "path_conflict"
+          ? ErrorCodes.pathConflict
+          : ErrorCodes.invalidPath;
+    throw new ApiError(status, code, `${err.message}`, { field: "path" });
+  }
+}
+
+async function writeStaged(source: AsyncIterable<Buffer>, file: string, mode: number): Promise<void> {
+  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+  try {
+    for await (const chunk of source) {
+      let offset = 0;
+      while (offset < chunk.length) {
+        offset += await new Promise<number>((resolve, reject) =>
+          fs.write(fd, chunk, offset, chunk.length - offset, null, (err, n) => (err ? reject(err) : resolve(n))),
+        );
+      }
+    }
+    fs.fchmodSync(fd, mode);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function incomplete(): ApiError {
+  return new ApiError(400, ErrorCodes.invalidRequest, "the upload was not received completely; nothing was written", {
+    field: "body",
+  });
+}
