@@ -13,6 +13,7 @@ _sbx_subcommand() {
     "|process") REPLY="process" ;;
     "|ps") REPLY="ps" ;;
     "|sandbox") REPLY="sandbox" ;;
+    "|cp") REPLY="cp" ;;
     "|daemon") REPLY="daemon" ;;
     "|init") REPLY="init" ;;
     "|profile") REPLY="profile" ;;
@@ -58,7 +59,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec receipts recover logs cancel process ps sandbox daemon init profile config completion help"
+      _sbx_commands="exec receipts recover logs cancel process ps sandbox cp daemon init profile config completion help"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -230,6 +231,12 @@ _sbx_spec() {
       _sbx_options="-f --force --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "cp")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=2 _sbx_variadic=0
       ;;
     "daemon")
       _sbx_commands="run start stop status"

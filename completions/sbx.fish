@@ -21,6 +21,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'ps'
         case '|sandbox'
             set -g __sbx_next 'sandbox'
+        case '|cp'
+            set -g __sbx_next 'cp'
         case '|daemon'
             set -g __sbx_next 'daemon'
         case '|init'
@@ -143,21 +145,21 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile'
             return 0
-        case 'sandbox rm|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
+        case 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--profile' 'daemon run|--api-url'
+        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
             return 0
-        case 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
+        case 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile'
             return 0
-        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
+        case 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile'
             return 0
-        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
+        case 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url'
             return 0
-        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
+        case 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url'
             return 0
-        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
+        case 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url'
             return 0
-        case 'help|--profile' 'help|--api-url'
+        case 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
             return 0
     end
     return 1
@@ -230,6 +232,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a cancel -d 'cancel a running execution'
 complete -c sbx -n '__sbx_arg "" 0' -a process -d 'supervised background processes'
 complete -c sbx -n '__sbx_arg "" 0' -a ps -d 'list supervised processes (sbx process list)'
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
+complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a daemon -d 'run, start, stop and inspect the embedded backend'
 complete -c sbx -n '__sbx_arg "" 0' -a init -d 'set up the backend sbx uses (interactive)'
 complete -c sbx -n '__sbx_arg "" 0' -a profile -d 'manage backend profiles'
@@ -620,6 +623,16 @@ complete -c sbx -n '__sbx_at "sandbox rm"' -l no-color -d 'no colour (also NO_CO
 complete -c sbx -n '__sbx_at "sandbox rm"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s h -l help -d 'show help'
+
+# sbx cp
+complete -c sbx -n '__sbx_at "cp"' -l json -d 'print {source, destination, type, bytes, sha256, entries}'
+complete -c sbx -n '__sbx_at "cp"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "cp"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "cp"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "cp"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "cp"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "cp"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "cp"' -s h -l help -d 'show help'
 
 # sbx daemon
 complete -c sbx -n '__sbx_arg "daemon" 0' -a run -d 'run the embedded backend in the foreground'

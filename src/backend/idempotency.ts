@@ -180,8 +180,7 @@ export function runFixedAnswerMutation(
         if (claim && isSuccess(reply)) claim.recordResponse(reply.status, reply.body);
         return reply;
       },
-      replay: async (stored) =>
-        jsonReply(stored.status, stored.response === null ? null : JSON.parse(stored.response)),
+      replay: async (stored) => jsonReply(stored.status, stored.response === null ? null : JSON.parse(stored.response)),
     },
     digest,
   );

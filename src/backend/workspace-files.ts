@@ -152,7 +152,8 @@ export type WorkspaceEntry =
 /** Opens what a path names for reading (a file or a directory). The caller closes the fd. */
 export function openForReading(workspaceDir: string, requested: string): WorkspaceEntry {
   const resolved = resolveInWorkspace(workspaceDir, workspaceSegments(requested), { followLast: true });
-  if (!resolved.exists) throw new WorkspacePathError("file_not_found", `${sandboxPath(resolved.segments)} does not exist`);
+  if (!resolved.exists)
+    throw new WorkspacePathError("file_not_found", `${sandboxPath(resolved.segments)} does not exist`);
   const segments = resolved.segments;
   const where = sandboxPath(segments);
   if (segments.length === 0) {
@@ -167,7 +168,8 @@ export function openForReading(workspaceDir: string, requested: string): Workspa
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") throw new WorkspacePathError("file_not_found", `${where} does not exist`);
-      if (code === "ELOOP") throw new WorkspacePathError("path_conflict", `${where} became a symlink while it was read`);
+      if (code === "ELOOP")
+        throw new WorkspacePathError("path_conflict", `${where} became a symlink while it was read`);
       throw err;
     }
     const st = fs.fstatSync(fd);

@@ -4,6 +4,7 @@ import { Command, Option } from "commander";
 import { VERSION } from "../version.js";
 import { type Bind, makeBinder, type Runtime, withExamples } from "./command.js";
 import * as completion from "./commands/completion.js";
+import * as cp from "./commands/cp.js";
 import * as configCmd from "./commands/config/index.js";
 import * as daemon from "./commands/daemon/index.js";
 import * as cancel from "./commands/cancel.js";
@@ -41,6 +42,7 @@ export function buildProgram(rt: Runtime): Command {
   cancel.register(program, bind);
   processCmd.register(program, bind);
   sandbox.register(program, bind);
+  cp.register(program, bind);
   daemon.register(program, bind);
   init.register(program, bind);
   profile.register(program, bind);

@@ -53,7 +53,7 @@ export interface OutputChunk {
 export function answerOrThrow(
   obs: HttpObserved,
   what: string,
-  method: "GET" | "POST" | "DELETE" = "GET",
+  method: "GET" | "POST" | "PUT" | "DELETE" = "GET",
 ): { status: number; body: unknown } {
   if (obs.kind === "deadline" && obs.interrupted) {
     throw new SbxError("interrupted", `${what}: interrupted`, { exitCode: ExitCodes.cancelled });

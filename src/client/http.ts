@@ -9,10 +9,13 @@ import type { Endpoint } from "./endpoint.js";
 import { redact } from "./redact.js";
 
 export interface SendRequest {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   path: string;
-  body?: Buffer;
+  /** Bytes, or a stream of them (a file upload). */
+  body?: Buffer | AsyncIterable<Uint8Array>;
   contentType?: string;
+  /** What the answer should be; default application/json (text/event-stream for openStream). */
+  accept?: string;
   idempotencyKey?: string;
   /** Local deadline in ms from now. */
   deadlineMs?: number;
@@ -20,6 +23,15 @@ export interface SendRequest {
   signal?: AbortSignal;
   /** Resume an event stream after this event id. */
   lastEventId?: number | null;
+}
+
+/** A 2xx answer of any type, handed over unread (openRaw). */
+export interface RawOpen {
+  kind: "raw";
+  status: number;
+  headers: Record<string, string | undefined>;
+  chunks: AsyncIterable<Uint8Array>;
+  cancel(): void;
 }
 
 /** A 2xx event stream, handed over unread. */
@@ -52,8 +64,8 @@ export class HttpClient {
 
   /** Sends one request and reports exactly what was observed. Never throws for transport trouble. */
   async send(req: SendRequest): Promise<HttpObserved> {
-    const r = await this.open(req, false);
-    if (r.kind === "sse") throw new Error("unreachable: an event stream was not asked for");
+    const r = await this.open(req);
+    if (r.kind === "sse" || r.kind === "raw") throw new Error("unreachable: a stream was not asked for");
     return r;
   }
 
@@ -62,11 +74,26 @@ export class HttpClient {
    * stream of chunks (the deadline and signal still apply while it is read).
    */
   async openStream(req: SendRequest): Promise<HttpObserved | SseOpen> {
-    return this.open(req, true);
+    const r = await this.open(req, "sse");
+    if (r.kind === "raw") throw new Error("unreachable: only event streams are handed over here");
+    return r;
   }
 
-  private async open(req: SendRequest, acceptStream: boolean): Promise<HttpObserved | SseOpen> {
-    const headers: Record<string, string> = { accept: acceptStream ? "text/event-stream" : "application/json" };
+  /** Like send, but any 2xx answer is handed over unread (file downloads); others are read as usual. */
+  async openRaw(req: SendRequest): Promise<HttpObserved | RawOpen> {
+    const r = await this.open(req, "raw");
+    if (r.kind === "sse") throw new Error("unreachable: an event stream is handed over as raw here");
+    return r;
+  }
+
+  private async open(
+    req: SendRequest,
+    handOver: "none" | "sse" | "raw" = "none",
+  ): Promise<HttpObserved | SseOpen | RawOpen> {
+    const acceptStream = handOver === "sse";
+    const headers: Record<string, string> = {
+      accept: req.accept ?? (acceptStream ? "text/event-stream" : "application/json"),
+    };
     if (req.body !== undefined) headers["content-type"] = req.contentType ?? "application/json";
     if (req.idempotencyKey !== undefined) headers["idempotency-key"] = req.idempotencyKey;
     if (req.lastEventId !== undefined && req.lastEventId !== null) headers["last-event-id"] = String(req.lastEventId);
@@ -92,6 +119,9 @@ export class HttpClient {
       const warning = flat[WARNING_HEADER.toLowerCase()];
       if (warning) this.onWarning?.(warning);
       const isStream = (flat["content-type"] ?? "").startsWith("text/event-stream");
+      if (handOver === "raw" && res.status >= 200 && res.status < 300) {
+        return { kind: "raw", status: res.status, headers: flat, chunks: res.body, cancel: () => res.cancel() };
+      }
       if (acceptStream && isStream && res.status >= 200 && res.status < 300) {
         return {
           kind: "sse",

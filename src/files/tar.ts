@@ -64,7 +64,12 @@ export function packTree(
   const done = (async () => {
     try {
       if (file) await packOpenFile(pack, file.fd, file.entryName, summary);
-      else if (dirFd !== null) await packDirectory(pack, dirFd, "", summary);
+      else if (dirFd !== null) {
+        // The root itself first, so its mode travels too.
+        const st = fs.fstatSync(dirFd);
+        await addEntry(pack, { name: "./", type: "directory", mode: st.mode & 0o7777, mtime: st.mtime });
+        await packDirectory(pack, dirFd, "", summary);
+      }
       pack.finalize();
       return summary;
     } catch (err) {
@@ -196,7 +201,10 @@ export interface UnpackSummary {
  * entry stops it with an ArchiveError. Existing files and symlinks are replaced,
  * existing directories merged. Modes are kept exactly, mtimes too.
  */
-export async function unpackTree(source: AsyncIterable<Uint8Array>, dest: string): Promise<UnpackSummary> {
+export async function unpackTree(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  dest: string,
+): Promise<UnpackSummary> {
   const extract = tarStream.extract();
   const feeding = feed(source, extract);
   const summary: UnpackSummary = { entries: 0, bytes: 0 };
@@ -250,7 +258,10 @@ export async function unpackTree(source: AsyncIterable<Uint8Array>, dest: string
           break;
         }
         default:
-          throw new ArchiveError("unsupported_entry", `archive entry ${h.name} is a ${h.type ?? "?"}; only files, directories and links are copied`);
+          throw new ArchiveError(
+            "unsupported_entry",
+            `archive entry ${h.name} is a ${h.type ?? "?"}; only files, directories and links are copied`,
+          );
       }
       summary.entries++;
     }
@@ -271,7 +282,7 @@ export async function unpackTree(source: AsyncIterable<Uint8Array>, dest: string
 }
 
 /** Pumps `source` into a writable tar parser, honouring back-pressure. */
-async function feed(source: AsyncIterable<Uint8Array>, sink: tarStream.Extract): Promise<void> {
+async function feed(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, sink: tarStream.Extract): Promise<void> {
   try {
     for await (const chunk of source) {
       if (!sink.write(Buffer.from(chunk))) await drained(sink);

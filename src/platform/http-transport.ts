@@ -4,11 +4,13 @@
 // a partial shim. Nothing else in the code base imports an HTTP client.
 
 import { createRequire } from "node:module";
+import { Readable } from "node:stream";
 
 export interface TransportRequest {
   method: string;
   headers: Record<string, string>;
-  body?: Buffer;
+  /** Bytes, or a stream of them (an upload of any size). */
+  body?: Buffer | AsyncIterable<Uint8Array>;
   signal?: AbortSignal;
 }
 
@@ -50,7 +52,7 @@ function undiciTransport(socketPath: string | null): Transport {
       const res = await request(url, {
         method: req.method as "GET",
         headers: req.headers,
-        ...(req.body === undefined ? {} : { body: req.body }),
+        ...(req.body === undefined ? {} : { body: Buffer.isBuffer(req.body) ? req.body : Readable.from(req.body) }),
         dispatcher: agent,
         ...(req.signal === undefined ? {} : { signal: req.signal }),
       });
@@ -87,7 +89,7 @@ function bunTransport(socketPath: string | null): Transport {
         res = await fetch(url, {
           method: req.method,
           headers: req.headers,
-          ...(req.body === undefined ? {} : { body: req.body }),
+          ...(req.body === undefined ? {} : { body: fetchBody(req.body), duplex: "half" }),
           signal,
           redirect: "manual",
           ...(socketPath ? { unix: socketPath } : {}),
@@ -125,4 +127,20 @@ function bunTransport(socketPath: string | null): Transport {
       controllers.clear();
     },
   };
+}
+
+/** A fetch body: bytes as they are, a stream of them as a ReadableStream. */
+function fetchBody(body: Buffer | AsyncIterable<Uint8Array>): Buffer | ReadableStream<Uint8Array> {
+  if (Buffer.isBuffer(body)) return body;
+  const iterator = body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await iterator.next();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
 }

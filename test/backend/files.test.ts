@@ -5,6 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
 import * as tarStream from "tar-stream";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +38,7 @@ async function put(
     method: "PUT",
     dispatcher: agent,
     headers: { "content-type": "application/octet-stream", ...headers },
-    body,
+    body: Buffer.isBuffer(body) ? body : Readable.from(body),
   });
   return { status: res.statusCode, headers: res.headers, json: await res.body.json() };
 }

@@ -2,6 +2,7 @@
 // environment, and when it is killed with SIGKILL nothing of its sandboxes keeps
 // running (bwrap's --die-with-parent and the pid namespace).
 
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -72,5 +73,44 @@ describe("the local daemon", () => {
     });
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).processes).toEqual([expect.objectContaining({ restarts: 1, state: "running" })]);
+  });
+});
+
+describe("sbx cp of 1 GiB", () => {
+  it("moves the file both ways byte for byte with the daemon's memory bounded", { timeout: 180_000 }, async (t) => {
+    const home = makeHome("sbx-e2e-cp-");
+    t.onTestFinished(async () => {
+      await runSbx(["daemon", "stop"], { home });
+      removeHome(home);
+    });
+    const started = await runSbx(["daemon", "start"], { home });
+    expect(started.code, started.stderr).toBe(0);
+    const big = path.join(home, "big.bin");
+    // 1 GiB that is not all zeros: a 1 MiB random block repeated.
+    const block = randomBytes(1024 * 1024);
+    const fd = fs.openSync(big, "w");
+    const hash = createHash("sha256");
+    for (let i = 0; i < 1024; i++) {
+      fs.writeSync(fd, block);
+      hash.update(block);
+    }
+    fs.closeSync(fd);
+    const want = hash.digest("hex");
+
+    const up = await runSbx(["cp", big, "default:/workspace/big.bin", "--json"], { home, timeoutMs: 120_000 });
+    expect(up.code, up.stderr).toBe(0);
+    expect(JSON.parse(up.stdout)).toMatchObject({ bytes: 1024 ** 3, sha256: want });
+    fs.rmSync(big);
+    const back = path.join(home, "back.bin");
+    const down = await runSbx(["cp", "default:/workspace/big.bin", back, "--json"], { home, timeoutMs: 120_000 });
+    expect(down.code, down.stderr).toBe(0);
+    expect(JSON.parse(down.stdout)).toMatchObject({ bytes: 1024 ** 3, sha256: want });
+    expect(fs.statSync(back).size).toBe(1024 ** 3);
+
+    // The daemon's peak resident memory over its whole life, both copies included.
+    const status = fs.readFileSync(`/proc/${daemonPid(home)}/status`, "utf8");
+    const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
+    expect(peakKiB).toBeGreaterThan(0);
+    expect(peakKiB * 1024).toBeLessThan(256 * 1024 * 1024);
   });
 });

@@ -7,6 +7,8 @@ import { Chalk, type ChalkInstance } from "chalk";
 
 export interface Sink {
   write(chunk: string | Uint8Array): unknown;
+  /** 'drain' after a write answered false (Node streams); sinks that never say false need not. */
+  once?(event: "drain" | "close", fn: () => void): unknown;
 }
 
 /** A spinner on stderr while sbx waits; a no-op where it cannot be drawn. */
@@ -49,6 +51,10 @@ export interface IO {
   /** Raw bytes to stdout / stderr (command output). */
   writeOut(chunk: string | Uint8Array): void;
   writeErr(chunk: string | Uint8Array): void;
+  /** Raw bytes to stdout, resolving once stdout takes more: for streams of any size. */
+  writeOutPaced(chunk: Uint8Array): Promise<void>;
+  /** Stdin as it arrives (a tar stream, say), without holding it all. */
+  stdinChunks(): AsyncIterable<Uint8Array>;
   /**
    * A spinner on stderr with TEXT (and, with `elapsed`, the seconds since it started)
    * until stop(); nothing at all when not `animated`. Stop it before printing results.
@@ -237,6 +243,16 @@ function makeIO(s: IOStreams, st: IOState): IO {
     },
     writeErr: (chunk) => {
       s.stderr.write(chunk);
+    },
+    writeOutPaced: (chunk) => {
+      if (s.stdout.write(chunk) !== false || !s.stdout.once) return Promise.resolve();
+      return new Promise((resolve) => {
+        s.stdout.once?.("drain", resolve);
+        s.stdout.once?.("close", resolve);
+      });
+    },
+    async *stdinChunks() {
+      for await (const c of s.stdin) yield typeof c === "string" ? Buffer.from(c) : c;
     },
     progress: (text, opts) => (animated ? startSpinner(s.stderr, text, opts?.elapsed === true) : NO_PROGRESS),
     readStdin: async () => {

@@ -1,0 +1,99 @@
+// API calls for files in and out of a sandbox (docs/protocol.md, "Files"). Uploads
+// and downloads stream; an upload is a mutation sent once with its Idempotency-Key.
+
+import {
+  API_PREFIX,
+  FILE_MODE_HEADER,
+  FILE_TYPE_HEADER,
+  type FileStat,
+  type FileUpload,
+  TAR_CONTENT_TYPE,
+} from "../protocol/types.js";
+import { answerOrThrow } from "./api.js";
+import type { HttpClient } from "./http.js";
+
+const seg = (s: string) => encodeURIComponent(s);
+
+export const filePaths = {
+  files: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/files`,
+};
+
+export interface Download {
+  type: "file" | "directory";
+  /** Permission bits of what was read (a file's, or the directory's). */
+  mode: number | null;
+  /** A file's bytes, or a tar stream of the directory (or of the file, when asked for as tar). */
+  chunks: AsyncIterable<Uint8Array>;
+  /** Bytes the answer announced (a raw file), or null. */
+  size: number | null;
+}
+
+/** Uploads and downloads have no deadline of their own: they take as long as the bytes do. */
+const TRANSFER_DEADLINE_MS = 24 * 60 * 60 * 1000;
+
+export class FilesApi {
+  constructor(readonly http: HttpClient) {}
+
+  /** What a path names, or null when nothing is there. */
+  async stat(sandbox: string, path: string): Promise<FileStat | null> {
+    const obs = await this.http.send({
+      method: "GET",
+      path: `${filePaths.files(sandbox)}?path=${seg(path)}&stat=true`,
+      deadlineMs: 30_000,
+    });
+    if (obs.kind === "answer" && obs.status === 404) {
+      const code = safeJson(obs.body)?.error?.code;
+      if (code === "file_not_found") return null;
+    }
+    return answerOrThrow(obs, `${sandbox}:${path}`).body as FileStat;
+  }
+
+  /** Sends a file's bytes (or a tar stream) to `path`, once, with the key. */
+  async upload(
+    sandbox: string,
+    path: string,
+    body: AsyncIterable<Uint8Array>,
+    opts: { tar: boolean; mode?: number; idempotencyKey: string },
+  ): Promise<FileUpload> {
+    const mode = opts.mode === undefined ? "" : `&mode=0${(opts.mode & 0o7777).toString(8)}`;
+    const obs = await this.http.send({
+      method: "PUT",
+      path: `${filePaths.files(sandbox)}?path=${seg(path)}${mode}`,
+      body,
+      contentType: opts.tar ? TAR_CONTENT_TYPE : "application/octet-stream",
+      idempotencyKey: opts.idempotencyKey,
+      deadlineMs: TRANSFER_DEADLINE_MS,
+    });
+    return answerOrThrow(obs, `copy to ${sandbox}:${path}`, "PUT").body as FileUpload;
+  }
+
+  /** Reads `path`: a file's bytes, or (a directory, or `tar`) a tar stream. */
+  async download(sandbox: string, path: string, opts: { tar: boolean }): Promise<Download> {
+    const r = await this.http.openRaw({
+      method: "GET",
+      path: `${filePaths.files(sandbox)}?path=${seg(path)}`,
+      ...(opts.tar && { accept: TAR_CONTENT_TYPE }),
+      deadlineMs: TRANSFER_DEADLINE_MS,
+    });
+    if (r.kind !== "raw") {
+      answerOrThrow(r, `${sandbox}:${path}`);
+      throw new Error("unreachable: a 2xx answer is handed over raw");
+    }
+    const mode = r.headers[FILE_MODE_HEADER.toLowerCase()];
+    const size = r.headers["content-length"];
+    return {
+      type: r.headers[FILE_TYPE_HEADER.toLowerCase()] === "directory" ? "directory" : "file",
+      mode: mode !== undefined && /^[0-7]+$/.test(mode) ? Number.parseInt(mode, 8) : null,
+      chunks: r.chunks,
+      size: size !== undefined && !(r.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE) ? Number(size) : null,
+    };
+  }
+}
+
+function safeJson(text: string): { error?: { code?: string } } | null {
+  try {
+    return JSON.parse(text) as { error?: { code?: string } };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,11 @@
+// The embedded backend in this process, where `sbx` run in-process (main()) with
+// SBX_HOME=home finds it: on the home's socket, with the home's data directory.
+// The CLI then never spawns a daemon.
+
+import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/server.js";
+import { resolvePaths } from "../../src/config/paths.js";
+
+export async function startHomeBackend(home: string, opts: Partial<BackendOptions> = {}): Promise<BackendHandle> {
+  const paths = resolvePaths({ SBX_HOME: home });
+  return startBackend({ dataDir: paths.daemonDir, socketPath: paths.socketPath, killGraceMs: 1000, ...opts });
+}
