@@ -120,6 +120,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX processes_by_key ON processes (sandbox_id, idempotency_key);
   CREATE INDEX processes_unended ON processes (state) WHERE state <> 'exited';
   `,
+  // Recovery touches only what is ours: the boot a process group was started in, and
+  // what restart recovery found of it (said in the record).
+  `
+  ALTER TABLE executions ADD COLUMN boot_id TEXT;
+  ALTER TABLE executions ADD COLUMN recovery TEXT;
+  ALTER TABLE processes ADD COLUMN boot_id TEXT;
+  ALTER TABLE processes ADD COLUMN recovery TEXT;
+  `,
 ];
 
 export interface SandboxRow {
@@ -158,6 +166,10 @@ export interface ExecutionRow {
   last_event_id: number;
   pgid: number | null;
   pgid_start_time: string | null;
+  /** The boot the process group was started in (/proc/sys/kernel/random/boot_id). */
+  boot_id: string | null;
+  /** What restart recovery found of the process group, or null. */
+  recovery: string | null;
 }
 
 export interface NewExecution {
@@ -261,6 +273,8 @@ const EXECUTION_COLUMNS_WITHOUT_OUTPUT = [
   "last_event_id",
   "pgid",
   "pgid_start_time",
+  "boot_id",
+  "recovery",
 ].join(", ");
 
 export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
@@ -288,6 +302,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     finished_at: row.finished_at,
     duration_ms: row.duration_ms,
     last_event_id: row.last_event_id,
+    recovery: row.recovery,
   };
 }
 
@@ -372,15 +387,11 @@ export class BackendStore {
   markExecutionStarted(
     executionId: string,
     startedAt: string,
-    pgid: number | null,
-    pgidStartTime: string | null,
+    group: { pgid: number | null; startTime: string | null; bootId: string | null },
   ): void {
-    this.prepare("UPDATE executions SET started_at = ?, pgid = ?, pgid_start_time = ? WHERE execution_id = ?").run(
-      startedAt,
-      pgid,
-      pgidStartTime,
-      executionId,
-    );
+    this.prepare(
+      "UPDATE executions SET started_at = ?, pgid = ?, pgid_start_time = ?, boot_id = ? WHERE execution_id = ?",
+    ).run(startedAt, group.pgid, group.startTime, group.bootId, executionId);
   }
 
   finishExecution(executionId: string, end: ExecutionEnd): void {
@@ -408,12 +419,13 @@ export class BackendStore {
     );
   }
 
-  /** Marks an execution lost by an earlier run of the backend. */
-  markExecutionLost(executionId: string): void {
+  /** Marks an execution lost by an earlier run of the backend, with what recovery found of its process group. */
+  markExecutionLost(executionId: string, recovery: string | null): void {
     this.prepare(
-      `UPDATE executions SET outcome = 'unknown', system_error = 'exec_stream_lost', exit_code = NULL, signal = NULL
+      `UPDATE executions SET outcome = 'unknown', system_error = 'exec_stream_lost', exit_code = NULL, signal = NULL,
+           recovery = ?
          WHERE execution_id = ? AND outcome = 'pending'`,
-    ).run(executionId);
+    ).run(recovery, executionId);
   }
 
   publishExecution(executionId: string): void {
@@ -630,6 +642,10 @@ export interface ProcessRow {
   /** The current run's leader, which is also its process group id. */
   os_pid: number | null;
   pgid_start_time: string | null;
+  /** The boot the current run's group was started in. */
+  boot_id: string | null;
+  /** What restart recovery found of the last run's process group, or null. */
+  recovery: string | null;
   /** JSON: ProcessRunSummary | null */
   last_run: string | null;
   next_restart_at: string | null;
@@ -665,6 +681,8 @@ const PROCESS_COLUMNS: ReadonlySet<string> = new Set([
   "stop_requested",
   "os_pid",
   "pgid_start_time",
+  "boot_id",
+  "recovery",
   "last_run",
   "next_restart_at",
   "stdout_bytes",

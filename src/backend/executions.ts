@@ -11,6 +11,7 @@ import type { EndEventData, ExecutionRecord, ExitEventData } from "../protocol/t
 import { type BackendStore, type ExecutionEnd, type ExecutionRow, type SandboxRow, toExecutionRecord } from "./db.js";
 import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "./drivers/driver.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
+import { bootId } from "./drivers/proc.js";
 import { endLostProcessGroup } from "./process-group.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 
@@ -168,7 +169,11 @@ export class ExecutionManager {
     }
     const startedAt = handle.startedAt.toISOString();
     this.store.transaction(() =>
-      this.store.markExecutionStarted(executionId, startedAt, handle.pgid, handle.pgidStartTime),
+      this.store.markExecutionStarted(executionId, startedAt, {
+        pgid: handle.pgid,
+        startTime: handle.pgidStartTime,
+        bootId: handle.pgid === null ? null : bootId(),
+      }),
     );
     writer.started({ execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt });
     const entry: LiveExecution = {
@@ -224,17 +229,19 @@ export class ExecutionManager {
    * At start-up: executions an earlier run left pending lost their process; they
    * become unknown/exec_stream_lost, their event logs end with `exit` (outcome
    * unknown) and `end` incomplete (reason exec_stream_lost), and their process
-   * groups are ended. Records whose publication was pending are published.
+   * groups are ended when they are still ours (the record says what was found).
+   * Records whose publication was pending are published.
    */
   recover(): { lost: number; published: number } {
     const pending = this.store.pendingExecutions();
     for (const row of pending) {
-      if (row.pgid !== null) {
-        const result = endLostProcessGroup(row.pgid, row.pgid_start_time);
-        this.log(`recovery: execution ${row.execution_id} process group ${row.pgid}: ${result}`);
-      }
+      const found =
+        row.pgid === null
+          ? null
+          : endLostProcessGroup({ pgid: row.pgid, startTime: row.pgid_start_time, bootId: row.boot_id });
+      if (found !== null) this.log(`recovery: execution ${row.execution_id}: ${found}`);
       this.events.appendEnding(row.execution_id, row.sandbox_id, lostLogEnding(row), () =>
-        this.store.markExecutionLost(row.execution_id),
+        this.store.markExecutionLost(row.execution_id, found),
       );
     }
     const unpublished = this.store.unpublishedExecutions();

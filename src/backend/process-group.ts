@@ -5,7 +5,7 @@
 // a grace).
 
 import type { SandboxChild, SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
-import { readProcessStartTime, signalProcessGroup } from "./drivers/proc.js";
+import { bootId, readProcessStartTime, signalProcessGroup } from "./drivers/proc.js";
 
 export interface GroupLeaderSpec {
   driver: SandboxDriver;
@@ -183,13 +183,35 @@ export function spawnFailure(program: string, err: NodeJS.ErrnoException): { exi
   return { exitCode: notFound ? 127 : 126, message: Buffer.from(`sbx: ${program}: ${why}\n`) };
 }
 
+/** A process group as recorded, to recognise it after a restart. */
+export interface RecordedGroup {
+  pgid: number;
+  /** Start time of its leader (clock ticks since boot). */
+  startTime: string | null;
+  /** The boot it was started in; null for records older than boot ids. */
+  bootId: string | null;
+}
+
 /**
- * Ends a process group left by an earlier run of the backend. If the group leader's
- * pid now belongs to another process (it started at another time), the group is
- * not ours any more and is left alone.
+ * Ends a process group left by an earlier run of the backend, if it is still ours,
+ * and says what was found (for the record). A group from another boot, or recorded
+ * without a boot id, is never signalled: its number may belong to anyone now. In
+ * this boot, a leader alive with another start time means the number was reused; a
+ * leader gone while members remain is still our group (a pgid in use is not reused).
  */
-export function endLostProcessGroup(pgid: number, leaderStartTime: string | null): "killed" | "gone" | "not_ours" {
-  const now = readProcessStartTime(pgid);
-  if (now !== null && leaderStartTime !== null && now !== leaderStartTime) return "not_ours";
-  return signalProcessGroup(pgid, "SIGKILL") ? "killed" : "gone";
+export function endLostProcessGroup(group: RecordedGroup): string {
+  const current = bootId();
+  if (group.bootId === null || current === null) {
+    return `process group ${group.pgid} was recorded without a boot id; left alone (it may not be ours any more)`;
+  }
+  if (group.bootId !== current) {
+    return `process group ${group.pgid} was started in another boot (${group.bootId}); left alone`;
+  }
+  const now = readProcessStartTime(group.pgid);
+  if (now !== null && group.startTime !== null && now !== group.startTime) {
+    return `process group ${group.pgid}: its leader's pid now belongs to another process; left alone`;
+  }
+  return signalProcessGroup(group.pgid, "SIGKILL")
+    ? `process group ${group.pgid} was still running; killed`
+    : `process group ${group.pgid} had ended`;
 }

@@ -32,6 +32,7 @@ import {
 import type { BackendStore, ProcessPatch, ProcessRow, SandboxRow } from "./db.js";
 import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "./drivers/driver.js";
 import { ApiError } from "./http.js";
+import { bootId } from "./drivers/proc.js";
 import { endLostProcessGroup } from "./process-group.js";
 import { type LogLimits, ProcessLogStream } from "./process-logs.js";
 import { RestartTracker, STABLE_UPTIME_MS } from "./process-restart.js";
@@ -60,6 +61,7 @@ export function toProcessRecord(row: ProcessRow): ProcessRecord {
     end_reason: row.end_reason,
     last_run: parseLastRun(row),
     next_restart_at: row.next_restart_at,
+    recovery: row.recovery,
     created_at: row.created_at,
     started_at: row.started_at,
     ended_at: row.ended_at,
@@ -194,6 +196,7 @@ class Supervisor {
       state: "running",
       os_pid: run.pgid,
       pgid_start_time: run.pgidStartTime,
+      boot_id: run.pgid === null ? null : bootId(),
       started_at: startedAt,
       first_started_at: this.row.first_started_at ?? startedAt,
       next_restart_at: null,
@@ -480,6 +483,8 @@ export class ProcessSupervisor {
         stop_requested: 0,
         os_pid: null,
         pgid_start_time: null,
+        boot_id: null,
+        recovery: null,
         last_run: null,
         next_restart_at: null,
         stdout_bytes: 0,
@@ -635,10 +640,13 @@ export class ProcessSupervisor {
     let lost = 0;
     let restarted = 0;
     const nowIso = new Date().toISOString();
-    for (const row of this.store.unendedProcesses()) {
+    for (const found of this.store.unendedProcesses()) {
+      let row = found;
       if (row.os_pid !== null) {
-        const result = endLostProcessGroup(row.os_pid, row.pgid_start_time);
-        this.log(`recovery: process ${row.process_id} process group ${row.os_pid}: ${result}`);
+        const recovery = endLostProcessGroup({ pgid: row.os_pid, startTime: row.pgid_start_time, bootId: row.boot_id });
+        this.log(`recovery: process ${row.process_id}: ${recovery}`);
+        this.store.transaction(() => this.store.updateProcess(row.process_id, { recovery }));
+        row = { ...row, recovery };
       }
       const wasRunning = row.state !== "backoff";
       if (wasRunning) lost++;

@@ -116,6 +116,11 @@ export interface ExecuteRequest {
 }
 
 export interface ExecutionRecord {
+  /**
+   * What a restarted backend found of the process group of an execution it had lost
+   * (e.g. "process group 1234 killed", "… started in another boot; left alone"), or null (sbx).
+   */
+  recovery?: string | null;
   execution_id: string;
   sandbox_id: string;
   idempotency_key: string | null;
@@ -382,6 +387,8 @@ export interface ProcessRecord {
   last_run: ProcessRunSummary | null;
   /** When the next run starts (state `backoff`). */
   next_restart_at: string | null;
+  /** What a restarted backend found of the process group of a run it had lost, or null (sbx). */
+  recovery?: string | null;
   created_at: string;
   /** Start of the current (or last) run. */
   started_at: string | null;

@@ -59,6 +59,7 @@ describeIsolations("executions", (isolation) => {
         duration_ms: expect.any(Number),
         // started, output, exit, end
         last_event_id: 4,
+        recovery: null,
       });
     });
 

@@ -33,6 +33,7 @@ async function put(
   query: string,
   body: Buffer | AsyncIterable<Buffer>,
   headers: Record<string, string> = {},
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
 ): Promise<{ status: number; headers: Record<string, unknown>; json: any }> {
   const res = await request(`http://localhost${FILES}?${query}`, {
     method: "PUT",

@@ -32,6 +32,7 @@ describe("restart recovery", () => {
       system_error: "exec_stream_lost",
       exit_code: null,
       signal: null,
+      recovery: expect.stringMatching(/^process group \d+ was still running; killed$/),
     });
     expect(second.logs).toContain("recovery: 1 execution(s) lost by an earlier run");
   });

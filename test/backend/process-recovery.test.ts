@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BackendStore } from "../../src/backend/db.js";
-import { backendsPerTest, groupAlive, type TestBackend, until } from "./support.js";
+import { backendsPerTest, groupAlive, processesWithArg, type TestBackend, uniqueSleep, until } from "./support.js";
 
 const PROCESSES = "/api/v1/sandbox/default/processes";
 
@@ -65,6 +65,7 @@ describe("restart recovery", () => {
     expect(await stdoutOf(second, always.process_id, 12)).toBe("gen 0\ngen 1\n");
     const chunk = (await second.api("GET", `${PROCESSES}/${always.process_id}/logs?offset=6`)).json;
     expect(chunk).toMatchObject({ offset: 6, next_offset: 12, generation: 1, eof: false });
+    expect(gone.recovery).toBe(`process group ${lost.os_pid} was still running; killed`);
     expect(second.logs).toContain("recovery: 2 process(es) lost by an earlier run");
     expect(second.logs).toContain("recovery: 1 process(es) started again");
   });
@@ -105,6 +106,37 @@ describe("restart recovery", () => {
       end_reason: "backend_shutdown",
     });
     expect(await stdoutOf(second, always.process_id, 6)).toBe("up\nup\n");
+  });
+
+  it("leaves alone a recorded group from another boot (or with no boot id), and says so in the record", async () => {
+    const first = await started();
+    const [a, c] = [uniqueSleep(), uniqueSleep()];
+    const otherBoot = await start(first, { command: ["sleep", a] });
+    const noBootId = await start(first, { command: ["sleep", c] });
+    await until(() => processesWithArg(a).length === 1 && processesWithArg(c).length === 1, 5000, "both to run");
+    await first.stop({ simulateCrash: true });
+    // As if these groups had been recorded before a reboot: their numbers may be anyone's now.
+    const store = new BackendStore(path.join(first.dataDir, "backend.db"));
+    store.transaction(() => {
+      store.updateProcess(otherBoot.process_id, { boot_id: "00000000-0000-0000-0000-000000000000" });
+      store.updateProcess(noBootId.process_id, { boot_id: null });
+    });
+    store.close();
+
+    const second = await started({}, first.dir);
+    const records = await Promise.all(
+      [otherBoot, noBootId].map(async (p) => (await second.api("GET", `${PROCESSES}/${p.process_id}`)).json),
+    );
+    expect(records[0]).toMatchObject({ state: "exited", outcome: "unknown", end_reason: "backend_lost" });
+    expect(records[0].recovery).toBe(
+      `process group ${otherBoot.os_pid} was started in another boot (00000000-0000-0000-0000-000000000000); left alone`,
+    );
+    expect(records[1].recovery).toMatch(/was recorded without a boot id; left alone/);
+    // Not signalled: both still run (the test ends them itself).
+    expect(processesWithArg(a)).toHaveLength(1);
+    expect(processesWithArg(c)).toHaveLength(1);
+    for (const p of [otherBoot, noBootId]) process.kill(-p.os_pid, "SIGKILL");
+    await until(() => processesWithArg(a).length + processesWithArg(c).length === 0, 5000, "the test's cleanup");
   });
 
   it("never starts a process again once it was stopped", async () => {

@@ -77,6 +77,7 @@ describeIsolations("processes", (isolation) => {
         end_reason: null,
         last_run: null,
         next_restart_at: null,
+        recovery: null,
         created_at: expect.any(String),
         started_at: expect.any(String),
         ended_at: null,

@@ -103,3 +103,17 @@ export function readProcessStartTime(pid: number): string | null {
     return null;
   }
 }
+
+let cachedBootId: string | null | undefined;
+
+/** This boot's id (Linux), to tell a process group from one of an earlier boot with the same number. */
+export function bootId(): string | null {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || null;
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId;
+}
