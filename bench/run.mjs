@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmarks, each printed as a ratio against a baseline measured in the same run.
-// Usage: npm run bench [-- --runs N] [-- --only startup]
+// Usage: npm run bench [-- --runs N] [-- --only startup|sse|process|isolation]
 // Results go to BENCHMARKS.md by hand (numbers vary by machine; ratios less so).
 
 import { spawnSync } from "node:child_process";
@@ -36,6 +36,20 @@ function measure(label, cmd, argv) {
   timeOnce(cmd, argv); // warm-up
   const times = Array.from({ length: runs }, () => timeOnce(cmd, argv));
   return { label, median: median(times), min: Math.min(...times) };
+}
+
+/** Two commands measured in turns, so that a busy moment of the machine weighs on both alike. */
+function measurePair(a, b) {
+  timeOnce(a.cmd, a.argv);
+  timeOnce(b.cmd, b.argv);
+  const ta = [];
+  const tb = [];
+  for (let i = 0; i < runs; i++) {
+    ta.push(timeOnce(a.cmd, a.argv));
+    tb.push(timeOnce(b.cmd, b.argv));
+  }
+  const row = (label, times) => ({ label, median: median(times), min: Math.min(...times) });
+  return [row(a.label, ta), row(b.label, tb)];
 }
 
 function report(title, baseline, rows) {
@@ -77,8 +91,7 @@ function throughputRows(title, bytes, rows) {
 }
 
 function workspaceOf(sandbox = "default") {
-  const doc = JSON.parse(sbxOut(["sandbox", "show", sandbox, "--json"]));
-  return path.join(home, "daemon", "sandboxes", doc.sandbox_id, "workspace");
+  return JSON.parse(sbxOut(["sandbox", "show", sandbox, "--json"])).host_workspace;
 }
 
 function rssKiB(pid) {
@@ -156,6 +169,47 @@ try {
     console.log(`| idle daemon, no processes | ${idle} | 1.00 |`);
     console.log(`| 100 idle supervised processes | ${loaded} | ${(loaded / idle).toFixed(2)} |`);
     for (const id of ids) sbxOut(["process", "rm", id, "--grace", "0s"]);
+  }
+  if (!only || only === "isolation") {
+    // The cost of isolation: a warm exec in a bwrap sandbox next to one in a none sandbox.
+    sbxOut(["daemon", "start"]);
+    const health = JSON.parse(sbxOut(["daemon", "status", "--json"]));
+    sbxOut(["sandbox", "create", "plain", "--isolation", "none"], { stdio: ["ignore", "pipe", "ignore"] });
+    const none = measure("sbx exec -s plain -- true (none)", process.execPath, [
+      "--",
+      sbx,
+      "exec",
+      "-s",
+      "plain",
+      "--",
+      "true",
+    ]);
+    const rows = [];
+    if (health.isolation?.bwrap.available) {
+      sbxOut(["sandbox", "create", "iso", "--isolation", "bwrap"]);
+      rows.push(
+        measure("sbx exec -s iso -- true (bwrap)", process.execPath, ["--", sbx, "exec", "-s", "iso", "--", "true"]),
+      );
+    } else console.log(`\n(bwrap cannot run here: ${health.isolation?.bwrap.reason})`);
+    report("The cost of isolation: a warm exec", none, rows);
+    if (rows[0]) console.log(`\nbwrap adds ${(rows[0].median - none.median).toFixed(1)} ms (median) to a warm exec.`);
+
+    // sbx cp both ways, next to cat of the same file.
+    const size = 256 * 1024 * 1024;
+    const local = path.join(home, "cp.bin");
+    spawnSync("/bin/sh", ["-c", `head -c ${size} /dev/urandom > '${local}'`]);
+    const cat = timeShell(`cat '${local}' > /dev/null`);
+    const up = timeShell(`node -- '${sbx}' cp '${local}' default:/workspace/cp.bin`);
+    const back = path.join(home, "cp-back.bin");
+    const down = timeShell(`node -- '${sbx}' cp default:/workspace/cp.bin '${back}'`);
+    const same = spawnSync("cmp", [local, back]).status === 0;
+    throughputRows(`sbx cp of ${size / 1048576} MiB (identical bytes: ${same})`, size, [
+      { label: "cat of the same file", ms: cat },
+      { label: "sbx cp FILE default:/workspace/… (in)", ms: up },
+      { label: "sbx cp default:/workspace/… FILE (out)", ms: down },
+    ]);
+    const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${health.pid}/status`, "utf8"))?.[1];
+    console.log(`\nDaemon peak RSS (VmHWM) after both copies: ${peak} KiB`);
   }
 } finally {
   spawnSync(process.execPath, ["--", sbx, "daemon", "stop"], { env, stdio: "ignore" });
