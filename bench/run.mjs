@@ -175,24 +175,16 @@ try {
     sbxOut(["daemon", "start"]);
     const health = JSON.parse(sbxOut(["daemon", "status", "--json"]));
     sbxOut(["sandbox", "create", "plain", "--isolation", "none"], { stdio: ["ignore", "pipe", "ignore"] });
-    const none = measure("sbx exec -s plain -- true (none)", process.execPath, [
-      "--",
-      sbx,
-      "exec",
-      "-s",
-      "plain",
-      "--",
-      "true",
-    ]);
-    const rows = [];
+    const execIn = (sandbox) => ["--", sbx, "exec", "-s", sandbox, "--", "true"];
     if (health.isolation?.bwrap.available) {
       sbxOut(["sandbox", "create", "iso", "--isolation", "bwrap"]);
-      rows.push(
-        measure("sbx exec -s iso -- true (bwrap)", process.execPath, ["--", sbx, "exec", "-s", "iso", "--", "true"]),
+      const [none, bwrap] = measurePair(
+        { label: "sbx exec -s plain -- true (none)", cmd: process.execPath, argv: execIn("plain") },
+        { label: "sbx exec -s iso -- true (bwrap)", cmd: process.execPath, argv: execIn("iso") },
       );
+      report("The cost of isolation: a warm exec, measured in turns", none, [bwrap]);
+      console.log(`\nbwrap adds ${(bwrap.median - none.median).toFixed(1)} ms (median) to a warm exec.`);
     } else console.log(`\n(bwrap cannot run here: ${health.isolation?.bwrap.reason})`);
-    report("The cost of isolation: a warm exec", none, rows);
-    if (rows[0]) console.log(`\nbwrap adds ${(rows[0].median - none.median).toFixed(1)} ms (median) to a warm exec.`);
 
     // sbx cp both ways, next to cat of the same file.
     const size = 256 * 1024 * 1024;
