@@ -10,6 +10,7 @@ import * as tarStream from "tar-stream";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unpackTree } from "../../src/files/tar.js";
+import { sha256, treeOf } from "../support/trees.js";
 import { BWRAP, startTestBackend, type TestBackend, tempDir } from "./support.js";
 
 const FILES = "/api/v1/sandbox/default/files";
@@ -26,8 +27,6 @@ afterAll(async () => {
   await agent.close();
   await b.stop();
 });
-
-const sha = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
 async function put(
   query: string,
@@ -68,26 +67,6 @@ async function tarOf(entries: Array<tarStream.Headers & { data?: string | Buffer
   return Buffer.concat(chunks);
 }
 
-/** Every file, directory and symlink under a directory: relative path → what it is. */
-function snapshot(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string, prefix: string) => {
-    for (const name of fs.readdirSync(d).sort()) {
-      const p = path.join(d, name);
-      const rel = prefix ? `${prefix}/${name}` : name;
-      const st = fs.lstatSync(p);
-      const mode = (st.mode & 0o7777).toString(8);
-      if (st.isSymbolicLink()) out[rel] = `link -> ${fs.readlinkSync(p)}`;
-      else if (st.isDirectory()) {
-        out[rel] = `dir ${mode}`;
-        walk(p, rel);
-      } else out[rel] = `file ${mode} ${sha(fs.readFileSync(p))}`;
-    }
-  };
-  walk(dir, "");
-  return out;
-}
-
 describe("files of a sandbox", () => {
   it("round-trips a binary file byte for byte, with its mode", async () => {
     const data = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(300_000)]);
@@ -97,7 +76,7 @@ describe("files of a sandbox", () => {
       path: "/workspace/bin/blob.bin",
       type: "file",
       bytes: data.length,
-      sha256: sha(data),
+      sha256: sha256(data),
       entries: null,
     });
     expect(fs.statSync(path.join(workspace, "bin", "blob.bin")).mode & 0o777).toBe(0o755);
@@ -106,7 +85,7 @@ describe("files of a sandbox", () => {
     expect(down.status).toBe(200);
     expect(down.headers["content-type"]).toBe("application/octet-stream");
     expect(down.headers["sbx-file-mode"]).toBe("0755");
-    expect(sha(down.body)).toBe(sha(data));
+    expect(sha256(down.body)).toBe(sha256(data));
 
     const stat = await b.api("GET", `${FILES}?path=/workspace/bin/blob.bin&stat=true`);
     expect(stat.json).toEqual({ path: "/workspace/bin/blob.bin", type: "file", size: data.length, mode: "0755" });
@@ -130,23 +109,23 @@ describe("files of a sandbox", () => {
       path: "/workspace/tree",
       type: "directory",
       bytes: tree.length,
-      sha256: sha(tree),
+      sha256: sha256(tree),
       entries: 7,
     });
-    const placed = snapshot(path.join(workspace, "tree"));
+    const placed = treeOf(path.join(workspace, "tree"));
     expect(placed).toMatchObject({
       proj: "dir 750",
-      "proj/run.sh": `file 755 ${sha(Buffer.from("#!/bin/sh\necho run\n"))}`,
+      "proj/run.sh": `file 755 ${sha256(Buffer.from("#!/bin/sh\necho run\n"))}`,
       "proj/empty": "dir 700",
       "proj/python": "link -> /usr/bin/python3",
-      "proj/again": `file 755 ${sha(Buffer.from("#!/bin/sh\necho run\n"))}`,
+      "proj/again": `file 755 ${sha256(Buffer.from("#!/bin/sh\necho run\n"))}`,
     });
 
     const down = await get("path=/workspace/tree");
     expect(down.headers["content-type"]).toBe("application/x-tar");
     const out = tempDir("sbx-files-out-");
     await unpackTree([down.body], out);
-    expect(snapshot(out)).toEqual(placed);
+    expect(treeOf(out)).toEqual(placed);
   });
 
   it("merges a tree into an existing directory, replacing files and keeping the rest", async () => {
@@ -167,7 +146,7 @@ describe("files of a sandbox", () => {
     fs.symlinkSync("../../..", path.join(workspace, "up-link"));
     fs.mkdirSync(path.join(workspace, "real"));
     fs.symlinkSync("real", path.join(workspace, "inside-link"));
-    const before = snapshot(workspace);
+    const before = treeOf(workspace);
     const marker = `sbx-files-${process.pid}`;
     for (const p of ["../x", "/etc/x", "/workspace/../etc/x", "/workspacex/y", "etc-link/x", "up-link/x", "etc-link"]) {
       const res = await put(`path=${encodeURIComponent(p.replace("x", marker))}`, Buffer.from("no"));
@@ -175,7 +154,7 @@ describe("files of a sandbox", () => {
       expect(res.json.error).toMatchObject({ code: "invalid_path", details: { field: "path" } });
     }
     expect(fs.existsSync(path.join("/etc", marker))).toBe(false);
-    expect(snapshot(workspace)).toEqual(before);
+    expect(treeOf(workspace)).toEqual(before);
     for (const p of ["etc-link/passwd", "up-link", "/etc/passwd"]) {
       const res = await get(`path=${encodeURIComponent(p)}`);
       expect(res.status, p).toBe(400);
@@ -188,7 +167,7 @@ describe("files of a sandbox", () => {
   });
 
   it("refuses a tar stream with an entry that could land outside, writing nothing", async () => {
-    const before = snapshot(workspace);
+    const before = treeOf(workspace);
     const bad = [
       [{ name: "../evil", type: "file", data: "e" }],
       [{ name: "/abs/evil", type: "file", data: "e" }],
@@ -206,7 +185,7 @@ describe("files of a sandbox", () => {
     }
     const garbage = await put("path=/workspace/unpacked", randomBytes(2048), { "content-type": "application/x-tar" });
     expect([garbage.status, garbage.json.error.code]).toEqual([400, "invalid_archive"]);
-    expect(snapshot(workspace)).toEqual(before);
+    expect(treeOf(workspace)).toEqual(before);
     expect(fs.readdirSync(path.join(path.dirname(workspace), "incoming"))).toEqual([]);
   });
 

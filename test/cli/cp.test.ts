@@ -10,6 +10,7 @@ import type { BackendHandle } from "../../src/backend/server.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { packTree, unpackTree } from "../../src/files/tar.js";
+import { treeOf, sha256 } from "../support/trees.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { startHomeBackend } from "../support/home-backend.js";
 
@@ -32,28 +33,6 @@ async function sbx(argv: string[], stdin?: Buffer) {
   const io = createBufferIO(stdin === undefined ? {} : { stdin });
   const code = await main(argv, io, { SBX_HOME: home });
   return { code, out: io.stdoutText(), bytes: io.stdoutBytes(), err: io.stderrText() };
-}
-
-const sha = (data: Buffer) => createHash("sha256").update(data).digest("hex");
-
-/** relative path → "file MODE SHA" | "dir MODE" | "link -> TARGET", for every entry under a directory. */
-function treeOf(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string, prefix: string) => {
-    for (const name of fs.readdirSync(d).sort()) {
-      const p = path.join(d, name);
-      const rel = prefix ? `${prefix}/${name}` : name;
-      const st = fs.lstatSync(p);
-      const mode = (st.mode & 0o777).toString(8);
-      if (st.isSymbolicLink()) out[rel] = `link -> ${fs.readlinkSync(p)}`;
-      else if (st.isDirectory()) {
-        out[rel] = `dir ${mode}`;
-        walk(p, rel);
-      } else out[rel] = `file ${mode} ${sha(fs.readFileSync(p))}`;
-    }
-  };
-  walk(dir, "");
-  return out;
 }
 
 function localProject(): string {
@@ -81,20 +60,20 @@ describe("sbx cp", () => {
       destination: "default:/workspace/blob.bin",
       type: "file",
       bytes: data.length,
-      sha256: sha(data),
+      sha256: sha256(data),
       entries: null,
     });
-    expect(sha(fs.readFileSync(path.join(workspace, "blob.bin")))).toBe(sha(data));
+    expect(sha256(fs.readFileSync(path.join(workspace, "blob.bin")))).toBe(sha256(data));
 
     const back = path.join(dir, "back.bin");
     const down = await sbx(["cp", "default:blob.bin", back]);
     expect(down.code, down.err).toBe(0);
     expect(down.err).toBe(`sbx: copied 1.0 MiB to ${back}\n`);
-    expect(sha(fs.readFileSync(back))).toBe(sha(data));
+    expect(sha256(fs.readFileSync(back))).toBe(sha256(data));
     expect(fs.statSync(back).mode & 0o777).toBe(0o751);
     // Into a directory that exists: under its own name.
     expect((await sbx(["cp", "default:blob.bin", dir])).code).toBe(0);
-    expect(sha(fs.readFileSync(path.join(dir, "blob.bin")))).toBe(sha(data));
+    expect(sha256(fs.readFileSync(path.join(dir, "blob.bin")))).toBe(sha256(data));
   });
 
   it("round-trips a directory tree: every file's sha256, modes, empty directories, symlinks", async () => {

@@ -1,0 +1,27 @@
+// What a directory tree holds, to compare two trees byte for byte.
+
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+
+export const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
+
+/** relative path → "file MODE SHA256" | "dir MODE" | "link -> TARGET", for every entry under a directory. */
+export function treeOf(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string, prefix: string) => {
+    for (const name of fs.readdirSync(d).sort()) {
+      const p = path.join(d, name);
+      const rel = prefix ? `${prefix}/${name}` : name;
+      const st = fs.lstatSync(p);
+      const mode = (st.mode & 0o7777).toString(8);
+      if (st.isSymbolicLink()) out[rel] = `link -> ${fs.readlinkSync(p)}`;
+      else if (st.isDirectory()) {
+        out[rel] = `dir ${mode}`;
+        walk(p, rel);
+      } else out[rel] = `file ${mode} ${sha256(fs.readFileSync(p))}`;
+    }
+  };
+  walk(dir, "");
+  return out;
+}
