@@ -2,7 +2,7 @@
 // binary file and of a directory tree (sha256 of every file, modes, symlinks),
 // tar streams on stdin and stdout, escapes refused with nothing written.
 
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
