@@ -13,7 +13,8 @@ import type { FileUpload } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
 import { type Bind, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { BackendError, ExitCodes, SbxError, UsageError } from "../errors.js";
+import { SbxError, UsageError } from "../errors.js";
+import { refusalIsUsage } from "../refusal.js";
 import { printJson } from "../render/outcome.js";
 
 export type Location =
@@ -87,14 +88,18 @@ export async function run(opts: CpOptions, ctx: Context): Promise<number> {
   try {
     result =
       opts.destination.kind === "sandbox"
-        ? await upload(files, opts.source as Exclude<Location, { kind: "sandbox" }>, opts.destination, meter)
+        ? // An upload the backend refused (a path out of /workspace, a bad archive) wrote nothing.
+          await refusalIsUsage(
+            () =>
+              upload(
+                files,
+                opts.source as Exclude<Location, { kind: "sandbox" }>,
+                opts.destination as Extract<Location, { kind: "sandbox" }>,
+                meter,
+              ),
+            "nothing was written",
+          )
         : await download(files, opts.source as Extract<Location, { kind: "sandbox" }>, opts.destination, meter, ctx);
-  } catch (err) {
-    // An upload the backend refused (a path out of /workspace, a bad archive) wrote nothing.
-    if (err instanceof BackendError && opts.destination.kind === "sandbox" && isRefusal(err.status)) {
-      throw new SbxError(err.code, `${err.message}; nothing was written`, { exitCode: ExitCodes.usage });
-    }
-    throw err;
   } finally {
     meter.stop();
   }
@@ -269,10 +274,6 @@ async function download(
     sha256: received.digest("hex"),
     entries: null,
   };
-}
-
-function isRefusal(status: number | null): boolean {
-  return status !== null && status >= 400 && status < 500 && status !== 408;
 }
 
 function localStat(p: string): fs.Stats {

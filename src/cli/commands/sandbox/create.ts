@@ -7,6 +7,7 @@ import { isValidSandboxRef } from "../../../protocol/validate.js";
 import { type Bind, declareChoices, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
+import { refusalIsUsage } from "../../refusal.js";
 import { printJson } from "../../render/outcome.js";
 import { printSandboxes, sandboxDocument } from "./render.js";
 
@@ -36,13 +37,17 @@ export function parseCreateOptions(
 
 export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
   const api = await ctx.api();
-  const sandbox = await api.createSandbox(
-    {
-      ...(opts.name === undefined ? {} : { name: opts.name }),
-      ...(opts.isolation === undefined ? {} : { isolation: opts.isolation }),
-      ...(opts.network === undefined ? {} : { network: opts.network }),
-    },
-    `sbx-${randomUUID()}`,
+  const sandbox = await refusalIsUsage(
+    () =>
+      api.createSandbox(
+        {
+          ...(opts.name === undefined ? {} : { name: opts.name }),
+          ...(opts.isolation === undefined ? {} : { isolation: opts.isolation }),
+          ...(opts.network === undefined ? {} : { network: opts.network }),
+        },
+        `sbx-${randomUUID()}`,
+      ),
+    "no sandbox was created",
   );
   if (opts.json) printJson(ctx, sandboxDocument(sandbox));
   else printSandboxes(ctx.io, [sandbox]);

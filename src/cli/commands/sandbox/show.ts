@@ -50,7 +50,11 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
         : driver.host_paths_read_only.join(" "),
     ]);
   }
-  rows.push(["workspace", s.workspace]);
+  // Without isolation commands see the workspace at its host path, not at /workspace.
+  rows.push([
+    "workspace",
+    s.isolation === "none" && s.host_workspace ? `${s.host_workspace} (as commands see it)` : s.workspace,
+  ]);
   if (s.host_workspace) rows.push(["host_workspace", s.host_workspace]);
   if (typeof s.workspace_bytes === "number") rows.push(["workspace_size", formatBytes(s.workspace_bytes)]);
   rows.push(["created_at", s.created_at]);

@@ -1,0 +1,25 @@
+// A mutation the backend refused with a 4xx (validation, a path out of /workspace,
+// an isolation it cannot run) changed nothing: it exits 125 like every refusal
+// (docs/classification.md), saying so, rather than 1, which reads as a command's exit.
+
+import { BackendError, ExitCodes, SbxError } from "./errors.js";
+
+export async function refusalIsUsage<T>(send: () => Promise<T>, nothing = "nothing was changed"): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (
+      err instanceof BackendError &&
+      err.status !== null &&
+      err.status >= 400 &&
+      err.status < 500 &&
+      err.status !== 408
+    ) {
+      throw new SbxError(err.code, `${err.message}; ${nothing}`, {
+        exitCode: ExitCodes.usage,
+        ...(err.hint === undefined ? {} : { hint: err.hint }),
+      });
+    }
+    throw err;
+  }
+}

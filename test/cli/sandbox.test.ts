@@ -1,0 +1,80 @@
+// Sandboxes from the command line, in-process against the embedded backend: a
+// sandbox without isolation is said once, bwrap where it cannot run is refused with
+// the reason, and `sandbox show` says what its commands can see.
+
+import { afterEach, describe, expect, it } from "vitest";
+import type { BackendHandle } from "../../src/backend/server.js";
+import { createBufferIO } from "../../src/cli/io/io.js";
+import { main } from "../../src/cli/main.js";
+import { BWRAP } from "../backend/support.js";
+import { makeHome, removeHome } from "../support/cli.js";
+import { startHomeBackend } from "../support/home-backend.js";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function withBackend(opts: Parameters<typeof startHomeBackend>[1] = {}) {
+  const home = makeHome("sbx-cli-sandbox-");
+  const backend: BackendHandle = await startHomeBackend(home, opts);
+  cleanups.push(
+    () => removeHome(home),
+    () => backend.close(),
+  );
+  return async (argv: string[]) => {
+    const io = createBufferIO();
+    const code = await main(argv, io, { SBX_HOME: home });
+    return { code, out: io.stdoutText(), err: io.stderrText() };
+  };
+}
+
+const NO_BWRAP = { drivers: { bwrap: { program: "/nonexistent/bwrap" } } };
+
+describe("where bwrap cannot run", () => {
+  it("says once, on the first use, that default runs without isolation and what to install", async () => {
+    const sbx = await withBackend(NO_BWRAP);
+    const first = await sbx(["exec", "--", "echo", "hi"]);
+    expect(first.code).toBe(0);
+    expect(first.out).toBe("hi\n");
+    expect(first.err).toMatch(
+      /^sbx: warning: sandbox default runs commands without isolation \(none\): they see and can change what you can\. .*install bubblewrap/m,
+    );
+    expect(first.err.match(/warning/g)).toHaveLength(1);
+    const second = await sbx(["exec", "--", "true"]);
+    expect(second.err).toBe("");
+    const status = await sbx(["daemon", "status"]);
+    expect(status.out).toContain("isolation\tnone for new sandboxes (NOT ISOLATED): /nonexistent/bwrap cannot run");
+  });
+
+  it("refuses --isolation bwrap with the reason, exit 125, and shows a none sandbox for what it is", async () => {
+    const sbx = await withBackend(NO_BWRAP);
+    const refused = await sbx(["sandbox", "create", "iso", "--isolation", "bwrap"]);
+    expect(refused.code).toBe(125);
+    expect(refused.err).toContain("isolation bwrap is not available: /nonexistent/bwrap cannot run");
+    const created = await sbx(["sandbox", "create", "plain"]);
+    expect(created.code).toBe(0);
+    expect(created.err).toContain("sbx: warning: sandbox plain runs commands without isolation (none)");
+    const shown = await sbx(["sandbox", "show", "plain"]);
+    expect(shown.out).toContain(
+      "isolation\tnone: NOT ISOLATED, commands run on the host as you and see what you see\n",
+    );
+    expect(shown.out).toContain("network\tyes (the host's network)\n");
+  });
+});
+
+describe.skipIf(!BWRAP.available)("where bwrap runs", () => {
+  it("creates isolated sandboxes without a warning, network off unless asked", async () => {
+    const sbx = await withBackend();
+    const created = await sbx(["sandbox", "create", "iso", "--json"]);
+    expect(created.code).toBe(0);
+    expect(created.err).toBe("");
+    expect(JSON.parse(created.out)).toMatchObject({ name: "iso", isolation: "bwrap", network: false });
+    const online = await sbx(["sandbox", "create", "online", "--network", "--json"]);
+    expect(JSON.parse(online.out)).toMatchObject({ isolation: "bwrap", network: true });
+    const shown = await sbx(["sandbox", "show", "iso"]);
+    expect(shown.out).toContain("network\tno (only lo)\n");
+    expect(shown.out).toMatch(/^namespaces\tuser mount pid ipc uts net$/m);
+    expect(shown.out).toMatch(/^workspace\t\/workspace$/m);
+  });
+});
