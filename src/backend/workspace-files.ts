@@ -164,7 +164,9 @@ export function openForReading(workspaceDir: string, requested: string): Workspa
   try {
     let fd: number;
     try {
-      fd = fs.openSync(atDir(parent, segments.at(-1)!), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      // O_NONBLOCK: opening a fifo a command left there must not block the backend.
+      const flags = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
+      fd = fs.openSync(atDir(parent, segments.at(-1)!), flags);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") throw new WorkspacePathError("file_not_found", `${where} does not exist`);

@@ -37,7 +37,8 @@ function segmentsOf(name: string): string[] {
 }
 
 const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
-const O_FILE = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW;
+// O_NONBLOCK: a fifo swapped in for a file must not block the open (it is then skipped).
+const O_FILE = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 
 /** A path that names `name` inside the directory open as `dirFd`, whatever its path has become since. */
 export function atDir(dirFd: number, name = ""): string {

@@ -1,6 +1,7 @@
 // PUT/GET …/files: byte-exact both ways, modes kept, directories as tar streams,
 // confined to /workspace (nothing written when refused), idempotent uploads.
 
+import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -187,6 +188,18 @@ describe("files of a sandbox", () => {
     expect([garbage.status, garbage.json.error.code]).toEqual([400, "invalid_archive"]);
     expect(treeOf(workspace)).toEqual(before);
     expect(fs.readdirSync(path.join(path.dirname(workspace), "incoming"))).toEqual([]);
+  });
+
+  it("never blocks on a fifo a command left in the workspace: refused alone, left out of a tree", async () => {
+    fs.mkdirSync(path.join(workspace, "pipes"));
+    spawnSync("mkfifo", [path.join(workspace, "pipes", "fifo")]);
+    fs.writeFileSync(path.join(workspace, "pipes", "plain"), "plain");
+    const alone = await get("path=pipes/fifo");
+    expect([alone.status, JSON.parse(alone.body.toString()).error.code]).toEqual([409, "path_conflict"]);
+    const tree = await get("path=pipes");
+    const out = tempDir("sbx-files-fifo-");
+    await unpackTree([tree.body], out);
+    expect(treeOf(out)).toEqual({ plain: `file 644 ${sha256(Buffer.from("plain"))}` });
   });
 
   it("answers 404 for what is not there and 409 for a file where a directory is", async () => {
