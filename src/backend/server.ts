@@ -9,7 +9,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ErrorCodes } from "../protocol/types.js";
+import { DAEMON_TOKEN_MIN_LENGTH, ErrorCodes, REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
+import { tryExclusiveLock } from "../platform/sqlite.js";
 import { isValidIdempotencyKey } from "../protocol/validate.js";
 import { MUTATION_ROUTES, type RequestContext, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
@@ -86,7 +87,7 @@ export interface BackendHandle {
   close(opts?: CloseOptions): Promise<void>;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = REQUEST_BODY_MAX_BYTES;
 /** After shutdown ended the executions, how long answers may take to flush. */
 const CLOSE_FLUSH_MS = 2000;
 
@@ -99,15 +100,22 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   if (opts.listen && !opts.token) {
     throw new BackendError("token_required", "listening on TCP requires a token");
   }
+  if (opts.listen && opts.token && opts.token.length < DAEMON_TOKEN_MIN_LENGTH) {
+    throw new BackendError(
+      "token_too_weak",
+      `the TCP token is ${opts.token.length} characters; at least ${DAEMON_TOKEN_MIN_LENGTH} are required`,
+    );
+  }
   const injector = new FaultInjector(
     parseFaultSpec(opts.faults ?? ""),
     opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
   );
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  preparePrivateDir(opts.dataDir);
   // Ownership first, for the backend's whole life: the data directory's lock, then the
   // socket. A backend that holds neither never opens backend.db, so it cannot "recover"
   // (end) the work of the backend that owns them.
-  const lock = await lockDataDir(opts.dataDir);
+  const lock = lockDataDir(opts.dataDir);
   let unix: OwnedSocket | null = null;
   let store: BackendStore;
   try {
@@ -115,7 +123,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     store = new BackendStore(path.join(opts.dataDir, "backend.db"));
   } catch (err) {
     if (unix) await unix.release();
-    if (lock) await closeNetServer(lock);
+    lock.release();
     throw err;
   }
   // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
@@ -149,7 +157,7 @@ class Backend {
     private readonly store: BackendStore,
     private readonly injector: FaultInjector,
     /** Held for the backend's life: no other backend opens this data directory meanwhile. */
-    private readonly lock: net.Server | null,
+    private readonly lock: { release(): void },
     /** The Unix socket this backend bound (before opening the database). */
     private readonly unix: OwnedSocket | null,
   ) {
@@ -280,7 +288,7 @@ class Backend {
     // Only our own socket (the file we bound, not one that replaced it since).
     this.unix?.removeFile();
     // Last: the data directory is free for another backend only once this one let go of it.
-    if (this.lock) await closeNetServer(this.lock);
+    this.lock.release();
     this.log("backend closed");
   }
 
@@ -452,45 +460,34 @@ function closeNetServer(server: net.Server): Promise<void> {
 }
 
 /**
- * The name of a data directory's lock: an abstract Unix socket (Linux), which the
- * kernel releases when its process dies, so a lock is never left stale.
+ * The data directory's lock: an exclusive lock on <dataDir>/daemon.lock, inside the
+ * private data directory (nobody else can create, replace or hold it first), which
+ * the kernel releases when its process dies, so it is never left stale.
  */
-function dataDirLockName(dataDir: string): string | null {
-  if (process.platform !== "linux") return null;
-  let real: string;
-  try {
-    real = fs.realpathSync(dataDir);
-  } catch {
-    real = path.resolve(dataDir);
-  }
-  const id = createHash("sha256").update(real).digest("hex").slice(0, 32);
-  return `\0sbx-backend-${process.getuid?.() ?? 0}-${id}`;
+function dataDirLockFile(dataDir: string): string {
+  return path.join(dataDir, "daemon.lock");
 }
 
 /** Takes the data directory's lock for this backend's life; throws daemon_already_running when another holds it. */
-async function lockDataDir(dataDir: string): Promise<net.Server | null> {
-  const name = dataDirLockName(dataDir);
-  if (name === null) return null;
-  const server = net.createServer((conn) => conn.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") {
-        reject(
-          new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`),
-        );
-      } else reject(err);
-    });
-    server.listen(name, () => resolve());
-  });
-  server.unref();
-  return server;
+function lockDataDir(dataDir: string): { release(): void } {
+  const lock = tryExclusiveLock(dataDirLockFile(dataDir));
+  if (lock === null) {
+    throw new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`);
+  }
+  return lock;
 }
 
 /** Whether a running backend holds the data directory (see lockDataDir); null when this cannot be told. */
-export function dataDirInUse(dataDir: string): Promise<boolean | null> {
-  const name = dataDirLockName(dataDir);
-  if (name === null) return Promise.resolve(null);
-  return socketAnswers(name, 500);
+export async function dataDirInUse(dataDir: string): Promise<boolean | null> {
+  const file = dataDirLockFile(dataDir);
+  if (!fs.existsSync(file)) return false;
+  try {
+    const lock = tryExclusiveLock(file);
+    lock?.release();
+    return lock === null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -536,13 +533,27 @@ async function listenOnUnixSocket(server: http.Server, socketPath: string): Prom
   }
 }
 
+/**
+ * A directory the backend keeps its socket or data in: tightened to 0700 when it is
+ * ours (never a shared one such as /tmp or $HOME); refused when another user owns it
+ * or others may replace what is in it (writable, without the sticky bit).
+ */
 function preparePrivateDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.statSync(dir);
-  const ours = st.uid === process.getuid?.();
+  let st = fs.statSync(dir);
+  const uid = process.getuid?.();
+  const ours = uid === undefined || st.uid === uid;
   const shared = (st.mode & 0o1000) !== 0 || dir === os.homedir() || dir === "/";
-  // Tighten a directory of our own; never a shared one such as /tmp or $HOME.
-  if ((st.mode & 0o077) !== 0 && ours && !shared) fs.chmodSync(dir, 0o700);
+  if ((st.mode & 0o077) !== 0 && ours && !shared) {
+    fs.chmodSync(dir, 0o700);
+    st = fs.statSync(dir);
+  }
+  if (!ours) {
+    throw new BackendError("unsafe_directory", `${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
+  }
+  if ((st.mode & 0o022) !== 0 && !shared) {
+    throw new BackendError("unsafe_directory", `others may write to ${dir}; it must be private`);
+  }
 }
 
 async function removeStaleSocket(socketPath: string): Promise<void> {

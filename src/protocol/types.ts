@@ -212,6 +212,10 @@ export const TIMEOUT_MIN_MS = 1_000;
 export const TIMEOUT_MAX_MS = 600_000;
 export const TIMEOUT_DEFAULT_MS = 120_000;
 export const WAIT_MAX_MS = 50_000;
+/** The shortest token a TCP listener of the embedded backend accepts (a generated one is 43 characters). */
+export const DAEMON_TOKEN_MIN_LENGTH = 32;
+/** Request bodies other than files are refused past this (413 payload_too_large). */
+export const REQUEST_BODY_MAX_BYTES = 16 * 1024 * 1024;
 /** Bound of stdout/stderr kept in an execution record. */
 export const RECORD_OUTPUT_LIMIT = 1024 * 1024;
 export const WORKSPACE = "/workspace";

@@ -10,6 +10,7 @@ import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
+import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
 
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
@@ -79,22 +80,44 @@ export function parseDaemonRunOptions(raw: {
   };
 }
 
-/** The TCP token: SBX_DAEMON_TOKEN, or one generated into a 0600 file beside the socket. */
-function tcpToken(ctx: Context): string {
-  if (ctx.env.SBX_DAEMON_TOKEN) return ctx.env.SBX_DAEMON_TOKEN;
-  const file = path.join(ctx.paths.daemonDir, "token");
-  try {
-    return fs.readFileSync(file, "utf8").trim();
-  } catch {
-    const token = randomBytes(24).toString("base64url");
-    fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    return token;
+/**
+ * The TCP token: SBX_DAEMON_TOKEN, or one generated (32 random bytes) into a 0600
+ * file beside the socket. A short one is refused: anyone who reaches the port could guess it.
+ */
+export function tcpToken(ctx: Context): string {
+  const weak = (token: string, from: string, hint: string) =>
+    new UsageError(
+      `${from} is ${token.length} characters; a TCP listener needs a token of at least ${DAEMON_TOKEN_MIN_LENGTH}`,
+      hint,
+    );
+  const fromEnv = ctx.env.SBX_DAEMON_TOKEN;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    if (fromEnv.length < DAEMON_TOKEN_MIN_LENGTH) {
+      throw weak(
+        fromEnv,
+        "SBX_DAEMON_TOKEN",
+        "e.g. SBX_DAEMON_TOKEN=$(openssl rand -base64 32), or unset it for a generated one",
+      );
+    }
+    return fromEnv;
   }
+  const file = path.join(ctx.paths.daemonDir, "token");
+  let token: string;
+  try {
+    token = fs.readFileSync(file, "utf8").trim();
+  } catch {
+    token = randomBytes(32).toString("base64url");
+    fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  }
+  if (token.length < DAEMON_TOKEN_MIN_LENGTH) {
+    throw weak(token, `the token in ${file}`, `remove ${file} to have a strong one generated`);
+  }
+  return token;
 }
 
 export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number> {
   const { runDaemon } = await import("../../../backend/daemon.js");
-  ensurePrivateDir(ctx.paths.daemonDir);
+  ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const token = opts.listen ? tcpToken(ctx) : undefined;
   const log = (line: string) => ctx.io.err(`${new Date().toISOString()} ${line}`);
   if (opts.listen) {
@@ -124,8 +147,8 @@ export function register(noun: Command, bind: Bind): void {
     .summary("run the embedded backend in the foreground")
     .description(
       "Serve /api/v1 on the Unix socket in the state directory (mode 0600), and optionally on TCP\n" +
-        "with --listen, where a token is required (SBX_DAEMON_TOKEN, or a generated one in the\n" +
-        "daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
+        "with --listen, where a token is required (SBX_DAEMON_TOKEN of at least 32 characters, or a\n" +
+        "generated one in the daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
     )
     .option("--listen <host:port>", "also listen on TCP (requires the token)")
     .option("--faults <spec>", "inject faults (see below) to rehearse recovery")
