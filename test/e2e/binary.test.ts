@@ -6,11 +6,10 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, REPO_ROOT, removeHome, sbxEnv } from "../support/cli.js";
+import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
+import { makeHome, removeHome, sbxEnv } from "../support/cli.js";
 
-const BUN = path.join(REPO_ROOT, "node_modules", ".bin", "bun");
-
-describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
+describe.skipIf(!canBuildBinary)("the Bun-compiled binary", () => {
   let home: string;
   let binary: string;
   const run = (args: string[]) => {
@@ -21,20 +20,7 @@ describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
   beforeAll(() => {
     home = makeHome("sbx-bin-");
     binary = path.join(home, "sbx");
-    const built = spawnSync(
-      BUN,
-      [
-        "build",
-        "--compile",
-        "--external",
-        "better-sqlite3",
-        "--outfile",
-        binary,
-        path.join(REPO_ROOT, "src/cli/entry.ts"),
-      ],
-      { encoding: "utf8", timeout: 120_000 },
-    );
-    expect(built.status, built.stderr).toBe(0);
+    buildReleaseBinary(binary);
   }, 120_000);
 
   afterAll(() => {
@@ -55,6 +41,19 @@ describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
     expect(list.map((d) => d.classification)).toEqual(["failed", "succeeded"]);
     const shown = JSON.parse(run(["receipts", "show", list[1]!.receipt_id, "--json"]).stdout);
     expect(shown.observations.length).toBe(2);
+  });
+
+  it("names a corrupt receipt store and exits 74 under bun:sqlite too", () => {
+    const other = makeHome("sbx-bin-corrupt-");
+    try {
+      fs.writeFileSync(path.join(other, "receipts.db"), Buffer.alloc(8192, "not a database "));
+      const r = spawnSync(binary, ["receipts", "list"], { env: sbxEnv(other), encoding: "utf8", timeout: 30_000 });
+      expect(r.status).toBe(74);
+      expect(r.stderr).toContain(`the receipt store ${path.join(other, "receipts.db")} is unusable`);
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      removeHome(other);
+    }
   });
 
   it("classifies a refused connection as not_started (75)", () => {
