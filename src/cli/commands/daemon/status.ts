@@ -2,6 +2,7 @@
 
 import type { Command } from "commander";
 import { localEndpoint } from "../../../client/endpoint.js";
+import { checkLocalDaemonDirs } from "../../../config/paths.js";
 import type { Health } from "../../../protocol/types.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
@@ -17,6 +18,7 @@ export interface DaemonStatus {
 }
 
 export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
+  checkLocalDaemonDirs(ctx.paths);
   const pid = readDaemonPid(ctx.paths.pidFile);
   const [{ HttpClient }, { Api }] = await Promise.all([
     import("../../../client/http.js"),
