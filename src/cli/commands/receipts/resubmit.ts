@@ -15,8 +15,8 @@ export interface ResubmitOptions {
   json: boolean;
 }
 
-/** Receipts whose result is known (or kept, record_pending): sending again is refused without --force. */
-const SETTLED = ["record_pending", "succeeded", "failed", "timed_out", "cancelled"];
+/** Receipts whose result is known, kept (record_pending) or coming (running): sending again is refused without --force. */
+const SETTLED = ["record_pending", "running", "succeeded", "failed", "timed_out", "cancelled"];
 
 export function parseResubmitOptions(
   ref: string,
@@ -36,8 +36,10 @@ export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> 
     throw new UsageError(
       current === "record_pending"
         ? `${stored.receipt.receipt_id} is record_pending: it ran and its result is kept; do not resubmit`
-        : `${stored.receipt.receipt_id} is already ${current}; its result is known`,
-      current === "record_pending"
+        : current === "running"
+          ? `${stored.receipt.receipt_id} is running; its result is coming`
+          : `${stored.receipt.receipt_id} is already ${current}; its result is known`,
+      current === "record_pending" || current === "running"
         ? `wait for it: sbx receipts wait ${stored.receipt.receipt_id}`
         : "--force sends it again anyway (a backend that keeps the key answers with the first result)",
     );
