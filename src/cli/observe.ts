@@ -111,7 +111,7 @@ export async function waitUntilSettled(
     // A read that took its time (a server-side wait) needs no pause; one that came back at once does.
     const took = Date.now() - startedAt;
     gap = took >= READ_PACE_MIN_MS ? 0 : nextReadGap(gap);
-    const pause = Math.min(gap - took, until - Date.now());
+    const pause = Math.min(gap, until - Date.now());
     if (pause > 0) {
       try {
         await sleep(pause, undefined, { signal: ctx.interrupt });

@@ -2,6 +2,7 @@
 // stdout/stderr, then (on stderr) a line for anything not confirmed. With --json,
 // the receipt document and nothing else on stdout.
 
+import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
 import { IN_DOUBT } from "../../receipts/classify.js";
 import { explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { Context } from "../context.js";
@@ -28,13 +29,14 @@ export function printDispatchOutcome(
     if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.err(explain(doc));
     return exit;
   }
+  // The record's text, unless the caller showed the output itself (live, or byte for byte).
   if (!opts.outputShown) {
     if (doc.stdout) ctx.io.writeOut(doc.stdout);
     if (doc.stderr) ctx.io.writeErr(doc.stderr);
   }
   for (const s of ["stdout", "stderr"] as const) {
     if (doc[`${s}_truncated`]) {
-      ctx.io.err(`sbx: ${s} was truncated to its last ${humanBytes(1024 * 1024)} in the record (${doc.receipt_id})`);
+      ctx.io.err(`sbx: the receipt ${doc.receipt_id} keeps only the last ${humanBytes(RECORD_OUTPUT_LIMIT)} of ${s}`);
     }
   }
   const settled = doc.classification === "succeeded" || doc.classification === "failed";
