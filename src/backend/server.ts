@@ -19,10 +19,11 @@ import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
 import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
-import { callerFor, IdempotencyKeys } from "./idempotency.js";
+import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
 import { DEFAULT_KILL_GRACE_MS, LocalProcessDriver } from "./runner.js";
+import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention.js";
 import { matchRoute } from "./router.js";
 import { SandboxRegistry } from "./sandbox-registry.js";
 import { DEFAULT_SSE_PING_MS } from "./stream.js";
@@ -70,6 +71,14 @@ export interface BackendOptions {
   executionOutputMaxBytes?: number;
   /** Between `: ping` comments on event streams. Default 15 s. */
   ssePingMs?: number;
+  /** Finished executions and exited processes older than this go (never sooner than keyRetentionMs). Default 30 days. */
+  retainMs?: number;
+  /** Past this total (database, execution output, process logs), the oldest finished outputs go first. Default 5 GiB. */
+  retainBytes?: number;
+  /** Between retention sweeps. Default 10 minutes. */
+  retentionSweepMs?: number;
+  /** Test hook: the clock retention reads. */
+  now?: () => number;
 }
 
 export interface CloseOptions {
@@ -131,6 +140,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   try {
     backend.executions.recover();
     backend.processes.recover();
+    backend.retention.start(opts.retentionSweepMs);
     await backend.listen();
   } catch (err) {
     await backend.close();
@@ -142,6 +152,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
 class Backend {
   readonly executions: ExecutionManager;
   readonly processes: ProcessSupervisor;
+  readonly retention: Retention;
   private readonly services: Services;
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
   private readonly log: (line: string) => void;
@@ -193,12 +204,24 @@ class Backend {
       log: this.log,
       onSettled: () => this.armIdle(),
     });
+    this.retention = new Retention({
+      store,
+      events,
+      sandboxes,
+      processes: this.processes,
+      retainMs: opts.retainMs ?? DEFAULT_RETAIN_MS,
+      retainBytes: opts.retainBytes ?? DEFAULT_RETAIN_BYTES,
+      keyRetentionMs: opts.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS,
+      log: this.log,
+      ...(opts.now && { now: opts.now }),
+    });
     this.services = {
       store,
       sandboxes,
       executions: this.executions,
       processes: this.processes,
       events,
+      retention: this.retention,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
       idempotency: new IdempotencyKeys(
         store,
@@ -255,6 +278,7 @@ class Backend {
 
   private async shutdown(opts: CloseOptions): Promise<void> {
     clearTimeout(this.idleTimer);
+    this.retention.stop();
     const closed = Promise.all(
       this.servers.map(
         ({ server }) =>

@@ -10,6 +10,7 @@ import {
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxList,
+  type StorageReport,
 } from "../protocol/types.js";
 import type { HttpClient, SendRequest } from "./http.js";
 
@@ -17,6 +18,7 @@ const seg = (s: string) => encodeURIComponent(s);
 
 export const paths = {
   health: () => `${API_PREFIX}/health`,
+  storage: () => `${API_PREFIX}/storage`,
   sandboxCreate: () => `${API_PREFIX}/sandbox/create`,
   sandboxes: () => `${API_PREFIX}/sandboxes`,
   sandbox: (id: string) => `${API_PREFIX}/sandbox/${seg(id)}`,
@@ -103,6 +105,11 @@ export class Api {
 
   health(deadlineMs = 3_000): Promise<Health> {
     return this.call("health", { method: "GET", path: paths.health(), deadlineMs });
+  }
+
+  /** What the embedded backend keeps and its size (sbx; docs/protocol.md). */
+  storage(): Promise<StorageReport> {
+    return this.call("storage", { method: "GET", path: paths.storage(), deadlineMs: 10_000 });
   }
 
   createSandbox(req: SandboxCreateRequest, idempotencyKey: string): Promise<Sandbox> {

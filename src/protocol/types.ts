@@ -15,6 +15,29 @@ export interface Health {
   started_at: string;
 }
 
+/** GET /api/v1/storage (sbx): what the embedded backend keeps, its size, and its retention. */
+export interface StorageReport {
+  executions: { kept: number; running: number; outputs_dropped: number; oldest_finished_at: string | null };
+  processes: { kept: number; running: number };
+  bytes: { database: number; execution_output: number; process_logs: number; total: number };
+  retention: {
+    /** Finished executions and exited processes older than this go (never sooner than key_retention_ms). */
+    retain_ms: number;
+    /** Past this total, the oldest finished outputs go first, then records past the key window. */
+    retain_bytes: number;
+    /** Records a receipt may still ask about (by id or key) are kept at least this long. */
+    key_retention_ms: number;
+  };
+  last_sweep: {
+    at: string;
+    deleted_executions: number;
+    dropped_outputs: number;
+    deleted_processes: number;
+    /** Bytes still over retain_bytes after the sweep: records inside the key window or running. */
+    over_limit_bytes: number;
+  } | null;
+}
+
 export type Isolation = "none" | "bwrap";
 
 export interface SandboxCreateRequest {

@@ -12,6 +12,17 @@ import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
 
+/** How retention works, for --help (docs/protocol.md, "Retention"). */
+export const RETENTION_HELP = [
+  "Retention: finished executions (record, events, output) and exited processes (record, logs)",
+  "older than --retain go, checked at start-up and every 10 minutes. --retain is never shorter",
+  "than --key-retention: a record some receipt may still be in doubt about stays readable, by",
+  "id or by idempotency key, as long as its key is kept. Past --retain-size, the oldest",
+  "finished executions' output files go first (records, tails and exit codes stay), then",
+  "records past the key window. Nothing still running is touched. `sbx daemon status` shows",
+  "what is kept and its size.",
+].join("\n");
+
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
   faults: string | undefined;
@@ -20,6 +31,8 @@ export interface DaemonRunOptions {
   processLogSegmentBytes: number | undefined;
   processLogKeepBytes: number | undefined;
   executionOutputMaxBytes: number | undefined;
+  retainMs: number | undefined;
+  retainBytes: number | undefined;
 }
 
 const SIZE_UNITS: Record<string, number> = {
@@ -68,6 +81,8 @@ export function parseDaemonRunOptions(raw: {
   processLogSegment?: string;
   processLogKeep?: string;
   executionOutputMax?: string;
+  retain?: string;
+  retainSize?: string;
 }): DaemonRunOptions {
   return {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
@@ -77,6 +92,8 @@ export function parseDaemonRunOptions(raw: {
     processLogSegmentBytes: sizeFlag("--process-log-segment", raw.processLogSegment),
     processLogKeepBytes: sizeFlag("--process-log-keep", raw.processLogKeep),
     executionOutputMaxBytes: sizeFlag("--execution-output-max", raw.executionOutputMax),
+    retainMs: durationFlag("--retain", raw.retain),
+    retainBytes: sizeFlag("--retain-size", raw.retainSize),
   };
 }
 
@@ -136,6 +153,8 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
     ...(opts.processLogKeepBytes === undefined ? {} : { processLogKeepBytes: opts.processLogKeepBytes }),
     ...(opts.executionOutputMaxBytes === undefined ? {} : { executionOutputMaxBytes: opts.executionOutputMaxBytes }),
+    ...(opts.retainMs === undefined ? {} : { retainMs: opts.retainMs }),
+    ...(opts.retainBytes === undefined ? {} : { retainBytes: opts.retainBytes }),
     log,
   });
   return 0;
@@ -157,8 +176,13 @@ export function register(noun: Command, bind: Bind): void {
     .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
     .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
     .option("--execution-output-max <size>", "execution output kept on disk per stream (default: 256MiB)")
+    .option(
+      "--retain <dur>",
+      "keep finished executions and exited processes this long (default: 30d; never less than --key-retention)",
+    )
+    .option("--retain-size <size>", "keep at most this much; the oldest finished outputs go first (default: 5GiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
-  cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
+  cmd.addHelpText("after", `\n${RETENTION_HELP}\n\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [
     { command: "sbx daemon run", description: "in the foreground, Ctrl-C to stop" },
     {

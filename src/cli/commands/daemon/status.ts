@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { localEndpoint } from "../../../client/endpoint.js";
 import { checkLocalDaemonDirs } from "../../../config/paths.js";
-import type { Health } from "../../../protocol/types.js";
+import type { Health, StorageReport } from "../../../protocol/types.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
@@ -15,9 +15,11 @@ export interface DaemonStatus {
   socket: string;
   version: string | null;
   started_at: string | null;
+  /** What the daemon keeps and its size (null when it is not running or did not say). */
+  storage: StorageReport | null;
 }
 
-export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
+export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {}): Promise<DaemonStatus> {
   checkLocalDaemonDirs(ctx.paths);
   const pid = readDaemonPid(ctx.paths.pidFile);
   const [{ HttpClient }, { Api }] = await Promise.all([
@@ -25,9 +27,12 @@ export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
     import("../../../client/api.js"),
   ]);
   const http = new HttpClient({ ...localEndpoint(ctx.paths), autoStart: false });
+  const api = new Api(http);
   let health: Health | null = null;
+  let storage: StorageReport | null = null;
   try {
-    health = await new Api(http).health(2_000);
+    health = await api.health(2_000);
+    if (opts.storage) storage = await api.storage().catch(() => null);
   } catch {
     health = null;
   } finally {
@@ -39,14 +44,43 @@ export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
     socket: ctx.paths.socketPath,
     version: health?.version ?? null,
     started_at: health?.started_at ?? null,
+    storage,
   };
 }
 
+function size(n: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** One line saying what is kept, how big it is, and for how long. */
+export function storageLine(s: StorageReport): string {
+  const days = (ms: number) => `${Math.round((ms / 86_400_000) * 10) / 10}d`;
+  return [
+    "kept",
+    `${s.executions.kept} executions (${s.executions.running} running${
+      s.executions.outputs_dropped ? `, ${s.executions.outputs_dropped} without their full output` : ""
+    }), ${s.processes.kept} processes (${s.processes.running} running)`,
+    `${size(s.bytes.total)} of ${size(s.retention.retain_bytes)} (database ${size(s.bytes.database)}, output ${size(
+      s.bytes.execution_output,
+    )}, process logs ${size(s.bytes.process_logs)})`,
+    `finished work kept ${days(s.retention.retain_ms)}`,
+  ].join("\t");
+}
+
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
-  const s = await daemonStatus(ctx);
+  const s = await daemonStatus(ctx, { storage: true });
   if (opts.json) printJson(ctx, s);
-  else if (s.running) ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}`);
-  else ctx.io.out(`not running\t${s.socket}`);
+  else if (s.running) {
+    ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}`);
+    if (s.storage) ctx.io.out(storageLine(s.storage));
+  } else ctx.io.out(`not running\t${s.socket}`);
   return s.running ? 0 : 3;
 }
 
@@ -54,8 +88,12 @@ export function register(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("status")
     .summary("say whether the local daemon is running (exit 3 when not)")
-    .description("Ask the local daemon's socket for its health. Exits 0 when it answers, 3 when it does not.")
-    .option("--json", "print {running, pid, socket, version, started_at}")
+    .description(
+      "Ask the local daemon's socket for its health, and what it keeps: executions and processes,\n" +
+        "their size against --retain-size, and how long finished work is kept (--retain).\n" +
+        "Exits 0 when it answers, 3 when it does not.",
+    )
+    .option("--json", "print {running, pid, socket, version, started_at, storage}")
     .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
   withExamples(cmd, [{ command: "sbx daemon status", description: "is it up?" }]);
 }
