@@ -46,7 +46,10 @@ export async function printExactOutput(ctx: Context, api: Api, doc: ReceiptDocum
           write(bytes);
         },
       );
-      if (read.notKept || !read.eof) {
+      if (written === 0 && read.notKept) {
+        if (text) write(text);
+        ctx.io.err(`sbx: ${stream} above is the record's text: the backend no longer keeps the full output`);
+      } else if (read.notKept || !read.eof) {
         ctx.io.err(`sbx: ${stream} past byte ${read.reached} was not kept by the backend (its output cap)`);
       }
     } catch (err) {

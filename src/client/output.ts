@@ -38,8 +38,10 @@ export async function readOutputRange(
     try {
       chunk = await api.readOutput(target.sandbox, target.executionId, stream, at, limit);
     } catch (err) {
-      // 422 invalid_cursor: past what the backend kept of this stream.
-      if (err instanceof BackendError && err.status === 422) return { reached: at, eof: false, notKept: true };
+      // 422 invalid_cursor: past what the backend kept of this stream; 404
+      // output_not_found: it no longer keeps the full output at all (retention).
+      const gone = err instanceof BackendError && (err.status === 422 || err.code === "output_not_found");
+      if (gone) return { reached: at, eof: false, notKept: true };
       throw err;
     }
     if (typeof chunk?.data !== "string" || typeof chunk.next_offset !== "number" || chunk.offset !== at) {
