@@ -324,20 +324,6 @@ const rows: Row[] = [
     exit: 75,
   },
   {
-    name: "a connection of its own that carried nothing, then failed (EPIPE)",
-    observed: { kind: "transport", sent: false, code: "EPIPE", message: "write EPIPE" },
-    classification: "not_started",
-    mayHaveRun: false,
-    exit: 75,
-  },
-  {
-    name: "EPIPE once bytes were written",
-    observed: { kind: "transport", sent: true, code: "EPIPE", message: "write EPIPE" },
-    classification: "outcome_unknown",
-    mayHaveRun: true,
-    exit: 255,
-  },
-  {
     name: "exec --detach: the stream's `started` event (the execution runs)",
     observed: { kind: "started", execution_id: "exe_d" },
     classification: "running",
