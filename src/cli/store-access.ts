@@ -33,10 +33,12 @@ export function storeWaitMs(env: NodeJS.ProcessEnv): number {
  * store's lock. Throws ReceiptStoreBusy (with how long it waited) once the wait is
  * over, and SbxError `interrupted` on Ctrl-C.
  */
+/** Contexts (commands) that said once already that they wait for the store. */
+const told = new WeakSet<Context>();
+
 export async function whileStoreBusy<T>(ctx: Context, file: string, work: () => T): Promise<T> {
   const limit = storeWaitMs(ctx.env);
   const started = Date.now();
-  let told = false;
   let pause = 25;
   for (;;) {
     try {
@@ -45,8 +47,8 @@ export async function whileStoreBusy<T>(ctx: Context, file: string, work: () => 
       if (!(err instanceof ReceiptStoreBusy)) throw err;
       const waited = Date.now() - started;
       if (waited >= limit) throw new ReceiptStoreBusy(file, waited);
-      if (!told && waited >= SAY_AFTER_MS) {
-        told = true;
+      if (!told.has(ctx) && waited >= SAY_AFTER_MS) {
+        told.add(ctx);
         ctx.io.info(
           `sbx: the receipt store ${file} is busy (another process holds it); waiting up to ${formatDuration(limit)}…`,
         );

@@ -3,6 +3,7 @@
 // this proves the binary runs the main job end to end.
 
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -41,6 +42,26 @@ describe.skipIf(!canBuildBinary)("the Bun-compiled binary", () => {
     expect(list.map((d) => d.classification)).toEqual(["failed", "succeeded"]);
     const shown = JSON.parse(run(["receipts", "show", list[1]!.receipt_id, "--json"]).stdout);
     expect(shown.observations.length).toBe(2);
+  });
+
+  it("prints large output whole into a pipe (byte for byte), exec and --json alike", () => {
+    const size = 3_000_000;
+    const want = createHash("sha256").update(Buffer.alloc(size, 0)).digest("hex");
+    const r = spawnSync(binary, ["exec", "--", "head", "-c", String(size), "/dev/zero"], {
+      env: sbxEnv(home),
+      timeout: 60_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(r.status, r.stderr.toString()).toBe(0);
+    expect(r.stdout.length).toBe(size);
+    expect(createHash("sha256").update(r.stdout).digest("hex")).toBe(want);
+    const json = spawnSync(binary, ["exec", "--json", "--", "head", "-c", String(size), "/dev/zero"], {
+      env: sbxEnv(home),
+      encoding: "utf8",
+      timeout: 60_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(JSON.parse(json.stdout)).toMatchObject({ classification: "succeeded", stdout_truncated: true });
   });
 
   it("names a corrupt receipt store and exits 74 under bun:sqlite too", () => {
