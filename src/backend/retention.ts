@@ -64,6 +64,20 @@ function bytesUnder(dir: string): number {
   return total;
 }
 
+/** Removes what `next` finds, a batch at a time, until nothing is left or `max` went; returns how many. */
+function inBatches<T>(max: number, next: (limit: number) => T[], remove: (row: T) => void): number {
+  let n = 0;
+  while (n < max) {
+    const rows = next(Math.min(BATCH, max - n));
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      remove(row);
+      n++;
+    }
+  }
+  return n;
+}
+
 export class Retention {
   private readonly now: () => number;
   private readonly log: (line: string) => void;
@@ -143,31 +157,23 @@ export class Retention {
 
   /** Deletes finished executions that ended before `before`, oldest first, at most `max`. */
   private deleteExecutions(before: string, max: number): number {
-    let n = 0;
-    while (n < max) {
-      const rows = this.opts.store.finishedExecutions({ before, limit: Math.min(BATCH, max - n) });
-      if (rows.length === 0) break;
-      for (const row of rows) {
+    return inBatches(
+      max,
+      (limit) => this.opts.store.finishedExecutions({ before, limit }),
+      (row) => {
         this.opts.store.transaction(() => this.opts.store.deleteExecution(row.execution_id));
         fs.rmSync(this.opts.events.outputDir(row.sandbox_id, row.execution_id), { recursive: true, force: true });
-        n++;
-      }
-    }
-    return n;
+      },
+    );
   }
 
   /** Deletes exited processes (record and logs) that ended before `before`, oldest first. */
   private deleteProcesses(before: string, max: number): number {
-    let n = 0;
-    while (n < max) {
-      const rows = this.opts.store.exitedProcesses({ before, limit: Math.min(BATCH, max - n) });
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        this.opts.processes.remove(row);
-        n++;
-      }
-    }
-    return n;
+    return inBatches(
+      max,
+      (limit) => this.opts.store.exitedProcesses({ before, limit }),
+      (row) => this.opts.processes.remove(row),
+    );
   }
 
   /** Drops the output files of the oldest finished executions until `excess` bytes are freed. */

@@ -3,44 +3,17 @@
 // record_pending (it ran; do not resubmit) and stored once there is room. One that
 // cannot even be admitted is 503 not_started: nothing ran.
 
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendsPerTest, EXECUTE, tempDir, until, workspaceOf } from "./support.js";
+import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { backendsPerTest, EXECUTE, until, workspaceOf } from "./support.js";
 
-const canMount = process.getuid?.() === 0 && spawnSync("mount", ["--version"]).status === 0;
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest();
 
-function smallTmpfs(size: string): { dir: string; cleanup(): void } {
-  const dir = tempDir("sbx-be-full-");
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir]);
-  return {
-    dir,
-    cleanup: () => {
-      spawnSync("umount", ["-l", dir]);
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Fills the file system until nothing is free; returns the filler's path. */
-function fill(dir: string): string {
-  const file = path.join(dir, "filler");
-  const fd = fs.openSync(file, "w");
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (;;) fs.writeSync(fd, chunk);
-  } catch {
-    // ENOSPC: full
-  } finally {
-    fs.closeSync(fd);
-  }
-  return file;
-}
-
-describe.skipIf(!canMount)("a full disk under the backend (a small tmpfs, as root)", () => {
+describe.skipIf(!canMountTmpfs)("a full disk under the backend (a small tmpfs, as root)", () => {
   it("an execution that ends while its log cannot be written is answered, never left pending, and stored later", async (t) => {
     const fsys = smallTmpfs("24m");
     const b = await start({ eventFlushMs: 5 }, fsys.dir);
@@ -57,7 +30,7 @@ describe.skipIf(!canMount)("a full disk under the backend (a small tmpfs, as roo
       "the execution to start",
     );
 
-    const filler = fill(fsys.dir);
+    const filler = fillUntilFree(fsys.dir);
     fs.writeFileSync(path.join(workspace, "go"), "now\n");
     const answer = await exec;
     expect(answer.status).toBe(200);
@@ -96,7 +69,7 @@ describe.skipIf(!canMount)("a full disk under the backend (a small tmpfs, as roo
       fsys.cleanup();
     });
     const workspace = await workspaceOf(b);
-    fill(fsys.dir);
+    fillUntilFree(fsys.dir);
     const r = await b.api("POST", EXECUTE, { body: { command: "touch ran" } });
     expect(r.status).toBe(503);
     expect(r.json.error).toMatchObject({ code: "not_started", details: { reason: "storage_unavailable" } });

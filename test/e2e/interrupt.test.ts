@@ -36,6 +36,11 @@ describe("Ctrl-C during sbx exec", () => {
   };
   const execution = async (id: string): Promise<Execution> =>
     (await backend.api("GET", `/api/v1/sandbox/default/executions/${id}`)).json;
+  const started = (key: string): Promise<Execution> =>
+    until(async () => {
+      const e = await byKey(key);
+      return e?.started_at ? e : undefined;
+    }, "the execution to start");
 
   beforeAll(async () => {
     home = makeHome("sbx-e2e-int-");
@@ -55,10 +60,7 @@ describe("Ctrl-C during sbx exec", () => {
     const key = `int-first-${flags.length}-${Date.now()}`;
     const child = spawnSbx(["exec", ...flags, "--idempotency-key", key, "--", "sleep", "30"], { home });
     const done = collect(child, 30_000);
-    const running = await until(async () => {
-      const e = await byKey(key);
-      return e?.started_at ? e : undefined;
-    }, "the execution to start");
+    const running = await started(key);
     child.kill("SIGINT");
     const r = await done;
     expect(r.code, r.stderr).toBe(130);
@@ -80,10 +82,7 @@ describe("Ctrl-C during sbx exec", () => {
       stderr += c.toString();
     });
     const done = collect(child, 30_000);
-    const running = await until(async () => {
-      const e = await byKey(key);
-      return e?.started_at ? e : undefined;
-    }, "the execution to start");
+    const running = await started(key);
     child.kill("SIGINT");
     await until(() => stderr.includes("cancel requested"), "the cancel to be requested");
     child.kill("SIGINT");

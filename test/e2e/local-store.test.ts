@@ -3,7 +3,6 @@
 // SBX_HOME. Exit codes never lie: 75 "nothing was sent" for a store that stays busy,
 // 74 for one that is unusable, and after sending 255 with nothing received lost.
 
-import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,6 +12,7 @@ import { collect, makeHome, receiptsDbOf, removeHome, runSbx, runSbxJson, spawnS
 import { stopDaemon } from "../support/daemon.js";
 import { behaviours, startMisbehavingServer } from "../support/misbehaving-server.js";
 import { holdStoreLock } from "../support/store-holder.js";
+import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 
 const STACK = /^\s+at /m;
 /** Past Node's keep-alive timeout (5 s): a pooled connection from before the wait is closed by then. */
@@ -84,39 +84,7 @@ describe("a receipt store another process holds", () => {
   });
 });
 
-const root = process.getuid?.() === 0;
-const canMount = root && spawnSync("mount", ["--version"]).status === 0;
-
-/** A small tmpfs (root only), unmounted and removed afterwards. */
-function smallTmpfs(size: string): { dir: string; cleanup(): void } {
-  const dir = makeHome("sbx-e2e-full-");
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir]);
-  return {
-    dir,
-    cleanup: () => {
-      spawnSync("umount", ["-l", dir]);
-      removeHome(dir);
-    },
-  };
-}
-
-/** Fills a file system until only `leave` bytes are free. */
-function fillUntilFree(dir: string, leave: number): void {
-  const st = fs.statfsSync(dir);
-  const free = st.bavail * st.bsize;
-  const fd = fs.openSync(path.join(dir, "filler"), "w");
-  const chunk = Buffer.alloc(64 * 1024);
-  let left = free - leave;
-  try {
-    while (left > 0) left -= fs.writeSync(fd, chunk, 0, Math.min(chunk.length, left));
-  } catch {
-    // full already
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-describe.skipIf(!canMount)("a full disk under SBX_HOME (a small tmpfs, as root)", () => {
+describe.skipIf(!canMountTmpfs)("a full disk under SBX_HOME (a small tmpfs, as root)", () => {
   // The backend lives elsewhere: only the receipt store is short of space.
   let daemonHome: string;
   let apiUrl: string;
