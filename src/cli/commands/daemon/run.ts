@@ -182,7 +182,8 @@ export function register(noun: Command, bind: Bind): void {
     )
     .option("--retain-size <size>", "keep at most this much; the oldest finished outputs go first (default: 5GiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
-  cmd.addHelpText("after", `\n${RETENTION_HELP}\n\n${FAULT_SPEC_HELP}\n`);
+  cmd.addHelpText("after", `\n${RETENTION_HELP}\n`);
+  cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [
     { command: "sbx daemon run", description: "in the foreground, Ctrl-C to stop" },
     {
