@@ -6,6 +6,8 @@ export const ExitCodes = {
   ok: 0,
   /** Other commands (not exec, wait, resubmit): something named does not exist, or an error answer. */
   failure: 1,
+  /** `sbx daemon status`: the daemon is not running. */
+  notRunning: 3,
   /** EX_SOFTWARE: a bug in sbx. */
   internal: 70,
   /** EX_IOERR: the receipt store (or a directory sbx writes) is unusable; nothing was sent. */

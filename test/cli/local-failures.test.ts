@@ -9,7 +9,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { describeError, main } from "../../src/cli/main.js";
 import { makeHome, receiptsDbOf, removeHome } from "../support/cli.js";
-import { behaviours, type MisbehavingServer, startMisbehavingServer } from "../support/misbehaving-server.js";
+import {
+  behaviours,
+  type MisbehavingServer,
+  refusedPort,
+  startMisbehavingServer,
+} from "../support/misbehaving-server.js";
 
 let home: string;
 let server: MisbehavingServer;
@@ -132,6 +137,19 @@ describe("a state directory others could tamper with", () => {
       fs.chownSync(home, 0, 0);
     },
   );
+});
+
+describe("a TCP daemon needs a strong token", () => {
+  it("a short SBX_DAEMON_TOKEN, or a short token file, is refused before anything listens (125)", async () => {
+    const port = String(await refusedPort());
+    const fromEnv = await sbx(["daemon", "run", "--listen", `127.0.0.1:${port}`], { SBX_DAEMON_TOKEN: "i" });
+    expect(fromEnv.code).toBe(125);
+    expect(fromEnv.err).toContain("SBX_DAEMON_TOKEN is 1 characters; a TCP listener needs a token of at least 32");
+    fs.writeFileSync(path.join(home, "daemon", "token"), "short\n", { mode: 0o600 });
+    const fromFile = await sbx(["daemon", "run", "--listen", `127.0.0.1:${port}`]);
+    expect(fromFile.code).toBe(125);
+    expect(fromFile.err).toContain(`remove ${path.join(home, "daemon", "token")} to have a strong one generated`);
+  });
 });
 
 describe("receipts say where the request really went", () => {

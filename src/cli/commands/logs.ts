@@ -12,7 +12,7 @@ import { readOutputRange } from "../../client/output.js";
 import type { SseEvent } from "../../client/sse.js";
 import { type Bind, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { BackendError, ExitWith, UsageError } from "../errors.js";
+import { BackendError, ExitCodes, ExitWith, UsageError } from "../errors.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
 
 export interface LogsOptions {
@@ -81,7 +81,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
       signal: ctx.interrupt,
       sinks: { ...sinks, onReconnect: (n) => n > 1 && ctx.io.info(`sbx: reconnecting (attempt ${n})…`) },
     });
-    if (followed.how === "interrupted") throw new ExitWith(130);
+    if (followed.how === "interrupted") throw new ExitWith(ExitCodes.cancelled);
     if (followed.how === "refused") {
       throw new BackendError("stream_refused", `cannot follow ${t.executionId}: ${followed.lastProblem}`, 404);
     }

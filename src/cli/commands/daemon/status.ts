@@ -8,6 +8,7 @@ import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
+import { ExitCodes } from "../../errors.js";
 
 export interface DaemonStatus {
   running: boolean;
@@ -81,7 +82,7 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
     ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}`);
     if (s.storage) ctx.io.out(storageLine(s.storage));
   } else ctx.io.out(`not running\t${s.socket}`);
-  return s.running ? 0 : 3;
+  return s.running ? ExitCodes.ok : ExitCodes.notRunning;
 }
 
 export function register(noun: Command, bind: Bind): void {
