@@ -49,10 +49,13 @@ export function describeError(
   const e = err as Error & { code?: unknown };
   if (e?.name === "BackendError" && typeof e.code === "string") {
     // The embedded backend's own start-up errors (daemon_already_running, bad fault spec, …).
-    return {
-      lines: [`sbx: ${clean(e.message)}`],
-      exit: e.code === "invalid_fault_spec" || e.code === "token_too_weak" ? ExitCodes.usage : ExitCodes.failure,
-    };
+    const exit =
+      e.code === "invalid_fault_spec" || e.code === "token_too_weak"
+        ? ExitCodes.usage
+        : e.code === "unsafe_directory"
+          ? ExitCodes.storeUnusable
+          : ExitCodes.failure;
+    return { lines: [`sbx: ${clean(e.message)}`], exit };
   }
   // A bug: never an exit code a command could have given. The stack only when asked for.
   const lines = [`sbx: internal error (a bug in sbx): ${clean(e?.message ?? String(err))}`];

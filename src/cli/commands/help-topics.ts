@@ -27,7 +27,8 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   {
     code: "74",
     classification: "-",
-    meaning: "the receipt store is unusable (disk full, corrupt, unreadable; the file is named); nothing was sent",
+    meaning:
+      "the receipt store is unusable (disk full, corrupt, unreadable; the file is named), or a directory sbx uses belongs to another user or others may write it; nothing was sent",
   },
   {
     code: "125",
