@@ -12,12 +12,10 @@ import { type Bind, collect, declareCompletion, withExamples } from "../command.
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
 import { durationOption } from "../duration.js";
-import { ExitCodes, SbxError } from "../errors.js";
+import { ExitCodes } from "../errors.js";
 import { printExactOutput } from "../exact-output.js";
-import type { ReceiptDocument } from "../../receipts/document.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../command-flags.js";
-import { printDispatchOutcome, printJson } from "../render/outcome.js";
-import { redactForDisplay } from "../secrets.js";
+import { answerNotRecorded, printDispatchOutcome, printJson } from "../render/outcome.js";
 import { checkSandboxRef } from "./sandbox/show.js";
 import { formatCommand } from "../render/receipt.js";
 
@@ -190,22 +188,6 @@ function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
     onReconnect: (attempt, lastId) =>
       ctx.io.info(`sbx: stream dropped; reconnecting (attempt ${attempt}, after event ${lastId ?? "none"})`),
   };
-}
-
-/**
- * After sending, the store could not take the answer: it was shown, and now goes to
- * stderr as JSON so that nothing received is lost; the exit says "in doubt" (255).
- */
-function answerNotRecorded(ctx: Context, err: Error, doc: ReceiptDocument, json: boolean): SbxError {
-  if (!json) ctx.io.err(redactForDisplay(ctx, JSON.stringify(doc)));
-  return new SbxError(
-    "answer_not_recorded",
-    `the answer to ${doc.receipt_id} could not be recorded (${err.message}); it is ${json ? "on stdout" : "above, as JSON"}`,
-    {
-      exitCode: ExitCodes.inDoubt,
-      hint: `once the receipt store works again, \`sbx receipts wait ${doc.receipt_id}\` reads it from the backend`,
-    },
-  );
 }
 
 /** The command, shortened to fit a spinner line. */

@@ -6,6 +6,8 @@ import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
 import { IN_DOUBT } from "../../receipts/classify.js";
 import { explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { Context } from "../context.js";
+import { ExitCodes, SbxError } from "../errors.js";
+import { redactForDisplay } from "../secrets.js";
 
 export function printJson(ctx: Context, doc: unknown): void {
   ctx.io.out(JSON.stringify(doc, null, 2));
@@ -47,4 +49,20 @@ export function printDispatchOutcome(
     else ctx.io.err(line);
   }
   return exit;
+}
+
+/**
+ * After sending, the store could not take the answer: it was shown, and now goes to
+ * stderr as JSON so that nothing received is lost; the exit says "in doubt" (255).
+ */
+export function answerNotRecorded(ctx: Context, err: Error, doc: ReceiptDocument, json: boolean): SbxError {
+  if (!json) ctx.io.err(redactForDisplay(ctx, JSON.stringify(doc)));
+  return new SbxError(
+    "answer_not_recorded",
+    `the answer to ${doc.receipt_id} could not be recorded (${err.message}); it is ${json ? "on stdout" : "above, as JSON"}`,
+    {
+      exitCode: ExitCodes.inDoubt,
+      hint: `once the receipt store works again, \`sbx receipts wait ${doc.receipt_id}\` reads it from the backend`,
+    },
+  );
 }

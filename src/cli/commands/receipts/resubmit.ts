@@ -6,7 +6,8 @@ import type { Context } from "../../context.js";
 import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
-import { printDispatchOutcome } from "../../render/outcome.js";
+import { printExactOutput } from "../../exact-output.js";
+import { answerNotRecorded, printDispatchOutcome } from "../../render/outcome.js";
 
 export interface ResubmitOptions {
   ref: string;
@@ -47,7 +48,10 @@ export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> 
   const api = await ctx.api(endpointOfReceipt(ctx, stored));
   const outcome = await resubmit(ctx, stored, api, clientTimeoutMs);
   ctx.io.info(`sbx: attempt #${outcome.attempt} of ${outcome.receiptId} (key ${stored.receipt.idempotency_key})`);
-  return printDispatchOutcome(ctx, outcome.document, opts.json);
+  if (!opts.json) await printExactOutput(ctx, api, outcome.document);
+  const code = printDispatchOutcome(ctx, outcome.document, opts.json, { outputShown: !opts.json });
+  if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, outcome.document, opts.json);
+  return code;
 }
 
 export function register(noun: Command, bind: Bind): void {
