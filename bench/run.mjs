@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmarks, each printed as a ratio against a baseline measured in the same run.
-// Usage: npm run bench [-- --runs N] [-- --only startup|sse|process|isolation]
+// Usage: npm run bench [-- --runs N] [-- --only startup|sse|process|isolation|concurrency] [-- --concurrency N]
 // Results go to BENCHMARKS.md by hand (numbers vary by machine; ratios less so).
 
 import { spawnSync } from "node:child_process";
@@ -92,6 +92,28 @@ function throughputRows(title, bytes, rows) {
 
 function workspaceOf(sandbox = "default") {
   return JSON.parse(sbxOut(["sandbox", "show", sandbox, "--json"])).host_workspace;
+}
+
+/**
+ * N copies of a command started at once: wall time until the last exits, and how
+ * many exited 0 with the right stdout (`echo nI` gives `nI`).
+ */
+function concurrently(n, cmd, argvOf) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-bench-conc-"));
+  const quote = (a) => `'${String(a).replace(/'/g, "'\\''")}'`;
+  const lines = Array.from({ length: n }, (_, i) => {
+    const argv = argvOf(i).map(quote).join(" ");
+    return `( ${quote(cmd)} ${argv} > ${dir}/out.${i} 2>/dev/null; echo $? > ${dir}/rc.${i} ) &`;
+  });
+  const ms = timeShell(`${lines.join("\n")}\nwait`);
+  let ok = 0;
+  for (let i = 0; i < n; i++) {
+    const rc = fs.readFileSync(`${dir}/rc.${i}`, "utf8").trim();
+    const out = fs.readFileSync(`${dir}/out.${i}`, "utf8");
+    if (rc === "0" && (out === `n${i}\n` || out === "")) ok++;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { ms, ok };
 }
 
 function rssKiB(pid) {
@@ -202,6 +224,31 @@ try {
     ]);
     const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${health.pid}/status`, "utf8"))?.[1];
     console.log(`\nDaemon peak RSS (VmHWM) after both copies: ${peak} KiB`);
+  }
+  if (!only || only === "concurrency") {
+    // N sbx exec at once against one warm daemon, next to N `node -e 0` (the cost of the processes).
+    const n = Number(args[args.indexOf("--concurrency") + 1]) || 64;
+    sbxOut(["daemon", "start"]);
+    sbxOut(["exec", "--", "true"]);
+    const rows = [
+      { label: `${n} × node -e 0`, ...concurrently(n, process.execPath, () => ["-e", "0"]) },
+      {
+        label: `${n} × sbx exec -- echo nI`,
+        ...concurrently(n, process.execPath, (i) => ["--", sbx, "exec", "--", "echo", `n${i}`]),
+      },
+    ];
+    const binary = path.join(root, "dist", "release", "sbx");
+    if (fs.existsSync(binary)) {
+      rows.push({
+        label: `${n} × release binary: sbx exec -- echo nI`,
+        ...concurrently(n, binary, (i) => ["exec", "--", "echo", `n${i}`]),
+      });
+    }
+    console.log(`\n## ${n} concurrent processes against one daemon`);
+    console.log("| command | wall ms | exited 0 with the right output | ratio to node -e 0 |");
+    console.log("|---|---|---|---|");
+    for (const r of rows)
+      console.log(`| ${r.label} | ${r.ms.toFixed(0)} | ${r.ok}/${n} | ${(r.ms / rows[0].ms).toFixed(2)} |`);
   }
 } finally {
   spawnSync(process.execPath, ["--", sbx, "daemon", "stop"], { env, stdio: "ignore" });

@@ -246,8 +246,8 @@ _sbx_spec() {
       ;;
     "daemon run")
       _sbx_commands=""
-      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --profile --api-url"
+      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "daemon start")
@@ -349,7 +349,7 @@ _sbx_values() {
   case "$1|$2" in
     "exec|--env-file") _sbx_kind=file ;;
     "exec|#0") _sbx_kind=command ;;
-    "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending not_started rejected local_timeout dispatched" ;;
+    "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched" ;;
     "receipts show|#0") _sbx_kind=receipt-id ;;
     "receipts wait|#0") _sbx_kind=receipt-id ;;
     "receipts refresh|#0") _sbx_kind=receipt-id ;;

@@ -149,17 +149,17 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
             return 0
-        case 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile'
+        case 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
             return 0
-        case 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile'
+        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
             return 0
-        case 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url'
+        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
             return 0
-        case 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url'
+        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
             return 0
-        case 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url'
+        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
             return 0
-        case 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
             return 0
     end
     return 1
@@ -288,7 +288,7 @@ complete -c sbx -n '__sbx_at "receipts"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "receipts"' -s h -l help -d 'show help'
 
 # sbx receipts list
-complete -c sbx -n '__sbx_at "receipts list"' -l classification -x -a 'succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending not_started rejected local_timeout dispatched' -d 'only these classifications (comma-separated)'
+complete -c sbx -n '__sbx_at "receipts list"' -l classification -x -a 'succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched' -d 'only these classifications (comma-separated)'
 complete -c sbx -n '__sbx_at "receipts list"' -l limit -x -d 'at most N receipts (default: 20)'
 complete -c sbx -n '__sbx_at "receipts list"' -l json -d 'print a JSON array of receipt documents'
 complete -c sbx -n '__sbx_at "receipts list"' -s V -l version -d 'print the version'
@@ -370,7 +370,7 @@ complete -c sbx -n '__sbx_at "receipts prune"' -l verbose -d 'say more on stderr
 complete -c sbx -n '__sbx_at "receipts prune"' -s h -l help -d 'show help'
 
 # sbx recover
-complete -c sbx -n '__sbx_at "recover"' -l json -d 'print {resolved: [...], in_doubt: [...]}'
+complete -c sbx -n '__sbx_at "recover"' -l json -d 'print {resolved: [...], running: [...], in_doubt: [...]}'
 complete -c sbx -n '__sbx_at "recover"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "recover"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "recover"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
@@ -656,6 +656,8 @@ complete -c sbx -n '__sbx_at "daemon run"' -l key-retention -x -d 'how long idem
 complete -c sbx -n '__sbx_at "daemon run"' -l process-log-segment -x -d 'rotate process log files at this size (default: 8MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -l process-log-keep -x -d 'process log bytes kept per stream (default: 64MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -l execution-output-max -x -d 'execution output kept on disk per stream (default: 256MiB)'
+complete -c sbx -n '__sbx_at "daemon run"' -l retain -x -d 'keep finished executions and exited processes this long (default: 30d; never less than --key-retention)'
+complete -c sbx -n '__sbx_at "daemon run"' -l retain-size -x -d 'keep at most this much; the oldest finished outputs go first (default: 5GiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
@@ -687,7 +689,7 @@ complete -c sbx -n '__sbx_at "daemon stop"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "daemon stop"' -s h -l help -d 'show help'
 
 # sbx daemon status
-complete -c sbx -n '__sbx_at "daemon status"' -l json -d 'print {running, pid, socket, version, started_at, isolation}'
+complete -c sbx -n '__sbx_at "daemon status"' -l json -d 'print {running, pid, socket, version, started_at, isolation, storage}'
 complete -c sbx -n '__sbx_at "daemon status"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon status"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon status"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

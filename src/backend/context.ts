@@ -10,11 +10,13 @@ import type { FaultDecision } from "./faults.js";
 import type { Reply } from "./http.js";
 import type { IdempotencyKeys } from "./idempotency.js";
 import type { ProcessSupervisor } from "./process-supervisor.js";
+import type { Retention } from "./retention.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
 
 /** Every route, named as the fault grammar names it. */
 export const ROUTE_NAMES = [
   "health",
+  "storage",
   "sandbox.create",
   "sandboxes.list",
   "sandbox.get",
@@ -64,6 +66,8 @@ export interface Services {
   /** Execution event logs and full output files. */
   events: EventLog;
   idempotency: IdempotencyKeys;
+  /** What is kept, and for how long (GET /api/v1/storage). */
+  retention: Retention;
   /** Between `: ping` comments on an event stream. */
   ssePingMs: number;
   startedAt: string;

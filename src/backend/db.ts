@@ -120,6 +120,13 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX processes_by_key ON processes (sandbox_id, idempotency_key);
   CREATE INDEX processes_unended ON processes (state) WHERE state <> 'exited';
   `,
+  // Retention (retention.ts): when an execution's full output files were dropped for
+  // space (its record stays), and the order in which finished work goes.
+  `
+  ALTER TABLE executions ADD COLUMN output_dropped_at TEXT;
+  CREATE INDEX executions_finished ON executions (COALESCE(finished_at, created_at)) WHERE outcome <> 'pending';
+  CREATE INDEX processes_ended ON processes (COALESCE(ended_at, created_at)) WHERE state = 'exited';
+  `,
   // Recovery touches only what is ours: the boot a process group was started in, and
   // what restart recovery found of it (said in the record).
   `
@@ -170,6 +177,23 @@ export interface ExecutionRow {
   boot_id: string | null;
   /** What restart recovery found of the process group, or null. */
   recovery: string | null;
+}
+
+/** A finished execution as retention sees it. */
+export interface RetainedExecution {
+  execution_id: string;
+  sandbox_id: string;
+  ended_at: string;
+}
+
+export interface StoredContents {
+  databaseBytes: number;
+  executions: number;
+  executionsRunning: number;
+  outputsDropped: number;
+  processes: number;
+  processesRunning: number;
+  oldestFinishedAt: string | null;
 }
 
 export interface NewExecution {
@@ -471,6 +495,62 @@ export class BackendStore {
 
   unpublishedExecutions(): ExecutionRow[] {
     return this.prepare<ExecutionRow>("SELECT * FROM executions WHERE record_pending = 1 ORDER BY seq").all();
+  }
+
+  // ── retention ────────────────────────────────────────────────────────────
+
+  /** Finished executions, oldest first (by when they ended), ended before `before` (ISO), at most `limit`. */
+  finishedExecutions(q: { before: string; limit: number; outputKept?: boolean }): RetainedExecution[] {
+    return this.prepare<RetainedExecution>(
+      `SELECT execution_id, sandbox_id, COALESCE(finished_at, created_at) AS ended_at FROM executions
+         WHERE outcome <> 'pending' AND COALESCE(finished_at, created_at) < ?${
+           q.outputKept ? " AND output_dropped_at IS NULL" : ""
+         }
+         ORDER BY COALESCE(finished_at, created_at) LIMIT ?`,
+    ).all(q.before, q.limit);
+  }
+
+  /** Deletes an execution's record, events and idempotency key (they cascade). */
+  deleteExecution(executionId: string): void {
+    this.prepare("DELETE FROM executions WHERE execution_id = ?").run(executionId);
+  }
+
+  markOutputDropped(executionId: string, at: string): void {
+    this.prepare("UPDATE executions SET output_dropped_at = ? WHERE execution_id = ?").run(at, executionId);
+  }
+
+  /** Exited processes, oldest first (by when they ended), ended before `before` (ISO). */
+  exitedProcesses(q: { before: string; limit: number }): ProcessRow[] {
+    return this.prepare<ProcessRow>(
+      `SELECT * FROM processes WHERE state = 'exited' AND COALESCE(ended_at, created_at) < ?
+         ORDER BY COALESCE(ended_at, created_at) LIMIT ?`,
+    ).all(q.before, q.limit);
+  }
+
+  /** What the database holds: bytes in use (free pages not counted), and what it keeps. */
+  contents(): StoredContents {
+    const pragma = (name: string) => Number(Object.values((this.db.pragma(name) as object[])[0] ?? {})[0] ?? 0);
+    const used = (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
+    const count = (sql: string) => this.prepare<{ n: number }>(sql).get()?.n ?? 0;
+    const oldest = this.prepare<{ at: string | null }>(
+      "SELECT MIN(COALESCE(finished_at, created_at)) AS at FROM executions WHERE outcome <> 'pending'",
+    ).get();
+    return {
+      databaseBytes: used,
+      executions: count("SELECT COUNT(*) AS n FROM executions"),
+      executionsRunning: count("SELECT COUNT(*) AS n FROM executions WHERE outcome = 'pending'"),
+      outputsDropped: count("SELECT COUNT(*) AS n FROM executions WHERE output_dropped_at IS NOT NULL"),
+      processes: count("SELECT COUNT(*) AS n FROM processes"),
+      processesRunning: count("SELECT COUNT(*) AS n FROM processes WHERE state <> 'exited'"),
+      oldestFinishedAt: oldest?.at ?? null,
+    };
+  }
+
+  /** Every execution whose output files are kept (for measuring them). */
+  executionsWithOutput(): Array<{ execution_id: string; sandbox_id: string }> {
+    return this.prepare<{ execution_id: string; sandbox_id: string }>(
+      "SELECT execution_id, sandbox_id FROM executions WHERE output_dropped_at IS NULL",
+    ).all();
   }
 
   markCancelRequested(executionId: string): void {

@@ -6,6 +6,8 @@ export type BackendErrorCode =
   | "socket_in_use"
   | "socket_path_not_socket"
   | "token_required"
+  | "token_too_weak"
+  | "unsafe_directory"
   | "no_listener"
   | "invalid_fault_spec";
 

@@ -200,6 +200,18 @@ export interface LogEnding {
   end: EndEventData;
 }
 
+/** A committed-or-not unit: numbered events of several executions, and the work stored with them. */
+interface Batch {
+  rows: Array<{ executionId: string; rows: EventRow[] }>;
+  work: (() => void) | undefined;
+  /** Called once the batch is committed (after a failed first try: once a retry commits it). */
+  saved: (() => void) | undefined;
+}
+
+/** After a failed commit (a full disk), retries start after this and back off to the max. */
+export const STORE_RETRY_MIN_MS = 1000;
+export const STORE_RETRY_MAX_MS = 30_000;
+
 export class EventLog {
   private readonly store: BackendStore;
   private readonly outputDirOf: (sandboxId: string, executionId: string) => string;
@@ -212,6 +224,10 @@ export class EventLog {
   private readonly subscribers = new Map<string, Set<() => void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Batches a commit failed for, in order: retried before anything newer is stored. */
+  private unsaved: Batch[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = STORE_RETRY_MIN_MS;
 
   constructor(opts: EventLogOptions) {
     this.store = opts.store;
@@ -239,26 +255,70 @@ export class EventLog {
 
   /**
    * Commits every execution's drafts, and `work` (e.g. the record's end), in one
-   * transaction; then wakes the readers. Throws when the transaction fails.
+   * transaction; then wakes the readers and calls `saved`. When the commit fails (a
+   * full disk), nothing is lost: the numbered events and the work wait, in order, and
+   * are tried again (backing off) before anything newer. Returns whether it is stored.
    */
-  flush(work?: () => void): void {
+  flush(work?: () => void, saved?: () => void): boolean {
     clearTimeout(this.timer);
     this.timer = undefined;
     const now = Date.now();
-    const batches: Array<{ writer: EventWriter; rows: EventRow[] }> = [];
+    const batch: Batch = { rows: [], work, saved };
     for (const writer of this.writers.values()) {
       writer.drafter.releaseGaps(now, false);
       if (!writer.drafter.hasDrafts) continue;
-      batches.push({ writer, rows: writer.drafter.take().map((d) => writer.number(d)) });
+      batch.rows.push({ executionId: writer.executionId, rows: writer.drafter.take().map((d) => writer.number(d)) });
     }
-    if (batches.length > 0 || work) {
-      this.store.transaction(() => {
-        for (const { writer, rows } of batches) this.insert(writer.executionId, rows);
-        work?.();
-      });
-      for (const { writer } of batches) this.notify(writer.executionId);
-    }
+    if (batch.rows.length > 0 || work) this.unsaved.push(batch);
+    const stored = this.commitUnsaved();
     if ([...this.writers.values()].some((w) => w.drafter.hasPendingGap)) this.schedule();
+    return stored;
+  }
+
+  /** True while some events or an execution's end wait for a commit that failed. */
+  get hasUnsaved(): boolean {
+    return this.unsaved.length > 0;
+  }
+
+  /** Commits every waiting batch in one transaction; on failure keeps them and retries later. */
+  private commitUnsaved(): boolean {
+    if (this.unsaved.length === 0) return true;
+    if (this.store.isClosed) return false;
+    const batches = this.unsaved;
+    try {
+      this.store.transaction(() => {
+        for (const b of batches) {
+          for (const { executionId, rows } of b.rows) this.insert(executionId, rows);
+          b.work?.();
+        }
+      });
+    } catch (err) {
+      if (this.retryMs === STORE_RETRY_MIN_MS) {
+        this.log(`event log: could not store events (${(err as Error).message}); trying again until it can`);
+      }
+      this.scheduleRetry();
+      return false;
+    }
+    this.unsaved = [];
+    if (this.retryMs !== STORE_RETRY_MIN_MS) this.log("event log: stored what was waiting");
+    this.retryMs = STORE_RETRY_MIN_MS;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    for (const b of batches) {
+      for (const { executionId } of b.rows) this.notify(executionId);
+      b.saved?.();
+    }
+    return true;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.stopped) return;
+    const delay = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, STORE_RETRY_MAX_MS);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.commitUnsaved();
+    }, delay);
   }
 
   /** Appends final events to the log of an execution nobody writes to any more (restart recovery). */
@@ -366,22 +426,14 @@ export class EventLog {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.store.isClosed) return;
-      try {
-        this.flush();
-      } catch (err) {
-        this.log(`event log: could not store a batch of events: ${(err as Error).message}`);
-      }
+      this.flush();
     }, this.flushMs);
   }
 
-  /** Commits what is pending and stops the timer (graceful shutdown). */
+  /** Commits what is pending and stops the timers (graceful shutdown). */
   close(): void {
-    if (!this.store.isClosed) {
-      try {
-        this.flush();
-      } catch (err) {
-        this.log(`event log: could not store the last events: ${(err as Error).message}`);
-      }
+    if (!this.store.isClosed && !this.flush()) {
+      this.log(`event log: ${this.unsaved.length} batch(es) could not be stored before shutdown`);
     }
     this.stop();
   }
@@ -390,6 +442,7 @@ export class EventLog {
   abandon(): void {
     for (const writer of this.writers.values()) writer.files.close({ sync: false });
     this.writers.clear();
+    this.unsaved = [];
     this.stop();
   }
 
@@ -402,6 +455,8 @@ export class EventLog {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   private insert(executionId: string, rows: EventRow[]): void {
@@ -449,9 +504,10 @@ export class EventWriter {
 
   /**
    * Ends the log: due gaps, `exit`, `end`; the output files reach the disk; then one
-   * transaction stores the events with `work` (the record's end).
+   * transaction stores the events with `work` (the record's end). Returns false when
+   * that commit failed: the log keeps trying, and calls `saved` once it is stored.
    */
-  finish(ending: LogEnding, work: () => void): void {
+  finish(ending: LogEnding, work: () => void, saved?: () => void): boolean {
     const at = new Date().toISOString();
     this.drafter.releaseGaps(Date.now(), true);
     this.drafter.push("exit", ending.exit, at);
@@ -462,7 +518,7 @@ export class EventWriter {
       // The events and the record matter more than an fsync that failed.
     }
     try {
-      this.owner.flush(work);
+      return this.owner.flush(work, saved);
     } finally {
       this.owner.forget(this.executionId);
     }

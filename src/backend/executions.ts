@@ -71,6 +71,11 @@ export class ExecutionManager {
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
   private readonly live = new Map<string, LiveExecution>();
+  /**
+   * Ends that are known but not stored yet (a commit failed, e.g. on a full disk): the
+   * record is answered from here, as record_pending, until the event log stores it.
+   */
+  private readonly unsavedEnds = new Map<string, ExecutionEnd>();
   private readonly publishTimers = new Map<string, NodeJS.Timeout>();
   private shuttingDown = false;
 
@@ -98,25 +103,41 @@ export class ExecutionManager {
 
   get(executionId: string): ExecutionRecord | null {
     const row = this.store.getExecution(executionId);
-    return row ? toExecutionRecord(row) : null;
+    if (!row) return null;
+    const unsaved = this.unsavedEnds.get(executionId);
+    if (unsaved === undefined || row.outcome !== "pending") return toExecutionRecord(row);
+    // Its end is known but not stored: say so (the result exists; do not resubmit).
+    return toExecutionRecord({ ...row, ...endColumns(unsaved), record_pending: 1 });
+  }
+
+  /** The execution ended and its event log's end is stored: a reader of the log will see `end`. */
+  logEnded(executionId: string): boolean {
+    const row = this.store.getExecution(executionId);
+    return row === undefined || (row.outcome !== "pending" && !this.unsavedEnds.has(executionId));
   }
 
   /** Stores the execution (pending), then starts it. Returns the record as admitted. */
   admit(spec: AdmitSpec): ExecutionRecord {
     const executionId = `exe_${randomBytes(10).toString("hex")}`;
     const sandboxId = spec.sandbox.sandbox_id;
-    this.store.transaction(() => {
-      this.store.insertExecution({
-        execution_id: executionId,
-        sandbox_id: sandboxId,
-        idempotency_key: spec.idempotencyKey,
-        command: spec.command,
-        working_dir: spec.workingDir,
-        timeout_ms: spec.timeoutMs,
-        created_at: new Date().toISOString(),
+    try {
+      this.store.transaction(() => {
+        this.store.insertExecution({
+          execution_id: executionId,
+          sandbox_id: sandboxId,
+          idempotency_key: spec.idempotencyKey,
+          command: spec.command,
+          working_dir: spec.workingDir,
+          timeout_ms: spec.timeoutMs,
+          created_at: new Date().toISOString(),
+        });
+        spec.onAdmit?.(executionId);
       });
-      spec.onAdmit?.(executionId);
-    });
+    } catch (err) {
+      // Nothing was stored and nothing started: safe to send again later.
+      if (isStorageFailure(err)) throw new StorageUnavailable((err as Error).message);
+      throw err;
+    }
 
     const env = commandEnvironment(
       spec.driver,
@@ -168,13 +189,18 @@ export class ExecutionManager {
       return this.get(executionId)!;
     }
     const startedAt = handle.startedAt.toISOString();
-    this.store.transaction(() =>
-      this.store.markExecutionStarted(executionId, startedAt, {
-        pgid: handle.pgid,
-        startTime: handle.pgidStartTime,
-        bootId: handle.pgid === null ? null : bootId(),
-      }),
-    );
+    try {
+      this.store.transaction(() =>
+        this.store.markExecutionStarted(executionId, startedAt, {
+          pgid: handle.pgid,
+          startTime: handle.pgidStartTime,
+          bootId: handle.pgid === null ? null : bootId(),
+        }),
+      );
+    } catch (err) {
+      // It runs: follow it; its end is stored (or retried) with its event log.
+      this.log(`execution ${executionId}: could not record its start: ${(err as Error).message}`);
+    }
     writer.started({ execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt });
     const entry: LiveExecution = {
       handle,
@@ -299,10 +325,15 @@ export class ExecutionManager {
     if (endMode === "stream_lost") {
       end = { ...end, outcome: "unknown", exit_code: null, signal: null, system_error: SYSTEM_ERROR_STREAM_LOST };
     }
-    try {
-      entry.writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
-    } catch (err) {
-      this.log(`execution ${executionId}: could not store its end: ${(err as Error).message}`);
+    const stored = entry.writer.finish(
+      endingOf(end),
+      () => this.store.finishExecution(executionId, end),
+      () => this.unsavedEnds.delete(executionId),
+    );
+    if (!stored) {
+      // Never `pending` until a restart: answered from memory until the log stores it.
+      this.unsavedEnds.set(executionId, end);
+      this.log(`execution ${executionId}: its end is kept in memory until it can be stored`);
     }
     this.live.delete(executionId);
     for (const wake of [...entry.waiters]) wake();
@@ -356,6 +387,37 @@ function lostLogEnding(row: ExecutionRow): LogEnding {
     },
     end: { state: "incomplete", reason: SYSTEM_ERROR_STREAM_LOST },
   };
+}
+
+/** The columns of a row that an end sets. */
+function endColumns(end: ExecutionEnd): Partial<ExecutionRow> {
+  return {
+    outcome: end.outcome,
+    exit_code: end.exit_code,
+    signal: end.signal,
+    system_error: end.system_error,
+    stdout: end.stdout,
+    stderr: end.stderr,
+    stdout_bytes: end.stdout_bytes,
+    stderr_bytes: end.stderr_bytes,
+    stdout_truncated: end.stdout_truncated ? 1 : 0,
+    stderr_truncated: end.stderr_truncated ? 1 : 0,
+    finished_at: end.finished_at,
+    duration_ms: end.duration_ms,
+  };
+}
+
+/** The backend's storage refused a write (disk full, I/O error, read-only). */
+export class StorageUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StorageUnavailable";
+  }
+}
+
+function isStorageFailure(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? "");
+  return /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || code === "ENOSPC";
 }
 
 function lostEnd(systemError: string): ExecutionEnd {

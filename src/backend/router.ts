@@ -12,7 +12,7 @@ import {
   streamExecution,
 } from "./handlers/executions.js";
 import { getFile, putFile } from "./handlers/files.js";
-import { health } from "./handlers/health.js";
+import { health, storage } from "./handlers/health.js";
 import {
   getProcess,
   getProcessLogs,
@@ -40,6 +40,7 @@ function route(name: RouteName, method: string, pattern: string, handler: Handle
 
 const ROUTES: readonly RouteDef[] = [
   route("health", "GET", "health", health),
+  route("storage", "GET", "storage", storage),
   route("sandbox.create", "POST", "sandbox/create", createSandbox),
   route("sandboxes.list", "GET", "sandboxes", listSandboxes),
   route("sandbox.get", "GET", "sandbox/:id", getSandbox),

@@ -9,7 +9,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ErrorCodes, WARNING_HEADER } from "../protocol/types.js";
+import { DAEMON_TOKEN_MIN_LENGTH, ErrorCodes, REQUEST_BODY_MAX_BYTES, WARNING_HEADER } from "../protocol/types.js";
+import { tryExclusiveLock } from "../platform/sqlite.js";
 import { isValidIdempotencyKey } from "../protocol/validate.js";
 import { MUTATION_ROUTES, type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
@@ -19,9 +20,10 @@ import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
 import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
-import { callerFor, IdempotencyKeys } from "./idempotency.js";
+import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
+import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention.js";
 import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "./runner.js";
 import { matchRoute } from "./router.js";
 import { SandboxRegistry } from "./sandbox-registry.js";
@@ -72,6 +74,14 @@ export interface BackendOptions {
   ssePingMs?: number;
   /** The sandbox drivers (e.g. another bwrap program); probed once at start. */
   drivers?: DriverSetOptions;
+  /** Finished executions and exited processes older than this go (never sooner than keyRetentionMs). Default 30 days. */
+  retainMs?: number;
+  /** Past this total (database, execution output, process logs), the oldest finished outputs go first. Default 5 GiB. */
+  retainBytes?: number;
+  /** Between retention sweeps. Default 10 minutes. */
+  retentionSweepMs?: number;
+  /** Test hook: the clock retention reads. */
+  now?: () => number;
 }
 
 export interface CloseOptions {
@@ -89,7 +99,7 @@ export interface BackendHandle {
   close(opts?: CloseOptions): Promise<void>;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = REQUEST_BODY_MAX_BYTES;
 /** After shutdown ended the executions, how long answers may take to flush. */
 const CLOSE_FLUSH_MS = 2000;
 
@@ -102,15 +112,22 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   if (opts.listen && !opts.token) {
     throw new BackendError("token_required", "listening on TCP requires a token");
   }
+  if (opts.listen && opts.token && opts.token.length < DAEMON_TOKEN_MIN_LENGTH) {
+    throw new BackendError(
+      "token_too_weak",
+      `the TCP token is ${opts.token.length} characters; at least ${DAEMON_TOKEN_MIN_LENGTH} are required`,
+    );
+  }
   const injector = new FaultInjector(
     parseFaultSpec(opts.faults ?? ""),
     opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
   );
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  preparePrivateDir(opts.dataDir);
   // Ownership first, for the backend's whole life: the data directory's lock, then the
   // socket. A backend that holds neither never opens backend.db, so it cannot "recover"
   // (end) the work of the backend that owns them.
-  const lock = await lockDataDir(opts.dataDir);
+  const lock = lockDataDir(opts.dataDir);
   let unix: OwnedSocket | null = null;
   let store: BackendStore;
   try {
@@ -118,7 +135,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     store = new BackendStore(path.join(opts.dataDir, "backend.db"));
   } catch (err) {
     if (unix) await unix.release();
-    if (lock) await closeNetServer(lock);
+    lock.release();
     throw err;
   }
   // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
@@ -126,6 +143,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   try {
     backend.executions.recover();
     backend.processes.recover();
+    backend.retention.start(opts.retentionSweepMs);
     await backend.listen();
   } catch (err) {
     await backend.close();
@@ -137,6 +155,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
 class Backend {
   readonly executions: ExecutionManager;
   readonly processes: ProcessSupervisor;
+  readonly retention: Retention;
   private readonly services: Services;
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
   private readonly log: (line: string) => void;
@@ -152,7 +171,7 @@ class Backend {
     private readonly store: BackendStore,
     private readonly injector: FaultInjector,
     /** Held for the backend's life: no other backend opens this data directory meanwhile. */
-    private readonly lock: net.Server | null,
+    private readonly lock: { release(): void },
     /** The Unix socket this backend bound (before opening the database). */
     private readonly unix: OwnedSocket | null,
   ) {
@@ -196,6 +215,17 @@ class Backend {
       log: this.log,
       onSettled: () => this.armIdle(),
     });
+    this.retention = new Retention({
+      store,
+      events,
+      sandboxes,
+      processes: this.processes,
+      retainMs: opts.retainMs ?? DEFAULT_RETAIN_MS,
+      retainBytes: opts.retainBytes ?? DEFAULT_RETAIN_BYTES,
+      keyRetentionMs: opts.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS,
+      log: this.log,
+      ...(opts.now && { now: opts.now }),
+    });
     this.services = {
       store,
       sandboxes,
@@ -203,6 +233,7 @@ class Backend {
       executions: this.executions,
       processes: this.processes,
       events,
+      retention: this.retention,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
       idempotency: new IdempotencyKeys(
         store,
@@ -259,6 +290,7 @@ class Backend {
 
   private async shutdown(opts: CloseOptions): Promise<void> {
     clearTimeout(this.idleTimer);
+    this.retention.stop();
     const closed = Promise.all(
       this.servers.map(
         ({ server }) =>
@@ -292,7 +324,7 @@ class Backend {
     // Only our own socket (the file we bound, not one that replaced it since).
     this.unix?.removeFile();
     // Last: the data directory is free for another backend only once this one let go of it.
-    if (this.lock) await closeNetServer(this.lock);
+    this.lock.release();
     this.log("backend closed");
   }
 
@@ -469,45 +501,34 @@ function closeNetServer(server: net.Server): Promise<void> {
 }
 
 /**
- * The name of a data directory's lock: an abstract Unix socket (Linux), which the
- * kernel releases when its process dies, so a lock is never left stale.
+ * The data directory's lock: an exclusive lock on <dataDir>/daemon.lock, inside the
+ * private data directory (nobody else can create, replace or hold it first), which
+ * the kernel releases when its process dies, so it is never left stale.
  */
-function dataDirLockName(dataDir: string): string | null {
-  if (process.platform !== "linux") return null;
-  let real: string;
-  try {
-    real = fs.realpathSync(dataDir);
-  } catch {
-    real = path.resolve(dataDir);
-  }
-  const id = createHash("sha256").update(real).digest("hex").slice(0, 32);
-  return `\0sbx-backend-${process.getuid?.() ?? 0}-${id}`;
+function dataDirLockFile(dataDir: string): string {
+  return path.join(dataDir, "daemon.lock");
 }
 
 /** Takes the data directory's lock for this backend's life; throws daemon_already_running when another holds it. */
-async function lockDataDir(dataDir: string): Promise<net.Server | null> {
-  const name = dataDirLockName(dataDir);
-  if (name === null) return null;
-  const server = net.createServer((conn) => conn.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") {
-        reject(
-          new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`),
-        );
-      } else reject(err);
-    });
-    server.listen(name, () => resolve());
-  });
-  server.unref();
-  return server;
+function lockDataDir(dataDir: string): { release(): void } {
+  const lock = tryExclusiveLock(dataDirLockFile(dataDir));
+  if (lock === null) {
+    throw new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`);
+  }
+  return lock;
 }
 
 /** Whether a running backend holds the data directory (see lockDataDir); null when this cannot be told. */
-export function dataDirInUse(dataDir: string): Promise<boolean | null> {
-  const name = dataDirLockName(dataDir);
-  if (name === null) return Promise.resolve(null);
-  return socketAnswers(name, 500);
+export async function dataDirInUse(dataDir: string): Promise<boolean | null> {
+  const file = dataDirLockFile(dataDir);
+  if (!fs.existsSync(file)) return false;
+  try {
+    const lock = tryExclusiveLock(file);
+    lock?.release();
+    return lock === null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -553,13 +574,27 @@ async function listenOnUnixSocket(server: http.Server, socketPath: string): Prom
   }
 }
 
+/**
+ * A directory the backend keeps its socket or data in: tightened to 0700 when it is
+ * ours (never a shared one such as /tmp or $HOME); refused when another user owns it
+ * or others may replace what is in it (writable, without the sticky bit).
+ */
 function preparePrivateDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.statSync(dir);
-  const ours = st.uid === process.getuid?.();
+  let st = fs.statSync(dir);
+  const uid = process.getuid?.();
+  const ours = uid === undefined || st.uid === uid;
   const shared = (st.mode & 0o1000) !== 0 || dir === os.homedir() || dir === "/";
-  // Tighten a directory of our own; never a shared one such as /tmp or $HOME.
-  if ((st.mode & 0o077) !== 0 && ours && !shared) fs.chmodSync(dir, 0o700);
+  if ((st.mode & 0o077) !== 0 && ours && !shared) {
+    fs.chmodSync(dir, 0o700);
+    st = fs.statSync(dir);
+  }
+  if (!ours) {
+    throw new BackendError("unsafe_directory", `${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
+  }
+  if ((st.mode & 0o022) !== 0 && !shared) {
+    throw new BackendError("unsafe_directory", `others may write to ${dir}; it must be private`);
+  }
 }
 
 async function removeStaleSocket(socketPath: string): Promise<void> {

@@ -10,7 +10,10 @@ import type { ColorChoice, IO } from "./io/io.js";
 export interface Runtime {
   io: IO;
   env: NodeJS.ProcessEnv;
+  /** Aborted by SIGTERM, and by Ctrl-C unless a first-Ctrl-C handler takes that one. */
   interrupt: AbortSignal;
+  /** Lets the next first Ctrl-C call `handler` instead of aborting; returns the undo. */
+  onFirstInterrupt: (handler: () => void) => () => void;
   exitCode: number;
 }
 
@@ -22,7 +25,7 @@ export function makeBinder(rt: Runtime): Bind {
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
       const globals = cmd.optsWithGlobals() as GlobalOptions;
-      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt);
+      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt, rt.onFirstInterrupt);
       // Colour: --no-color > NO_COLOR/FORCE_COLOR > the `color` setting > the terminal.
       ctx.io = rt.io.configure({
         color: globals.color === false ? "never" : colorSetting(ctx),

@@ -8,6 +8,7 @@ import type { Api } from "../client/api.js";
 import { type Endpoint, type EndpointFlags, resolveEndpoint } from "../client/endpoint.js";
 import type { ReceiptStore } from "../receipts/store.js";
 import type { IO } from "./io/io.js";
+import { knownSecrets, redactForDisplay } from "./secrets.js";
 
 export interface GlobalOptions {
   profile?: string;
@@ -26,14 +27,28 @@ export interface Context {
   globals: GlobalOptions;
   /** Aborted when the user interrupts sbx (SIGINT/SIGTERM). */
   interrupt: AbortSignal;
+  /**
+   * While registered, the first Ctrl-C calls `handler` (e.g. to cancel an execution)
+   * instead of aborting `interrupt`; the next one aborts. Returns the unregister.
+   */
+  onFirstInterrupt(handler: () => void): () => void;
+  /** The receipt store, opened (and migrated) on first use, waiting while another process holds it. */
   receipts(): Promise<ReceiptStore>;
+  /** Runs a write on the receipt store, waiting while another process holds it (src/cli/store-access.ts). */
+  storeWrite<T>(work: (store: ReceiptStore) => T): Promise<T>;
   endpoint(flags?: EndpointFlags): Endpoint;
   /** A client for the endpoint; for the local profile the daemon is started on demand. */
   api(endpoint?: Endpoint): Promise<Api>;
   close(): Promise<void>;
 }
 
-export function createContext(io: IO, env: NodeJS.ProcessEnv, globals: GlobalOptions, interrupt: AbortSignal): Context {
+export function createContext(
+  io: IO,
+  env: NodeJS.ProcessEnv,
+  globals: GlobalOptions,
+  interrupt: AbortSignal,
+  onFirstInterrupt: (handler: () => void) => () => void = () => () => undefined,
+): Context {
   const paths = resolvePaths(env);
   const config = new ConfigStore(paths);
   let store: ReceiptStore | null = null;
@@ -47,13 +62,30 @@ export function createContext(io: IO, env: NodeJS.ProcessEnv, globals: GlobalOpt
     config,
     globals,
     interrupt,
+    onFirstInterrupt,
     async receipts() {
       if (!store) {
-        const { ReceiptStore } = await import("../receipts/store.js");
+        const [{ ReceiptStore }, { redactSecrets }, { STATEMENT_BUSY_MS, whileStoreBusy }] = await Promise.all([
+          import("../receipts/store.js"),
+          import("../client/redact.js"),
+          import("./store-access.js"),
+        ]);
         ensurePrivateDir(paths.stateDir);
-        store = ReceiptStore.open(paths.receiptsDb);
+        // Every key this sbx knows stays out of the store, whichever backend an answer came from.
+        const secrets = knownSecrets(env, config);
+        store = await whileStoreBusy(ctx, paths.receiptsDb, () =>
+          ReceiptStore.open(paths.receiptsDb, {
+            busyTimeoutMs: STATEMENT_BUSY_MS,
+            redact: (text, what) => redactSecrets(text, secrets, what),
+          }),
+        );
       }
       return store;
+    },
+    async storeWrite(work) {
+      const opened = await ctx.receipts();
+      const { whileStoreBusy } = await import("./store-access.js");
+      return whileStoreBusy(ctx, paths.receiptsDb, () => work(opened));
     },
     endpoint(flags) {
       return resolveEndpoint(
@@ -70,7 +102,8 @@ export function createContext(io: IO, env: NodeJS.ProcessEnv, globals: GlobalOpt
       http.onWarning = (message) => {
         if (warned.has(message)) return;
         warned.add(message);
-        io.err(`sbx: warning: ${message}`);
+        // What a backend says is shown, so it is kept free of keys like everything shown.
+        io.err(`sbx: warning: ${redactForDisplay(ctx, message)}`);
       };
       clients.push(http);
       const api = new Api(http);

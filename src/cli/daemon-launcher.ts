@@ -4,7 +4,7 @@
 
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { ensurePrivateDir } from "../config/paths.js";
+import { checkLocalDaemonDirs, ensurePrivateDir } from "../config/paths.js";
 import type { Api } from "../client/api.js";
 import { selfInvocation } from "../platform/self.js";
 import type { Context } from "./context.js";
@@ -59,7 +59,7 @@ export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 /** Spawns `sbx daemon run` detached, its output appended to daemon.log, with a scrubbed environment. */
 export function spawnDaemon(ctx: Context, extraArgs: string[]): number | undefined {
   const { paths } = ctx;
-  ensurePrivateDir(paths.daemonDir);
+  ensurePrivateDir(paths.daemonDir, paths.stateDir);
   const log = fs.openSync(paths.daemonLog, "a", 0o600);
   const self = selfInvocation();
   const child = spawn(self.command, [...self.args, "daemon", "run", ...extraArgs], {
@@ -83,8 +83,10 @@ export async function waitForDaemon(api: Api, deadlineMs: number): Promise<boole
 }
 
 export async function ensureLocalDaemon(ctx: Context, api: Api): Promise<void> {
+  // Whoever could write these directories could be the one answering on the socket.
+  checkLocalDaemonDirs(ctx.paths);
   if (await answers(api)) return;
-  ensurePrivateDir(ctx.paths.daemonDir);
+  ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const until = Date.now() + START_DEADLINE_MS;
   while (Date.now() < until) {
     if (tryLock(ctx.paths.startLock)) {

@@ -1,23 +1,33 @@
 // Sending a mutation with a receipt: the receipt (key, exact body bytes) is committed
 // first, the request is sent exactly once, and whatever comes back (or does not) is
-// classified and appended as an observation.
+// classified and appended as an observation. A failure of the store after sending
+// loses nothing: the answer is kept in memory and handed back as `unrecorded`.
 
 import type { Api } from "../client/api.js";
 import { paths as apiPaths } from "../client/api.js";
 import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
-import { LOCAL_PROFILE } from "../config/config.js";
-import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
-import { processPaths } from "../client/processes.js";
 import { type FollowResult, type FollowSinks, followExecution } from "../client/follow.js";
+import { processPaths } from "../client/processes.js";
+import { LOCAL_PROFILE } from "../config/config.js";
+import { REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
+import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
-import type { ReceiptStore, StoredReceipt } from "../receipts/store.js";
+import { ReceiptStoreBusy, ReceiptStoreUnusable } from "../receipts/errors.js";
+import { observationRow, type ReceiptStore, type StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
+import { ExitCodes, SbxError, UsageError } from "./errors.js";
+import { cancelOnFirstInterrupt } from "./interrupt-cancel.js";
 
 export interface DispatchOutcome {
   receiptId: string;
   attempt: number;
   classified: Classified;
   document: ReceiptDocument;
+  /**
+   * Set when the answer could not be stored (disk full, store busy for too long):
+   * `document` is then built in memory, and the caller must say so (exit 255).
+   */
+  unrecorded: Error | null;
 }
 
 export interface StreamOptions {
@@ -26,20 +36,48 @@ export interface StreamOptions {
   detach?: boolean;
   /** Called once the receipt is committed, just before the request is sent (for --verbose). */
   beforeSend?: (receiptId: string, path: string) => void;
+  /** Called when the local daemon is gone while a stream is followed: start it again (its recovery marks the execution). */
+  revive?: () => Promise<boolean>;
+}
+
+interface SendRequest {
+  kind: RequestKind;
+  path: string;
+  body: Buffer;
+  key: string;
+  clientTimeoutMs: number;
+  sandbox: string;
+}
+
+function isStoreFailure(err: unknown): err is ReceiptStoreBusy | ReceiptStoreUnusable {
+  return err instanceof ReceiptStoreBusy || err instanceof ReceiptStoreUnusable;
 }
 
 async function sendOnce(
   ctx: Context,
-  store: ReceiptStore,
   api: Api,
-  receiptId: string,
+  stored: StoredReceipt,
   attempt: number,
-  req: { kind: RequestKind; path: string; body: Buffer; key: string; clientTimeoutMs: number; sandbox: string },
+  req: SendRequest,
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
+  const receiptId = stored.receipt.receipt_id;
   const deadlineAt = Date.now() + req.clientTimeoutMs;
   // Ask for an event stream only when the body asks the backend for one.
   const send = asksForStream(req.body) ? api.http.openStream.bind(api.http) : api.http.send.bind(api.http);
+  let executionId: string | null = stored.receipt.execution_id;
+  // Remembering the id as soon as the stream names it is worth a try, not a wait.
+  let noting: Promise<unknown> = Promise.resolve();
+  // The first Ctrl-C asks the backend to cancel this execution; the second stops waiting.
+  const stopCancelling =
+    req.kind === "execute"
+      ? cancelOnFirstInterrupt(ctx, api, {
+          sandbox: req.sandbox,
+          key: req.key,
+          receiptId,
+          executionId: () => executionId,
+        })
+      : () => undefined;
   let observed: Observed;
   try {
     const opened = await send({
@@ -64,10 +102,12 @@ async function sendOnce(
         deadlineAt,
         signal: ctx.interrupt,
         stopAfterStarted: streaming.detach === true,
+        ...(streaming.revive ? { revive: streaming.revive } : {}),
         sinks: {
           ...sinks,
           onStarted: (eid) => {
-            store.noteExecutionId(receiptId, eid);
+            executionId = eid;
+            noting = ctx.storeWrite((s) => s.noteExecutionId(receiptId, eid)).catch(() => undefined);
             sinks.onStarted?.(eid);
           },
         },
@@ -76,18 +116,38 @@ async function sendOnce(
     }
   } catch (err) {
     // Something of ours failed after the request went out: the receipt must still say
-    // "it may have run", never stay without an answer.
+    // "it may have run", never stay without an answer, and the exit says the same.
+    const message = (err as Error)?.message ?? String(err);
     const failure = classifyObservation(
-      { kind: "transport", sent: true, code: "client_error", message: (err as Error).message },
+      { kind: "transport", sent: true, code: "client_error", message },
       "dispatch",
       req.kind,
     );
-    store.recordObservation(receiptId, "answer", failure, { attempt });
-    throw err;
+    await ctx.storeWrite((s) => s.recordObservation(receiptId, "answer", failure, { attempt })).catch(() => undefined);
+    throw new SbxError("client_error", `sbx failed after sending ${receiptId} (${message}); it may have run`, {
+      exitCode: ExitCodes.inDoubt,
+      hint: `sbx receipts wait ${receiptId}`,
+      cause: err,
+    });
+  } finally {
+    stopCancelling();
   }
   const classified = classifyObservation(observed, "dispatch", req.kind);
-  store.recordObservation(receiptId, "answer", classified, { attempt });
-  return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)) };
+  await noting;
+  try {
+    const store = await ctx.receipts();
+    await ctx.storeWrite((s) => s.recordObservation(receiptId, "answer", classified, { attempt }));
+    return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)), unrecorded: null };
+  } catch (err) {
+    if (!isStoreFailure(err)) throw err;
+    // The answer is all there is now: hand it back to be shown, never dropped.
+    const inMemory: StoredReceipt = {
+      ...stored,
+      receipt: { ...stored.receipt, execution_id: stored.receipt.execution_id ?? classified.execution_id },
+      observations: [...stored.observations, observationRow(classified, "answer", attempt)],
+    };
+    return { receiptId, attempt, classified, document: receiptDocument(inMemory), unrecorded: err };
+  }
 }
 
 function asksForStream(body: Buffer): boolean {
@@ -115,6 +175,16 @@ export function streamObservation(f: FollowResult): Observed {
   };
 }
 
+/** Refuses a body the backend would refuse (413) before anything is stored or sent. */
+function checkBodySize(body: Buffer): void {
+  if (body.length <= REQUEST_BODY_MAX_BYTES) return;
+  const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+  throw new UsageError(
+    `the request would be ${mib(body.length)}, over the ${mib(REQUEST_BODY_MAX_BYTES)} a backend accepts; nothing was sent`,
+    "copy large inputs into the sandbox first (sbx cp FILE SANDBOX:/workspace/FILE) and read them there",
+  );
+}
+
 /**
  * The first send of a mutation: the receipt (key, exact body bytes, where it goes)
  * is committed, then the request is sent once.
@@ -126,20 +196,23 @@ export async function dispatchNew(
   req: { kind: RequestKind; sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
-  const store = await ctx.receipts();
+  checkBodySize(req.body);
   const path = req.kind === "execute" ? apiPaths.execute(req.sandbox) : processPaths.processes(req.sandbox);
-  const row = store.createForDispatch({
-    kind: req.kind,
-    profile: endpoint.profile,
-    apiUrl: endpoint.apiUrl,
-    sandbox: req.sandbox,
-    idempotencyKey: req.key,
-    method: "POST",
-    path,
-    body: req.body,
-  });
+  const store: ReceiptStore = await ctx.receipts();
+  const row = await ctx.storeWrite((s) =>
+    s.createForDispatch({
+      kind: req.kind,
+      profile: endpoint.profile,
+      apiUrl: endpoint.apiUrl,
+      sandbox: req.sandbox,
+      idempotencyKey: req.key,
+      method: "POST",
+      path,
+      body: req.body,
+    }),
+  );
   streaming.beforeSend?.(row.receipt_id, path);
-  return sendOnce(ctx, store, api, row.receipt_id, 1, { ...req, path }, streaming);
+  return sendOnce(ctx, api, store.get(row.receipt_id), 1, { ...req, path }, streaming);
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */
@@ -151,8 +224,8 @@ export async function resubmit(
 ): Promise<DispatchOutcome> {
   const store = await ctx.receipts();
   const r = stored.receipt;
-  const attempt = store.beginAttempt(r.receipt_id);
-  return sendOnce(ctx, store, api, r.receipt_id, attempt, {
+  const attempt = await ctx.storeWrite((s) => s.beginAttempt(r.receipt_id));
+  return sendOnce(ctx, api, store.get(r.receipt_id), attempt, {
     kind: r.kind,
     path: r.path,
     body: r.body,
@@ -169,9 +242,10 @@ export async function resubmit(
 export function endpointOfReceipt(ctx: Context, stored: StoredReceipt): Endpoint {
   const r = stored.receipt;
   const u = parseApiUrl(r.api_url);
-  const apiKey = ctx.env.SBX_API_KEY || ctx.config.readApiKey(r.profile) || null;
-  const autoStart = r.profile === LOCAL_PROFILE && u.socketPath === ctx.paths.socketPath;
-  return { profile: r.profile, ...u, apiKey, autoStart };
+  const profile = r.profile === "" ? null : r.profile;
+  const apiKey = ctx.env.SBX_API_KEY || (profile === null ? undefined : ctx.config.readApiKey(profile)) || null;
+  const autoStart = profile === LOCAL_PROFILE && u.socketPath === ctx.paths.socketPath;
+  return { profile, ...u, apiKey, autoStart };
 }
 
 /** The exec timeout stored in a receipt's body, for a default client deadline. */

@@ -2,8 +2,9 @@
 // run one command, let stdout/stderr drain (pipes are asynchronous), then exit.
 // This and bin/ are the only places that end the process.
 
+import { flushStdio } from "../platform/stdio.js";
 import { main } from "./main.js";
 
 const code = await main(process.argv.slice(2));
-await new Promise((resolve) => process.stdout.write("", () => process.stderr.write("", resolve)));
+await flushStdio();
 process.exit(code);

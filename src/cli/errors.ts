@@ -1,18 +1,9 @@
 // Typed errors with a stable code and an exit code. src/cli/main.ts is the one
-// place that turns them into a process exit.
+// place that turns them into a process exit; the codes are named in src/exit-codes.ts.
 
-export const ExitCodes = {
-  ok: 0,
-  /** the server killed it at its timeout */
-  timedOut: 124,
-  /** refused before anything ran: usage, configuration, validation */
-  usage: 125,
-  cancelled: 130,
-  /** nothing ran; safe to send again */
-  notStarted: 75,
-  /** in doubt: it may have run */
-  inDoubt: 255,
-} as const;
+import { ExitCodes } from "../exit-codes.js";
+
+export { ExitCodes };
 
 export class SbxError extends Error {
   readonly code: string;
@@ -24,7 +15,7 @@ export class SbxError extends Error {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "SbxError";
     this.code = code;
-    this.exitCode = opts.exitCode ?? 1;
+    this.exitCode = opts.exitCode ?? ExitCodes.failure;
     this.hint = opts.hint;
   }
 }
@@ -37,7 +28,7 @@ export class UsageError extends SbxError {
   }
 }
 
-/** Configuration problems (profiles, keys, files): exit 125 as well, nothing dispatched. */
+/** Configuration problems (profiles, keys, URLs): exit 125 as well, nothing dispatched. */
 export class ConfigError extends SbxError {
   constructor(message: string, hint?: string) {
     super("config", message, { exitCode: ExitCodes.usage, ...(hint === undefined ? {} : { hint }) });
@@ -45,10 +36,18 @@ export class ConfigError extends SbxError {
   }
 }
 
+/** A configuration file that cannot be read, parsed or validated: exit 78, nothing dispatched. */
+export class ConfigFileError extends SbxError {
+  constructor(message: string, hint?: string) {
+    super("config_file", message, { exitCode: ExitCodes.config, ...(hint === undefined ? {} : { hint }) });
+    this.name = "ConfigFileError";
+  }
+}
+
 /** Something named does not exist (a receipt, a sandbox, a profile). */
 export class NotFoundError extends SbxError {
   constructor(message: string, hint?: string) {
-    super("not_found", message, { exitCode: 1, ...(hint === undefined ? {} : { hint }) });
+    super("not_found", message, { exitCode: ExitCodes.failure, ...(hint === undefined ? {} : { hint }) });
     this.name = "NotFoundError";
   }
 }
@@ -65,7 +64,7 @@ export class BackendError extends SbxError {
     message: string,
     status: number | null,
     hint?: string,
-    exitCode: number = status === null ? ExitCodes.notStarted : 1,
+    exitCode: number = status === null ? ExitCodes.notStarted : ExitCodes.failure,
   ) {
     super(code, message, { exitCode, ...(hint === undefined ? {} : { hint }) });
     this.name = "BackendError";

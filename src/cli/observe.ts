@@ -1,6 +1,7 @@
 // Observing an execution without repeating it: by execution id when one was
 // received, else by idempotency key. Only reads; never a POST.
 
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Api } from "../client/api.js";
 import { itemForKey } from "../client/key-lookup.js";
 import { processPaths } from "../client/processes.js";
@@ -17,7 +18,6 @@ export async function observeOnce(
   source: Exclude<ObservationSource, "dispatch" | "answer">,
   waitMs: number,
 ): Promise<Classified> {
-  const store = await ctx.receipts();
   const r = stored.receipt;
   const executionId = r.execution_id;
   let classified: Classified;
@@ -51,11 +51,11 @@ export async function observeOnce(
     } else {
       // List items leave the output out: read the execution itself, now that its id is known.
       const id = (JSON.parse(found.body) as { execution_id: string }).execution_id;
-      store.noteExecutionId(r.receipt_id, id);
+      await ctx.storeWrite((s) => s.noteExecutionId(r.receipt_id, id));
       classified = classifyObservation(await api.observeExecution(r.sandbox_id, id, waitMs, deadlineMs), "read");
     }
   }
-  store.recordObservation(r.receipt_id, source, classified);
+  await ctx.storeWrite((s) => s.recordObservation(r.receipt_id, source, classified));
   return classified;
 }
 
@@ -64,10 +64,20 @@ export type WaitEnd = "settled" | "nothing_to_wait_for" | "unknown_to_backend" |
 
 /** Reads in a row that found nothing before a wait stops saying "still looking". */
 const NOT_FOUND_LIMIT = 5;
+/** Reads start at least this far apart, whatever the backend does with wait_ms… */
+export const READ_PACE_MIN_MS = 1000;
+/** …and further apart while nothing changes, up to this. */
+export const READ_PACE_MAX_MS = 10_000;
+
+/** The next gap between reads: it grows while reads come back at once with nothing new. */
+export function nextReadGap(previousGapMs: number): number {
+  return Math.min(READ_PACE_MAX_MS, Math.max(READ_PACE_MIN_MS, Math.round(previousGapMs * 1.5)));
+}
 
 /**
  * Observes until the receipt is settled or the deadline passes. Server-side waits
- * of at most 50 s, repeated.
+ * of at most 50 s, repeated; reads start at least a second apart, backing off while
+ * a backend answers at once (one that ignores wait_ms, or a failing read).
  */
 export async function waitUntilSettled(
   ctx: Context,
@@ -79,6 +89,7 @@ export async function waitUntilSettled(
   const store = await ctx.receipts();
   const until = Date.now() + deadlineMs;
   let notFound = 0;
+  let gap = 0;
   for (;;) {
     const stored = store.get(receiptId);
     // Nothing ran (not_started, rejected): there is no execution to wait for.
@@ -89,6 +100,7 @@ export async function waitUntilSettled(
     if (ctx.interrupt.aborted) return "interrupted";
     if (left <= 0) return "deadline";
     const waitMs = stored.receipt.execution_id ? Math.min(WAIT_MAX_MS, Math.max(0, left - 1000)) : 0;
+    const startedAt = Date.now();
     const c = await observeOnce(ctx, api, stored, "wait", waitMs);
     onProgress?.(c);
     // Settled: confirmed, or terminal at the backend (outcome unknown will not change).
@@ -96,9 +108,16 @@ export async function waitUntilSettled(
     const missing = c.http_status === 404 || c.error?.code === "nothing_for_key";
     notFound = missing ? notFound + 1 : 0;
     if (notFound >= NOT_FOUND_LIMIT) return "unknown_to_backend";
-    // Key lookups and failed reads have no server-side wait: pace them.
-    if (waitMs === 0 || c.classification === null) {
-      await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(0, until - Date.now()))));
+    // A read that took its time (a server-side wait) needs no pause; one that came back at once does.
+    const took = Date.now() - startedAt;
+    gap = took >= READ_PACE_MIN_MS ? 0 : nextReadGap(gap);
+    const pause = Math.min(gap, until - Date.now());
+    if (pause > 0) {
+      try {
+        await sleep(pause, undefined, { signal: ctx.interrupt });
+      } catch {
+        return "interrupted";
+      }
     }
   }
 }

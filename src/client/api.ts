@@ -11,6 +11,7 @@ import {
   type SandboxCreateRequest,
   type SandboxDetails,
   type SandboxList,
+  type StorageReport,
 } from "../protocol/types.js";
 import type { HttpClient, SendRequest } from "./http.js";
 
@@ -18,6 +19,7 @@ const seg = (s: string) => encodeURIComponent(s);
 
 export const paths = {
   health: () => `${API_PREFIX}/health`,
+  storage: () => `${API_PREFIX}/storage`,
   sandboxCreate: () => `${API_PREFIX}/sandbox/create`,
   sandboxes: () => `${API_PREFIX}/sandboxes`,
   sandbox: (id: string) => `${API_PREFIX}/sandbox/${seg(id)}`,
@@ -104,6 +106,11 @@ export class Api {
 
   health(deadlineMs = 3_000): Promise<Health> {
     return this.call("health", { method: "GET", path: paths.health(), deadlineMs });
+  }
+
+  /** What the embedded backend keeps and its size (sbx; docs/protocol.md). */
+  storage(): Promise<StorageReport> {
+    return this.call("storage", { method: "GET", path: paths.storage(), deadlineMs: 10_000 });
   }
 
   createSandbox(req: SandboxCreateRequest, idempotencyKey: string): Promise<Sandbox> {

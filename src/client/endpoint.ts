@@ -5,7 +5,11 @@ import { type ConfigStore, LOCAL_PROFILE } from "../config/config.js";
 import type { SbxPaths } from "../config/paths.js";
 
 export interface Endpoint {
-  profile: string;
+  /**
+   * The profile whose backend this is, as receipts record it; null when --api-url or
+   * SBX_API_URL sends the request somewhere the profile does not point.
+   */
+  profile: string | null;
   /** As recorded in receipts: `unix:/path/daemon.sock` or `https://host:port`. */
   apiUrl: string;
   /** HTTP origin used for requests (for a Unix socket, a placeholder host). */
@@ -57,6 +61,11 @@ export function parseApiUrl(url: string): { apiUrl: string; origin: string; sock
   return { apiUrl: parsed.origin, origin: parsed.origin, socketPath: null };
 }
 
+/** The profile in effect: flag > environment > config > `local`. */
+export function selectedProfile(flags: EndpointFlags, env: NodeJS.ProcessEnv, config: ConfigStore): string {
+  return flags.profile || env.SBX_PROFILE || config.read().current_profile || LOCAL_PROFILE;
+}
+
 export function resolveEndpoint(
   flags: EndpointFlags,
   env: NodeJS.ProcessEnv,
@@ -64,18 +73,29 @@ export function resolveEndpoint(
   paths: SbxPaths,
 ): Endpoint {
   const doc = config.read();
-  const profile = flags.profile || env.SBX_PROFILE || doc.current_profile || LOCAL_PROFILE;
+  const profile = selectedProfile(flags, env, config);
   const stored = doc.profiles[profile];
   if (!stored && profile !== LOCAL_PROFILE) {
     throw new ConfigError(`no profile named ${JSON.stringify(profile)}`, "see `sbx profile list`");
   }
-  const explicitUrl = flags.apiUrl || env.SBX_API_URL || stored?.api_url;
-  const apiKey = env.SBX_API_KEY || config.readApiKey(profile) || null;
+  const local = localEndpoint(paths);
+  const own = stored ? parseApiUrl(stored.api_url) : local;
+  const explicitUrl = flags.apiUrl || env.SBX_API_URL;
   if (explicitUrl) {
     const u = parseApiUrl(explicitUrl);
-    return { profile, ...u, apiKey, autoStart: false };
+    // Elsewhere than the profile points: the receipt must not carry the profile's name,
+    // and the profile's stored key is not sent there (only SBX_API_KEY is).
+    const same = u.apiUrl === own.apiUrl;
+    return {
+      profile: same ? profile : null,
+      ...u,
+      apiKey: env.SBX_API_KEY || (same ? config.readApiKey(profile) : undefined) || null,
+      autoStart: same && !stored,
+    };
   }
-  return { ...localEndpoint(paths), profile, apiKey };
+  const apiKey = env.SBX_API_KEY || config.readApiKey(profile) || null;
+  if (stored) return { profile, ...own, apiKey, autoStart: false };
+  return { ...local, profile, apiKey };
 }
 
 /** The embedded backend on this user's socket, whatever flags or environment say. */

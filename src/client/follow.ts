@@ -54,9 +54,18 @@ export class OutputTail {
 export interface FollowSinks {
   /** Bytes not seen before, in order. */
   onOutput?(stream: StreamName, bytes: Buffer): void;
-  /** Bytes the backend did not put into events (read them from the output route). */
-  /** kept: false when the backend did not keep these bytes at all (past its output cap). */
-  onGap?(stream: StreamName, offset: number, bytes: number, kept: boolean): void | Promise<void>;
+  /**
+   * Bytes the backend did not put into events (read them from the output route);
+   * kept: false when it did not keep them at all (past its output cap). What the sink
+   * reads it hands to `fill`, in order, so that the receipt's tail stays exact.
+   */
+  onGap?(
+    stream: StreamName,
+    offset: number,
+    bytes: number,
+    kept: boolean,
+    fill: (bytes: Buffer) => void,
+  ): void | Promise<void>;
   onStarted?(executionId: string): void;
   /** Every complete event (for `logs --json`). */
   onEvent?(event: SseEvent): void;
@@ -79,7 +88,15 @@ export interface FollowRequest {
   /** Return as soon as the `started` event arrived (detach). */
   stopAfterStarted?: boolean;
   outputLimit?: number;
+  /**
+   * Called when the backend refuses connections (nothing listens): may start it again
+   * (the local daemon, whose recovery then ends the execution's log). True: try at once.
+   */
+  revive?: () => Promise<boolean>;
 }
+
+/** Times a follow asks for the backend to be started again. */
+const REVIVE_LIMIT = 2;
 
 /** refused: the backend answered the stream read with a 4xx (unknown execution, bad cursor). */
 export type FollowEnd = "end" | "started" | "deadline" | "interrupted" | "dropped" | "refused";
@@ -104,12 +121,19 @@ function streamPath(sandbox: string, eid: string): string {
   return `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions/${encodeURIComponent(eid)}/stream`;
 }
 
-async function lookupByKey(http: HttpClient, sandbox: string, key: string, deadlineMs: number): Promise<string | null> {
+/** The id the key created; null when there is none yet; the observation when the read failed. */
+async function lookupByKey(
+  http: HttpClient,
+  sandbox: string,
+  key: string,
+  deadlineMs: number,
+): Promise<string | HttpObserved | null> {
   const obs = await http.send({
     method: "GET",
     path: `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions?idempotency_key=${encodeURIComponent(key)}&limit=1`,
     deadlineMs,
   });
+  if (obs.kind !== "answer") return obs;
   return idForKey(obs, "executions", key);
 }
 
@@ -147,6 +171,14 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
 
   let current: SseOpen | null = req.first;
   let attempt = 0;
+  let revived = 0;
+  // Nothing listens where the backend was: start it again, once or twice, instead of
+  // knocking until the deadline.
+  const revive = async (obs: HttpObserved): Promise<boolean> => {
+    if (!req.revive || revived >= REVIVE_LIMIT || obs.kind !== "transport" || obs.sent) return false;
+    revived++;
+    return req.revive().catch(() => false);
+  };
   for (;;) {
     if (req.signal.aborted) {
       result.how = "interrupted";
@@ -165,12 +197,9 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
       }
       attempt++;
       if (result.executionId === null && req.idempotencyKey !== null) {
-        result.executionId = await lookupByKey(
-          req.http,
-          req.sandbox,
-          req.idempotencyKey,
-          Math.max(1, Math.min(left, 30_000)),
-        );
+        const found = await lookupByKey(req.http, req.sandbox, req.idempotencyKey, Math.max(1, Math.min(left, 30_000)));
+        if (typeof found === "string") result.executionId = found;
+        else if (found !== null && (await revive(found))) attempt = 0;
       }
       if (result.executionId === null) {
         result.lastProblem = "no execution id yet";
@@ -187,6 +216,10 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
       });
       if (opened.kind !== "sse") {
         result.lastProblem = describe(opened);
+        if (await revive(opened)) {
+          attempt = 0;
+          continue;
+        }
         if (opened.kind === "deadline") {
           result.how = opened.interrupted ? "interrupted" : "deadline";
           break;
@@ -279,9 +312,19 @@ export function createEventHandler(
         const stream = data.stream === "stderr" ? "stderr" : "stdout";
         const offset = Number(data.offset) || 0;
         const bytes = Number(data.bytes) || 0;
-        if (offset + bytes > tails[stream].end) tails[stream].end = offset + bytes;
-        tails[stream].truncated = true;
-        await sinks.onGap?.(stream, offset, bytes, data.kept !== false);
+        const tail = tails[stream];
+        if (offset + bytes <= tail.end) return "continue"; // seen already (a replay after reconnecting)
+        if (offset > tail.end) {
+          tail.end = offset;
+          tail.truncated = true;
+        }
+        // Only the part not seen yet; the sink appends what it reads to the tail.
+        const from = tail.end;
+        await sinks.onGap?.(stream, from, offset + bytes - from, data.kept !== false, (b) => tail.append(b));
+        if (tail.end < offset + bytes) {
+          tail.end = offset + bytes;
+          tail.truncated = true;
+        }
         return "continue";
       }
       case "reset": {
@@ -289,6 +332,8 @@ export function createEventHandler(
           const snap = Buffer.from(typeof data[stream] === "string" ? (data[stream] as string) : "", "base64");
           const start = Number(data[`${stream}_offset`]) || 0;
           const printedTo = tails[stream].end;
+          // Bytes between what was shown and where the snapshot starts: read them first.
+          if (start > printedTo) await sinks.onGap?.(stream, printedTo, start - printedTo, true, () => undefined);
           tails[stream].replace(snap, start);
           // Show only what was not shown already.
           if (start + snap.length > printedTo) {

@@ -2,7 +2,7 @@
 // once: no retry interceptor, no loop of ours. The local deadline is an abort; an
 // abort after sending is reported as such, never as a failure.
 
-import { openTransport, type Transport } from "../platform/http-transport.js";
+import { type NotSentMark, openTransport, type Transport } from "../platform/http-transport.js";
 import { WARNING_HEADER } from "../protocol/types.js";
 import { isBeforeSendError, type HttpObserved } from "../receipts/classify.js";
 import type { Endpoint } from "./endpoint.js";
@@ -110,12 +110,12 @@ export class HttpClient {
         headers,
         ...(req.body === undefined ? {} : { body: req.body }),
         ...(signal === undefined ? {} : { signal }),
+        // A mutation never rides a pooled connection the server may have closed while idle.
+        fresh: req.method !== "GET",
       });
       sent = true;
-      const flat: Record<string, string | undefined> = {};
-      for (const [k, v] of Object.entries(res.headers)) {
-        flat[k] = v === undefined ? undefined : redact(v, this.endpoint.apiKey);
-      }
+      // Headers and bodies are parsed: they are redacted where they are shown or stored, not here.
+      const flat: Record<string, string | undefined> = { ...res.headers };
       const warning = flat[WARNING_HEADER.toLowerCase()];
       if (warning) this.onWarning?.(warning);
       const isStream = (flat["content-type"] ?? "").startsWith("text/event-stream");
@@ -133,17 +133,16 @@ export class HttpClient {
           interrupted: () => userSignal?.aborted === true,
         };
       }
-      // A server or gateway may echo the Authorization header back; the key must not
-      // reach a receipt or the terminal from there either.
-      const body = redact(await res.text(), this.endpoint.apiKey);
-      return { kind: "answer", status: res.status, headers: flat, body };
+      return { kind: "answer", status: res.status, headers: flat, body: await res.text() };
     } catch (err) {
-      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const e = err as NodeJS.ErrnoException & NotSentMark & { cause?: NodeJS.ErrnoException };
       const code = e.code ?? e.cause?.code ?? e.name ?? "UNKNOWN";
-      if (deadline?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code) };
-      if (userSignal?.aborted) return { kind: "deadline", sent: sent || !isBeforeSendError(code), interrupted: true };
+      // Provably not sent: a connect error, or a connection of its own that carried no byte.
+      const left = sent || (e.notSent !== true && !isBeforeSendError(code));
+      if (deadline?.aborted) return { kind: "deadline", sent: left };
+      if (userSignal?.aborted) return { kind: "deadline", sent: left, interrupted: true };
       const message = redact(e.message || String(err), this.endpoint.apiKey);
-      return { kind: "transport", sent: sent || !isBeforeSendError(code), code, message };
+      return { kind: "transport", sent: left, code, message };
     }
   }
 }

@@ -6,8 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseDuration } from "../cli/duration.js";
 import { isValidSandboxRef } from "../protocol/validate.js";
-import { ConfigError } from "../cli/errors.js";
-import { ensurePrivateDir, type SbxPaths } from "./paths.js";
+import { ConfigFileError } from "../cli/errors.js";
+import { checkPrivateDir, ensurePrivateDir, type SbxPaths } from "./paths.js";
 
 export const LOCAL_PROFILE = "local";
 
@@ -47,19 +47,57 @@ export const SETTINGS: Record<string, { describe: string; check: (v: string) => 
   },
 };
 
-function readJson<T>(file: string, fallback: T): T {
+/** Reads a JSON document; `problem` says what is wrong with its shape (null: nothing). */
+function readJson<T>(file: string, fallback: T, problem: (doc: unknown) => string | null): T {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return fallback;
-    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new ConfigFileError(`cannot read ${file}: ${(err as Error).message}`);
   }
+  let doc: unknown;
   try {
-    return JSON.parse(text) as T;
+    doc = JSON.parse(text);
   } catch {
-    throw new ConfigError(`${file} is not valid JSON`, `fix or remove the file`);
+    throw new ConfigFileError(`${file} is not valid JSON`, "fix or remove the file");
   }
+  const wrong = problem(doc);
+  if (wrong !== null) throw new ConfigFileError(`${file}: ${wrong}`, "fix or remove the file");
+  return doc as T;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** What is wrong with a config document's shape, or null. */
+function configProblem(doc: unknown): string | null {
+  if (!isObject(doc)) return "not a JSON object";
+  if (doc.current_profile !== undefined && typeof doc.current_profile !== "string") {
+    return "current_profile is not a string";
+  }
+  if (doc.profiles !== undefined) {
+    if (!isObject(doc.profiles)) return "profiles is not an object";
+    for (const [name, p] of Object.entries(doc.profiles)) {
+      if (!isObject(p) || typeof p.api_url !== "string") return `profile ${JSON.stringify(name)} has no api_url string`;
+    }
+  }
+  if (doc.settings !== undefined) {
+    if (!isObject(doc.settings)) return "settings is not an object";
+    for (const [k, v] of Object.entries(doc.settings)) {
+      if (typeof v !== "string") return `setting ${JSON.stringify(k)} is not a string`;
+    }
+  }
+  return null;
+}
+
+function credentialsProblem(doc: unknown): string | null {
+  if (!isObject(doc)) return "not a JSON object";
+  if (doc.api_keys === undefined) return null;
+  if (!isObject(doc.api_keys)) return "api_keys is not an object";
+  for (const [name, k] of Object.entries(doc.api_keys)) {
+    if (typeof k !== "string") return `the key of profile ${JSON.stringify(name)} is not a string`;
+  }
+  return null;
 }
 
 function writeJsonAtomic(file: string, doc: unknown): void {
@@ -72,8 +110,14 @@ function writeJsonAtomic(file: string, doc: unknown): void {
 export class ConfigStore {
   constructor(private readonly paths: SbxPaths) {}
 
+  /** The config directory, when it exists, must be private: whoever writes it chooses where commands go. */
+  private checkDir(): void {
+    if (fs.existsSync(this.paths.configDir)) checkPrivateDir(this.paths.configDir);
+  }
+
   read(): ConfigDoc {
-    const doc = readJson<Partial<ConfigDoc>>(this.paths.configFile, {});
+    this.checkDir();
+    const doc = readJson<Partial<ConfigDoc>>(this.paths.configFile, {}, configProblem);
     return {
       version: 1,
       profiles: doc.profiles ?? {},
@@ -94,7 +138,17 @@ export class ConfigStore {
   }
 
   readApiKey(profile: string): string | undefined {
-    return readJson<Partial<CredentialsDoc>>(this.paths.credentialsFile, {}).api_keys?.[profile];
+    return this.readCredentials().api_keys?.[profile];
+  }
+
+  /** Every stored API key (to keep all of them out of receipts). */
+  allApiKeys(): string[] {
+    return Object.values(this.readCredentials().api_keys ?? {});
+  }
+
+  private readCredentials(): Partial<CredentialsDoc> {
+    this.checkDir();
+    return readJson<Partial<CredentialsDoc>>(this.paths.credentialsFile, {}, credentialsProblem);
   }
 
   hasApiKey(profile: string): boolean {
@@ -102,7 +156,7 @@ export class ConfigStore {
   }
 
   setApiKey(profile: string, key: string | undefined): void {
-    const doc = readJson<Partial<CredentialsDoc>>(this.paths.credentialsFile, {});
+    const doc = this.readCredentials();
     const keys = { ...(doc.api_keys ?? {}) };
     if (key === undefined) delete keys[profile];
     else keys[profile] = key;

@@ -48,7 +48,76 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): SbxPaths {
   };
 }
 
-/** Creates a directory private to its user (0700), including parents. */
-export function ensurePrivateDir(dir: string): void {
+/**
+ * A directory sbx would use that another user could tamper with: whoever can write
+ * to it can replace what sbx keeps there (the daemon's socket, receipts, config) and
+ * receive every command or forge every answer.
+ */
+export class UnsafeDirectory extends Error {
+  constructor(
+    readonly dir: string,
+    readonly reason: string,
+    readonly hint: string,
+  ) {
+    super(`refusing to use ${dir}: ${reason}`);
+    this.name = "UnsafeDirectory";
+  }
+}
+
+/** Refuses a directory (symlinks followed) that is not the user's own or that group or others may write. */
+export function checkPrivateDir(dir: string): void {
+  const uid = process.getuid?.();
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch (err) {
+    throw new UnsafeDirectory(
+      dir,
+      `it cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      "check the path",
+    );
+  }
+  if (!st.isDirectory())
+    throw new UnsafeDirectory(dir, "it is not a directory", "remove it, or set SBX_HOME elsewhere");
+  if (uid === undefined) return;
+  if (st.uid !== uid) {
+    throw new UnsafeDirectory(
+      dir,
+      `it belongs to uid ${st.uid}, not to you (uid ${uid})`,
+      "use a directory of your own, e.g. SBX_HOME=$HOME/.sbx",
+    );
+  }
+  if ((st.mode & 0o022) !== 0) {
+    throw new UnsafeDirectory(
+      dir,
+      `group or others may write to it (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")})`,
+      `make it private: chmod 700 ${dir}`,
+    );
+  }
+}
+
+/**
+ * Creates a directory private to its user (0700), including parents, and refuses it
+ * (and every directory from `within` down to it) when another user could tamper with it.
+ */
+export function ensurePrivateDir(dir: string, within?: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const chain = [dir];
+  if (within !== undefined && dir !== within && dir.startsWith(`${within}${path.sep}`)) {
+    for (let d = path.dirname(dir); d.length >= within.length; d = path.dirname(d)) {
+      chain.unshift(d);
+      if (d === within) break;
+    }
+  }
+  for (const d of chain) checkPrivateDir(d);
+}
+
+/**
+ * Before talking to the local daemon's socket: its directory (and the state directory
+ * above it) must be private, or someone else's socket could be answering.
+ */
+export function checkLocalDaemonDirs(paths: SbxPaths): void {
+  for (const dir of [paths.stateDir, paths.daemonDir, path.dirname(paths.socketPath)]) {
+    if (fs.existsSync(dir)) checkPrivateDir(dir);
+  }
 }

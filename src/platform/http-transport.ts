@@ -1,7 +1,9 @@
 // The runtime seam for HTTP. On Node this is undici (an Agent over a Unix socket
 // or TCP, no retry interceptor: one request is one send). The Bun-compiled binary
 // gets Bun's own fetch (which speaks Unix sockets), because Bun replaces undici with
-// a partial shim. Nothing else in the code base imports an HTTP client.
+// a partial shim. Nothing else in the code base imports an HTTP client. Reads share
+// pooled keep-alive connections; a request marked `fresh` (a mutation) gets a
+// connection of its own.
 
 import { createRequire } from "node:module";
 import { Readable } from "node:stream";
@@ -12,6 +14,19 @@ export interface TransportRequest {
   /** Bytes, or a stream of them (an upload of any size). */
   body?: Buffer | AsyncIterable<Uint8Array>;
   signal?: AbortSignal;
+  /**
+   * On a connection of its own, never a pooled keep-alive one: a mutation must not be
+   * written to a connection the server may have closed while idle (EPIPE, "may have run").
+   */
+  fresh?: boolean;
+}
+
+/**
+ * A failed request whose connection provably carried nothing: not a byte of it was
+ * ever handed to the socket. Set as `notSent: true` on the error the transport throws.
+ */
+export interface NotSentMark {
+  notSent?: boolean;
 }
 
 export interface TransportResponse {
@@ -39,25 +54,58 @@ export function openTransport(socketPath: string | null): Transport {
 }
 
 function undiciTransport(socketPath: string | null): Transport {
-  const { Agent, request } = require("undici") as typeof import("undici");
-  const agent = new Agent({
-    ...(socketPath ? { connect: { socketPath } } : {}),
+  const { Agent, buildConnector, request } = require("undici") as typeof import("undici");
+  const options = {
     // The deadline is the caller's (an abort signal); undici's own timers would race it.
     headersTimeout: 0,
     bodyTimeout: 0,
     pipelining: 1,
-  });
+  };
+  const pooled = new Agent({ ...(socketPath ? { connect: { socketPath } } : {}), ...options });
+  const fresh = new Set<import("undici").Agent>();
+  /** A one-request agent whose socket is watched: bytesWritten 0 proves nothing left. */
+  const freshAgent = () => {
+    const connect = buildConnector(socketPath ? { socketPath } : {});
+    let socket: { bytesWritten: number } | null = null;
+    const agent = new Agent({
+      ...options,
+      connections: 1,
+      connect: (opts, callback) =>
+        connect(opts, (err, s) => {
+          if (s) socket = s;
+          // biome-ignore lint/suspicious/noExplicitAny: undici's callback has two shapes (error, or socket)
+          (callback as any)(err, s);
+        }),
+    });
+    fresh.add(agent);
+    const done = () => {
+      fresh.delete(agent);
+      void agent.destroy().catch(() => undefined);
+    };
+    return { agent, written: () => socket?.bytesWritten ?? 0, done };
+  };
   return {
     async request(url, req) {
-      const res = await request(url, {
-        method: req.method as "GET",
-        headers: req.headers,
-        ...(req.body === undefined ? {} : { body: Buffer.isBuffer(req.body) ? req.body : Readable.from(req.body) }),
-        dispatcher: agent,
-        ...(req.signal === undefined ? {} : { signal: req.signal }),
-      });
+      const own = req.fresh ? freshAgent() : null;
+      let res: Awaited<ReturnType<typeof request>>;
+      try {
+        res = await request(url, {
+          method: req.method as "GET",
+          headers: req.headers,
+          ...(req.body === undefined ? {} : { body: Buffer.isBuffer(req.body) ? req.body : Readable.from(req.body) }),
+          dispatcher: own?.agent ?? pooled,
+          ...(req.signal === undefined ? {} : { signal: req.signal }),
+        });
+      } catch (err) {
+        if (own) {
+          if (own.written() === 0 && err && typeof err === "object") (err as NotSentMark).notSent = true;
+          own.done();
+        }
+        throw err;
+      }
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+      if (own) res.body.once("close", own.done);
       return {
         status: res.statusCode,
         headers,
@@ -66,7 +114,11 @@ function undiciTransport(socketPath: string | null): Transport {
         cancel: () => res.body.destroy(),
       };
     },
-    close: () => agent.close(),
+    close: async () => {
+      for (const agent of fresh) await agent.destroy().catch(() => undefined);
+      fresh.clear();
+      await pooled.close();
+    },
   };
 }
 
@@ -77,18 +129,30 @@ const BUN_CODES: Record<string, string> = {
   ENOENT: "ENOENT",
 };
 
+interface BunFetchSession {
+  fetch(url: URL, init: RequestInit): Promise<Response>;
+  close(): void;
+}
+
 function bunTransport(socketPath: string | null): Transport {
   const controllers = new Set<AbortController>();
+  // Mutations go through a session that never keeps a connection for another request.
+  const FetchSession = (globalThis as { Bun?: { FetchSession?: new (init: object) => BunFetchSession } }).Bun
+    ?.FetchSession;
+  const oneShot = FetchSession
+    ? new FetchSession({ keepAlive: false, ...(socketPath ? { unix: socketPath } : {}) })
+    : null;
   return {
     async request(url, req) {
       const own = new AbortController();
       controllers.add(own);
       const signal = req.signal ? AbortSignal.any([req.signal, own.signal]) : own.signal;
+      const go = req.fresh && oneShot ? oneShot.fetch.bind(oneShot) : fetch;
       let res: Response;
       try {
-        res = await fetch(url, {
+        res = await go(url, {
           method: req.method,
-          headers: req.headers,
+          headers: req.fresh && !oneShot ? { ...req.headers, connection: "close" } : req.headers,
           ...(req.body === undefined ? {} : { body: fetchBody(req.body), duplex: "half" }),
           signal,
           redirect: "manual",
@@ -125,6 +189,7 @@ function bunTransport(socketPath: string | null): Transport {
     close: async () => {
       for (const c of controllers) c.abort();
       controllers.clear();
+      oneShot?.close();
     },
   };
 }

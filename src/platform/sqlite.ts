@@ -26,6 +26,8 @@ export interface OpenOptions {
   /** File mode for a newly created database file (and its -wal/-shm). */
   mode?: number;
   busyTimeoutMs?: number;
+  /** Write-ahead logging (the default); false keeps SQLite's rollback journal (a lock file). */
+  wal?: boolean;
 }
 
 const require = createRequire(import.meta.url);
@@ -39,7 +41,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
   fs.chmodSync(file, mode);
   const db = isBun() ? openBun(file) : openBetterSqlite3(file);
   db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
-  db.pragma("journal_mode = WAL");
+  if (opts.wal !== false) db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("foreign_keys = ON");
   for (const suffix of ["-wal", "-shm"]) {
@@ -121,16 +123,65 @@ function openBun(file: string): Database {
   };
 }
 
-/** Applies numbered, forward-only migrations recorded in PRAGMA user_version. */
+/** Thrown by migrate for a database written by a newer sbx (code SBX_SCHEMA_NEWER). */
+export class SchemaTooNew extends Error {
+  readonly code = "SBX_SCHEMA_NEWER";
+  constructor(
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(`database schema version ${found} is newer than this sbx understands (${known})`);
+  }
+}
+
+/**
+ * Applies numbered, forward-only migrations recorded in PRAGMA user_version. A
+ * database already up to date is only read: opening it never waits for a writer.
+ */
 export function migrate(db: Database, migrations: readonly string[]): void {
+  const version = () => Number((db.pragma("user_version") as Array<{ user_version: number }>)[0]?.user_version ?? 0);
+  const before = version();
+  if (before > migrations.length) throw new SchemaTooNew(before, migrations.length);
+  if (before === migrations.length) return;
   db.transaction(() => {
-    const current = Number((db.pragma("user_version") as Array<{ user_version: number }>)[0]?.user_version ?? 0);
-    if (current > migrations.length) {
-      throw new Error(`database schema version ${current} is newer than this sbx understands (${migrations.length})`);
-    }
+    // Read again under the write lock: another process may have migrated meanwhile.
+    const current = version();
+    if (current > migrations.length) throw new SchemaTooNew(current, migrations.length);
     for (let v = current; v < migrations.length; v++) {
       db.exec(migrations[v]!);
       db.pragma(`user_version = ${v + 1}`);
     }
   });
+}
+
+/**
+ * An exclusive lock on a file, held until released or until its process dies (the
+ * kernel drops it: never stale). SQLite's own file locking (fcntl), as Node has no
+ * flock: `BEGIN EXCLUSIVE` on a rollback-journal database, held open. Null when
+ * another holder has it.
+ */
+export function tryExclusiveLock(file: string): { release(): void } | null {
+  let db: Database | null = null;
+  try {
+    db = openDatabase(file, { mode: 0o600, busyTimeoutMs: 0, wal: false });
+    db.exec("BEGIN EXCLUSIVE");
+  } catch (err) {
+    db?.close();
+    // Even opening reads the file, which another holder's lock refuses.
+    if (/^SQLITE_(BUSY|LOCKED)/.test(String((err as { code?: unknown }).code))) return null;
+    throw err;
+  }
+  const held = db;
+  let holding = true;
+  return {
+    release: () => {
+      if (!holding) return;
+      holding = false;
+      try {
+        held.exec("ROLLBACK");
+      } finally {
+        held.close();
+      }
+    },
+  };
 }

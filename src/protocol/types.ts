@@ -19,6 +19,29 @@ export interface Health {
   isolation?: IsolationStatus;
 }
 
+/** GET /api/v1/storage (sbx): what the embedded backend keeps, its size, and its retention. */
+export interface StorageReport {
+  executions: { kept: number; running: number; outputs_dropped: number; oldest_finished_at: string | null };
+  processes: { kept: number; running: number };
+  bytes: { database: number; execution_output: number; process_logs: number; total: number };
+  retention: {
+    /** Finished executions and exited processes older than this go (never sooner than key_retention_ms). */
+    retain_ms: number;
+    /** Past this total, the oldest finished outputs go first, then records past the key window. */
+    retain_bytes: number;
+    /** Records a receipt may still ask about (by id or key) are kept at least this long. */
+    key_retention_ms: number;
+  };
+  last_sweep: {
+    at: string;
+    deleted_executions: number;
+    dropped_outputs: number;
+    deleted_processes: number;
+    /** Bytes still over retain_bytes after the sweep: records inside the key window or running. */
+    over_limit_bytes: number;
+  } | null;
+}
+
 export type Isolation = "none" | "bwrap";
 /** `auto`: bwrap where it works, else none. */
 export type IsolationRequest = Isolation | "auto";
@@ -293,6 +316,10 @@ export const TIMEOUT_MIN_MS = 1_000;
 export const TIMEOUT_MAX_MS = 600_000;
 export const TIMEOUT_DEFAULT_MS = 120_000;
 export const WAIT_MAX_MS = 50_000;
+/** The shortest token a TCP listener of the embedded backend accepts (a generated one is 43 characters). */
+export const DAEMON_TOKEN_MIN_LENGTH = 32;
+/** Request bodies other than files are refused past this (413 payload_too_large). */
+export const REQUEST_BODY_MAX_BYTES = 16 * 1024 * 1024;
 /** Bound of stdout/stderr kept in an execution record. */
 export const RECORD_OUTPUT_LIMIT = 1024 * 1024;
 export const WORKSPACE = "/workspace";

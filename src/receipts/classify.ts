@@ -2,6 +2,7 @@
 // Every row of the classification table (docs/classification.md) lives here and nowhere else.
 
 import { constants } from "node:os";
+import { ExitCodes } from "../exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
 import { checkExecutionRecord } from "../protocol/validate.js";
 
@@ -14,6 +15,7 @@ export type Classification =
   | "result_unconfirmed"
   | "in_progress"
   | "record_pending"
+  | "running"
   | "not_started"
   | "rejected"
   | "local_timeout"
@@ -28,13 +30,17 @@ export const CLASSIFICATIONS: readonly Classification[] = [
   "result_unconfirmed",
   "in_progress",
   "record_pending",
+  "running",
   "not_started",
   "rejected",
   "local_timeout",
   "dispatched",
 ];
 
-/** Classifications that leave a person in doubt: something may have run, nothing is confirmed. */
+/**
+ * Classifications that leave a person in doubt: something may have run, nothing is
+ * confirmed. `running` is not among them: the backend said where it is (docs/classification.md).
+ */
 export const IN_DOUBT: readonly Classification[] = [
   "dispatched",
   "outcome_unknown",
@@ -195,7 +201,8 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   };
   switch (rec.outcome) {
     case "pending":
-      out.classification = "in_progress";
+      // The backend knows the execution and says it runs: not in doubt, just not over.
+      out.classification = "running";
       return out;
     case "unknown":
       out.classification = "outcome_unknown";
@@ -316,7 +323,7 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
       out.http_status = 200;
       out.execution_id = obs.execution_id;
       out.outcome = "pending";
-      out.classification = "in_progress";
+      out.classification = "running";
       return out;
     }
     case "stream": {
@@ -356,7 +363,9 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
         ? { code: "interrupted", message: "sbx was interrupted before a definitive answer" }
         : { code: "local_deadline", message: "the client's deadline passed before a definitive answer" };
       if (purpose === "read") return out;
-      out.classification = "local_timeout";
+      // Stopped before a byte left: nothing ran.
+      out.classification = obs.sent ? "local_timeout" : "not_started";
+      if (!obs.sent) out.error.message = `${out.error.message}; nothing had been sent`;
       return out;
     }
   }
@@ -371,22 +380,23 @@ export function mayHaveRun(c: Classification): boolean {
 export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" | "signal">): number {
   switch (c.classification) {
     case "succeeded":
-      return 0;
+      return ExitCodes.ok;
     case "failed": {
       if (c.exit_code !== null && c.exit_code > 0 && c.exit_code <= 255) return c.exit_code;
       const n = c.signal === null ? null : signalNumber(c.signal);
-      return n === null ? 255 : 128 + n;
+      return n === null ? ExitCodes.inDoubt : 128 + n;
     }
     case "timed_out":
-      return 124;
+      return ExitCodes.timedOut;
     case "cancelled":
-      return 130;
+      return ExitCodes.cancelled;
     case "not_started":
-      return 75;
+      return ExitCodes.notStarted;
     case "rejected":
-      return 125;
+      return ExitCodes.usage;
     default:
-      return 255;
+      // In doubt, and `running` for anything but a confirmed --detach start (exec says so itself).
+      return ExitCodes.inDoubt;
   }
 }
 

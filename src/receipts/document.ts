@@ -7,7 +7,8 @@ import type { ObservationRow, StoredReceipt } from "./store.js";
 export interface ReceiptDocument {
   receipt_id: string;
   kind: string;
-  profile: string;
+  /** null: sent with --api-url or SBX_API_URL where no profile points; api_url says where. */
+  profile: string | null;
   api_url: string;
   sandbox_id: string;
   idempotency_key: string;
@@ -70,6 +71,7 @@ export function nextStep(c: Classification, receiptId: string): string | null {
     case "in_progress":
     case "record_pending":
     case "outcome_unknown":
+    case "running":
       return `sbx receipts wait ${receiptId}`;
     case "not_started":
       return `sbx receipts resubmit ${receiptId}`;
@@ -94,7 +96,13 @@ export function explain(doc: ReceiptDocument): string {
     case "in_progress":
       return `sbx: ${id}${exe} is still in progress. Next: ${doc.next}`;
     case "local_timeout":
-      return `sbx: ${id}${exe}: the local deadline passed before an answer; it may still be running. Next: ${doc.next}`;
+      return doc.error?.code === "interrupted"
+        ? `sbx: ${id}${exe}: you stopped waiting before an answer; it may still be running. Follow it: ${doc.next}`
+        : `sbx: ${id}${exe}: the local deadline passed before an answer; it may still be running. Next: ${doc.next}`;
+    case "running":
+      return `sbx: ${id}${exe} is running.${
+        doc.execution_id ? ` Follow it: sbx logs ${doc.execution_id} -f;` : ""
+      } its result: ${doc.next}`;
     case "dispatched":
       return `sbx: ${id}${exe} was sent but no answer was recorded; it may have run. Next: ${doc.next}`;
     case "not_started":
@@ -149,7 +157,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
   return {
     receipt_id: r.receipt_id,
     kind: r.kind,
-    profile: r.profile,
+    profile: r.profile === "" ? null : r.profile,
     api_url: r.api_url,
     sandbox_id: r.sandbox_id,
     idempotency_key: r.idempotency_key,
@@ -157,8 +165,9 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     request: { method: r.method, path: r.path, body: parseBody(r.body), body_sha256: r.body_sha256 },
     classification,
     may_have_run: mayHaveRun(classification),
+    // No exit yet: nothing was answered, or the command is still running.
     exit:
-      classification === "dispatched"
+      classification === "dispatched" || classification === "running"
         ? null
         : exitCodeFor({ classification, exit_code: answered?.exit_code ?? null, signal: answered?.signal ?? null }),
     outcome: answered?.outcome ?? null,

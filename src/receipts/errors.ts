@@ -1,5 +1,8 @@
-// Errors of naming a receipt. Apart from the store so that the CLI can recognise
-// them (src/cli/main.ts) without loading the store and its SQLite driver at start-up.
+// Errors of naming a receipt, and of the receipt store itself. Apart from the store
+// so that the CLI can recognise them (src/cli/main.ts) without loading the store and
+// its SQLite driver at start-up.
+
+import fs from "node:fs";
 
 export class ReceiptNotFound extends Error {
   constructor(readonly ref: string) {
@@ -14,4 +17,92 @@ export class AmbiguousReceipt extends Error {
   ) {
     super(`${JSON.stringify(ref)} matches ${candidates.length} receipts: ${candidates.slice(0, 5).join(", ")}`);
   }
+}
+
+/** Another process holds the receipt store's write lock (SQLITE_BUSY): worth waiting for. */
+export class ReceiptStoreBusy extends Error {
+  constructor(
+    readonly file: string,
+    /** How long sbx waited, when it gave up. */
+    readonly waitedMs = 0,
+  ) {
+    super(
+      waitedMs > 0
+        ? `the receipt store ${file} stayed busy for ${Math.round(waitedMs / 1000)}s (another process holds it)`
+        : `the receipt store ${file} is busy (another process holds it)`,
+    );
+    this.name = "ReceiptStoreBusy";
+  }
+}
+
+/** The receipt store cannot be used: disk full, corrupt, unreadable, newer than this sbx. */
+export class ReceiptStoreUnusable extends Error {
+  constructor(
+    readonly file: string,
+    /** What is wrong, for a person: "the disk is full". */
+    readonly reason: string,
+    /** SQLITE_FULL, ENOSPC, …; null when there is none. */
+    readonly code: string | null,
+    /** What to do about it. */
+    readonly hint: string,
+  ) {
+    super(`the receipt store ${file} is unusable: ${reason}${code ? ` (${code})` : ""}`);
+    this.name = "ReceiptStoreUnusable";
+  }
+}
+
+const BUSY = /^SQLITE_(BUSY|LOCKED)/;
+
+function diskFull(dir: string): boolean {
+  try {
+    return fs.statfsSync(dir).bavail === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** What a SQLite or file-system error code means for the store, or null when it is not the store's fault. */
+function unusableReason(code: string, file: string): { reason: string; hint: string } | null {
+  const dir = file.slice(0, Math.max(1, file.lastIndexOf("/")));
+  const aside = `move it aside to start a new store (mv ${file} ${file}.broken); \`sbx receipts\` then starts empty`;
+  if (code === "SQLITE_FULL" || code === "ENOSPC" || code === "EDQUOT") {
+    return { reason: "the disk is full", hint: `free some space where ${dir} lives` };
+  }
+  if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") {
+    return { reason: "the file is corrupt (not a SQLite database sbx can read)", hint: aside };
+  }
+  if (code.startsWith("SQLITE_READONLY") || code === "EROFS") {
+    return { reason: "it cannot be written (read-only)", hint: `make ${file} and ${dir} writable by you` };
+  }
+  if (code.startsWith("SQLITE_CANTOPEN") || code === "SQLITE_PERM" || code === "EACCES" || code === "EPERM") {
+    return {
+      reason: "it cannot be opened (permissions)",
+      hint: `make ${file} and ${dir} readable and writable by you`,
+    };
+  }
+  if (code.startsWith("SQLITE_IOERR") || code === "EIO") {
+    // SQLite reports a full disk as an I/O error where it grows its shared-memory file.
+    if (diskFull(dir)) return { reason: "the disk is full", hint: `free some space where ${dir} lives` };
+    return { reason: "the disk reported an I/O error", hint: `check the disk holding ${dir}` };
+  }
+  if (code === "SBX_SCHEMA_NEWER") {
+    return { reason: "it was written by a newer sbx", hint: "use that newer sbx, or set SBX_HOME elsewhere" };
+  }
+  if (code === "EISDIR" || code === "ENOTDIR") {
+    return { reason: "the path is not a file", hint: `remove or rename what is at ${file}` };
+  }
+  return null;
+}
+
+/**
+ * Turns an error from SQLite or the file system into a store error naming the file
+ * (busy or unusable); anything else (a bug) is returned as it was.
+ */
+export function storeFailure(err: unknown, file: string): unknown {
+  if (err instanceof ReceiptStoreBusy || err instanceof ReceiptStoreUnusable) return err;
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code !== "string") return err;
+  if (BUSY.test(code)) return new ReceiptStoreBusy(file);
+  const what = unusableReason(code, file);
+  return what === null ? err : new ReceiptStoreUnusable(file, what.reason, code, what.hint);
 }

@@ -5,15 +5,16 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Database, migrate, openDatabase } from "../platform/sqlite.js";
 import { type Classification, type Classified, decidingObservation, type RequestKind } from "./classify.js";
-import { AmbiguousReceipt, ReceiptNotFound } from "./errors.js";
+import { AmbiguousReceipt, ReceiptNotFound, storeFailure } from "./errors.js";
 import { MIGRATIONS } from "./migrations.js";
 
 export type ReceiptKind = RequestKind;
-export type ObservationSource = "dispatch" | "answer" | "refresh" | "wait" | "recover";
+export type ObservationSource = "dispatch" | "answer" | "refresh" | "wait" | "recover" | "cancel";
 
 export interface NewReceipt {
   kind: ReceiptKind;
-  profile: string;
+  /** null: sent where no profile points (--api-url, SBX_API_URL); stored as "". */
+  profile: string | null;
   apiUrl: string;
   sandbox: string;
   idempotencyKey: string;
@@ -120,17 +121,89 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
   };
 }
 
+/** An observation as the store would keep it, without storing it (an answer the store could not take). */
+export function observationRow(
+  c: Classified,
+  source: ObservationSource,
+  attempt: number | null,
+  now = new Date(),
+): ObservationRow {
+  return {
+    id: 0,
+    attempt,
+    source,
+    at: now.toISOString(),
+    classification: c.classification,
+    definitive: c.definitive,
+    http_status: c.http_status,
+    execution_id: c.execution_id,
+    outcome: c.outcome,
+    exit_code: c.exit_code,
+    signal: c.signal,
+    system_error: c.system_error,
+    record_pending: c.record_pending,
+    error_code: c.error?.code ?? null,
+    error_message: c.error?.message ?? null,
+    retry_after_ms: c.retry_after_ms,
+    stdout: c.stdout,
+    stderr: c.stderr,
+    stdout_truncated: c.stdout_truncated,
+    stderr_truncated: c.stderr_truncated,
+  };
+}
+
 function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-export class ReceiptStore {
-  private constructor(private readonly db: Database) {}
+export interface StoreOptions {
+  /**
+   * How long one statement waits for another process's write lock before it fails
+   * with ReceiptStoreBusy. Callers that wait longer retry (src/cli/store-access.ts).
+   */
+  busyTimeoutMs?: number;
+  /** Applied to what is stored from an answer: secrets never reach the store. */
+  redact?: (text: string, what: "message" | "output") => string;
+}
 
-  static open(file: string): ReceiptStore {
-    const db = openDatabase(file, { mode: 0o600, busyTimeoutMs: 15_000 });
-    migrate(db, MIGRATIONS);
-    return new ReceiptStore(db);
+/**
+ * Every failure of SQLite or the file system leaves the store as ReceiptStoreBusy
+ * or ReceiptStoreUnusable (naming the file); anything else is a bug and passes as is.
+ */
+export class ReceiptStore {
+  private readonly redact: (text: string, what: "message" | "output") => string;
+
+  private constructor(
+    private readonly db: Database,
+    readonly file: string,
+    opts: StoreOptions,
+  ) {
+    this.redact = opts.redact ?? ((t) => t);
+  }
+
+  static open(file: string, opts: StoreOptions = {}): ReceiptStore {
+    let db: Database | null = null;
+    try {
+      db = openDatabase(file, { mode: 0o600, busyTimeoutMs: opts.busyTimeoutMs ?? 15_000 });
+      migrate(db, MIGRATIONS);
+      return new ReceiptStore(db, file, opts);
+    } catch (err) {
+      try {
+        db?.close();
+      } catch {
+        // the open failed already; that error is the one to report
+      }
+      throw storeFailure(err, file);
+    }
+  }
+
+  /** Runs one unit of work, naming the file in any failure of the store. */
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw storeFailure(err, this.file);
+    }
   }
 
   close(): void {
@@ -142,46 +215,50 @@ export class ReceiptStore {
    * committed transaction. Call this before the first byte is sent.
    */
   createForDispatch(input: NewReceipt, now = new Date()): ReceiptRow {
-    const id = newReceiptId(now.getTime());
-    const at = now.toISOString();
-    const sha = sha256Hex(input.body);
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path,
-             body, body_sha256, created_at, classification)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'dispatched')`,
-        )
-        .run(
-          id,
-          input.kind,
-          input.profile,
-          input.apiUrl,
-          input.sandbox,
-          input.idempotencyKey,
-          input.method,
-          input.path,
-          input.body,
-          sha,
-          at,
-        );
-      this.insertAttempt(id, 1, at, sha);
+    return this.guard(() => {
+      const id = newReceiptId(now.getTime());
+      const at = now.toISOString();
+      const sha = sha256Hex(input.body);
+      this.db.transaction(() => {
+        this.db
+          .prepare(
+            `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path,
+               body, body_sha256, created_at, classification)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'dispatched')`,
+          )
+          .run(
+            id,
+            input.kind,
+            input.profile ?? "",
+            input.apiUrl,
+            input.sandbox,
+            input.idempotencyKey,
+            input.method,
+            input.path,
+            input.body,
+            sha,
+            at,
+          );
+        this.insertAttempt(id, 1, at, sha);
+      });
+      return this.getRow(id);
     });
-    return this.getRow(id);
   }
 
   /** Records a new send of the same key and body bytes (resubmit). Returns the attempt number. */
   beginAttempt(receiptId: string, now = new Date()): number {
-    return this.db.transaction(() => {
-      const row = this.getRow(receiptId);
-      const last = this.db
-        .prepare<{ n: number | null }>("SELECT MAX(attempt) AS n FROM attempts WHERE receipt_id = ?")
-        .get(receiptId);
-      const attempt = (last?.n ?? 0) + 1;
-      this.insertAttempt(receiptId, attempt, now.toISOString(), row.body_sha256);
-      this.refreshClassification(receiptId);
-      return attempt;
-    });
+    return this.guard(() =>
+      this.db.transaction(() => {
+        const row = this.getRow(receiptId);
+        const last = this.db
+          .prepare<{ n: number | null }>("SELECT MAX(attempt) AS n FROM attempts WHERE receipt_id = ?")
+          .get(receiptId);
+        const attempt = (last?.n ?? 0) + 1;
+        this.insertAttempt(receiptId, attempt, now.toISOString(), row.body_sha256);
+        this.refreshClassification(receiptId);
+        return attempt;
+      }),
+    );
   }
 
   private insertAttempt(receiptId: string, attempt: number, at: string, sha: string): void {
@@ -203,43 +280,45 @@ export class ReceiptStore {
     c: Classified,
     opts: { attempt?: number | null; now?: Date } = {},
   ): void {
-    const at = (opts.now ?? new Date()).toISOString();
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
-             execution_id, outcome, exit_code, signal, system_error, record_pending, error_code, error_message,
-             retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          receiptId,
-          opts.attempt ?? null,
-          source,
-          at,
-          c.classification,
-          c.definitive ? 1 : 0,
-          c.http_status,
-          c.execution_id,
-          c.outcome,
-          c.exit_code,
-          c.signal,
-          c.system_error,
-          c.record_pending ? 1 : 0,
-          c.error?.code ?? null,
-          c.error?.message ?? null,
-          c.retry_after_ms,
-          c.stdout,
-          c.stderr,
-          c.stdout_truncated ? 1 : 0,
-          c.stderr_truncated ? 1 : 0,
-        );
-      if (c.execution_id !== null) {
+    this.guard(() => {
+      const at = (opts.now ?? new Date()).toISOString();
+      this.db.transaction(() => {
         this.db
-          .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
-          .run(c.execution_id, receiptId);
-      }
-      this.refreshClassification(receiptId);
+          .prepare(
+            `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
+               execution_id, outcome, exit_code, signal, system_error, record_pending, error_code, error_message,
+               retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            receiptId,
+            opts.attempt ?? null,
+            source,
+            at,
+            c.classification,
+            c.definitive ? 1 : 0,
+            c.http_status,
+            c.execution_id,
+            c.outcome,
+            c.exit_code,
+            c.signal,
+            c.system_error,
+            c.record_pending ? 1 : 0,
+            c.error?.code ?? null,
+            c.error ? this.redact(c.error.message, "message") : null,
+            c.retry_after_ms,
+            c.stdout === null ? null : this.redact(c.stdout, "output"),
+            c.stderr === null ? null : this.redact(c.stderr, "output"),
+            c.stdout_truncated ? 1 : 0,
+            c.stderr_truncated ? 1 : 0,
+          );
+        if (c.execution_id !== null) {
+          this.db
+            .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
+            .run(c.execution_id, receiptId);
+        }
+        this.refreshClassification(receiptId);
+      });
     });
   }
 
@@ -248,10 +327,12 @@ export class ReceiptStore {
    * so that a crash before the answer still leaves a receipt that can be observed by id.
    */
   noteExecutionId(receiptId: string, executionId: string): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
-        .run(executionId, receiptId);
+    this.guard(() => {
+      this.db.transaction(() => {
+        this.db
+          .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
+          .run(executionId, receiptId);
+      });
     });
   }
 
@@ -276,13 +357,15 @@ export class ReceiptStore {
   }
 
   get(receiptId: string): StoredReceipt {
-    const receipt = this.getRow(receiptId);
-    const attempts = this.db
-      .prepare<AttemptRow>(
-        "SELECT attempt, dispatched_at, body_sha256, pid FROM attempts WHERE receipt_id = ? ORDER BY attempt",
-      )
-      .all(receiptId);
-    return { receipt, attempts, observations: this.observations(receiptId) };
+    return this.guard(() => {
+      const receipt = this.getRow(receiptId);
+      const attempts = this.db
+        .prepare<AttemptRow>(
+          "SELECT attempt, dispatched_at, body_sha256, pid FROM attempts WHERE receipt_id = ? ORDER BY attempt",
+        )
+        .all(receiptId);
+      return { receipt, attempts, observations: this.observations(receiptId) };
+    });
   }
 
   /**
@@ -290,52 +373,56 @@ export class ReceiptStore {
    * else by a unique prefix of any of them.
    */
   resolve(ref: string): string {
-    const exact = this.db
-      .prepare<{ receipt_id: string }>(
-        `SELECT receipt_id FROM receipts WHERE receipt_id = @ref OR execution_id = @ref OR idempotency_key = @ref
-         ORDER BY created_at DESC`,
-      )
-      .all({ ref })
-      .map((r) => r.receipt_id);
-    const unique = [...new Set(exact)];
-    if (unique.length === 1) return unique[0]!;
-    if (unique.length > 1) throw new AmbiguousReceipt(ref, unique);
-    if (ref.length < 4) throw new ReceiptNotFound(ref);
-    const like = `${escapeLike(ref)}%`;
-    const matches = this.db
-      .prepare<{ receipt_id: string }>(
-        `SELECT receipt_id FROM receipts
-         WHERE receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
-            OR idempotency_key LIKE @like ESCAPE '\\'
-         ORDER BY created_at DESC LIMIT 20`,
-      )
-      .all({ like })
-      .map((r) => r.receipt_id);
-    if (matches.length === 1) return matches[0]!;
-    if (matches.length > 1) throw new AmbiguousReceipt(ref, matches);
-    throw new ReceiptNotFound(ref);
+    return this.guard(() => {
+      const exact = this.db
+        .prepare<{ receipt_id: string }>(
+          `SELECT receipt_id FROM receipts WHERE receipt_id = @ref OR execution_id = @ref OR idempotency_key = @ref
+           ORDER BY created_at DESC`,
+        )
+        .all({ ref })
+        .map((r) => r.receipt_id);
+      const unique = [...new Set(exact)];
+      if (unique.length === 1) return unique[0]!;
+      if (unique.length > 1) throw new AmbiguousReceipt(ref, unique);
+      if (ref.length < 4) throw new ReceiptNotFound(ref);
+      const like = `${escapeLike(ref)}%`;
+      const matches = this.db
+        .prepare<{ receipt_id: string }>(
+          `SELECT receipt_id FROM receipts
+           WHERE receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
+              OR idempotency_key LIKE @like ESCAPE '\\'
+           ORDER BY created_at DESC LIMIT 20`,
+        )
+        .all({ like })
+        .map((r) => r.receipt_id);
+      if (matches.length === 1) return matches[0]!;
+      if (matches.length > 1) throw new AmbiguousReceipt(ref, matches);
+      throw new ReceiptNotFound(ref);
+    });
   }
 
   /** Newest first. */
   list(filter: ListFilter = {}): StoredReceipt[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.classification !== undefined) {
-      const cs = typeof filter.classification === "string" ? [filter.classification] : [...filter.classification];
-      where.push(`classification IN (${cs.map(() => "?").join(", ")})`);
-      params.push(...cs);
-    }
-    if (filter.since !== undefined) {
-      where.push("created_at >= ?");
-      params.push(filter.since);
-    }
-    const sql = `SELECT receipt_id FROM receipts ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY created_at DESC, receipt_id DESC ${filter.limit === undefined ? "" : "LIMIT ?"}`;
-    if (filter.limit !== undefined) params.push(filter.limit);
-    return this.db
-      .prepare<{ receipt_id: string }>(sql)
-      .all(...params)
-      .map((r) => this.get(r.receipt_id));
+    return this.guard(() => {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (filter.classification !== undefined) {
+        const cs = typeof filter.classification === "string" ? [filter.classification] : [...filter.classification];
+        where.push(`classification IN (${cs.map(() => "?").join(", ")})`);
+        params.push(...cs);
+      }
+      if (filter.since !== undefined) {
+        where.push("created_at >= ?");
+        params.push(filter.since);
+      }
+      const sql = `SELECT receipt_id FROM receipts ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+        ORDER BY created_at DESC, receipt_id DESC ${filter.limit === undefined ? "" : "LIMIT ?"}`;
+      if (filter.limit !== undefined) params.push(filter.limit);
+      return this.db
+        .prepare<{ receipt_id: string }>(sql)
+        .all(...params)
+        .map((r) => this.get(r.receipt_id));
+    });
   }
 
   /**
@@ -343,10 +430,12 @@ export class ReceiptStore {
    * doubt are kept unless includeInDoubt: they are what an incident needs.
    */
   prune(before: string, opts: { keep?: readonly Classification[] } = {}): number {
-    const keep = opts.keep ?? [];
-    const sql = `DELETE FROM receipts WHERE created_at < ?${
-      keep.length ? ` AND classification NOT IN (${keep.map(() => "?").join(", ")})` : ""
-    }`;
-    return this.db.transaction(() => this.db.prepare(sql).run(before, ...keep).changes);
+    return this.guard(() => {
+      const keep = opts.keep ?? [];
+      const sql = `DELETE FROM receipts WHERE created_at < ?${
+        keep.length ? ` AND classification NOT IN (${keep.map(() => "?").join(", ")})` : ""
+      }`;
+      return this.db.transaction(() => this.db.prepare(sql).run(before, ...keep).changes);
+    });
   }
 }

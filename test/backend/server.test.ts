@@ -1,5 +1,7 @@
-import fs from "node:fs";
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
@@ -68,15 +70,27 @@ describe("health and listening", () => {
     expect((await backend.api("GET", "/api/v1/health")).status).toBe(200);
   });
 
+  it("requires a strong token on TCP: a short one is refused before listening", async () => {
+    const dataDir = tempDir();
+    for (const token of ["i", "s3cret-token", "x".repeat(31)]) {
+      await expect(startBackend({ dataDir, listen: { host: "127.0.0.1", port: 0 }, token })).rejects.toMatchObject({
+        code: "token_too_weak",
+      });
+    }
+    // Nothing was opened or left behind for a refused start.
+    expect(fs.readdirSync(dataDir)).toEqual([]);
+  });
+
   it("requires a token on TCP and compares it", async () => {
     await expect(startBackend({ dataDir: tempDir(), listen: { host: "127.0.0.1", port: 0 } })).rejects.toMatchObject({
       code: "token_required",
     });
     const logs: string[] = [];
+    const token = "s3cret-token-0123456789abcdefghijkl";
     const handle = await startBackend({
       dataDir: tempDir(),
       listen: { host: "127.0.0.1", port: 0 },
-      token: "s3cret-token",
+      token,
       log: (l) => logs.push(l),
     });
     const client = tcpClient(handle.port!);
@@ -88,13 +102,13 @@ describe("health and listening", () => {
         401,
       );
       expect(
-        (await client.api("GET", "/api/v1/nope", { headers: { authorization: "Bearer s3cret-token-longer" } })).status,
+        (await client.api("GET", "/api/v1/nope", { headers: { authorization: `Bearer ${token}-longer` } })).status,
       ).toBe(401);
       expect(
-        (await client.api("GET", "/api/v1/health", { headers: { authorization: "Bearer s3cret-token" } })).status,
+        (await client.api("GET", "/api/v1/health", { headers: { authorization: `Bearer ${token}` } })).status,
       ).toBe(200);
       expect(
-        (await client.api("GET", "/api/v1/health", { headers: { authorization: "ApiKey s3cret-token" } })).status,
+        (await client.api("GET", "/api/v1/health", { headers: { authorization: `ApiKey ${token}` } })).status,
       ).toBe(200);
     } finally {
       await client.close();
@@ -241,6 +255,32 @@ describe("one backend per data directory", () => {
     expect(now.json.outcome).toBe("pending");
     await first.api("POST", `/api/v1/sandbox/default/executions/${id}/cancel`, { body: {} });
     expect((await exec).json.outcome).toBe("cancelled");
+  });
+
+  it("keeps its lock inside the private data directory: a name another user can bind first does not stop it", async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, "data");
+    fs.mkdirSync(dataDir, { mode: 0o700 });
+    // What any local user could do before: bind the data directory's predictable abstract socket name.
+    const id = createHash("sha256").update(fs.realpathSync(dataDir)).digest("hex").slice(0, 32);
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(`\0sbx-backend-${process.getuid?.() ?? 0}-${id}`, resolve));
+    try {
+      backend = await startTestBackend({}, dir);
+      expect((await backend.api("GET", "/api/v1/health")).status).toBe(200);
+      const lockFile = path.join(dataDir, "daemon.lock");
+      expect(fs.statSync(lockFile).mode & 0o777).toBe(0o600);
+      // The lock is held: a second backend on the directory is still refused.
+      await expect(startBackend({ dataDir, socketPath: path.join(tempDir(), "b.sock") })).rejects.toMatchObject({
+        code: "daemon_already_running",
+      });
+      await backend.stop();
+      // Released with the backend: the directory is free again.
+      backend = await startTestBackend({}, dir);
+      expect((await backend.api("GET", "/api/v1/health")).status).toBe(200);
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
   });
 
   it("removes only the socket file it bound when closed", async () => {

@@ -58,8 +58,9 @@ const OBSERVATION_FIELDS = [
 const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at"];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
-const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "isolation"];
+const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "isolation", "storage"];
 const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver"];
+const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];
 const PRUNE_FIELDS = ["deleted", "before", "kept_in_doubt"];
 
@@ -230,6 +231,7 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
     const doc = oneDocument(r);
     expectFields(doc, DAEMON_STATUS_FIELDS);
     expect(doc).toMatchObject({ running: true });
+    expectFields((doc as Json).storage, STORAGE_FIELDS);
   });
 
   it("init --yes --json: the profile in effect and what was checked", async () => {

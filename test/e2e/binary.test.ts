@@ -3,14 +3,14 @@
 // this proves the binary runs the main job end to end.
 
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, REPO_ROOT, removeHome, sbxEnv } from "../support/cli.js";
+import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
+import { makeHome, removeHome, sbxEnv } from "../support/cli.js";
 
-const BUN = path.join(REPO_ROOT, "node_modules", ".bin", "bun");
-
-describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
+describe.skipIf(!canBuildBinary)("the Bun-compiled binary", () => {
   let home: string;
   let binary: string;
   const run = (args: string[]) => {
@@ -21,20 +21,7 @@ describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
   beforeAll(() => {
     home = makeHome("sbx-bin-");
     binary = path.join(home, "sbx");
-    const built = spawnSync(
-      BUN,
-      [
-        "build",
-        "--compile",
-        "--external",
-        "better-sqlite3",
-        "--outfile",
-        binary,
-        path.join(REPO_ROOT, "src/cli/entry.ts"),
-      ],
-      { encoding: "utf8", timeout: 120_000 },
-    );
-    expect(built.status, built.stderr).toBe(0);
+    buildReleaseBinary(binary);
   }, 120_000);
 
   afterAll(() => {
@@ -55,6 +42,39 @@ describe.skipIf(!fs.existsSync(BUN))("the Bun-compiled binary", () => {
     expect(list.map((d) => d.classification)).toEqual(["failed", "succeeded"]);
     const shown = JSON.parse(run(["receipts", "show", list[1]!.receipt_id, "--json"]).stdout);
     expect(shown.observations.length).toBe(2);
+  });
+
+  it("prints large output whole into a pipe (byte for byte), exec and --json alike", () => {
+    const size = 3_000_000;
+    const want = createHash("sha256").update(Buffer.alloc(size, 0)).digest("hex");
+    const r = spawnSync(binary, ["exec", "--", "head", "-c", String(size), "/dev/zero"], {
+      env: sbxEnv(home),
+      timeout: 60_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(r.status, r.stderr.toString()).toBe(0);
+    expect(r.stdout.length).toBe(size);
+    expect(createHash("sha256").update(r.stdout).digest("hex")).toBe(want);
+    const json = spawnSync(binary, ["exec", "--json", "--", "head", "-c", String(size), "/dev/zero"], {
+      env: sbxEnv(home),
+      encoding: "utf8",
+      timeout: 60_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(JSON.parse(json.stdout)).toMatchObject({ classification: "succeeded", stdout_truncated: true });
+  });
+
+  it("names a corrupt receipt store and exits 74 under bun:sqlite too", () => {
+    const other = makeHome("sbx-bin-corrupt-");
+    try {
+      fs.writeFileSync(path.join(other, "receipts.db"), Buffer.alloc(8192, "not a database "));
+      const r = spawnSync(binary, ["receipts", "list"], { env: sbxEnv(other), encoding: "utf8", timeout: 30_000 });
+      expect(r.status).toBe(74);
+      expect(r.stderr).toContain(`the receipt store ${path.join(other, "receipts.db")} is unusable`);
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      removeHome(other);
+    }
   });
 
   it("classifies a refused connection as not_started (75)", () => {

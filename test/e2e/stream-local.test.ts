@@ -58,7 +58,16 @@ describe("streams, logs and cancel on the local backend", () => {
     const [receiptId, executionId] = r.stdout.trim().split("\t");
     expect(executionId).toMatch(/^exe_/);
     const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", receiptId!, "--json"], { home });
-    expect(shown.doc.classification).toBe("in_progress");
+    // A confirmed start is not in doubt: the backend says where it is.
+    expect(shown.doc).toMatchObject({ classification: "running", may_have_run: true, exit: null });
+    const recovered = await runSbxJson<{
+      resolved: unknown[];
+      running: Array<{ receipt_id: string }>;
+      in_doubt: unknown[];
+    }>(["recover", "--json"], { home });
+    expect(recovered.result.code, recovered.result.stderr).toBe(0);
+    expect(recovered.doc.running.map((r) => r.receipt_id)).toContain(receiptId);
+    expect(recovered.doc.in_doubt).toEqual([]);
     const waited = await sbx(["receipts", "wait", receiptId!]);
     expect(waited).toMatchObject({ code: 0, stdout: "done\n" });
   });

@@ -117,7 +117,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
     expect(streamGets(server).length).toBeGreaterThanOrEqual(1);
   });
 
-  it("detach returns once started, recording the execution as in progress", async (t) => {
+  it("detach returns once started, recording the execution as running", async (t) => {
     const { home, server } = await setup(
       t,
       { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "x")] },
@@ -129,7 +129,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^rcp_\\w+\\t${EID}\\n$`));
     const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
-    expect(shown.doc.classification).toBe("in_progress");
+    expect(shown.doc.classification).toBe("running");
   });
 });
 

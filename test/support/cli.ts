@@ -28,6 +28,8 @@ export interface SbxOptions {
   input?: string | Buffer;
   /** Kill the process (SIGKILL) and fail after this long. Default 20 s. */
   timeoutMs?: number;
+  /** Another sbx executable to run (the release binary) instead of `node bin/sbx`. */
+  bin?: string;
 }
 
 function assertBuilt(): void {
@@ -55,9 +57,10 @@ export function sbxEnv(home: string, extra: Record<string, string | undefined> =
 
 /** Starts `node bin/sbx ARGS` and returns the child (for tests that kill it). */
 export function spawnSbx(args: readonly string[], opts: SbxOptions): ChildProcess {
-  assertBuilt();
+  if (opts.bin === undefined) assertBuilt();
   // `--`: node 20 would otherwise take sbx's --env-file as its own flag.
-  const child = spawn(process.execPath, ["--", SBX_BIN, ...args], {
+  const [command, argv] = opts.bin === undefined ? [process.execPath, ["--", SBX_BIN, ...args]] : [opts.bin, [...args]];
+  const child = spawn(command, argv, {
     cwd: opts.home,
     env: sbxEnv(opts.home, opts.env),
     stdio: ["pipe", "pipe", "pipe"],

@@ -2,9 +2,11 @@
 
 import { describe, expect, it } from "vitest";
 import {
+  CLASSIFICATIONS,
   type Classification,
   type Classified,
   classifyObservation,
+  IN_DOUBT,
   exitCodeFor,
   mayHaveRun,
   type Observed,
@@ -305,6 +307,37 @@ const rows: Row[] = [
     classification: "local_timeout",
     mayHaveRun: true,
     exit: 255,
+    keeps: { error: { code: "interrupted", message: "sbx was interrupted before a definitive answer" } },
+  },
+  {
+    name: "the deadline passes before a byte was sent",
+    observed: { kind: "deadline", sent: false },
+    classification: "not_started",
+    mayHaveRun: false,
+    exit: 75,
+  },
+  {
+    name: "interrupted before a byte was sent",
+    observed: { kind: "deadline", sent: false, interrupted: true },
+    classification: "not_started",
+    mayHaveRun: false,
+    exit: 75,
+  },
+  {
+    name: "exec --detach: the stream's `started` event (the execution runs)",
+    observed: { kind: "started", execution_id: "exe_d" },
+    classification: "running",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: { execution_id: "exe_d", outcome: "pending", definitive: false },
+  },
+  {
+    name: "200 with outcome pending: the backend says it runs",
+    observed: rec({ outcome: "pending", exit_code: null, finished_at: null }),
+    classification: "running",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: { execution_id: "exe_1", definitive: false },
   },
 ];
 
@@ -361,6 +394,16 @@ describe("classifyObservation (purpose: dispatch)", () => {
   });
 });
 
+describe("in doubt, or not", () => {
+  it("running is not in doubt: the backend said where the execution is", () => {
+    expect(IN_DOUBT).not.toContain("running");
+    expect(CLASSIFICATIONS).toContain("running");
+    expect(IN_DOUBT).toEqual(
+      expect.arrayContaining(["dispatched", "outcome_unknown", "local_timeout", "result_unconfirmed", "in_progress"]),
+    );
+  });
+});
+
 describe("a receipt written but never answered: dispatched", () => {
   it("may have run; exec has no exit code of its own for it (255 if asked)", () => {
     expect(mayHaveRun("dispatched")).toBe(true);
@@ -388,9 +431,7 @@ describe("classifyObservation (purpose: read) — a failed read teaches nothing"
   it("a 200 record read is classified like an answer", () => {
     const c = classifyObservation(rec({ outcome: "failed", exit_code: 2 }), "read");
     expect(c).toMatchObject({ classification: "failed", exit_code: 2, definitive: true });
-    expect(classifyObservation(rec({ outcome: "pending", exit_code: null }), "read").classification).toBe(
-      "in_progress",
-    );
+    expect(classifyObservation(rec({ outcome: "pending", exit_code: null }), "read").classification).toBe("running");
   });
 });
 

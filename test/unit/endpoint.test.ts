@@ -55,8 +55,33 @@ describe("resolveEndpoint", () => {
         config,
         paths,
       ),
-    ).toMatchObject({ profile: "staging", apiUrl: "http://127.0.0.1:9000" });
+    ).toMatchObject({ profile: null, apiUrl: "http://127.0.0.1:9000", apiKey: "key-env" });
     expect(resolveEndpoint({}, { ...env, SBX_API_URL: "http://env:1" }, config, paths).apiUrl).toBe("http://env:1");
+  });
+
+  it("names no profile, and sends no profile's key, where a URL given directly sends the request elsewhere", () => {
+    const { env, paths, config } = setup();
+    // The receipt must not say `staging` (or `local`) for a request that went to another backend.
+    expect(resolveEndpoint({}, { ...env, SBX_API_URL: "http://elsewhere:1" }, config, paths)).toMatchObject({
+      profile: null,
+      apiUrl: "http://elsewhere:1",
+      apiKey: null,
+      autoStart: false,
+    });
+    // The profile's own URL, given again: still that profile, with its key.
+    expect(
+      resolveEndpoint({}, { ...env, SBX_API_URL: "https://staging.example:8443/api/v1" }, config, paths),
+    ).toMatchObject({ profile: "staging", apiKey: "key-staging" });
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-ep-"));
+    homes.push(home);
+    const localPaths = resolvePaths({ SBX_HOME: home });
+    const elsewhere = resolveEndpoint(
+      {},
+      { SBX_HOME: home, SBX_API_URL: "unix:/tmp/someone-else.sock" },
+      new ConfigStore(localPaths),
+      localPaths,
+    );
+    expect(elsewhere).toMatchObject({ profile: null, socketPath: "/tmp/someone-else.sock", autoStart: false });
   });
 
   it("defaults to the local profile on the daemon's socket, started on demand", () => {

@@ -139,7 +139,7 @@ describe("observations are appended; the classification is derived", () => {
     s.recordObservation(id, "answer", deadline(), { attempt: 1 });
     expect(s.get(id).receipt.classification).toBe("local_timeout");
     s.recordObservation(id, "wait", answer({ outcome: "pending", exit_code: null }));
-    expect(s.get(id).receipt.classification).toBe("in_progress");
+    expect(s.get(id).receipt.classification).toBe("running");
     expect(s.get(id).receipt.execution_id).toBe("exe_1");
     s.recordObservation(id, "wait", answer({ outcome: "failed", exit_code: 4 }));
     expect(s.get(id).receipt.classification).toBe("failed");

@@ -22,9 +22,17 @@ import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from ".
 import type { RequestContext } from "../context.js";
 import { type IdempotencyRow, toExecutionRecord } from "../db.js";
 import { outputSize, readOutputRange } from "../events-output.js";
-import type { EndMode } from "../executions.js";
+import { type EndMode, StorageUnavailable } from "../executions.js";
 import { exitEventShaper } from "../faults.js";
-import { ApiError, invalidRequest, jsonReply, notStartedShuttingDown, parseJsonBody, type Reply } from "../http.js";
+import {
+  ApiError,
+  invalidRequest,
+  jsonReply,
+  notStarted,
+  notStartedShuttingDown,
+  parseJsonBody,
+  type Reply,
+} from "../http.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
 
@@ -53,20 +61,22 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       sandboxes.requireRunnable(sandbox);
       const workingDir = resolveWorkingDir(req.working_dir)!;
       const { cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
-      const record = executions.admit({
-        sandbox,
-        driver: sandboxes.driver(sandbox),
-        placement: sandboxes.placement(sandbox),
-        command: req.command,
-        workingDir,
-        cwd,
-        env: req.env ?? {},
-        stdin: req.stdin === undefined ? null : Buffer.from(req.stdin, "base64"),
-        timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
-        idempotencyKey: ctx.idempotencyKey,
-        onAdmit: (executionId) => claim?.recordExecution(executionId),
-        endMode: endModeFor(ctx),
-      });
+      const record = admitOrNotStarted(() =>
+        executions.admit({
+          sandbox,
+          driver: sandboxes.driver(sandbox),
+          placement: sandboxes.placement(sandbox),
+          command: req.command,
+          workingDir,
+          cwd,
+          env: req.env ?? {},
+          stdin: req.stdin === undefined ? null : Buffer.from(req.stdin, "base64"),
+          timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
+          idempotencyKey: ctx.idempotencyKey,
+          onAdmit: (executionId) => claim?.recordExecution(executionId),
+          endMode: endModeFor(ctx),
+        }),
+      );
       // The command started; the answer is lost on purpose (fault injection).
       if (ctx.fault.action === "drop") return { kind: "drop" };
       if (req.stream === true) {
@@ -78,6 +88,21 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       return jsonReply(200, executions.get(record.execution_id));
     },
   });
+}
+
+/** Admission that could not be stored (a full disk) started nothing: 503 not_started, safe to send again. */
+function admitOrNotStarted(admit: () => ExecutionRecord): ExecutionRecord {
+  try {
+    return admit();
+  } catch (err) {
+    if (err instanceof StorageUnavailable) {
+      throw notStarted(
+        `the backend could not store the execution (${err.message}); nothing was started`,
+        "storage_unavailable",
+      );
+    }
+    throw err;
+  }
 }
 
 function unconfirmed(record: ExecutionRecord): Reply {
@@ -107,10 +132,8 @@ async function streamEvents(
     events,
     sandboxId: record.sandbox_id,
     executionId,
-    isFinished: () => {
-      const now = executions.get(executionId);
-      return now === null || now.outcome !== "pending";
-    },
+    // Finished once its log's end is stored (an end kept in memory is not there yet).
+    isFinished: () => executions.logEnded(executionId),
     after,
     pingMs: ctx.services.ssePingMs,
     fault: ctx.fault.stream,

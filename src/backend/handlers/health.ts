@@ -1,4 +1,4 @@
-// GET /api/v1/health
+// GET /api/v1/health, and GET /api/v1/storage (sbx): what the backend keeps.
 
 import { type Health, PROTOCOL_VERSION } from "../../protocol/types.js";
 import { VERSION } from "../../version.js";
@@ -15,4 +15,8 @@ export async function health(ctx: RequestContext): Promise<Reply> {
     isolation: ctx.services.drivers.status(),
   };
   return jsonReply(200, body);
+}
+
+export async function storage(ctx: RequestContext): Promise<Reply> {
+  return jsonReply(200, ctx.services.retention.report());
 }

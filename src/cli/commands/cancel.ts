@@ -4,10 +4,11 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { TERMINAL_OUTCOMES } from "../../protocol/types.js";
+import { classifyObservation } from "../../receipts/classify.js";
 import { type Bind, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
 import { durationOption } from "../duration.js";
-import { SbxError } from "../errors.js";
+import { ExitCodes, SbxError } from "../errors.js";
 import { resolveExecution } from "../execution-ref.js";
 import { printJson } from "../render/outcome.js";
 
@@ -49,6 +50,16 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
       );
     }
   }
+  // What was learned goes on the receipt, as any read's observation would.
+  const receiptId = target.receipt?.receipt.receipt_id;
+  if (receiptId !== undefined) {
+    const learned = classifyObservation(
+      { kind: "answer", status: 200, headers: {}, body: JSON.stringify(record) },
+      "read",
+      target.receipt!.receipt.kind,
+    );
+    await ctx.storeWrite((store) => store.recordObservation(receiptId, "cancel", learned));
+  }
   const terminal = TERMINAL_OUTCOMES.includes(record.outcome);
   const state =
     record.outcome === "cancelled" ? "cancelled" : terminal ? `already ${record.outcome}` : "cancel requested";
@@ -68,7 +79,7 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
   }
   if (opts.wait && !terminal) {
     throw new SbxError("cancel_not_confirmed", `${target.executionId} had not ended after ${opts.timeoutMs / 1000}s`, {
-      exitCode: 255,
+      exitCode: ExitCodes.inDoubt,
       hint: `sbx receipts wait ${target.receipt?.receipt.receipt_id ?? target.executionId}`,
     });
   }

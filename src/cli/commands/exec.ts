@@ -2,7 +2,9 @@
 // durable receipt written before the request is sent.
 
 import { type Command, Option } from "commander";
+import type { Api } from "../../client/api.js";
 import type { FollowSinks } from "../../client/follow.js";
+import { readOutputRange } from "../../client/output.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
 import { resolveWorkingDir } from "../../protocol/validate.js";
@@ -10,8 +12,10 @@ import { type Bind, collect, declareCompletion, withExamples } from "../command.
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
 import { durationOption } from "../duration.js";
+import { ExitCodes } from "../errors.js";
+import { printExactOutput } from "../exact-output.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../command-flags.js";
-import { printDispatchOutcome, printJson } from "../render/outcome.js";
+import { answerNotRecorded, printDispatchOutcome, printJson } from "../render/outcome.js";
 import { checkSandboxRef } from "./sandbox/show.js";
 import { formatCommand } from "../render/receipt.js";
 
@@ -114,17 +118,19 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     },
     {
       detach: opts.detach,
-      ...(live ? { sinks: liveSinks(ctx) } : {}),
+      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox) } : {}),
+      ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, api) } : {}),
       beforeSend: (receiptId, path) => {
         ctx.io.verbose(`sbx: receipt ${receiptId} committed; idempotency key ${opts.idempotencyKey}`);
-        ctx.io.verbose(`sbx: POST ${path} (${body.length} bytes) to ${endpoint.apiUrl}, profile ${endpoint.profile}`);
+        ctx.io.verbose(
+          `sbx: POST ${path} (${body.length} bytes) to ${endpoint.apiUrl}${endpoint.profile === null ? "" : `, profile ${endpoint.profile}`}`,
+        );
       },
     },
   ).finally(() => waiting?.stop());
   const doc = outcome.document;
   // Detached only when the stream said `started` (not, say, a 409 request_in_progress).
-  const started = outcome.classified;
-  if (opts.detach && started.outcome === "pending" && started.http_status === 200 && started.execution_id !== null) {
+  if (opts.detach && doc.classification === "running" && doc.execution_id !== null && outcome.unrecorded === null) {
     if (opts.json) printJson(ctx, doc);
     else {
       ctx.io.out(`${doc.receipt_id}\t${doc.execution_id}`);
@@ -132,30 +138,62 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
         `sbx: started; it keeps running. Follow it: sbx logs ${doc.execution_id} -f; result: sbx receipts wait ${doc.receipt_id}`,
       );
     }
-    return 0;
+    return ExitCodes.ok;
   }
-  return printDispatchOutcome(ctx, doc, opts.json, { outputShown: live });
+  if (!opts.json && !live) await printExactOutput(ctx, api, doc);
+  const code = printDispatchOutcome(ctx, doc, opts.json, { outputShown: !opts.json });
+  if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, doc, opts.json);
+  return code;
+}
+
+/** The local daemon is gone while a stream is followed: start it again (its recovery ends the execution's log). */
+async function reviveLocalDaemon(ctx: Context, api: Api): Promise<boolean> {
+  const { ensureLocalDaemon } = await import("../daemon-launcher.js");
+  ctx.io.info("sbx: the local backend is gone; starting it again to learn what became of the execution…");
+  await ensureLocalDaemon(ctx, api);
+  return true;
+}
+
+/** The command's output on sbx's stdout/stderr as it arrives; what events leave out is read by offset. */
+function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
+  let executionId: string | null = null;
+  const write = (stream: "stdout" | "stderr", bytes: Buffer) =>
+    stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes);
+  return {
+    onStarted: (eid) => {
+      executionId = eid;
+    },
+    onOutput: write,
+    onGap: async (stream, offset, bytes, kept, fill) => {
+      if (!kept || executionId === null) {
+        ctx.io.err(`sbx: ${bytes} bytes of ${stream} were not kept by the backend (output cap)`);
+        return;
+      }
+      let reached = offset;
+      try {
+        const read = await readOutputRange(api, { sandbox, executionId }, stream, offset, offset + bytes, (b) => {
+          write(stream, b);
+          fill(b);
+        });
+        reached = read.reached;
+      } catch (err) {
+        ctx.io.err(`sbx: could not read ${stream} past byte ${offset} (${(err as Error).message})`);
+      }
+      if (reached < offset + bytes) {
+        ctx.io.err(
+          `sbx: ${offset + bytes - reached} bytes of ${stream} at offset ${reached} were not kept by the backend`,
+        );
+      }
+    },
+    onReconnect: (attempt, lastId) =>
+      ctx.io.info(`sbx: stream dropped; reconnecting (attempt ${attempt}, after event ${lastId ?? "none"})`),
+  };
 }
 
 /** The command, shortened to fit a spinner line. */
 function spinnerLabel(opts: ExecOptions): string {
   const text = formatCommand(opts.shell ?? opts.argv);
   return text.length > 48 ? `${text.slice(0, 47)}…` : text;
-}
-
-/** Live output: the command's bytes on sbx's stdout/stderr as they arrive. */
-function liveSinks(ctx: Context): FollowSinks {
-  return {
-    onOutput: (stream, bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes)),
-    onGap: (stream, _offset, bytes, kept) =>
-      ctx.io.err(
-        kept
-          ? `sbx: ${bytes} bytes of ${stream} were not streamed (event budget); \`sbx logs\` reads them all`
-          : `sbx: ${bytes} bytes of ${stream} were not kept by the backend (output cap)`,
-      ),
-    onReconnect: (attempt, lastId) =>
-      ctx.io.info(`sbx: stream dropped; reconnecting (attempt ${attempt}, after event ${lastId ?? "none"})`),
-  };
 }
 
 export function register(program: Command, bind: Bind): void {

@@ -14,20 +14,35 @@ export interface ExitCodeRow {
 /** The classification table (docs/classification.md), as users read it. Also feeds the man page. */
 export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: "0", classification: "succeeded", meaning: "the command ran and exited 0" },
-  { code: "1-123", classification: "failed", meaning: "the command ran and exited with this code" },
+  { code: "0", classification: "running", meaning: "exec --detach: the command started and keeps running" },
+  { code: "1-123", classification: "failed", meaning: "the command ran and exited with this code (and only then)" },
   { code: "128+S", classification: "failed", meaning: "the command was killed by signal S (SIGKILL: 137)" },
   { code: "124", classification: "timed_out", meaning: "the backend killed it at its --timeout" },
-  { code: "130", classification: "cancelled", meaning: "it was cancelled" },
-  { code: "75", classification: "not_started", meaning: "nothing ran (backend busy or unreachable); safe to resubmit" },
+  { code: "130", classification: "cancelled", meaning: "it was cancelled (also: the first Ctrl-C, once confirmed)" },
+  {
+    code: "75",
+    classification: "not_started",
+    meaning: "nothing ran: the backend was busy or unreachable, or the receipt store stayed busy; safe to resubmit",
+  },
+  {
+    code: "74",
+    classification: "-",
+    meaning:
+      "the receipt store is unusable (disk full, corrupt, unreadable; the file is named), or a directory sbx uses belongs to another user or others may write it; nothing was sent",
+  },
   {
     code: "125",
     classification: "rejected",
     meaning: "refused before anything ran: bad input, configuration, or a 4xx",
   },
+  { code: "78", classification: "-", meaning: "a configuration file does not parse or validate; nothing was sent" },
+  { code: "70", classification: "-", meaning: "an internal error (a bug in sbx); --verbose shows the details" },
   {
     code: "255",
-    classification: "outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched",
-    meaning: "in doubt: it may have run; see `sbx receipts show ID` and `sbx receipts wait ID`",
+    classification:
+      "outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched, running",
+    meaning:
+      "in doubt: it may have run (running: no result yet); see `sbx receipts show ID` and `sbx receipts wait ID`. Also a local failure after sending (the answer is printed on stderr)",
   },
 ];
 
@@ -36,14 +51,15 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["failed", "confirmed: non-zero exit code, or killed by a signal"],
   ["timed_out", "confirmed: killed by the backend at its timeout"],
   ["cancelled", "confirmed: cancelled"],
+  ["running", "the backend knows the execution and says it still runs (exec --detach). Not in doubt: wait"],
   ["record_pending", "it ran; the backend keeps the result but has not published it yet. Do not resubmit: wait"],
   [
     "outcome_unknown",
     "it may have run: no usable answer (dropped connection, gateway error, malformed body, lost process)",
   ],
   ["result_unconfirmed", "409: admitted, but the stored result could not be confirmed. Wait for it"],
-  ["in_progress", "409: the same key is still being handled, or the execution is still running. Wait"],
-  ["local_timeout", "the client's deadline (--client-timeout) passed first; it may still be running. Wait"],
+  ["in_progress", "409: the same key is still being admitted. Wait"],
+  ["local_timeout", "the client's deadline (--client-timeout) passed, or Ctrl-C twice; it may still run. Wait"],
   ["dispatched", "sent, but sbx died before recording any answer. Wait"],
   ["not_started", "nothing ran (503 not_started, connection refused). Safe: sbx receipts resubmit ID"],
   ["rejected", "the backend refused the request (400/401/403/404/422); nothing ran"],
@@ -63,7 +79,17 @@ export function exitCodesText(): string {
     "and the exact next command. sbx never retries a mutation by itself; resubmitting is an",
     "explicit `sbx receipts resubmit ID`, with the original key and body bytes.",
     "",
-    "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input.",
+    "sbx's own failures never borrow a code the command could have exited with: before anything",
+    "was sent, 75 when it is transient and 74 when the receipt store is unusable; 78 for a",
+    "configuration file that does not parse; 70 for a bug. After sending, a local failure is 255",
+    "and loses nothing received: the output is printed, and an answer that cannot be stored goes",
+    "to stderr as JSON.",
+    "",
+    "Ctrl-C during exec asks the backend to cancel the execution and waits for it (130 once it is",
+    "cancelled); a second Ctrl-C stops waiting (255: it may still be running).",
+    "",
+    "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input,",
+    "and 74, 75, 78, 70 as above.",
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -9,7 +9,7 @@ import { redact } from "../../client/redact.js";
 import { LOCAL_PROFILE } from "../../config/config.js";
 import { type Bind, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { ExitWith, UsageError } from "../errors.js";
+import { ExitCodes, ExitWith, UsageError } from "../errors.js";
 import { printJson } from "../render/outcome.js";
 import { checkProfileName } from "./profile/add.js";
 import { type ProfileSummary, profileSummaries } from "./profile/list.js";
@@ -242,7 +242,7 @@ export async function run(opts: InitOptions, ctx: Context): Promise<number> {
   } catch (err) {
     if (!isPromptExit(err)) throw err;
     ctx.io.err("sbx: init cancelled; nothing was saved");
-    throw new ExitWith(130);
+    throw new ExitWith(ExitCodes.cancelled);
   }
   if (summary === null) {
     ctx.io.err("sbx: nothing was saved");

@@ -8,10 +8,11 @@ import {
   OutputTail,
   type StreamName,
 } from "../../client/follow.js";
+import { readOutputRange } from "../../client/output.js";
 import type { SseEvent } from "../../client/sse.js";
 import { type Bind, declareCompletion, withExamples } from "../command.js";
 import type { Context } from "../context.js";
-import { BackendError, ExitWith, UsageError } from "../errors.js";
+import { BackendError, ExitCodes, ExitWith, UsageError } from "../errors.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
 
 export interface LogsOptions {
@@ -23,8 +24,6 @@ export interface LogsOptions {
 }
 
 const PAGE = 500;
-// The backend serves at most 4 MiB per read; fewer, larger reads replay faster.
-const OUTPUT_READ = 4 * 1024 * 1024;
 
 export function parseLogsOptions(
   ref: string,
@@ -49,24 +48,12 @@ async function fillGap(
   offset: number,
   bytes: number,
 ): Promise<void> {
-  let at = offset;
   const end = offset + bytes;
-  while (at < end) {
-    let chunk: Awaited<ReturnType<typeof t.api.readOutput>>;
-    try {
-      chunk = await t.api.readOutput(t.sandbox, t.executionId, stream, at, Math.min(OUTPUT_READ, end - at));
-    } catch (err) {
-      // Past what the backend kept: say so below, and go on with the events.
-      if (err instanceof BackendError && err.status === 422) break;
-      throw err;
-    }
-    const data = Buffer.from(chunk.data, "base64");
-    if (data.length === 0) break;
-    if (stream === "stdout") ctx.io.writeOut(data);
-    else ctx.io.writeErr(data);
-    at = chunk.next_offset;
+  const write = (data: Buffer) => (stream === "stdout" ? ctx.io.writeOut(data) : ctx.io.writeErr(data));
+  const read = await readOutputRange(t.api, t, stream, offset, end, write);
+  if (read.reached < end) {
+    ctx.io.err(`sbx: ${end - read.reached} bytes of ${stream} at offset ${read.reached} are no longer available`);
   }
-  if (at < end) ctx.io.err(`sbx: ${end - at} bytes of ${stream} at offset ${at} are no longer available`);
 }
 
 export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
@@ -94,7 +81,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
       signal: ctx.interrupt,
       sinks: { ...sinks, onReconnect: (n) => n > 1 && ctx.io.info(`sbx: reconnecting (attempt ${n})…`) },
     });
-    if (followed.how === "interrupted") throw new ExitWith(130);
+    if (followed.how === "interrupted") throw new ExitWith(ExitCodes.cancelled);
     if (followed.how === "refused") {
       throw new BackendError("stream_refused", `cannot follow ${t.executionId}: ${followed.lastProblem}`, 404);
     }

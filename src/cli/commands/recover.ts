@@ -2,12 +2,13 @@
 // what is resolved and what still needs a person. Never re-sends anything.
 
 import type { Command } from "commander";
-import { IN_DOUBT } from "../../receipts/classify.js";
+import { type Classification, IN_DOUBT } from "../../receipts/classify.js";
 import { explain, receiptDocument } from "../../receipts/document.js";
 import type { ReceiptStore } from "../../receipts/store.js";
 import { type Bind, withExamples } from "../command.js";
 import type { Context } from "../context.js";
 import { endpointOfReceipt } from "../dispatch.js";
+import { ExitCodes } from "../errors.js";
 import { observeOnce } from "../observe.js";
 import { printJson } from "../render/outcome.js";
 import { colorClassification } from "../render/receipt.js";
@@ -25,6 +26,9 @@ export interface RecoverRow {
   next: string | null;
 }
 
+/** In doubt, or running: a read may have news about either. */
+const TO_OBSERVE: readonly Classification[] = [...IN_DOUBT, "running"];
+
 async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string): Promise<RecoverRow> {
   const before = store.get(receiptId);
   const was = before.receipt.classification;
@@ -37,7 +41,7 @@ async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string):
     observed = `backend unreachable (${(err as Error).message})`;
   }
   const doc = receiptDocument(store.get(receiptId));
-  const resolved = !IN_DOUBT.includes(doc.classification);
+  const resolved = !TO_OBSERVE.includes(doc.classification);
   return {
     receipt_id: receiptId,
     execution_id: doc.execution_id,
@@ -53,12 +57,14 @@ async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string):
 
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
   const store = await ctx.receipts();
-  const doubtful = store.list({ classification: IN_DOUBT }).map((r) => r.receipt.receipt_id);
+  const toObserve = store.list({ classification: TO_OBSERVE }).map((r) => r.receipt.receipt_id);
   const rows: RecoverRow[] = [];
-  for (const id of doubtful.reverse()) rows.push(await recoverOne(ctx, store, id));
-  const stillInDoubt = rows.filter((r) => !r.resolved);
+  for (const id of toObserve.reverse()) rows.push(await recoverOne(ctx, store, id));
+  // Running: the backend knows where they are; only what is still in doubt needs a person.
+  const running = rows.filter((r) => r.now === "running");
+  const stillInDoubt = rows.filter((r) => !r.resolved && r.now !== "running");
   if (opts.json) {
-    printJson(ctx, { resolved: rows.filter((r) => r.resolved), in_doubt: stillInDoubt });
+    printJson(ctx, { resolved: rows.filter((r) => r.resolved), running, in_doubt: stillInDoubt });
   } else if (rows.length === 0) {
     ctx.io.info("sbx: no receipts in doubt");
   } else {
@@ -74,9 +80,11 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
         r.resolved ? "resolved" : (r.next ?? ""),
       ]),
     );
-    ctx.io.info(`sbx: ${rows.length - stillInDoubt.length} resolved, ${stillInDoubt.length} still in doubt`);
+    ctx.io.info(
+      `sbx: ${rows.length - stillInDoubt.length - running.length} resolved, ${running.length} running, ${stillInDoubt.length} still in doubt`,
+    );
   }
-  return stillInDoubt.length === 0 ? 0 : 255;
+  return stillInDoubt.length === 0 ? ExitCodes.ok : ExitCodes.inDoubt;
 }
 
 export function register(program: Command, bind: Bind): void {
@@ -85,11 +93,12 @@ export function register(program: Command, bind: Bind): void {
     .summary("observe every receipt in doubt once and say what is resolved")
     .description(
       "For every receipt in doubt (dispatched, outcome_unknown, local_timeout, result_unconfirmed,\n" +
-        "in_progress, record_pending), observe the execution once (by execution id, or by idempotency\n" +
-        "key), record what was learned, and print what is resolved and, for the rest, the next step.\n" +
-        "It never re-sends anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
+        "in_progress, record_pending) or running, observe the execution once (by execution id, or by\n" +
+        "idempotency key), record what was learned, and print what is resolved, what is running (not\n" +
+        "in doubt: the backend says where it is) and, for the rest, the next step. It never re-sends\n" +
+        "anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
     )
-    .option("--json", "print {resolved: [...], in_doubt: [...]}")
+    .option("--json", "print {resolved: [...], running: [...], in_doubt: [...]}")
     .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
   withExamples(cmd, [
     { command: "sbx recover", description: "after an incident: what ran, what is still unknown" },

@@ -17,7 +17,13 @@ export const COMPLETION_FILES: Record<Shell, string> = {
 
 /** The command tree as `sbx` builds it, with a runtime that is never used. */
 export function docsProgram(): Command {
-  const rt: Runtime = { io: createBufferIO(), env: {}, interrupt: new AbortController().signal, exitCode: 0 };
+  const rt: Runtime = {
+    io: createBufferIO(),
+    env: {},
+    interrupt: new AbortController().signal,
+    onFirstInterrupt: () => () => undefined,
+    exitCode: 0,
+  };
   return buildProgram(rt);
 }
 

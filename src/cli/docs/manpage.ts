@@ -157,7 +157,7 @@ function commandSection(c: CommandDoc): string[] {
 const ENVIRONMENT: ReadonlyArray<[string, string]> = [
   [
     "SBX_HOME",
-    "When set, the one directory that holds everything: configuration, credentials, receipts, and the embedded backend's socket and data. Unset, configuration lives in `$XDG_CONFIG_HOME/sbx` and state in `$XDG_STATE_HOME/sbx`.",
+    "When set, the one directory that holds everything: configuration, credentials, receipts, and the embedded backend's socket and data. Unset, configuration lives in `$XDG_CONFIG_HOME/sbx` and state in `$XDG_STATE_HOME/sbx`. A directory sbx uses must belong to you and be writable by nobody else; sbx refuses any other (exit 74).",
   ],
   [
     "SBX_PROFILE",
@@ -169,11 +169,15 @@ const ENVIRONMENT: ReadonlyArray<[string, string]> = [
   ],
   [
     "SBX_API_KEY",
-    "The API key to send, instead of the one stored for the profile. It is never written to a receipt or printed; error messages redact it.",
+    "The API key to send, instead of the one stored for the profile. It is never written to a receipt or printed; error messages redact it. With `--api-url` or SBX_API_URL pointing elsewhere than the profile, only this key is sent there, never the profile's.",
+  ],
+  [
+    "SBX_STORE_WAIT",
+    "How long sbx waits for a receipt store that another process holds (e.g. 30s, 5m; default 2m). Past it, sbx gives up before sending anything (exit 75).",
   ],
   [
     "SBX_DAEMON_TOKEN",
-    "The token `sbx daemon run --listen` requires of TCP clients. Unset, a token is generated into the daemon directory's `token` file.",
+    "The token `sbx daemon run --listen` requires of TCP clients, at least 32 characters (a shorter one is refused). Unset, a strong token is generated into the daemon directory's `token` file.",
   ],
   ["NO_COLOR", "When set and not empty, no colour (as `--no-color`)."],
   ["XDG_CONFIG_HOME", "Base directory for configuration when SBX_HOME is unset (default: `~/.config`)."],
@@ -223,10 +227,18 @@ function exitStatusSection(): string[] {
     prose(
       "`sbx exec`, `sbx receipts wait` and `sbx receipts resubmit` exit with a code that says what is known about the command (`sbx help exit-codes`):",
     ),
-    ...EXIT_CODES.flatMap((r) => [".TP", bold(r.code), `${italic(r.classification)}:`, prose(r.meaning)]),
+    ...EXIT_CODES.flatMap((r) => [
+      ".TP",
+      bold(r.code),
+      ...(r.classification === "-" ? [] : [`${italic(r.classification)}:`]),
+      prose(r.meaning),
+    ]),
     ".PP",
     prose(
-      "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), and 125 on bad input; a command that says otherwise in its summary (such as `sbx daemon status`) documents its own code.",
+      "sbx's own failures never borrow a code the command could have exited with. Before anything was sent: 75 when transient (a receipt store another process holds for longer than SBX_STORE_WAIT), 74 when the receipt store is unusable (disk full, corrupt, unreadable; the message names the file), 78 for a configuration file that does not parse, 70 for a bug. After sending, a local failure is 255 and loses nothing received: the output is printed, and an answer that cannot be stored is written to stderr as JSON.",
+    ),
+    prose(
+      "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input, and 74, 75, 78 and 70 as above; a command that says otherwise in its summary (such as `sbx daemon status`) documents its own code.",
     ),
     ".SS Classifications",
     prose(

@@ -321,6 +321,7 @@ export interface BufferIO extends IO {
   stdoutText(): string;
   stderrText(): string;
   stdoutBytes(): Buffer;
+  stderrBytes(): Buffer;
 }
 
 /**
@@ -360,5 +361,6 @@ export function createBufferIO(
     stdoutText: () => Buffer.concat(out).toString("utf8"),
     stderrText: () => Buffer.concat(err).toString("utf8"),
     stdoutBytes: () => Buffer.concat(out),
+    stderrBytes: () => Buffer.concat(err),
   };
 }

@@ -2,9 +2,12 @@
 // stdout/stderr, then (on stderr) a line for anything not confirmed. With --json,
 // the receipt document and nothing else on stdout.
 
+import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
 import { IN_DOUBT } from "../../receipts/classify.js";
 import { explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { Context } from "../context.js";
+import { ExitCodes, SbxError } from "../errors.js";
+import { redactForDisplay } from "../secrets.js";
 
 export function printJson(ctx: Context, doc: unknown): void {
   ctx.io.out(JSON.stringify(doc, null, 2));
@@ -28,13 +31,14 @@ export function printDispatchOutcome(
     if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.err(explain(doc));
     return exit;
   }
+  // The record's text, unless the caller showed the output itself (live, or byte for byte).
   if (!opts.outputShown) {
     if (doc.stdout) ctx.io.writeOut(doc.stdout);
     if (doc.stderr) ctx.io.writeErr(doc.stderr);
   }
   for (const s of ["stdout", "stderr"] as const) {
     if (doc[`${s}_truncated`]) {
-      ctx.io.err(`sbx: ${s} was truncated to its last ${humanBytes(1024 * 1024)} in the record (${doc.receipt_id})`);
+      ctx.io.err(`sbx: the receipt ${doc.receipt_id} keeps only the last ${humanBytes(RECORD_OUTPUT_LIMIT)} of ${s}`);
     }
   }
   const settled = doc.classification === "succeeded" || doc.classification === "failed";
@@ -45,4 +49,20 @@ export function printDispatchOutcome(
     else ctx.io.err(line);
   }
   return exit;
+}
+
+/**
+ * After sending, the store could not take the answer: it was shown, and now goes to
+ * stderr as JSON so that nothing received is lost; the exit says "in doubt" (255).
+ */
+export function answerNotRecorded(ctx: Context, err: Error, doc: ReceiptDocument, json: boolean): SbxError {
+  if (!json) ctx.io.err(redactForDisplay(ctx, JSON.stringify(doc)));
+  return new SbxError(
+    "answer_not_recorded",
+    `the answer to ${doc.receipt_id} could not be recorded (${err.message}); it is ${json ? "on stdout" : "above, as JSON"}`,
+    {
+      exitCode: ExitCodes.inDoubt,
+      hint: `once the receipt store works again, \`sbx receipts wait ${doc.receipt_id}\` reads it from the backend`,
+    },
+  );
 }

@@ -10,6 +10,7 @@ export function colorClassification(chalk: ChalkInstance, c: Classification | nu
   if (c === null) return chalk.dim("(nothing learned)");
   if (c === "succeeded") return chalk.green(c);
   if (c === "failed" || c === "rejected" || c === "timed_out" || c === "cancelled") return chalk.red(c);
+  if (c === "running") return chalk.cyan(c);
   return chalk.yellow(c);
 }
 
@@ -51,7 +52,7 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   line("Command", commandText(doc));
   line("Execution", doc.execution_id ?? chalk.dim("(no execution id received)"));
   line("Sandbox", doc.sandbox_id);
-  line("Backend", `${doc.profile}  ${doc.api_url}`);
+  line("Backend", `${doc.profile ?? chalk.dim("(no profile)")}  ${doc.api_url}`);
   line("Idempotency key", doc.idempotency_key);
   line("Request", `${doc.request.method} ${doc.request.path}  sha256 ${doc.request.body_sha256}`);
   line("Created", doc.created_at);

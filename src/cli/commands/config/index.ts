@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { SETTINGS } from "../../../config/config.js";
 import { type Bind, declareChoices, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { ExitCodes, UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
 
 function checkKey(key: string): string {
@@ -25,7 +25,7 @@ export async function runGet(opts: { key: string | undefined; json: boolean }, c
   const value = settings[checkKey(opts.key)];
   if (opts.json) printJson(ctx, { [opts.key]: value ?? null });
   else if (value !== undefined) ctx.io.out(value);
-  return value === undefined && !opts.json ? 1 : 0;
+  return value === undefined && !opts.json ? ExitCodes.failure : ExitCodes.ok;
 }
 
 export async function runSet(opts: { key: string; value: string }, ctx: Context): Promise<number> {

@@ -10,6 +10,18 @@ import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
+import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
+
+/** How retention works, for --help (docs/protocol.md, "Retention"). */
+export const RETENTION_HELP = [
+  "Retention: finished executions (record, events, output) and exited processes (record, logs)",
+  "older than --retain go, checked at start-up and every 10 minutes. --retain is never shorter",
+  "than --key-retention: a record some receipt may still be in doubt about stays readable, by",
+  "id or by idempotency key, as long as its key is kept. Past --retain-size, the oldest",
+  "finished executions' output files go first (records, tails and exit codes stay), then",
+  "records past the key window. Nothing still running is touched. `sbx daemon status` shows",
+  "what is kept and its size.",
+].join("\n");
 
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
@@ -19,6 +31,8 @@ export interface DaemonRunOptions {
   processLogSegmentBytes: number | undefined;
   processLogKeepBytes: number | undefined;
   executionOutputMaxBytes: number | undefined;
+  retainMs: number | undefined;
+  retainBytes: number | undefined;
 }
 
 const SIZE_UNITS: Record<string, number> = {
@@ -67,6 +81,8 @@ export function parseDaemonRunOptions(raw: {
   processLogSegment?: string;
   processLogKeep?: string;
   executionOutputMax?: string;
+  retain?: string;
+  retainSize?: string;
 }): DaemonRunOptions {
   return {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
@@ -76,25 +92,49 @@ export function parseDaemonRunOptions(raw: {
     processLogSegmentBytes: sizeFlag("--process-log-segment", raw.processLogSegment),
     processLogKeepBytes: sizeFlag("--process-log-keep", raw.processLogKeep),
     executionOutputMaxBytes: sizeFlag("--execution-output-max", raw.executionOutputMax),
+    retainMs: durationFlag("--retain", raw.retain),
+    retainBytes: sizeFlag("--retain-size", raw.retainSize),
   };
 }
 
-/** The TCP token: SBX_DAEMON_TOKEN, or one generated into a 0600 file beside the socket. */
-function tcpToken(ctx: Context): string {
-  if (ctx.env.SBX_DAEMON_TOKEN) return ctx.env.SBX_DAEMON_TOKEN;
-  const file = path.join(ctx.paths.daemonDir, "token");
-  try {
-    return fs.readFileSync(file, "utf8").trim();
-  } catch {
-    const token = randomBytes(24).toString("base64url");
-    fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    return token;
+/**
+ * The TCP token: SBX_DAEMON_TOKEN, or one generated (32 random bytes) into a 0600
+ * file beside the socket. A short one is refused: anyone who reaches the port could guess it.
+ */
+export function tcpToken(ctx: Context): string {
+  const weak = (token: string, from: string, hint: string) =>
+    new UsageError(
+      `${from} is ${token.length} characters; a TCP listener needs a token of at least ${DAEMON_TOKEN_MIN_LENGTH}`,
+      hint,
+    );
+  const fromEnv = ctx.env.SBX_DAEMON_TOKEN;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    if (fromEnv.length < DAEMON_TOKEN_MIN_LENGTH) {
+      throw weak(
+        fromEnv,
+        "SBX_DAEMON_TOKEN",
+        "e.g. SBX_DAEMON_TOKEN=$(openssl rand -base64 32), or unset it for a generated one",
+      );
+    }
+    return fromEnv;
   }
+  const file = path.join(ctx.paths.daemonDir, "token");
+  let token: string;
+  try {
+    token = fs.readFileSync(file, "utf8").trim();
+  } catch {
+    token = randomBytes(32).toString("base64url");
+    fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  }
+  if (token.length < DAEMON_TOKEN_MIN_LENGTH) {
+    throw weak(token, `the token in ${file}`, `remove ${file} to have a strong one generated`);
+  }
+  return token;
 }
 
 export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number> {
   const { runDaemon } = await import("../../../backend/daemon.js");
-  ensurePrivateDir(ctx.paths.daemonDir);
+  ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const token = opts.listen ? tcpToken(ctx) : undefined;
   const log = (line: string) => ctx.io.err(`${new Date().toISOString()} ${line}`);
   if (opts.listen) {
@@ -113,6 +153,8 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
     ...(opts.processLogKeepBytes === undefined ? {} : { processLogKeepBytes: opts.processLogKeepBytes }),
     ...(opts.executionOutputMaxBytes === undefined ? {} : { executionOutputMaxBytes: opts.executionOutputMaxBytes }),
+    ...(opts.retainMs === undefined ? {} : { retainMs: opts.retainMs }),
+    ...(opts.retainBytes === undefined ? {} : { retainBytes: opts.retainBytes }),
     log,
   });
   return 0;
@@ -124,8 +166,8 @@ export function register(noun: Command, bind: Bind): void {
     .summary("run the embedded backend in the foreground")
     .description(
       "Serve /api/v1 on the Unix socket in the state directory (mode 0600), and optionally on TCP\n" +
-        "with --listen, where a token is required (SBX_DAEMON_TOKEN, or a generated one in the\n" +
-        "daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
+        "with --listen, where a token is required (SBX_DAEMON_TOKEN of at least 32 characters, or a\n" +
+        "generated one in the daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
     )
     .option("--listen <host:port>", "also listen on TCP (requires the token)")
     .option("--faults <spec>", "inject faults (see below) to rehearse recovery")
@@ -134,7 +176,13 @@ export function register(noun: Command, bind: Bind): void {
     .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
     .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
     .option("--execution-output-max <size>", "execution output kept on disk per stream (default: 256MiB)")
+    .option(
+      "--retain <dur>",
+      "keep finished executions and exited processes this long (default: 30d; never less than --key-retention)",
+    )
+    .option("--retain-size <size>", "keep at most this much; the oldest finished outputs go first (default: 5GiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
+  cmd.addHelpText("after", `\n${RETENTION_HELP}\n`);
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [
     { command: "sbx daemon run", description: "in the foreground, Ctrl-C to stop" },

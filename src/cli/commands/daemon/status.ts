@@ -2,11 +2,13 @@
 
 import type { Command } from "commander";
 import { localEndpoint } from "../../../client/endpoint.js";
-import type { Health, IsolationStatus } from "../../../protocol/types.js";
+import { checkLocalDaemonDirs } from "../../../config/paths.js";
+import type { Health, IsolationStatus, StorageReport } from "../../../protocol/types.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
+import { ExitCodes } from "../../errors.js";
 
 export interface DaemonStatus {
   running: boolean;
@@ -16,18 +18,24 @@ export interface DaemonStatus {
   started_at: string | null;
   /** The sandbox drivers the daemon found at its start: what new sandboxes get. */
   isolation: IsolationStatus | null;
+  /** What the daemon keeps and its size (null when it is not running or did not say). */
+  storage: StorageReport | null;
 }
 
-export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
+export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {}): Promise<DaemonStatus> {
+  checkLocalDaemonDirs(ctx.paths);
   const pid = readDaemonPid(ctx.paths.pidFile);
   const [{ HttpClient }, { Api }] = await Promise.all([
     import("../../../client/http.js"),
     import("../../../client/api.js"),
   ]);
   const http = new HttpClient({ ...localEndpoint(ctx.paths), autoStart: false });
+  const api = new Api(http);
   let health: Health | null = null;
+  let storage: StorageReport | null = null;
   try {
-    health = await new Api(http).health(2_000);
+    health = await api.health(2_000);
+    if (opts.storage) storage = await api.storage().catch(() => null);
   } catch {
     health = null;
   } finally {
@@ -40,7 +48,34 @@ export async function daemonStatus(ctx: Context): Promise<DaemonStatus> {
     version: health?.version ?? null,
     started_at: health?.started_at ?? null,
     isolation: health?.isolation ?? null,
+    storage,
   };
+}
+
+function size(n: number): string {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** One line saying what is kept, how big it is, and for how long. */
+export function storageLine(s: StorageReport): string {
+  const days = (ms: number) => `${Math.round((ms / 86_400_000) * 10) / 10}d`;
+  return [
+    "kept",
+    `${s.executions.kept} executions (${s.executions.running} running${
+      s.executions.outputs_dropped ? `, ${s.executions.outputs_dropped} without their full output` : ""
+    }), ${s.processes.kept} processes (${s.processes.running} running)`,
+    `${size(s.bytes.total)} of ${size(s.retention.retain_bytes)} (database ${size(s.bytes.database)}, output ${size(
+      s.bytes.execution_output,
+    )}, process logs ${size(s.bytes.process_logs)})`,
+    `finished work kept ${days(s.retention.retain_ms)}`,
+  ].join("\t");
 }
 
 /** What new sandboxes get, and why not bwrap when it cannot run. */
@@ -50,21 +85,26 @@ function describeIsolation(i: IsolationStatus): string {
 }
 
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
-  const s = await daemonStatus(ctx);
+  const s = await daemonStatus(ctx, { storage: true });
   if (opts.json) printJson(ctx, s);
   else if (s.running) {
     ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}`);
     if (s.isolation) ctx.io.out(`isolation\t${describeIsolation(s.isolation)}`);
+    if (s.storage) ctx.io.out(storageLine(s.storage));
   } else ctx.io.out(`not running\t${s.socket}`);
-  return s.running ? 0 : 3;
+  return s.running ? ExitCodes.ok : ExitCodes.notRunning;
 }
 
 export function register(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("status")
     .summary("say whether the local daemon is running (exit 3 when not)")
-    .description("Ask the local daemon's socket for its health. Exits 0 when it answers, 3 when it does not.")
-    .option("--json", "print {running, pid, socket, version, started_at, isolation}")
+    .description(
+      "Ask the local daemon's socket for its health, the isolation new sandboxes get, and what it\n" +
+        "keeps: executions and processes, their size against --retain-size, and how long finished\n" +
+        "work is kept (--retain). Exits 0 when it answers, 3 when it does not.",
+    )
+    .option("--json", "print {running, pid, socket, version, started_at, isolation, storage}")
     .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
   withExamples(cmd, [{ command: "sbx daemon status", description: "is it up?" }]);
 }

@@ -5,7 +5,7 @@ import { type Command, Option } from "commander";
 import type { ProcessStream } from "../../../protocol/types.js";
 import { type Bind, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
-import { ExitWith, UsageError } from "../../errors.js";
+import { ExitCodes, ExitWith, UsageError } from "../../errors.js";
 import { resolveProcess } from "./target.js";
 
 export interface ProcessLogsOptions {
@@ -57,7 +57,7 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   let offset = opts.offset;
   let left = opts.limit;
   for (;;) {
-    if (ctx.interrupt.aborted) throw new ExitWith(130);
+    if (ctx.interrupt.aborted) throw new ExitWith(ExitCodes.cancelled);
     const chunk = await t.api.readLogsFrom(
       t.sandbox,
       t.processId,

@@ -6,6 +6,7 @@ import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { printJson } from "../../render/outcome.js";
 import { resolveProcess } from "./target.js";
+import { ExitCodes } from "../../errors.js";
 
 export async function runResult(
   opts: { ref: string; sandbox: string | undefined; waitMs: number; json: boolean },
@@ -32,7 +33,7 @@ export async function runResult(
     if (r.stdout_tail) ctx.io.out(`--- stdout (tail)\n${r.stdout_tail.replace(/\n$/, "")}`);
     if (r.stderr_tail) ctx.io.out(`--- stderr (tail)\n${r.stderr_tail.replace(/\n$/, "")}`);
   }
-  return r.complete ? 0 : opts.waitMs > 0 ? 255 : 0;
+  return r.complete ? ExitCodes.ok : opts.waitMs > 0 ? ExitCodes.inDoubt : ExitCodes.ok;
 }
 
 export function register(noun: Command, bind: Bind): void {

@@ -10,7 +10,7 @@ import { durationOption } from "../../duration.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../../command-flags.js";
 import { UsageError } from "../../errors.js";
 import { explain } from "../../../receipts/document.js";
-import { printJson } from "../../render/outcome.js";
+import { answerNotRecorded, printJson } from "../../render/outcome.js";
 import { sandboxOf } from "./target.js";
 
 export const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
@@ -86,6 +86,7 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
   });
   const doc = outcome.document;
   if (opts.json) printJson(ctx, doc);
+  if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, doc, opts.json);
   if (doc.classification === "succeeded") {
     if (!opts.json) ctx.io.out(doc.execution_id ?? "");
     ctx.io.info(`sbx: started ${doc.execution_id}; logs: sbx process logs ${doc.execution_id} -f`);

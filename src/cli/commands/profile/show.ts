@@ -1,6 +1,7 @@
 // sbx profile show
 
 import type { Command } from "commander";
+import { selectedProfile } from "../../../client/endpoint.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { NotFoundError } from "../../errors.js";
@@ -9,7 +10,7 @@ import { profileSummaries } from "./list.js";
 
 export async function run(opts: { name: string | undefined; json: boolean }, ctx: Context): Promise<number> {
   const all = profileSummaries(ctx);
-  const wanted = opts.name ?? ctx.endpoint().profile;
+  const wanted = opts.name ?? selectedProfile({ profile: ctx.globals.profile }, ctx.env, ctx.config);
   const p = all.find((s) => s.profile === wanted);
   if (!p) throw new NotFoundError(`no profile named ${JSON.stringify(wanted)}`, "see `sbx profile list`");
   if (opts.json) printJson(ctx, p);

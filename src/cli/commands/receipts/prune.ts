@@ -21,8 +21,9 @@ export function parsePruneOptions(raw: { before?: string; includeInDoubt?: boole
 }
 
 export async function run(opts: PruneOptions, ctx: Context): Promise<number> {
-  const store = await ctx.receipts();
-  const deleted = store.prune(opts.before, opts.includeInDoubt ? {} : { keep: IN_DOUBT });
+  // Running receipts are kept like the ones in doubt: their result is still to come.
+  const keep = opts.includeInDoubt ? {} : { keep: [...IN_DOUBT, "running" as const] };
+  const deleted = await ctx.storeWrite((store) => store.prune(opts.before, keep));
   if (opts.json) printJson(ctx, { deleted, before: opts.before, kept_in_doubt: !opts.includeInDoubt });
   else {
     ctx.io.out(`deleted ${deleted} receipt${deleted === 1 ? "" : "s"} created before ${opts.before}`);
@@ -37,7 +38,7 @@ export function register(noun: Command, bind: Bind): void {
     .summary("delete receipts created before a time")
     .description(
       "Delete receipts (with their attempts and observations) created before TIME. Receipts still\n" +
-        "in doubt (dispatched, outcome_unknown, …) are kept unless --include-in-doubt.",
+        "in doubt (dispatched, outcome_unknown, …) or running are kept unless --include-in-doubt.",
     )
     .requiredOption("--before <time>", "ISO-8601 time, or a duration ago like 30d")
     .option("--include-in-doubt", "also delete receipts that are still in doubt")

@@ -6,7 +6,8 @@ import type { Context } from "../../context.js";
 import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
-import { printDispatchOutcome } from "../../render/outcome.js";
+import { printExactOutput } from "../../exact-output.js";
+import { answerNotRecorded, printDispatchOutcome } from "../../render/outcome.js";
 
 export interface ResubmitOptions {
   ref: string;
@@ -15,8 +16,8 @@ export interface ResubmitOptions {
   json: boolean;
 }
 
-/** Receipts whose result is known (or kept, record_pending): sending again is refused without --force. */
-const SETTLED = ["record_pending", "succeeded", "failed", "timed_out", "cancelled"];
+/** Receipts whose result is known, kept (record_pending) or coming (running): sending again is refused without --force. */
+const SETTLED = ["record_pending", "running", "succeeded", "failed", "timed_out", "cancelled"];
 
 export function parseResubmitOptions(
   ref: string,
@@ -36,8 +37,10 @@ export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> 
     throw new UsageError(
       current === "record_pending"
         ? `${stored.receipt.receipt_id} is record_pending: it ran and its result is kept; do not resubmit`
-        : `${stored.receipt.receipt_id} is already ${current}; its result is known`,
-      current === "record_pending"
+        : current === "running"
+          ? `${stored.receipt.receipt_id} is running; its result is coming`
+          : `${stored.receipt.receipt_id} is already ${current}; its result is known`,
+      current === "record_pending" || current === "running"
         ? `wait for it: sbx receipts wait ${stored.receipt.receipt_id}`
         : "--force sends it again anyway (a backend that keeps the key answers with the first result)",
     );
@@ -45,7 +48,10 @@ export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> 
   const api = await ctx.api(endpointOfReceipt(ctx, stored));
   const outcome = await resubmit(ctx, stored, api, clientTimeoutMs);
   ctx.io.info(`sbx: attempt #${outcome.attempt} of ${outcome.receiptId} (key ${stored.receipt.idempotency_key})`);
-  return printDispatchOutcome(ctx, outcome.document, opts.json);
+  if (!opts.json) await printExactOutput(ctx, api, outcome.document);
+  const code = printDispatchOutcome(ctx, outcome.document, opts.json, { outputShown: !opts.json });
+  if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, outcome.document, opts.json);
+  return code;
 }
 
 export function register(noun: Command, bind: Bind): void {

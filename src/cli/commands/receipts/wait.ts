@@ -7,6 +7,7 @@ import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import { ExitCodes } from "../../errors.js";
+import { printExactOutput } from "../../exact-output.js";
 import { type WaitEnd, waitUntilSettled } from "../../observe.js";
 import { printDispatchOutcome } from "../../render/outcome.js";
 
@@ -41,7 +42,8 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   } else if (end === "deadline") {
     ctx.io.err(`sbx: stopped waiting after ${opts.timeoutMs / 1000}s; ${id} is still ${doc.classification}`);
   }
-  const code = printDispatchOutcome(ctx, doc, opts.json);
+  if (!opts.json) await printExactOutput(ctx, api, doc);
+  const code = printDispatchOutcome(ctx, doc, opts.json, { outputShown: !opts.json });
   return end === "interrupted" ? ExitCodes.cancelled : code;
 }
 

@@ -1,0 +1,232 @@
+// What the embedded backend keeps, and for how long (docs/protocol.md, "Retention").
+// Finished executions (record, event log, output files) and exited processes (record,
+// logs) go once they are older than the retention period, which is never shorter than
+// the idempotency-key retention: a record some local receipt may still be in doubt
+// about can be read, by id or by key, for as long as its key is kept. Past the size
+// limit, the oldest finished executions' output files go first (their records and
+// event logs stay: outcome, exit code, tails), then records past the key window.
+// Nothing that still runs is ever touched.
+
+import fs from "node:fs";
+import path from "node:path";
+import type { StorageReport } from "../protocol/types.js";
+import type { BackendStore } from "./db.js";
+import type { EventLog } from "./events.js";
+import type { ProcessSupervisor } from "./process-supervisor.js";
+import type { SandboxRegistry } from "./sandbox-registry.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_RETAIN_MS = 30 * DAY_MS;
+export const DEFAULT_RETAIN_BYTES = 5 * 1024 * 1024 * 1024;
+/** Between sweeps (one also runs at start-up, after recovery). */
+export const RETENTION_SWEEP_MS = 10 * 60 * 1000;
+const BATCH = 100;
+
+export interface RetentionOptions {
+  store: BackendStore;
+  events: EventLog;
+  sandboxes: SandboxRegistry;
+  processes: ProcessSupervisor;
+  retainMs: number;
+  retainBytes: number;
+  keyRetentionMs: number;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+interface Usage {
+  database: number;
+  executionOutput: number;
+  processLogs: number;
+  total: number;
+}
+
+/** Bytes of the regular files under a directory (0 when it is gone). */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += bytesUnder(p);
+    else if (e.isFile()) {
+      try {
+        total += fs.statSync(p).size;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return total;
+}
+
+/** Removes what `next` finds, a batch at a time, until nothing is left or `max` went; returns how many. */
+function inBatches<T>(max: number, next: (limit: number) => T[], remove: (row: T) => void): number {
+  let n = 0;
+  while (n < max) {
+    const rows = next(Math.min(BATCH, max - n));
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      remove(row);
+      n++;
+    }
+  }
+  return n;
+}
+
+export class Retention {
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private timer: NodeJS.Timeout | undefined;
+  private lastSweep: StorageReport["last_sweep"] = null;
+
+  constructor(private readonly opts: RetentionOptions) {
+    this.now = opts.now ?? Date.now;
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** Finished records older than this go: the retention period, never shorter than the key window. */
+  get horizonMs(): number {
+    return Math.max(this.opts.retainMs, this.opts.keyRetentionMs);
+  }
+
+  /** Sweeps now and every RETENTION_SWEEP_MS until stopped. */
+  start(intervalMs = RETENTION_SWEEP_MS): void {
+    this.sweepLogged();
+    this.timer = setInterval(() => this.sweepLogged(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private sweepLogged(): void {
+    if (this.opts.store.isClosed) return;
+    try {
+      this.sweep();
+    } catch (err) {
+      this.log(`retention: the sweep failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** One pass: by age, then by size. Returns what it did (also kept for the report). */
+  sweep(): NonNullable<StorageReport["last_sweep"]> {
+    const now = this.now();
+    const result = { deleted_executions: 0, dropped_outputs: 0, deleted_processes: 0 };
+    // By age: everything finished before the horizon.
+    const aged = new Date(now - this.horizonMs).toISOString();
+    result.deleted_executions += this.deleteExecutions(aged, Number.POSITIVE_INFINITY);
+    result.deleted_processes += this.deleteProcesses(aged, Number.POSITIVE_INFINITY);
+    // By size: the oldest finished outputs first, then records past the key window.
+    let usage = this.usage();
+    const limit = this.opts.retainBytes;
+    if (usage.total > limit) {
+      result.dropped_outputs += this.dropOutputs(new Date(now).toISOString(), usage.total - limit);
+      usage = this.usage();
+    }
+    const keyWindow = new Date(now - this.opts.keyRetentionMs).toISOString();
+    while (usage.total > limit) {
+      const executions = this.deleteExecutions(keyWindow, BATCH);
+      const processes = executions === 0 ? this.deleteProcesses(keyWindow, BATCH) : 0;
+      result.deleted_executions += executions;
+      result.deleted_processes += processes;
+      if (executions + processes === 0) break;
+      usage = this.usage();
+    }
+    const over = Math.max(0, usage.total - limit);
+    if (over > 0) {
+      this.log(
+        `retention: ${over} bytes over the size limit are kept: running, or inside the ${Math.round(this.opts.keyRetentionMs / DAY_MS)}-day key window`,
+      );
+    }
+    const sweep = { at: new Date(now).toISOString(), ...result, over_limit_bytes: over };
+    if (result.deleted_executions + result.dropped_outputs + result.deleted_processes > 0) {
+      this.log(
+        `retention: deleted ${result.deleted_executions} execution(s) and ${result.deleted_processes} process(es), dropped ${result.dropped_outputs} output(s)`,
+      );
+    }
+    this.lastSweep = sweep;
+    return sweep;
+  }
+
+  /** Deletes finished executions that ended before `before`, oldest first, at most `max`. */
+  private deleteExecutions(before: string, max: number): number {
+    return inBatches(
+      max,
+      (limit) => this.opts.store.finishedExecutions({ before, limit }),
+      (row) => {
+        this.opts.store.transaction(() => this.opts.store.deleteExecution(row.execution_id));
+        fs.rmSync(this.opts.events.outputDir(row.sandbox_id, row.execution_id), { recursive: true, force: true });
+      },
+    );
+  }
+
+  /** Deletes exited processes (record and logs) that ended before `before`, oldest first. */
+  private deleteProcesses(before: string, max: number): number {
+    return inBatches(
+      max,
+      (limit) => this.opts.store.exitedProcesses({ before, limit }),
+      (row) => this.opts.processes.remove(row),
+    );
+  }
+
+  /** Drops the output files of the oldest finished executions until `excess` bytes are freed. */
+  private dropOutputs(before: string, excess: number): number {
+    let freed = 0;
+    let n = 0;
+    for (;;) {
+      const rows = this.opts.store.finishedExecutions({ before, limit: BATCH, outputKept: true });
+      if (rows.length === 0) return n;
+      for (const row of rows) {
+        const dir = this.opts.events.outputDir(row.sandbox_id, row.execution_id);
+        freed += bytesUnder(dir);
+        fs.rmSync(dir, { recursive: true, force: true });
+        this.opts.store.transaction(() =>
+          this.opts.store.markOutputDropped(row.execution_id, new Date(this.now()).toISOString()),
+        );
+        n++;
+        if (freed >= excess) return n;
+      }
+    }
+  }
+
+  private usage(): Usage {
+    const { store, events, sandboxes } = this.opts;
+    const database = store.contents().databaseBytes;
+    let executionOutput = 0;
+    for (const e of store.executionsWithOutput())
+      executionOutput += bytesUnder(events.outputDir(e.sandbox_id, e.execution_id));
+    let processLogs = 0;
+    for (const sandbox of store.listSandboxes()) {
+      processLogs += bytesUnder(path.join(sandboxes.sandboxDir(sandbox.sandbox_id), "processes"));
+    }
+    return { database, executionOutput, processLogs, total: database + executionOutput + processLogs };
+  }
+
+  report(): StorageReport {
+    const c = this.opts.store.contents();
+    const u = this.usage();
+    return {
+      executions: {
+        kept: c.executions,
+        running: c.executionsRunning,
+        outputs_dropped: c.outputsDropped,
+        oldest_finished_at: c.oldestFinishedAt,
+      },
+      processes: { kept: c.processes, running: c.processesRunning },
+      bytes: { database: u.database, execution_output: u.executionOutput, process_logs: u.processLogs, total: u.total },
+      retention: {
+        retain_ms: this.horizonMs,
+        retain_bytes: this.opts.retainBytes,
+        key_retention_ms: this.opts.keyRetentionMs,
+      },
+      last_sweep: this.lastSweep,
+    };
+  }
+}

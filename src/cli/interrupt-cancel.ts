@@ -1,0 +1,71 @@
+// Ctrl-C during `sbx exec`: the first one asks the backend to cancel that execution
+// (by its id, or found by its idempotency key when no id came back yet) and sbx
+// keeps waiting for the outcome, which then says `cancelled` (exit 130). The second
+// one stops waiting (main aborts ctx.interrupt): the receipt stays in doubt (255).
+
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Api } from "../client/api.js";
+import { idForKey } from "../client/key-lookup.js";
+import type { Context } from "./context.js";
+
+/** Key lookups while the request may still be being admitted, a quarter second apart. */
+const KEY_LOOKUPS = 20;
+
+export interface InterruptTarget {
+  sandbox: string;
+  key: string;
+  receiptId: string;
+  /** The execution id, once the answer or the stream named it. */
+  executionId: () => string | null;
+}
+
+/** Takes the first Ctrl-C for cancelling the target; returns the undo (call it once the answer is in). */
+export function cancelOnFirstInterrupt(ctx: Context, api: Api, target: InterruptTarget): () => void {
+  let done = false;
+  const say = (line: string) => {
+    if (!done && !ctx.interrupt.aborted) ctx.io.err(line);
+  };
+  const findId = async (): Promise<string | null> => {
+    for (let i = 0; i < KEY_LOOKUPS && !done && !ctx.interrupt.aborted; i++) {
+      const known = target.executionId();
+      if (known !== null) return known;
+      const found = idForKey(await api.findExecutionByKey(target.sandbox, target.key, 5_000), "executions", target.key);
+      if (found !== null) return found;
+      await sleep(250, undefined, { signal: ctx.interrupt }).catch(() => undefined);
+    }
+    return target.executionId();
+  };
+  const cancel = async () => {
+    say(`sbx: Ctrl-C: cancelling ${target.receiptId}… (Ctrl-C again stops waiting; the command may then keep running)`);
+    const executionId = await findId();
+    if (executionId === null) {
+      say(`sbx: the backend has no execution for ${target.receiptId} yet; still waiting for its answer`);
+      return;
+    }
+    // Learned by key: the receipt keeps it, so that whatever comes next can follow it by id.
+    void ctx.storeWrite((s) => s.noteExecutionId(target.receiptId, executionId)).catch(() => undefined);
+    try {
+      const ack = await api.cancelExecution(
+        target.sandbox,
+        executionId,
+        "Ctrl-C in sbx exec",
+        `sbx-cancel-${randomUUID()}`,
+      );
+      say(
+        ack.cancel === "requested"
+          ? `sbx: cancel requested for ${executionId}; waiting for it to end…`
+          : `sbx: ${executionId} had already ended`,
+      );
+    } catch (err) {
+      say(`sbx: could not ask for the cancel of ${executionId} (${(err as Error).message}); still waiting`);
+    }
+  };
+  const undo = ctx.onFirstInterrupt(() => {
+    void cancel();
+  });
+  return () => {
+    done = true;
+    undo();
+  };
+}

@@ -1,0 +1,27 @@
+// Every exit code sbx gives, named once (docs/classification.md). A code from 1 to
+// 123 is only ever the command's own exit code; sbx's own failures borrow none of
+// them: the sysexits codes 70, 74, 75 and 78, and 125, 130 and 255.
+
+export const ExitCodes = {
+  ok: 0,
+  /** Other commands (not exec, wait, resubmit): something named does not exist, or an error answer. */
+  failure: 1,
+  /** `sbx daemon status`: the daemon is not running. */
+  notRunning: 3,
+  /** EX_SOFTWARE: a bug in sbx. */
+  internal: 70,
+  /** EX_IOERR: the receipt store (or a directory sbx writes) is unusable; nothing was sent. */
+  storeUnusable: 74,
+  /** EX_TEMPFAIL: nothing ran, nothing was sent or the backend said not_started; safe to send again. */
+  notStarted: 75,
+  /** EX_CONFIG: a configuration file that does not parse or validate. */
+  config: 78,
+  /** The backend killed the command at its timeout. */
+  timedOut: 124,
+  /** Refused before anything ran: usage, configuration, validation. */
+  usage: 125,
+  /** Cancelled (also: interrupted before anything was sent). */
+  cancelled: 130,
+  /** In doubt: it may have run. */
+  inDoubt: 255,
+} as const;

@@ -1,0 +1,78 @@
+// The backend on a full disk (a small tmpfs, as root): an execution whose end cannot
+// be written is never left `pending` until a restart; it is answered from memory as
+// record_pending (it ran; do not resubmit) and stored once there is room. One that
+// cannot even be admitted is 503 not_started: nothing ran.
+
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { backendsPerTest, EXECUTE, until, workspaceOf } from "./support.js";
+
+const EXECUTIONS = "/api/v1/sandbox/default/executions";
+const start = backendsPerTest();
+
+describe.skipIf(!canMountTmpfs)("a full disk under the backend (a small tmpfs, as root)", () => {
+  it("an execution that ends while its log cannot be written is answered, never left pending, and stored later", async (t) => {
+    const fsys = smallTmpfs("24m");
+    const b = await start({ eventFlushMs: 5 }, fsys.dir);
+    t.onTestFinished(async () => {
+      await b.stop();
+      fsys.cleanup();
+    });
+    const workspace = await workspaceOf(b);
+    execFileSync("mkfifo", [path.join(workspace, "go")]);
+    const exec = b.api("POST", EXECUTE, { body: { command: "read x < go; echo done $x" } });
+    const id = await until(
+      async () => (await b.api("GET", `${EXECUTIONS}?outcome=pending`)).json.executions[0]?.execution_id,
+      5000,
+      "the execution to start",
+    );
+
+    const filler = fillUntilFree(fsys.dir);
+    fs.writeFileSync(path.join(workspace, "go"), "now\n");
+    const answer = await exec;
+    expect(answer.status).toBe(200);
+    // It ran and its result exists: record_pending, never `pending`.
+    expect(answer.json).toMatchObject({
+      outcome: "succeeded",
+      exit_code: 0,
+      record_pending: true,
+      stdout: "done now\n",
+    });
+    expect((await b.api("GET", `${EXECUTIONS}/${id}`)).json).toMatchObject({
+      outcome: "succeeded",
+      record_pending: true,
+    });
+    expect(b.logs.join("\n")).toContain("kept in memory until it can be stored");
+
+    fs.rmSync(filler);
+    const stored = await until(
+      async () => {
+        const r = (await b.api("GET", `${EXECUTIONS}/${id}`)).json;
+        return r.record_pending === false ? r : undefined;
+      },
+      20_000,
+      "the end to be stored once there is room",
+    );
+    expect(stored).toMatchObject({ outcome: "succeeded", exit_code: 0, stdout: "done now\n" });
+    const events = (await b.api("GET", `${EXECUTIONS}/${id}/events?limit=100`)).json.events as Array<{ type: string }>;
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["exit", "end"]);
+  });
+
+  it("an execution that cannot be admitted is 503 not_started: nothing ran", async (t) => {
+    const fsys = smallTmpfs("16m");
+    const b = await start({}, fsys.dir);
+    t.onTestFinished(async () => {
+      await b.stop();
+      fsys.cleanup();
+    });
+    const workspace = await workspaceOf(b);
+    fillUntilFree(fsys.dir);
+    const r = await b.api("POST", EXECUTE, { body: { command: "touch ran" } });
+    expect(r.status).toBe(503);
+    expect(r.json.error).toMatchObject({ code: "not_started", details: { reason: "storage_unavailable" } });
+    expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false);
+  });
+});

@@ -1,0 +1,96 @@
+// 64 sbx exec processes at once against one local daemon, on Node and on the release
+// binary, while a second process holds the receipt store for a while: every one waits
+// its turn, sends its request on a connection of its own (never one the daemon closed
+// while it waited), and exits 0 with a correct receipt.
+
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ReceiptDocument } from "../../src/receipts/document.js";
+import { socketClient } from "../backend/support.js";
+import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
+import { collect, makeHome, receiptsDbOf, removeHome, runSbx, runSbxJson, spawnSbx } from "../support/cli.js";
+import { stopDaemon } from "../support/daemon.js";
+import { holdStoreLock } from "../support/store-holder.js";
+
+const N = 64;
+/** Past Node's keep-alive timeout (5 s): connections pooled before the wait are closed by then. */
+const KEEP_ALIVE_GONE_MS = 7000;
+
+const runtimes: Array<[string, boolean]> = [
+  ["node bin/sbx", true],
+  ["the release binary", canBuildBinary],
+];
+
+describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name, available) => {
+  let home: string;
+  let bin: string | undefined;
+  beforeAll(async () => {
+    home = makeHome("sbx-e2e-load-");
+    if (name === "the release binary" && available) {
+      bin = path.join(home, "sbx-release");
+      buildReleaseBinary(bin);
+    }
+    const warm = await runSbx(["exec", "--", "true"], { home, ...(bin ? { bin } : {}) });
+    expect(warm.code, warm.stderr).toBe(0);
+  }, 120_000);
+  afterAll(async () => {
+    await stopDaemon(home);
+    removeHome(home);
+  });
+
+  it.skipIf(!available)(
+    `${N} at once, the store held meanwhile: ${N}/${N} exit 0 with correct receipts`,
+    async () => {
+      const holder = await holdStoreLock(receiptsDbOf(home));
+      const stderrs: string[] = Array.from({ length: N }, () => "");
+      let results: Awaited<ReturnType<typeof collect>>[];
+      try {
+        const children = Array.from({ length: N }, (_, i) => {
+          const child = spawnSbx(["exec", "--", "echo", `n${i}`], { home, ...(bin ? { bin } : {}) });
+          child.stderr?.on("data", (c: Buffer) => {
+            stderrs[i] += c.toString();
+          });
+          return collect(child, 120_000, `sbx exec #${i}`);
+        });
+        // Every one of them is waiting for the store (each says so once).
+        const deadline = Date.now() + 90_000;
+        while (!stderrs.every((s) => s.includes("is busy (another process holds it)"))) {
+          if (Date.now() > deadline) throw new Error(`not all ${N} reached the store:\n${stderrs.join("\n")}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await new Promise((r) => setTimeout(r, KEEP_ALIVE_GONE_MS));
+        await holder.release();
+        results = await Promise.all(children);
+      } finally {
+        await holder.release();
+      }
+      results.forEach((r, i) => {
+        expect({ i, code: r.code, stdout: r.stdout, stderr: stderrs[i] }).toMatchObject({
+          i,
+          code: 0,
+          stdout: `n${i}\n`,
+        });
+        expect(stderrs[i]).not.toMatch(/EPIPE|database is locked|may have run|internal error/);
+      });
+
+      const list = await runSbxJson<ReceiptDocument[]>(["receipts", "list", "--json", "--limit", "1000"], { home });
+      const mine = list.doc.filter((d) => /^n\d+$/.test(String((d.request.body as { command: string[] }).command[1])));
+      expect(mine).toHaveLength(N);
+      expect(new Set(mine.map((d) => d.idempotency_key)).size).toBe(N);
+      for (const d of mine) {
+        const word = (d.request.body as { command: string[] }).command[1];
+        expect(d).toMatchObject({ classification: "succeeded", exit: 0, stdout: `${word}\n`, profile: "local" });
+      }
+      // The daemon ran each exactly once.
+      const backend = socketClient(path.join(home, "daemon", "daemon.sock"));
+      try {
+        const listed = await backend.api("GET", "/api/v1/sandbox/default/executions?limit=200");
+        const keys = (listed.json.executions as Array<{ idempotency_key: string }>).map((e) => e.idempotency_key);
+        for (const d of mine) expect(keys.filter((k) => k === d.idempotency_key)).toHaveLength(1);
+      } finally {
+        await backend.close();
+      }
+    },
+    240_000,
+  );
+});

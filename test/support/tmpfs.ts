@@ -1,0 +1,40 @@
+// A small tmpfs for disk-full tests (root only; the tests skip otherwise), and filling it.
+
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export const canMountTmpfs = process.getuid?.() === 0 && spawnSync("mount", ["--version"]).status === 0;
+
+/** Mounts a tmpfs of `size` (e.g. "2m") on a fresh private directory; cleanup unmounts and removes it. */
+export function smallTmpfs(size: string): { dir: string; cleanup(): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-tmpfs-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir]);
+  return {
+    dir,
+    cleanup: () => {
+      spawnSync("umount", ["-l", dir]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fills a file system until only `leave` bytes are free; returns the filler's path. */
+export function fillUntilFree(dir: string, leave = 0): string {
+  const file = path.join(dir, "filler");
+  const st = fs.statfsSync(dir);
+  let left = st.bavail * st.bsize - leave;
+  const fd = fs.openSync(file, "w");
+  const chunk = Buffer.alloc(64 * 1024, 1);
+  try {
+    while (left > 0) left -= fs.writeSync(fd, chunk, 0, Math.min(chunk.length, left));
+    // Nothing left to leave: write until the file system says it is full.
+    if (leave === 0) for (;;) fs.writeSync(fd, chunk);
+  } catch {
+    // ENOSPC: full
+  } finally {
+    fs.closeSync(fd);
+  }
+  return file;
+}
