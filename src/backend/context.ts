@@ -8,6 +8,7 @@ import type { ExecutionManager } from "./executions.js";
 import type { FaultDecision } from "./faults.js";
 import type { Reply } from "./http.js";
 import type { IdempotencyKeys } from "./idempotency.js";
+import type { JobManager } from "./jobs/manager.js";
 import type { ProcessSupervisor } from "./process-supervisor.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
 
@@ -33,6 +34,10 @@ export const ROUTE_NAMES = [
   "process.stdin",
   "process.signal",
   "process.stop",
+  "jobs.submit",
+  "jobs.list",
+  "jobs.get",
+  "jobs.cancel",
 ] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
@@ -46,6 +51,8 @@ export const MUTATION_ROUTES: readonly RouteName[] = [
   "process.stdin",
   "process.signal",
   "process.stop",
+  "jobs.submit",
+  "jobs.cancel",
 ];
 
 export interface Services {
@@ -53,6 +60,7 @@ export interface Services {
   sandboxes: SandboxRegistry;
   executions: ExecutionManager;
   processes: ProcessSupervisor;
+  jobs: JobManager;
   /** Execution event logs and full output files. */
   events: EventLog;
   idempotency: IdempotencyKeys;

@@ -12,6 +12,7 @@ import {
   streamExecution,
 } from "./handlers/executions.js";
 import { health } from "./handlers/health.js";
+import { cancelJob, getJob, listJobs, submitJobs } from "./handlers/jobs.js";
 import {
   getProcess,
   getProcessLogs,
@@ -58,6 +59,10 @@ const ROUTES: readonly RouteDef[] = [
   route("process.logs", "GET", "sandbox/:id/processes/:pid/logs", getProcessLogs),
   route("process.stdin", "POST", "sandbox/:id/processes/:pid/stdin", writeProcessStdin),
   route("process.signal", "POST", "sandbox/:id/processes/:pid/signal", signalProcess),
+  route("jobs.submit", "POST", "sandbox/:id/jobs", submitJobs),
+  route("jobs.list", "GET", "sandbox/:id/jobs", listJobs),
+  route("jobs.get", "GET", "sandbox/:id/jobs/:jid", getJob),
+  route("jobs.cancel", "POST", "sandbox/:id/jobs/:jid/cancel", cancelJob),
 ];
 
 export interface RouteMatch {

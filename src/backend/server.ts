@@ -19,6 +19,7 @@ import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
 import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
 import { callerFor, IdempotencyKeys } from "./idempotency.js";
+import { JobManager } from "./jobs/manager.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
 import { DEFAULT_KILL_GRACE_MS, LocalProcessDriver } from "./runner.js";
@@ -69,6 +70,10 @@ export interface BackendOptions {
   executionOutputMaxBytes?: number;
   /** Between `: ping` comments on event streams. Default 15 s. */
   ssePingMs?: number;
+  /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
+  jobConcurrency?: number;
+  /** Output bytes kept per job (the first half and the last half; the middle is omitted). Default 8 MiB. */
+  jobOutputBudgetBytes?: number;
 }
 
 export interface CloseOptions {
@@ -123,6 +128,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   try {
     backend.executions.recover();
     backend.processes.recover();
+    backend.jobs.recover();
     await backend.listen();
   } catch (err) {
     await backend.close();
@@ -134,6 +140,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
 class Backend {
   readonly executions: ExecutionManager;
   readonly processes: ProcessSupervisor;
+  readonly jobs: JobManager;
   private readonly services: Services;
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
   private readonly log: (line: string) => void;
@@ -185,11 +192,21 @@ class Backend {
       log: this.log,
       onSettled: () => this.armIdle(),
     });
+    this.jobs = new JobManager({
+      store,
+      sandboxes,
+      killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+      ...(opts.jobConcurrency !== undefined && { concurrency: opts.jobConcurrency }),
+      ...(opts.jobOutputBudgetBytes !== undefined && { outputBudgetBytes: opts.jobOutputBudgetBytes }),
+      log: this.log,
+      onSettled: () => this.armIdle(),
+    });
     this.services = {
       store,
       sandboxes,
       executions: this.executions,
       processes: this.processes,
+      jobs: this.jobs,
       events,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
       idempotency: new IdempotencyKeys(
@@ -259,10 +276,11 @@ class Backend {
     if (opts.simulateCrash) {
       this.executions.abandon();
       this.processes.abandon();
+      this.jobs.abandon();
       for (const { server } of this.servers) server.closeAllConnections();
     } else {
       // Blocking requests waiting on these executions (and processes) get their answers now.
-      await Promise.all([this.executions.shutdown(), this.processes.shutdown()]);
+      await Promise.all([this.executions.shutdown(), this.processes.shutdown(), this.jobs.shutdown()]);
       let allClosed = false;
       void closed.then(() => {
         allClosed = true;
@@ -392,9 +410,9 @@ class Backend {
     }, ms);
   }
 
-  /** No execution runs and no supervised process runs, waits to restart or is being stopped. */
+  /** No execution runs, no supervised process runs, waits to restart or is being stopped, and no job is unfinished. */
   private nothingRuns(): boolean {
-    return this.executions.liveCount === 0 && this.processes.liveCount === 0;
+    return this.executions.liveCount === 0 && this.processes.liveCount === 0 && this.jobs.liveCount === 0;
   }
 }
 

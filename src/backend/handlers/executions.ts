@@ -24,7 +24,15 @@ import { type IdempotencyRow, toExecutionRecord } from "../db.js";
 import { outputSize, readOutputRange } from "../events-output.js";
 import type { EndMode } from "../executions.js";
 import { exitEventShaper } from "../faults.js";
-import { ApiError, invalidRequest, jsonReply, notStartedShuttingDown, parseJsonBody, type Reply } from "../http.js";
+import {
+  ApiError,
+  intParam,
+  invalidRequest,
+  jsonReply,
+  notStartedShuttingDown,
+  parseJsonBody,
+  type Reply,
+} from "../http.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
 
@@ -349,15 +357,6 @@ function isStreamRequest(body: Buffer): boolean {
   } catch {
     return false;
   }
-}
-
-/** An optional integer query parameter within [min, max]; 400 otherwise. */
-function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
-  const text = query.get(name);
-  if (text === null) return null;
-  const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
-  return value;
 }
 
 /** NUL bytes cannot cross exec(2); refuse them as a request problem rather than fail at spawn. */

@@ -1,9 +1,9 @@
 // Sandbox routes: POST /sandbox/create, GET /sandboxes, GET and DELETE /sandbox/{id}.
 
-import type { SandboxCreateRequest, SandboxList } from "../../protocol/types.js";
+import { ErrorCodes, type SandboxCreateRequest, type SandboxList } from "../../protocol/types.js";
 import { checkSandboxCreateRequest } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
+import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
 import { toSandbox } from "../sandbox-registry.js";
 
@@ -31,6 +31,15 @@ export async function getSandbox(ctx: RequestContext): Promise<Reply> {
 export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
     const row = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: false });
+    const jobs = ctx.services.jobs.unfinishedIn(row.sandbox_id);
+    if (jobs > 0) {
+      throw new ApiError(
+        409,
+        ErrorCodes.sandboxBusy,
+        `sandbox ${row.name} has ${jobs} job(s) not ended; cancel them first (sbx jobs cancel)`,
+        { sandbox_id: row.sandbox_id, jobs },
+      );
+    }
     ctx.services.sandboxes.remove(row);
     return jsonReply(200, { ...toSandbox(row), status: "deleted" });
   });
