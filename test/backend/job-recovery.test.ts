@@ -39,10 +39,11 @@ async function ended(b: TestBackend, id: string): Promise<Json> {
 /** The pid a job's shell wrote to a file in the workspace (its main process: the group leader). */
 async function pidFrom(b: TestBackend, file: string): Promise<number> {
   const ws = await workspaceOf(b);
-  return until(() => {
+  const pid = await until(() => {
     const text = fs.existsSync(path.join(ws, file)) ? fs.readFileSync(path.join(ws, file), "utf8") : "";
     return text.endsWith("\n") ? Number(text) : undefined;
   });
+  return pid!;
 }
 
 function alive(pid: number): boolean {

@@ -1,0 +1,117 @@
+// Waiting for jobs and following a job's output: server-side waits of at most 25 s,
+// repeated. A local deadline only stops the waiting, never the jobs. A read that
+// fails to reach the backend is tried again a few times (reads may be repeated;
+// nothing is ever submitted again).
+
+import type { JobsApi } from "../../../client/jobs.js";
+import {
+  isTerminalJobStatus,
+  JOB_OUTPUT_PAGE_DEFAULT,
+  JOB_WAIT_MAX_MS,
+  type JobOutputChunk,
+  type JobRecord,
+} from "../../../protocol/jobs.js";
+import type { Context } from "../../context.js";
+import { BackendError, SbxError } from "../../errors.js";
+import type { JobsWaitEnd } from "./outcome.js";
+
+/** Failed reads in a row (the backend unreachable, e.g. restarting) before giving up. */
+const READ_ATTEMPTS = 5;
+const READ_RETRY_PAUSE_MS = 1000;
+
+class Interrupted extends Error {}
+
+/** One read, tried again while the backend cannot be reached. Throws Interrupted on Ctrl-C. */
+async function read<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    if (ctx.interrupt.aborted) throw new Interrupted();
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof SbxError && err.code === "interrupted") throw new Interrupted();
+      const unreachable = err instanceof BackendError && err.status === null;
+      if (!unreachable || attempt >= READ_ATTEMPTS) throw err;
+      ctx.io.info(`sbx: ${(err as Error).message}; reading again (attempt ${attempt + 1} of ${READ_ATTEMPTS})`);
+      await new Promise((r) => setTimeout(r, READ_RETRY_PAUSE_MS));
+    }
+  }
+}
+
+/**
+ * Waits until every job has ended, the deadline (ms since the epoch) passed, or the
+ * user interrupted. `onProgress` sees the jobs as last read.
+ */
+export async function waitForJobs(
+  ctx: Context,
+  api: JobsApi,
+  sandbox: string,
+  ids: readonly string[],
+  deadlineAt: number | null,
+  onProgress?: (jobs: JobRecord[]) => void,
+): Promise<{ jobs: JobRecord[]; end: JobsWaitEnd }> {
+  const latest = new Map<string, JobRecord>();
+  const snapshot = () => ids.map((id) => latest.get(id)!);
+  try {
+    for (const id of ids) latest.set(id, await read(ctx, () => api.get(sandbox, id, { outputLimit: 0 })));
+    for (;;) {
+      onProgress?.(snapshot());
+      const pending = ids.filter((id) => !isTerminalJobStatus(latest.get(id)!.status));
+      if (pending.length === 0) return { jobs: snapshot(), end: "done" };
+      const left = deadlineAt === null ? JOB_WAIT_MAX_MS : deadlineAt - Date.now();
+      if (left <= 0) return { jobs: snapshot(), end: "deadline" };
+      const [first, ...rest] = pending;
+      const waitMs = Math.max(1, Math.min(JOB_WAIT_MAX_MS, left));
+      latest.set(first!, await read(ctx, () => api.get(sandbox, first!, { outputLimit: 0, waitMs })));
+      // The others may have ended meanwhile: one quick read each.
+      for (const id of rest) latest.set(id, await read(ctx, () => api.get(sandbox, id, { outputLimit: 0 })));
+    }
+  } catch (err) {
+    if (err instanceof Interrupted) return { jobs: ids.filter((id) => latest.has(id)).map((id) => latest.get(id)!), end: "interrupted" };
+    throw err;
+  }
+}
+
+export interface OutputSinks {
+  chunk(chunk: JobOutputChunk, data: Buffer): void;
+  /** Bytes of the job's output not kept (the middle past its budget), before the next chunk. */
+  omitted(bytes: number): void;
+}
+
+/**
+ * Reads a job's kept output from the start, in order; with `follow`, until the job
+ * ended and everything was read. Returns the job as last read, or null when interrupted.
+ */
+export async function readJobOutput(
+  ctx: Context,
+  api: JobsApi,
+  sandbox: string,
+  jobId: string,
+  follow: boolean,
+  sinks: OutputSinks,
+): Promise<JobRecord | null> {
+  let after = 0;
+  let expectedOffset = 0;
+  try {
+    for (;;) {
+      const job = await read(ctx, () =>
+        api.get(sandbox, jobId, {
+          afterSeq: after,
+          outputLimit: JOB_OUTPUT_PAGE_DEFAULT,
+          ...(follow && { waitMs: JOB_WAIT_MAX_MS }),
+        }),
+      );
+      for (const c of job.output) {
+        if (c.offset > expectedOffset) sinks.omitted(c.offset - expectedOffset);
+        const data = Buffer.from(c.data, "base64");
+        sinks.chunk(c, data);
+        expectedOffset = c.offset + data.length;
+      }
+      after = job.output_next_seq;
+      if (job.output.length > 0) continue;
+      if (!follow || isTerminalJobStatus(job.status)) return job;
+    }
+  } catch (err) {
+    if (err instanceof Interrupted) return null;
+    throw err;
+  }
+}
