@@ -65,6 +65,10 @@ export class JobsApi {
 
   /** The jobs a request id admitted: the raw observation of the list answer, for a receipt. */
   observeRequest(sandbox: string, requestId: string, deadlineMs: number): Promise<HttpObserved> {
-    return this.http.send({ method: "GET", path: `${jobPaths.jobs(sandbox)}${query({ request_id: requestId })}`, deadlineMs });
+    return this.http.send({
+      method: "GET",
+      path: `${jobPaths.jobs(sandbox)}${query({ request_id: requestId })}`,
+      deadlineMs,
+    });
   }
 }

@@ -86,8 +86,9 @@ export function register(program: Command, bind: Bind): void {
     .description(
       "For every receipt in doubt (dispatched, outcome_unknown, local_timeout, result_unconfirmed,\n" +
         "in_progress, record_pending), observe the execution once (by execution id, or by idempotency\n" +
-        "key), record what was learned, and print what is resolved and, for the rest, the next step.\n" +
-        "It never re-sends anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
+        "key; a jobs submission by its request id), record what was learned, and print what is resolved\n" +
+        "and, for the rest, the next step. It never re-sends anything. Exits 0 when nothing is left in\n" +
+        "doubt, 255 otherwise.",
     )
     .option("--json", "print {resolved: [...], in_doubt: [...]}")
     .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));

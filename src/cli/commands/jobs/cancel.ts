@@ -23,10 +23,13 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
     printJson(ctx, answer);
   } else {
     ctx.io.out(`${answer.job_id}\t${colorStatus(ctx.io.chalk, answer.status)}`);
-    for (const d of answer.dependents) ctx.io.out(`${d.job_id}\t${colorStatus(ctx.io.chalk, d.status)}\t(depends on it)`);
+    for (const d of answer.dependents)
+      ctx.io.out(`${d.job_id}\t${colorStatus(ctx.io.chalk, d.status)}\t(depends on it)`);
   }
   if (answer.status === "cancel_requested") {
-    ctx.io.info(`sbx: its processes are being ended; it is cancelled once they are gone: sbx jobs wait ${answer.job_id}`);
+    ctx.io.info(
+      `sbx: its processes are being ended; it is cancelled once they are gone: sbx jobs wait ${answer.job_id}`,
+    );
   }
   return 0;
 }

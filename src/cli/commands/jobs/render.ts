@@ -38,7 +38,8 @@ export function printJobs(io: IO, jobs: readonly JobSummary[], opts: { request?:
 
 /** Why it ended as it did, and what its main process left behind. */
 export function noteOf(j: Pick<JobSummary, "error" | "leftover_processes">): string {
-  const left = j.leftover_processes.length > 0 ? `killed what it left running: ${j.leftover_processes.join(", ")}` : null;
+  const left =
+    j.leftover_processes.length > 0 ? `killed what it left running: ${j.leftover_processes.join(", ")}` : null;
   return [j.error, left].filter((s) => s !== null).join("; ") || "-";
 }
 

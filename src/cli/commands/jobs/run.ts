@@ -2,7 +2,12 @@
 // comes, exiting like exec does.
 
 import type { Command } from "commander";
-import { JOB_TIMEOUT_DEFAULT_MS, JOB_TIMEOUT_MAX_MS, type JobSpec, type JobSubmitRequest } from "../../../protocol/jobs.js";
+import {
+  JOB_TIMEOUT_DEFAULT_MS,
+  JOB_TIMEOUT_MAX_MS,
+  type JobSpec,
+  type JobSubmitRequest,
+} from "../../../protocol/jobs.js";
 import { isValidIdempotencyKey, isValidName } from "../../../protocol/validate.js";
 import { type Bind, collect, declareCompletion, withExamples } from "../../command.js";
 import { commandFromFlags, envFromFlags, workingDirFromFlag } from "../../command-flags.js";
@@ -14,7 +19,7 @@ import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
 import { exitText, noteOf } from "./render.js";
 import { freshRequestId, reportNotAdmitted, submit } from "./submission.js";
 import { SANDBOX_FLAG, sandboxOf } from "./target.js";
-import { readJobOutput } from "./waiting.js";
+import { readJobOutput, summaryOf } from "./waiting.js";
 
 export interface RunOptions {
   sandbox: string;
@@ -49,7 +54,9 @@ export function parseRunOptions(argv: string[], raw: RawRunFlags, sandbox: strin
     ...(workingDir === undefined ? {} : { working_dir: workingDir }),
     ...(Object.keys(env).length ? { env } : {}),
     timeout_ms:
-      raw.timeout === undefined ? JOB_TIMEOUT_DEFAULT_MS : durationOption("--timeout", raw.timeout, { max: JOB_TIMEOUT_MAX_MS }),
+      raw.timeout === undefined
+        ? JOB_TIMEOUT_DEFAULT_MS
+        : durationOption("--timeout", raw.timeout, { max: JOB_TIMEOUT_MAX_MS }),
     ...(raw.queueKey === undefined ? {} : { queue_key: raw.queueKey }),
   };
   return { sandbox, request: { request_id: freshRequestId(), jobs: [job] }, json: raw.json === true };
@@ -96,11 +103,10 @@ export async function run(opts: RunOptions, ctx: Context): Promise<number> {
   }
   const exit = exitCodeForJob(job);
   if (opts.json) {
-    const { output: _output, output_next_seq: _next, wait_timeout: _wait, ...summary } = job;
     printJson(
       ctx,
       document({
-        jobs: [summary],
+        jobs: [summaryOf(job)],
         exit,
         stdout: Buffer.concat(kept.stdout).toString("utf8"),
         stderr: Buffer.concat(kept.stderr).toString("utf8"),

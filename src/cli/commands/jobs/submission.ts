@@ -25,7 +25,10 @@ export function parseSubmission(text: string, source: string): { request: JobSub
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`${source} is not JSON: ${(err as Error).message}`, "see `sbx jobs submit --help` for the format");
+    throw new UsageError(
+      `${source} is not JSON: ${(err as Error).message}`,
+      "see `sbx jobs submit --help` for the format",
+    );
   }
   const fresh = typeof doc === "object" && doc !== null && !Array.isArray(doc) && !("request_id" in doc);
   const request = fresh ? { request_id: freshRequestId(), ...(doc as object) } : doc;

@@ -89,7 +89,12 @@ export async function submitAndFollow(
       progress.stop();
     }
   }
-  const exit = opts.wait ? exitCodeForJobs(jobs.map((j) => j.status), end) : 0;
+  const exit = opts.wait
+    ? exitCodeForJobs(
+        jobs.map((j) => j.status),
+        end,
+      )
+    : 0;
   if (opts.json) {
     printJson(ctx, documentOf(submitted, jobs, exit, { waited: opts.wait, end }));
   } else {
@@ -101,9 +106,13 @@ export async function submitAndFollow(
 
 function explainEnd(ctx: Context, requestId: string, receiptId: string, waited: boolean, end: JobsWaitEnd): void {
   if (!waited) {
-    ctx.io.info(`sbx: request ${requestId} admitted (receipt ${receiptId}); follow it: sbx jobs wait --request ${requestId}`);
+    ctx.io.info(
+      `sbx: request ${requestId} admitted (receipt ${receiptId}); follow it: sbx jobs wait --request ${requestId}`,
+    );
   } else if (end === "deadline") {
-    ctx.io.err(`sbx: stopped waiting at --timeout; the jobs keep running. Wait again: sbx jobs wait --request ${requestId}`);
+    ctx.io.err(
+      `sbx: stopped waiting at --timeout; the jobs keep running. Wait again: sbx jobs wait --request ${requestId}`,
+    );
   } else if (end === "interrupted") {
     ctx.io.err(`sbx: stopped waiting; the jobs keep running. Wait again: sbx jobs wait --request ${requestId}`);
   }
@@ -146,7 +155,10 @@ export function register(noun: Command, bind: Bind): void {
     .option(...SANDBOX_FLAG)
     .option("--wait", "wait until every job has ended; exit with what they did")
     .option("--timeout <dur>", "with --wait: stop waiting after this long (the jobs are not cancelled)")
-    .option("--json", "print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}")
+    .option(
+      "--json",
+      "print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}",
+    )
     .action(
       bind(async (ctx, c) => {
         const raw = c.optsWithGlobals() as { sandbox?: string; wait?: boolean; timeout?: string; json?: boolean };
@@ -158,7 +170,7 @@ export function register(noun: Command, bind: Bind): void {
     { command: "sbx jobs submit pipeline.json --wait", description: "submit and follow every job to its end" },
     { command: "sbx jobs submit pipeline.json", description: "submit and return; the job ids are printed" },
     {
-      command: "jq -n '{jobs: [{name: \"hi\", command: \"echo hi\"}]}' | sbx jobs submit - --json",
+      command: 'jq -n \'{jobs: [{name: "hi", command: "echo hi"}]}\' | sbx jobs submit - --json',
       description: "from stdin, for scripts",
     },
     { command: "sbx jobs submit ci.json --wait --timeout 20m", description: "stop waiting after 20m (exit 124)" },

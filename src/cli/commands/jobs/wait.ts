@@ -59,7 +59,7 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   } finally {
     progress.stop();
   }
-  const jobs = result.jobs.map(({ output: _o, output_next_seq: _n, wait_timeout: _w, ...summary }) => summary);
+  const jobs = result.jobs;
   const exit = exitCodeForJobs(
     jobs.map((j) => j.status),
     result.end,

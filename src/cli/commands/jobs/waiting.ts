@@ -10,31 +10,40 @@ import {
   JOB_WAIT_MAX_MS,
   type JobOutputChunk,
   type JobRecord,
+  type JobSummary,
 } from "../../../protocol/jobs.js";
 import type { Context } from "../../context.js";
 import { BackendError, SbxError } from "../../errors.js";
 import type { JobsWaitEnd } from "./outcome.js";
 
-/** Failed reads in a row (the backend unreachable, e.g. restarting) before giving up. */
-const READ_ATTEMPTS = 5;
+/** How long reads go on failing to reach the backend (e.g. while it restarts) before giving up. */
+const UNREACHABLE_FOR_MS = 30_000;
 const READ_RETRY_PAUSE_MS = 1000;
 
 class Interrupted extends Error {}
 
 /** One read, tried again while the backend cannot be reached. Throws Interrupted on Ctrl-C. */
 async function read<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+  let giveUpAt: number | null = null;
+  for (;;) {
     if (ctx.interrupt.aborted) throw new Interrupted();
     try {
       return await fn();
     } catch (err) {
       if (err instanceof SbxError && err.code === "interrupted") throw new Interrupted();
       const unreachable = err instanceof BackendError && err.status === null;
-      if (!unreachable || attempt >= READ_ATTEMPTS) throw err;
-      ctx.io.info(`sbx: ${(err as Error).message}; reading again (attempt ${attempt + 1} of ${READ_ATTEMPTS})`);
+      giveUpAt ??= Date.now() + UNREACHABLE_FOR_MS;
+      if (!unreachable || Date.now() >= giveUpAt) throw err;
+      ctx.io.info(`sbx: ${(err as Error).message}; reading again`);
       await new Promise((r) => setTimeout(r, READ_RETRY_PAUSE_MS));
     }
   }
+}
+
+/** A job record without its output page: what lists and documents of several jobs carry. */
+export function summaryOf(record: JobRecord): JobSummary {
+  const { output: _output, output_next_seq: _next, wait_timeout: _wait, ...summary } = record;
+  return summary;
 }
 
 /**
@@ -47,12 +56,16 @@ export async function waitForJobs(
   sandbox: string,
   ids: readonly string[],
   deadlineAt: number | null,
-  onProgress?: (jobs: JobRecord[]) => void,
-): Promise<{ jobs: JobRecord[]; end: JobsWaitEnd }> {
-  const latest = new Map<string, JobRecord>();
+  onProgress?: (jobs: JobSummary[]) => void,
+): Promise<{ jobs: JobSummary[]; end: JobsWaitEnd }> {
+  const latest = new Map<string, JobSummary>();
   const snapshot = () => ids.map((id) => latest.get(id)!);
   try {
-    for (const id of ids) latest.set(id, await read(ctx, () => api.get(sandbox, id, { outputLimit: 0 })));
+    const get = async (id: string, waitMs?: number) =>
+      summaryOf(
+        await read(ctx, () => api.get(sandbox, id, { outputLimit: 0, ...(waitMs !== undefined && { waitMs }) })),
+      );
+    for (const id of ids) latest.set(id, await get(id));
     for (;;) {
       onProgress?.(snapshot());
       const pending = ids.filter((id) => !isTerminalJobStatus(latest.get(id)!.status));
@@ -61,12 +74,13 @@ export async function waitForJobs(
       if (left <= 0) return { jobs: snapshot(), end: "deadline" };
       const [first, ...rest] = pending;
       const waitMs = Math.max(1, Math.min(JOB_WAIT_MAX_MS, left));
-      latest.set(first!, await read(ctx, () => api.get(sandbox, first!, { outputLimit: 0, waitMs })));
+      latest.set(first!, await get(first!, waitMs));
       // The others may have ended meanwhile: one quick read each.
-      for (const id of rest) latest.set(id, await read(ctx, () => api.get(sandbox, id, { outputLimit: 0 })));
+      for (const id of rest) latest.set(id, await get(id));
     }
   } catch (err) {
-    if (err instanceof Interrupted) return { jobs: ids.filter((id) => latest.has(id)).map((id) => latest.get(id)!), end: "interrupted" };
+    if (err instanceof Interrupted)
+      return { jobs: ids.filter((id) => latest.has(id)).map((id) => latest.get(id)!), end: "interrupted" };
     throw err;
   }
 }
