@@ -3,7 +3,7 @@
 // the header carries the version, never the date of the build.
 
 import type { Command } from "commander";
-import { CLASSIFICATION_HELP, EXIT_CODES } from "../commands/help-topics.js";
+import { CLASSIFICATION_HELP, EXIT_CODES, JOBS_EXIT_CODES } from "../commands/help-topics.js";
 import {
   allCommands,
   type ArgumentDoc,
@@ -224,6 +224,11 @@ function exitStatusSection(): string[] {
       "`sbx exec`, `sbx receipts wait` and `sbx receipts resubmit` exit with a code that says what is known about the command (`sbx help exit-codes`):",
     ),
     ...EXIT_CODES.flatMap((r) => [".TP", bold(r.code), `${italic(r.classification)}:`, prose(r.meaning)]),
+    ".PP",
+    prose(
+      "`sbx jobs submit --wait` and `sbx jobs wait` exit with what their jobs did; `sbx jobs run` exits like `sbx exec`:",
+    ),
+    ...JOBS_EXIT_CODES.flatMap((r) => [".TP", bold(r.code), `${italic(r.classification)}:`, prose(r.meaning)]),
     ".PP",
     prose(
       "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), and 125 on bad input; a command that says otherwise in its summary (such as `sbx daemon status`) documents its own code.",

@@ -19,6 +19,8 @@ export interface DaemonRunOptions {
   processLogSegmentBytes: number | undefined;
   processLogKeepBytes: number | undefined;
   executionOutputMaxBytes: number | undefined;
+  jobConcurrency: number | undefined;
+  jobOutputMaxBytes: number | undefined;
 }
 
 const SIZE_UNITS: Record<string, number> = {
@@ -67,7 +69,16 @@ export function parseDaemonRunOptions(raw: {
   processLogSegment?: string;
   processLogKeep?: string;
   executionOutputMax?: string;
+  jobConcurrency?: string;
+  jobOutputMax?: string;
 }): DaemonRunOptions {
+  if (raw.jobConcurrency !== undefined && !/^[1-9][0-9]{0,3}$/.test(raw.jobConcurrency)) {
+    throw new UsageError(`--job-concurrency ${JSON.stringify(raw.jobConcurrency)}: a whole number from 1 to 9999`);
+  }
+  const jobOutputMaxBytes = sizeFlag("--job-output-max", raw.jobOutputMax);
+  if (jobOutputMaxBytes !== undefined && jobOutputMaxBytes < 1024) {
+    throw new UsageError("--job-output-max must be at least 1k");
+  }
   return {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
     faults: raw.faults,
@@ -76,6 +87,8 @@ export function parseDaemonRunOptions(raw: {
     processLogSegmentBytes: sizeFlag("--process-log-segment", raw.processLogSegment),
     processLogKeepBytes: sizeFlag("--process-log-keep", raw.processLogKeep),
     executionOutputMaxBytes: sizeFlag("--execution-output-max", raw.executionOutputMax),
+    jobConcurrency: raw.jobConcurrency === undefined ? undefined : Number(raw.jobConcurrency),
+    jobOutputMaxBytes,
   };
 }
 
@@ -113,6 +126,8 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
     ...(opts.processLogKeepBytes === undefined ? {} : { processLogKeepBytes: opts.processLogKeepBytes }),
     ...(opts.executionOutputMaxBytes === undefined ? {} : { executionOutputMaxBytes: opts.executionOutputMaxBytes }),
+    ...(opts.jobConcurrency === undefined ? {} : { jobConcurrency: opts.jobConcurrency }),
+    ...(opts.jobOutputMaxBytes === undefined ? {} : { jobOutputBudgetBytes: opts.jobOutputMaxBytes }),
     log,
   });
   return 0;
@@ -134,6 +149,8 @@ export function register(noun: Command, bind: Bind): void {
     .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
     .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
     .option("--execution-output-max <size>", "execution output kept on disk per stream (default: 256MiB)")
+    .option("--job-concurrency <n>", "jobs running at once per sandbox; the rest wait queued (default: 4)")
+    .option("--job-output-max <size>", "output kept per job: its first and last halves (default: 8MiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
   withExamples(cmd, [
@@ -142,6 +159,7 @@ export function register(noun: Command, bind: Bind): void {
       command: "sbx daemon run --faults 'execute:not_started:once'",
       description: "the next exec gets 503 not_started",
     },
+    { command: "sbx daemon run --job-concurrency 8", description: "run up to 8 jobs at once per sandbox" },
     {
       command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070",
       description: "a shared backend for a team",
