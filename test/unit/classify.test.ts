@@ -362,7 +362,11 @@ describe("classifyObservation (purpose: dispatch)", () => {
 });
 
 describe("a jobs submission (kind jobs_submit)", () => {
-  const admitted = { request_id: "ci-1", sandbox_id: "sbx_1", jobs: [{ job_id: "job_1", name: "a", status: "queued" }] };
+  const admitted = {
+    request_id: "ci-1",
+    sandbox_id: "sbx_1",
+    jobs: [{ job_id: "job_1", name: "a", status: "queued" }],
+  };
 
   it.each<{ name: string; observed: Observed; classification: Classification; exit: number }>([
     { name: "201 listing the admitted jobs", observed: json(201, admitted), classification: "succeeded", exit: 0 },
