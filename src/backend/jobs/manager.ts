@@ -89,7 +89,7 @@ export class JobManager {
   /** Jobs not ended (queued, waiting, running, being cancelled), in every sandbox. */
   get liveCount(): number {
     if (this.rows.isClosed || this.abandoned) return 0;
-    return this.rows.unfinishedJobs().length;
+    return this.rows.countAllUnfinished();
   }
 
   unfinishedIn(sandboxId: string): number {
@@ -371,23 +371,30 @@ export class JobManager {
     const cwd = confined.cwd ?? place.cwd;
     const command = JSON.parse(row.command) as string[] | string;
     const writer = this.output.open(row.job_id);
-    const run = new JobRun({
-      argv: typeof command === "string" ? ["/bin/sh", "-c", command] : command,
-      cwd,
-      env: jobEnvironment({
-        sandboxId: row.sandbox_id,
-        jobId: row.job_id,
-        workspaceDir: place.workspaceDir,
+    let run: JobRun;
+    try {
+      run = new JobRun({
+        argv: typeof command === "string" ? ["/bin/sh", "-c", command] : command,
         cwd,
-        env: JSON.parse(row.env) as Record<string, string>,
-      }),
-      stdin: row.stdin === null ? null : Buffer.from(row.stdin),
-      timeoutMs: row.timeout_ms,
-      killGraceMs: this.killGraceMs,
-      ...(cwdProblem !== undefined && { cwdProblem }),
-      onOutput: (stream, chunk) => writer.push(stream, chunk),
-      onMainExit: (end) => this.mainExited(row.job_id, end),
-    });
+        env: jobEnvironment({
+          sandboxId: row.sandbox_id,
+          jobId: row.job_id,
+          workspaceDir: place.workspaceDir,
+          cwd,
+          env: JSON.parse(row.env) as Record<string, string>,
+        }),
+        stdin: row.stdin === null ? null : Buffer.from(row.stdin),
+        timeoutMs: row.timeout_ms,
+        killGraceMs: this.killGraceMs,
+        ...(cwdProblem !== undefined && { cwdProblem }),
+        onOutput: (stream, chunk) => writer.push(stream, chunk),
+        onMainExit: (end) => this.mainExited(row.job_id, end),
+      });
+    } catch (err) {
+      this.output.forget(row.job_id);
+      this.endUnstarted(row, `could not start it: ${(err as Error).message}`);
+      return;
+    }
     const settled = run.done.then((result) => this.settle(row.job_id, result));
     this.live.set(row.job_id, { run, writer, settled });
     this.patch(row.job_id, {

@@ -107,7 +107,7 @@ export class OutputKeeper {
 
 /** The output of one running job, buffered until the next flush. */
 export class JobOutputWriter {
-  private pending: Array<{ stream: JobStream; data: Buffer }> = [];
+  private pending: Array<{ stream: JobStream; parts: Buffer[] }> = [];
 
   constructor(
     readonly jobId: string,
@@ -119,8 +119,8 @@ export class JobOutputWriter {
     if (chunk.length === 0) return;
     const last = this.pending[this.pending.length - 1];
     // Consecutive output of one stream becomes one piece (the keeper cuts it into chunks).
-    if (last && last.stream === stream) last.data = Buffer.concat([last.data, chunk]);
-    else this.pending.push({ stream, data: Buffer.from(chunk) });
+    if (last && last.stream === stream) last.parts.push(chunk);
+    else this.pending.push({ stream, parts: [chunk] });
     this.onData();
   }
 
@@ -133,7 +133,7 @@ export class JobOutputWriter {
     const insert: KeptChunk[] = [];
     const remove: number[] = [];
     for (const piece of this.pending) {
-      const d = this.keeper.take(piece.stream, piece.data);
+      const d = this.keeper.take(piece.stream, Buffer.concat(piece.parts));
       // A chunk taken earlier in this drain and dropped now was never stored: drop it here too.
       for (const seq of d.remove) {
         const i = insert.findIndex((c) => c.seq === seq);
@@ -181,6 +181,11 @@ export class JobOutputLog {
     if (!writer) return;
     this.writers.delete(jobId);
     this.write(writer);
+  }
+
+  /** Drops a job's writer and whatever it holds (a run that never started). */
+  forget(jobId: string): void {
+    this.writers.delete(jobId);
   }
 
   /** Commits every writer's pending output in one transaction. */

@@ -210,6 +210,13 @@ export class JobStore {
     return this.db.statement<JobRow>(`SELECT * FROM jobs WHERE status IN ${UNFINISHED} ORDER BY seq`).all();
   }
 
+  /** Jobs not ended in every sandbox. */
+  countAllUnfinished(): number {
+    return (
+      this.db.statement<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE status IN ${UNFINISHED}`).get()?.n ?? 0
+    );
+  }
+
   countUnfinished(sandboxId: string): number {
     const row = this.db
       .statement<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE sandbox_id = ? AND status IN ${UNFINISHED}`)
