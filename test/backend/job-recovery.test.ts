@@ -54,6 +54,21 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Runs a job that writes its main process's pid to `leader` and a child's to `child`,
+ * crashes the backend, then kills the main process while no backend watches it.
+ */
+async function crashThenMainDies(command: string): Promise<{ first: TestBackend; id: string; child: number }> {
+  const first = await started();
+  const answer = await submit(first, { request_id: "vanish", jobs: [{ name: "v", command }] });
+  const leader = await pidFrom(first, "leader");
+  const child = await pidFrom(first, "child");
+  await first.stop({ simulateCrash: true });
+  process.kill(leader, "SIGKILL");
+  await until(() => !alive(leader), 5000, "the main process to die");
+  return { first, id: answer.jobs[0].job_id, child };
+}
+
 describe("restart recovery of jobs", () => {
   it("a job running at a crash is interrupted, its group killed; a queued one stays queued and runs", async () => {
     const first = await started({ jobConcurrency: 1 });
@@ -92,18 +107,7 @@ describe("restart recovery of jobs", () => {
   });
 
   it("a job whose main process vanished without an exit status is lost; what it left behind is killed and named", async () => {
-    const first = await started();
-    const answer = await submit(first, {
-      request_id: "vanish",
-      jobs: [{ name: "v", command: "sleep 60 & echo $! > child; echo $$ > leader; wait" }],
-    });
-    const id = answer.jobs[0].job_id;
-    const leader = await pidFrom(first, "leader");
-    const child = await pidFrom(first, "child");
-    await first.stop({ simulateCrash: true });
-    // While the backend is down, the main process dies; its child lives on in the group.
-    process.kill(leader, "SIGKILL");
-    await until(() => !alive(leader), 5000, "the main process to die");
+    const { first, id, child } = await crashThenMainDies("sleep 60 & echo $! > child; echo $$ > leader; wait");
     expect(alive(child)).toBe(true);
 
     const second = await started({}, first.dir);
@@ -117,17 +121,9 @@ describe("restart recovery of jobs", () => {
   });
 
   it("a job whose main process had exited (status recorded) ends with that status; leftovers are killed and named", async () => {
-    const first = await started();
-    const answer = await submit(first, {
-      request_id: "wrap",
-      jobs: [{ name: "w", command: "sleep 60 > /dev/null 2>&1 & echo $! > child; echo $$ > leader; wait" }],
-    });
-    const id = answer.jobs[0].job_id;
-    const leader = await pidFrom(first, "leader");
-    const child = await pidFrom(first, "child");
-    await first.stop({ simulateCrash: true });
-    process.kill(leader, "SIGKILL");
-    await until(() => !alive(leader), 5000, "the main process to die");
+    const { first, id, child } = await crashThenMainDies(
+      "sleep 60 > /dev/null 2>&1 & echo $! > child; echo $$ > leader; wait",
+    );
     // As if the crash came after the main process's exit 0 was recorded, before its group was wrapped up.
     const store = new BackendStore(path.join(first.dataDir, "backend.db"));
     store

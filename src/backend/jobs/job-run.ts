@@ -31,7 +31,10 @@ export interface JobRunSpec {
   timeoutMs: number;
   /** Between SIGTERM and SIGKILL to the group. */
   killGraceMs: number;
-  /** Set when the working directory may not be used: nothing starts, exit 126 with this on stderr. */
+  /**
+   * Set when the working directory may not be used (missing, or leading out of the
+   * workspace; the caller checks it): nothing starts, exit 126 with this on stderr.
+   */
   cwdProblem?: string;
   onOutput: (stream: JobStream, chunk: Buffer) => void;
   /** The main process exited (its status is the job's); the rest of the group is being wrapped up. */
@@ -171,12 +174,8 @@ export class JobRun {
     else resolve();
   }
 
-  /** Nothing ran: answer like a shell would (127 not found, 126 not executable or no directory). */
+  /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
   private failToStart(program: string, err: NodeJS.ErrnoException): void {
-    if (err.code === "ENOENT" && !isDirectory(this.spec.cwd)) {
-      this.failWith(126, `sbx: working directory ${this.spec.cwd} does not exist\n`);
-      return;
-    }
     const { exitCode, message } = spawnFailure(program, err);
     this.failWith(exitCode, message.toString());
   }
@@ -187,14 +186,6 @@ export class JobRun {
     this.exit = { code: exitCode, signal: null };
     this.spec.onMainExit({ exitCode, signal: null, ending: null });
     this.finish();
-  }
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
   }
 }
 
