@@ -65,7 +65,7 @@ describe("OutputKeeper", () => {
 });
 
 describe("JobOutputWriter", () => {
-  it("coalesces consecutive output of one stream and never stores a chunk dropped within one drain", () => {
+  it("coalesces consecutive output of one stream; what cannot be kept is counted, never copied or stored", () => {
     let armed = 0;
     const w = new JobOutputWriter(
       "job_1",
@@ -82,10 +82,29 @@ describe("JobOutputWriter", () => {
     expect(d.remove).toEqual([]);
     expect(d.insert.map((c) => [c.seq, c.stream, c.data.toString(), c.head])).toEqual([
       [1, "stdout", "ab", true],
-      [3, "stderr", "EF", false],
-      [4, "stdout", "gh", false],
+      [2, "stderr", "EF", false],
+      [3, "stdout", "gh", false],
     ]);
     expect(w.dirty).toBe(false);
-    expect(w.keeper.omittedBytes).toBe(2);
+    expect([w.keeper.omittedBytes, w.keeper.totalBytes]).toEqual([2, 8]);
+    expect(d.insert.map((c) => c.offset)).toEqual([0, 4, 6]);
+  });
+
+  it("a chunk dropped within one drain is never stored; one stored before is deleted", () => {
+    const w = new JobOutputWriter("job_2", new OutputKeeper({ headBytes: 1, tailBytes: 4, chunkBytes: 2 }), () => {});
+    w.push("stdout", Buffer.from("hij"));
+    expect(w.drain().insert.map((c) => [c.seq, c.data.toString()])).toEqual([
+      [1, "h"],
+      [2, "ij"],
+    ]);
+    w.push("stdout", Buffer.from("kl"));
+    w.push("stderr", Buffer.from("m"));
+    // Two more bytes than the tail holds: "ij" (stored) goes.
+    const d = w.drain();
+    expect(d.remove).toEqual([2]);
+    expect(d.insert.map((c) => [c.seq, c.stream, c.data.toString()])).toEqual([
+      [3, "stdout", "kl"],
+      [4, "stderr", "m"],
+    ]);
   });
 });

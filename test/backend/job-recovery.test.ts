@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BackendStore } from "../../src/backend/db.js";
-import { backendsPerTest, groupAlive, type TestBackend, until, workspaceOf } from "./support.js";
+import { backendsPerTest, groupAlive, type TestBackend, until, untilExecd, workspaceOf } from "./support.js";
 
 const JOBS = "/api/v1/sandbox/default/jobs";
 const started = backendsPerTest();
@@ -107,7 +107,9 @@ describe("restart recovery of jobs", () => {
   });
 
   it("a job whose main process vanished without an exit status is lost; what it left behind is killed and named", async () => {
-    const { first, id, child } = await crashThenMainDies("sleep 60 & echo $! > child; echo $$ > leader; wait");
+    const { first, id, child } = await crashThenMainDies(
+      `sleep 60 & ${untilExecd}; echo $! > child; echo $$ > leader; wait`,
+    );
     expect(alive(child)).toBe(true);
 
     const second = await started({}, first.dir);
@@ -122,7 +124,7 @@ describe("restart recovery of jobs", () => {
 
   it("a job whose main process had exited (status recorded) ends with that status; leftovers are killed and named", async () => {
     const { first, id, child } = await crashThenMainDies(
-      "sleep 60 > /dev/null 2>&1 & echo $! > child; echo $$ > leader; wait",
+      `sleep 60 > /dev/null 2>&1 & ${untilExecd}; echo $! > child; echo $$ > leader; wait`,
     );
     // As if the crash came after the main process's exit 0 was recorded, before its group was wrapped up.
     const store = new BackendStore(path.join(first.dataDir, "backend.db"));

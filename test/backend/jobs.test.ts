@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { backendsPerTest, groupAlive, type TestBackend, until, workspaceOf } from "./support.js";
+import { backendsPerTest, groupAlive, type TestBackend, until, untilExecd, workspaceOf } from "./support.js";
 
 const JOBS = "/api/v1/sandbox/default/jobs";
 const started = backendsPerTest();
@@ -216,7 +216,7 @@ describe("idempotent admission", () => {
     const first = await submit(b, body);
     expect(first.jobs[0].job_id).toMatch(/^job_[0-9a-f]{24}$/);
     expect(first.jobs[1].job_id).toBe("my-job-1");
-    await ended(b, first.jobs[0].job_id);
+    for (const j of first.jobs) await ended(b, j.job_id);
     const again = await b.api("POST", JOBS, { body });
     expect(again.status).toBe(201);
     expect(again.headers["idempotent-replayed"]).toBe("true");
@@ -443,8 +443,8 @@ describe("timeouts, output and what a main process leaves behind", () => {
       request_id: "leftovers",
       jobs: [
         // One keeps the output pipes open, one does not: both are found and killed.
-        { name: "holding", command: "sleep 60 & echo $! > holding.pid; echo main done" },
-        { name: "detached", command: "sleep 61 > /dev/null 2>&1 & echo $! > detached.pid; exit 4" },
+        { name: "holding", command: `sleep 60 & ${untilExecd}; echo $! > holding.pid; echo main done` },
+        { name: "detached", command: `sleep 61 > /dev/null 2>&1 & ${untilExecd}; echo $! > detached.pid; exit 4` },
         { name: "clean", command: "echo nothing left" },
       ],
     });

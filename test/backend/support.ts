@@ -156,6 +156,9 @@ export function groupAlive(pgid: number): boolean {
   return groupMembers(pgid).length > 0;
 }
 
+/** Shell: after `sleep … &`, wait until the child has become `sleep` (it is `sh` between fork and exec). */
+export const untilExecd = 'until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do :; done';
+
 export function b64(text: string): string {
   return Buffer.from(text).toString("base64");
 }

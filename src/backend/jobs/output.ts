@@ -11,6 +11,13 @@ import type { JobOutputRow, JobStore } from "./store.js";
 /** Default bytes of output kept per job (both streams): 4 MiB of head, 4 MiB of tail. */
 export const DEFAULT_JOB_OUTPUT_BUDGET = 8 * 1024 * 1024;
 export const DEFAULT_JOB_OUTPUT_FLUSH_MS = 25;
+/**
+ * After a flush that stored this much, the next waits BUSY_FLUSH_FACTOR times longer:
+ * past the budget, output that arrives within one wait and falls out of the tail is
+ * never written at all, so a job printing fast costs far fewer writes.
+ */
+const BUSY_FLUSH_BYTES = 1024 * 1024;
+const BUSY_FLUSH_FACTOR = 10;
 /** Largest chunk stored, so that the tail is trimmed in small steps. */
 const CHUNK_LIMIT = 64 * 1024;
 
@@ -68,6 +75,24 @@ export class OutputKeeper {
     return this.omitted;
   }
 
+  /** Bytes the head still takes. */
+  get headRoom(): number {
+    return this.budget.headBytes - this.headKept;
+  }
+
+  get tailBytes(): number {
+    return this.budget.tailBytes;
+  }
+
+  /**
+   * Counts bytes as omitted without looking at them: for output known to fall out of
+   * the tail anyway (more than the tail holds follows it in the same flush).
+   */
+  omit(length: number): void {
+    this.bytes += length;
+    this.omitted += length;
+  }
+
   take(stream: JobStream, data: Buffer): KeepDecision {
     const insert: KeptChunk[] = [];
     const remove: number[] = [];
@@ -107,7 +132,7 @@ export class OutputKeeper {
 
 /** The output of one running job, buffered until the next flush. */
 export class JobOutputWriter {
-  private pending: Array<{ stream: JobStream; parts: Buffer[] }> = [];
+  private pending: Array<{ stream: JobStream; parts: Buffer[]; length: number }> = [];
 
   constructor(
     readonly jobId: string,
@@ -119,8 +144,12 @@ export class JobOutputWriter {
     if (chunk.length === 0) return;
     const last = this.pending[this.pending.length - 1];
     // Consecutive output of one stream becomes one piece (the keeper cuts it into chunks).
-    if (last && last.stream === stream) last.parts.push(chunk);
-    else this.pending.push({ stream, parts: [chunk] });
+    if (last && last.stream === stream) {
+      last.parts.push(chunk);
+      last.length += chunk.length;
+    } else {
+      this.pending.push({ stream, parts: [chunk], length: chunk.length });
+    }
     this.onData();
   }
 
@@ -128,12 +157,19 @@ export class JobOutputWriter {
     return this.pending.length > 0;
   }
 
-  /** What the pending output changes in the store; clears the buffer. */
+  /**
+   * What the pending output changes in the store; clears the buffer. Of what follows
+   * the head, only the last tail's worth can be kept: bytes before it are counted as
+   * omitted without being copied or stored.
+   */
   drain(): KeepDecision {
     const insert: KeptChunk[] = [];
     const remove: number[] = [];
-    for (const piece of this.pending) {
-      const d = this.keeper.take(piece.stream, Buffer.concat(piece.parts));
+    const total = this.pending.reduce((n, p) => n + p.length, 0);
+    let headLeft = this.keeper.headRoom;
+    let skip = Math.max(0, total - headLeft - this.keeper.tailBytes);
+    const take = (stream: JobStream, data: Buffer) => {
+      const d = this.keeper.take(stream, data);
       // A chunk taken earlier in this drain and dropped now was never stored: drop it here too.
       for (const seq of d.remove) {
         const i = insert.findIndex((c) => c.seq === seq);
@@ -141,10 +177,33 @@ export class JobOutputWriter {
         else remove.push(seq);
       }
       insert.push(...d.insert);
+    };
+    for (const piece of this.pending) {
+      const head = Math.min(piece.length, headLeft);
+      const skipped = Math.min(piece.length - head, skip);
+      headLeft -= head;
+      skip -= skipped;
+      if (head > 0) take(piece.stream, sliceParts(piece.parts, 0, head));
+      if (skipped > 0) this.keeper.omit(skipped);
+      if (head + skipped < piece.length) take(piece.stream, sliceParts(piece.parts, head + skipped, piece.length));
     }
     this.pending = [];
     return { insert, remove };
   }
+}
+
+/** Bytes [from, to) of a sequence of buffers, copied once. */
+function sliceParts(parts: readonly Buffer[], from: number, to: number): Buffer {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const p of parts) {
+    const start = Math.max(from, at);
+    const end = Math.min(to, at + p.length);
+    if (start < end) out.push(p.subarray(start - at, end - at));
+    at += p.length;
+    if (at >= to) break;
+  }
+  return out.length === 1 ? out[0]! : Buffer.concat(out);
 }
 
 export interface JobOutputLogOptions {
@@ -162,6 +221,7 @@ export class JobOutputLog {
   private readonly budget: OutputBudget;
   private readonly flushMs: number;
   private timer: NodeJS.Timeout | undefined;
+  private busy = false;
   private readonly failed = new Set<string>();
 
   constructor(private readonly opts: JobOutputLogOptions) {
@@ -195,9 +255,8 @@ export class JobOutputLog {
     const dirty = [...this.writers.values()].filter((w) => w.dirty);
     if (dirty.length === 0 || this.opts.store.isClosed) return;
     try {
-      this.opts.store.transaction(() => {
-        for (const w of dirty) this.write(w);
-      });
+      const stored = this.opts.store.transaction(() => dirty.reduce((sum, w) => sum + this.write(w), 0));
+      this.busy = stored >= BUSY_FLUSH_BYTES;
     } catch (err) {
       this.opts.log(`jobs: could not store output: ${(err as Error).message}`);
     }
@@ -212,10 +271,12 @@ export class JobOutputLog {
   }
 
   private arm(): void {
-    if (this.timer === undefined) this.timer = setTimeout(() => this.flush(), this.flushMs);
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => this.flush(), this.busy ? this.flushMs * BUSY_FLUSH_FACTOR : this.flushMs);
   }
 
-  private write(writer: JobOutputWriter): void {
+  /** Stores what the writer holds; returns the bytes inserted. */
+  private write(writer: JobOutputWriter): number {
     const { insert, remove } = writer.drain();
     const store = this.opts.store;
     try {
@@ -234,6 +295,7 @@ export class JobOutputLog {
       output_omitted_bytes: k.omittedBytes,
       output_last_seq: k.lastSeq,
     });
+    return insert.reduce((sum, c) => sum + c.data.length, 0);
   }
 }
 
