@@ -263,6 +263,26 @@ describe("recover of a submission lost in flight", () => {
   });
 });
 
+describe("a submission that was not started", () => {
+  it("exits 75; resubmitting the receipt sends the same request id, admitted once", async () => {
+    const { b, ws } = await setup({ faults: "jobs.submit:not_started:once" });
+    const file = writeFile("ns.json", { request_id: "ns-1", jobs: [{ name: "only", command: "echo once >> ran" }] });
+    const r = await sbx(b, ["jobs", "submit", file, "--json"]);
+    expect(r.code).toBe(75);
+    const doc = JSON.parse(r.out);
+    expect(doc).toMatchObject({ classification: "not_started", jobs: [], exit: 75 });
+    expect(r.err).toContain("nothing ran");
+    const again = await sbx(b, ["receipts", "resubmit", doc.receipt_id, "--json"]);
+    expect(again.code, again.err).toBe(0);
+    expect(JSON.parse(again.out)).toMatchObject({ classification: "succeeded", execution_id: "ns-1" });
+    const twice = await sbx(b, ["receipts", "resubmit", doc.receipt_id, "--force"]);
+    expect(twice.code).toBe(0);
+    const listed = JSON.parse((await sbx(b, ["jobs", "wait", "--request", "ns-1", "--json"])).out);
+    expect(listed.jobs).toHaveLength(1);
+    expect(fs.readFileSync(path.join(ws, "ran"), "utf8")).toBe("once\n");
+  });
+});
+
 describe("sbx jobs run", () => {
   it("passes the output through and exits like exec", async () => {
     const { b } = await setup();

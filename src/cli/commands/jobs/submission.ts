@@ -10,8 +10,9 @@ import { checkJobSubmitRequest, type JobSubmitRequest, type JobSummary } from ".
 import { explain, type ReceiptDocument } from "../../../receipts/document.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
-import { UsageError } from "../../errors.js";
+import { SbxError, UsageError } from "../../errors.js";
 import { jobsApi } from "./target.js";
+import { Interrupted, read } from "./waiting.js";
 
 /** A fresh request id, for a submission that names none. */
 export const freshRequestId = () => `sbx-req-${randomUUID()}`;
@@ -64,7 +65,16 @@ export async function submit(ctx: Context, sandbox: string, request: JobSubmitRe
   const jobs = await jobsApi(ctx);
   const doc = outcome.document;
   if (doc.classification !== "succeeded") return { doc, api: jobs, jobs: null };
-  return { doc, api: jobs, jobs: (await jobs.list(sandbox, { requestId: request.request_id })).jobs };
+  try {
+    const admitted = await read(ctx, () => jobs.list(sandbox, { requestId: request.request_id }));
+    return { doc, api: jobs, jobs: admitted.jobs };
+  } catch (err) {
+    if (!(err instanceof Interrupted)) throw err;
+    throw new SbxError("interrupted", `request ${request.request_id} was admitted; reading its jobs was interrupted`, {
+      exitCode: 130,
+      hint: `sbx jobs list --request ${request.request_id}`,
+    });
+  }
 }
 
 /** Says why nothing is known to be admitted, and what to do; returns the exit code. */
@@ -74,7 +84,8 @@ export function reportNotAdmitted(ctx: Context, doc: ReceiptDocument): number {
     ctx.io.err(
       ctx.io.errChalk.yellow(
         `sbx: the jobs of request ${doc.idempotency_key} may have been admitted (receipt ${doc.receipt_id}); ` +
-          "`sbx recover` reads them by request id and never submits again",
+          "`sbx recover` reads them by request id and never submits again. If it finds none, sending it " +
+          `again is safe (the same request id never admits twice): sbx receipts resubmit ${doc.receipt_id}`,
       ),
     );
   } else {

@@ -20,10 +20,10 @@ import type { JobsWaitEnd } from "./outcome.js";
 const UNREACHABLE_FOR_MS = 30_000;
 const READ_RETRY_PAUSE_MS = 1000;
 
-class Interrupted extends Error {}
+export class Interrupted extends Error {}
 
 /** One read, tried again while the backend cannot be reached. Throws Interrupted on Ctrl-C. */
-async function read<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
+export async function read<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
   let giveUpAt: number | null = null;
   for (;;) {
     if (ctx.interrupt.aborted) throw new Interrupted();
