@@ -100,7 +100,8 @@ export async function listJobs(ctx: RequestContext): Promise<Reply> {
     const unfinished = listed.filter((j) => !isTerminalJobStatus(j.status)).map((j) => j.job_id);
     const left = deadline - Date.now();
     if (waitMs === 0 || unfinished.length === 0 || ctx.signal.aborted) return jsonReply(200, { jobs: listed });
-    if (left <= 0) return jsonReply(200, { jobs: listed, wait_timeout: true } satisfies JobList);
+    // A backend on its way down answers what it has now.
+    if (left <= 0 || !jobs.accepting) return jsonReply(200, { jobs: listed, wait_timeout: true } satisfies JobList);
     await jobs.waitForChange(unfinished, left, ctx.signal);
   }
 }
@@ -131,8 +132,8 @@ export async function getJob(ctx: RequestContext): Promise<Reply> {
   let waitTimeout = false;
   while (waitMs > 0 && !isTerminalJobStatus(row.status) && !(following && row.output_last_seq > afterSeq)) {
     const left = deadline - Date.now();
-    if (left <= 0 || ctx.signal.aborted) {
-      waitTimeout = left <= 0;
+    if (left <= 0 || ctx.signal.aborted || !jobs.accepting) {
+      waitTimeout = !ctx.signal.aborted;
       break;
     }
     await jobs.waitForChange([row.job_id], left, ctx.signal);

@@ -300,6 +300,8 @@ export class JobManager {
     for (const entry of entries) entry.run.end("shutdown");
     await Promise.all(entries.map((e) => e.settled));
     this.output.flush();
+    // Reads waiting for jobs that will not move now get their answers.
+    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
   }
 
   /** Forgets every running process without ending it, as a crash would (restart recovery handles them). */
