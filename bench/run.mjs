@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmarks, each printed as a ratio against a baseline measured in the same run.
-// Usage: npm run bench [-- --runs N] [-- --only startup|sse|process|isolation|concurrency] [-- --concurrency N]
+// Usage: npm run bench [-- --runs N] [-- --only startup|sse|process|isolation|concurrency|jobs] [-- --concurrency N]
 // Results go to BENCHMARKS.md by hand (numbers vary by machine; ratios less so).
 
 import { spawnSync } from "node:child_process";
@@ -249,6 +249,33 @@ try {
     console.log("|---|---|---|---|");
     for (const r of rows)
       console.log(`| ${r.label} | ${r.ms.toFixed(0)} | ${r.ok}/${n} | ${(r.ms / rows[0].ms).toFixed(2)} |`);
+  }
+  if (!only || only === "jobs") {
+    // A job writing 200 MiB (8 MiB of it kept: head and tail), next to the command alone.
+    const size = 200 * 1024 * 1024;
+    const make = `head -c ${size} /dev/zero | tr '\\0' x`;
+    const alone = timeShell(`${make} > /dev/null`);
+    const run = timeShell(`node -- '${sbx}' jobs run --timeout 10m -- sh -c "${make}" > /dev/null`);
+    throughputRows(`A job writing ${size / 1048576} MiB of output (kept: its first and last 4 MiB)`, size, [
+      { label: "the command alone", ms: alone },
+      { label: "sbx jobs run (output followed as it comes)", ms: run },
+    ]);
+    // One submission of 50 independent jobs (4 run at once) against one job.
+    const file = path.join(home, "fifty.json");
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ jobs: Array.from({ length: 50 }, (_, i) => ({ name: `j${i}`, command: ["true"] })) }),
+    );
+    const one = measure("sbx jobs run -- true", process.execPath, ["--", sbx, "jobs", "run", "--", "true"]);
+    const fifty = measure("sbx jobs submit (50 jobs) --wait", process.execPath, [
+      "--",
+      sbx,
+      "jobs",
+      "submit",
+      file,
+      "--wait",
+    ]);
+    report("Jobs: admission to the end", one, [fifty]);
   }
 } finally {
   spawnSync(process.execPath, ["--", sbx, "daemon", "stop"], { env, stdio: "ignore" });

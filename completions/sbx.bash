@@ -12,6 +12,7 @@ _sbx_subcommand() {
     "|cancel") REPLY="cancel" ;;
     "|process") REPLY="process" ;;
     "|ps") REPLY="ps" ;;
+    "|jobs") REPLY="jobs" ;;
     "|sandbox") REPLY="sandbox" ;;
     "|cp") REPLY="cp" ;;
     "|daemon") REPLY="daemon" ;;
@@ -36,6 +37,13 @@ _sbx_subcommand() {
     "process|signal") REPLY="process signal" ;;
     "process|stop") REPLY="process stop" ;;
     "process|rm") REPLY="process rm" ;;
+    "jobs|submit") REPLY="jobs submit" ;;
+    "jobs|run") REPLY="jobs run" ;;
+    "jobs|list") REPLY="jobs list" ;;
+    "jobs|show") REPLY="jobs show" ;;
+    "jobs|logs") REPLY="jobs logs" ;;
+    "jobs|wait") REPLY="jobs wait" ;;
+    "jobs|cancel") REPLY="jobs cancel" ;;
     "sandbox|create") REPLY="sandbox create" ;;
     "sandbox|list" | "sandbox|ls") REPLY="sandbox list" ;;
     "sandbox|show") REPLY="sandbox show" ;;
@@ -59,7 +67,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec receipts recover logs cancel process ps sandbox cp daemon init profile config completion help"
+      _sbx_commands="exec receipts recover logs cancel process ps jobs sandbox cp daemon init profile config completion help"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -202,6 +210,54 @@ _sbx_spec() {
       _sbx_valued="-s --sandbox --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
+    "jobs")
+      _sbx_commands="submit run list show logs wait cancel"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "jobs submit")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --wait --timeout --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --timeout --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "jobs run")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --name --timeout --shell --cwd -e --env --env-file --queue-key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --name --timeout --shell --cwd -e --env --env-file --queue-key --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "jobs list")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --request --status --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --request --status --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "jobs show")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "jobs logs")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox -f --follow --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "jobs wait")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --request --timeout --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --request --timeout --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "jobs cancel")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --dependents --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
     "sandbox")
       _sbx_commands="create list ls show rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
@@ -246,8 +302,8 @@ _sbx_spec() {
       ;;
     "daemon run")
       _sbx_commands=""
-      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --profile --api-url"
+      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "daemon start")
@@ -365,6 +421,10 @@ _sbx_values() {
     "process result|#0") _sbx_kind=receipt-id ;;
     "process stdin|--file") _sbx_kind=file ;;
     "process signal|#1") _sbx_kind=words _sbx_words="TERM INT HUP KILL USR1 USR2" ;;
+    "jobs submit|#0") _sbx_kind=file ;;
+    "jobs run|--env-file") _sbx_kind=file ;;
+    "jobs run|#0") _sbx_kind=command ;;
+    "jobs list|--status") _sbx_kind=words _sbx_words="queued waiting running cancel_requested succeeded failed cancelled timed_out dependency_failed interrupted lost" ;;
     "sandbox create|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;

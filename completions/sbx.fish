@@ -19,6 +19,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'process'
         case '|ps'
             set -g __sbx_next 'ps'
+        case '|jobs'
+            set -g __sbx_next 'jobs'
         case '|sandbox'
             set -g __sbx_next 'sandbox'
         case '|cp'
@@ -67,6 +69,20 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'process stop'
         case 'process|rm'
             set -g __sbx_next 'process rm'
+        case 'jobs|submit'
+            set -g __sbx_next 'jobs submit'
+        case 'jobs|run'
+            set -g __sbx_next 'jobs run'
+        case 'jobs|list'
+            set -g __sbx_next 'jobs list'
+        case 'jobs|show'
+            set -g __sbx_next 'jobs show'
+        case 'jobs|logs'
+            set -g __sbx_next 'jobs logs'
+        case 'jobs|wait'
+            set -g __sbx_next 'jobs wait'
+        case 'jobs|cancel'
+            set -g __sbx_next 'jobs cancel'
         case 'sandbox|create'
             set -g __sbx_next 'sandbox create'
         case 'sandbox|list' 'sandbox|ls'
@@ -141,25 +157,41 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox'
             return 0
-        case 'ps|--profile' 'ps|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile'
+        case 'ps|--profile' 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox'
             return 0
-        case 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile'
+        case 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name'
             return 0
-        case 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
+        case 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file'
             return 0
-        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
+        case 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request'
             return 0
-        case 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
+        case 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile'
             return 0
-        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
+        case 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s'
             return 0
-        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
+        case 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s'
             return 0
-        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
+        case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
+        case 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url'
             return 0
-        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url'
+            return 0
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
+            return 0
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
+            return 0
+        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+            return 0
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
+            return 0
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+            return 0
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+            return 0
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+            return 0
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url'
             return 0
     end
     return 1
@@ -231,6 +263,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a logs -d 'replay or follow an execution\'s
 complete -c sbx -n '__sbx_arg "" 0' -a cancel -d 'cancel a running execution'
 complete -c sbx -n '__sbx_arg "" 0' -a process -d 'supervised background processes'
 complete -c sbx -n '__sbx_arg "" 0' -a ps -d 'list supervised processes (sbx process list)'
+complete -c sbx -n '__sbx_arg "" 0' -a jobs -d 'one-shot jobs with dependencies and queue keys'
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
 complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a daemon -d 'run, start, stop and inspect the embedded backend'
@@ -565,6 +598,117 @@ complete -c sbx -n '__sbx_at "ps"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "ps"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "ps"' -s h -l help -d 'show help'
 
+# sbx jobs
+complete -c sbx -n '__sbx_arg "jobs" 0' -a submit -d 'submit a file of jobs with dependencies'
+complete -c sbx -n '__sbx_arg "jobs" 0' -a run -d 'run one command as a job and wait for it, like exec'
+complete -c sbx -n '__sbx_arg "jobs" 0' -a list -d 'list jobs (by request, by status)'
+complete -c sbx -n '__sbx_arg "jobs" 0' -a show -d 'show a job'
+complete -c sbx -n '__sbx_arg "jobs" 0' -a logs -d 'print a job\'s output (-f to follow)'
+complete -c sbx -n '__sbx_arg "jobs" 0' -a wait -d 'wait for jobs to end'
+complete -c sbx -n '__sbx_arg "jobs" 0' -a cancel -d 'cancel a job (and what depends on it)'
+complete -c sbx -n '__sbx_at "jobs"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "jobs"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs"' -s h -l help -d 'show help'
+
+# sbx jobs submit
+complete -c sbx -n '__sbx_at "jobs submit"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs submit"' -l wait -d 'wait until every job has ended; exit with what they did'
+complete -c sbx -n '__sbx_at "jobs submit"' -l timeout -x -d 'with --wait: stop waiting after this long (the jobs are not cancelled)'
+complete -c sbx -n '__sbx_at "jobs submit"' -l json -d 'print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}'
+complete -c sbx -n '__sbx_at "jobs submit"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs submit"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs submit"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs submit"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs submit"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs submit"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs submit"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "jobs submit" 0' -F -d 'a JSON file of jobs, or - for stdin'
+
+# sbx jobs run
+complete -c sbx -n '__sbx_at "jobs run"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs run"' -l name -x -d 'the job\'s name (default: run)'
+complete -c sbx -n '__sbx_at "jobs run"' -l timeout -x -d 'server-side timeout, up to 1h (default: 30m)'
+complete -c sbx -n '__sbx_at "jobs run"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
+complete -c sbx -n '__sbx_at "jobs run"' -l cwd -x -d 'working directory inside /workspace'
+complete -c sbx -n '__sbx_at "jobs run"' -s e -l env -x -d 'environment variable (repeatable)'
+complete -c sbx -n '__sbx_at "jobs run"' -l env-file -r -F -d 'read K=V lines from a file'
+complete -c sbx -n '__sbx_at "jobs run"' -l queue-key -x -d 'run one at a time with other jobs of this key'
+complete -c sbx -n '__sbx_at "jobs run"' -l json -d 'print the submission document with the job\'s output (stdout, stderr)'
+complete -c sbx -n '__sbx_at "jobs run"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs run"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs run"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs run"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs run"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "jobs run" 0 more' -a '(__sbx_command_line)'
+
+# sbx jobs list
+complete -c sbx -n '__sbx_at "jobs list"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs list"' -l request -x -d 'only the jobs of this request id'
+complete -c sbx -n '__sbx_at "jobs list"' -l status -x -a 'queued waiting running cancel_requested succeeded failed cancelled timed_out dependency_failed interrupted lost' -d 'only jobs with this status'
+complete -c sbx -n '__sbx_at "jobs list"' -l json -d 'print {jobs: [...]} as the API lists them'
+complete -c sbx -n '__sbx_at "jobs list"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs list"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs list"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs list"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs list"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs list"' -s h -l help -d 'show help'
+
+# sbx jobs show
+complete -c sbx -n '__sbx_at "jobs show"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs show"' -l json -d 'print the job record with all of its output chunks'
+complete -c sbx -n '__sbx_at "jobs show"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs show"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs show"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs show"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs show"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs show"' -s h -l help -d 'show help'
+
+# sbx jobs logs
+complete -c sbx -n '__sbx_at "jobs logs"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs logs"' -s f -l follow -d 'follow until the job has ended'
+complete -c sbx -n '__sbx_at "jobs logs"' -l json -d 'one JSON document per output chunk (JSON Lines)'
+complete -c sbx -n '__sbx_at "jobs logs"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs logs"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs logs"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs logs"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs logs"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs logs"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs logs"' -s h -l help -d 'show help'
+
+# sbx jobs wait
+complete -c sbx -n '__sbx_at "jobs wait"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs wait"' -l request -x -d 'every job of this request id'
+complete -c sbx -n '__sbx_at "jobs wait"' -l timeout -x -d 'stop waiting after this long (exit 124; the jobs keep running)'
+complete -c sbx -n '__sbx_at "jobs wait"' -l json -d 'print {jobs: [...], timed_out, exit}'
+complete -c sbx -n '__sbx_at "jobs wait"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs wait"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs wait"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs wait"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs wait"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs wait"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs wait"' -s h -l help -d 'show help'
+
+# sbx jobs cancel
+complete -c sbx -n '__sbx_at "jobs cancel"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs cancel"' -l dependents -d 'also cancel every job that depends on it, directly or not'
+complete -c sbx -n '__sbx_at "jobs cancel"' -l json -d 'print {job_id, status, dependents: [{job_id, name, status}]}'
+complete -c sbx -n '__sbx_at "jobs cancel"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "jobs cancel"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "jobs cancel"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "jobs cancel"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "jobs cancel"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "jobs cancel"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "jobs cancel"' -s h -l help -d 'show help'
+
 # sbx sandbox
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a create -d 'create a sandbox'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
@@ -658,6 +802,8 @@ complete -c sbx -n '__sbx_at "daemon run"' -l process-log-keep -x -d 'process lo
 complete -c sbx -n '__sbx_at "daemon run"' -l execution-output-max -x -d 'execution output kept on disk per stream (default: 256MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -l retain -x -d 'keep finished executions and exited processes this long (default: 30d; never less than --key-retention)'
 complete -c sbx -n '__sbx_at "daemon run"' -l retain-size -x -d 'keep at most this much; the oldest finished outputs go first (default: 5GiB)'
+complete -c sbx -n '__sbx_at "daemon run"' -l job-concurrency -x -d 'jobs running at once per sandbox; the rest wait queued (default: 4)'
+complete -c sbx -n '__sbx_at "daemon run"' -l job-output-max -x -d 'output kept per job: its first and last halves (default: 8MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -9,6 +9,7 @@ import type { ExecutionManager } from "./executions.js";
 import type { FaultDecision } from "./faults.js";
 import type { Reply } from "./http.js";
 import type { IdempotencyKeys } from "./idempotency.js";
+import type { JobManager } from "./jobs/manager.js";
 import type { ProcessSupervisor } from "./process-supervisor.js";
 import type { Retention } from "./retention.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
@@ -38,6 +39,10 @@ export const ROUTE_NAMES = [
   "process.stop",
   "files.put",
   "files.get",
+  "jobs.submit",
+  "jobs.list",
+  "jobs.get",
+  "jobs.cancel",
 ] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
@@ -52,6 +57,8 @@ export const MUTATION_ROUTES: readonly RouteName[] = [
   "process.signal",
   "process.stop",
   "files.put",
+  "jobs.submit",
+  "jobs.cancel",
 ];
 
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */
@@ -63,6 +70,7 @@ export interface Services {
   drivers: DriverSet;
   executions: ExecutionManager;
   processes: ProcessSupervisor;
+  jobs: JobManager;
   /** Execution event logs and full output files. */
   events: EventLog;
   idempotency: IdempotencyKeys;

@@ -135,6 +135,65 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE processes ADD COLUMN boot_id TEXT;
   ALTER TABLE processes ADD COLUMN recovery TEXT;
   `,
+  // Jobs (jobs/store.ts). A request row holds the digest of what a request id admitted;
+  // command, env, depends_on, dependency_ids and leftover_processes are JSON. A job's
+  // kept output is ordered chunks: the head (`head` = 1) and a tail trimmed from its
+  // front past the budget; `offset` places a chunk in the job's whole output.
+  `
+  CREATE TABLE job_requests (
+    sandbox_id TEXT NOT NULL REFERENCES sandboxes(sandbox_id) ON DELETE CASCADE,
+    request_id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (sandbox_id, request_id)
+  );
+  CREATE TABLE jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL UNIQUE,
+    sandbox_id TEXT NOT NULL REFERENCES sandboxes(sandbox_id) ON DELETE CASCADE,
+    request_id TEXT NOT NULL,
+    job_index INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    command TEXT NOT NULL,
+    working_dir TEXT NOT NULL,
+    env TEXT NOT NULL,
+    stdin BLOB,
+    timeout_ms INTEGER NOT NULL,
+    depends_on TEXT NOT NULL,
+    dependency_ids TEXT NOT NULL,
+    dependency_policy TEXT NOT NULL,
+    queue_key TEXT,
+    status TEXT NOT NULL,
+    exit_code INTEGER,
+    signal TEXT,
+    error TEXT,
+    leftover_processes TEXT NOT NULL DEFAULT '[]',
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    end_intent TEXT,
+    pgid INTEGER,
+    pgid_start_time TEXT,
+    boot_id TEXT,
+    main_exited_at TEXT,
+    output_bytes INTEGER NOT NULL DEFAULT 0,
+    output_omitted_bytes INTEGER NOT NULL DEFAULT 0,
+    output_last_seq INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    started_at TEXT,
+    finished_at TEXT
+  );
+  CREATE INDEX jobs_by_request ON jobs (sandbox_id, request_id, job_index);
+  CREATE INDEX jobs_unfinished ON jobs (status) WHERE status IN ('queued', 'waiting', 'running', 'cancel_requested');
+  CREATE TABLE job_output (
+    job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    stream TEXT NOT NULL,
+    byte_offset INTEGER NOT NULL,
+    head INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (job_id, seq)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export interface SandboxRow {
@@ -353,6 +412,11 @@ export class BackendStore {
     this.closed = true;
     this.statements.clear();
     this.db.close();
+  }
+
+  /** A statement prepared once per SQL text, for the row access a feature keeps beside itself (jobs/store.ts). */
+  statement<Row>(sql: string): Statement<Row> {
+    return this.prepare<Row>(sql);
   }
 
   /** Prepared once per SQL text. */

@@ -5,7 +5,10 @@
 export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules ROUTE:FAULT[:WHEN]
   ROUTE   execute | executions.get | executions.list | executions.stream | executions.events |
           executions.output | executions.cancel | sandbox.create | sandbox.get |
-          sandbox.delete | sandboxes.list | *   (* = every route the fault applies to; never health)
+          sandbox.delete | sandboxes.list | process.start | processes.list | process.get |
+          process.result | process.logs | process.stdin | process.signal | process.stop |
+          jobs.submit | jobs.list | jobs.get | jobs.cancel |
+          *   (* = every route the fault applies to; never health)
   FAULT   not_started     503 not_started {reason: fault_injected, retry_after_ms: 2000} and
                           Retry-After: 2; nothing runs, nothing is stored
           unconfirmed     (execute) the command runs to completion, then 409
@@ -16,8 +19,9 @@ export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules R
           stream_lost     (execute, executions.get) the command runs; the answer is outcome
                           unknown, system_error exec_stream_lost, no exit_code or signal
                           (execute stores it that way)
-          drop            the request is admitted (a command starts), then the connection
-                          is closed without an answer; the execution completes and is readable
+          drop            the request is admitted (a command starts, jobs are admitted), then
+                          the connection is closed without an answer; what it started completes
+                          and is readable
           delay=DUR       wait DUR (500ms, 2s, 1m) before handling; a mutation waits holding
                           its Idempotency-Key, so the same key meanwhile gets 409
                           request_in_progress; combines with one other fault

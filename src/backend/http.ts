@@ -126,6 +126,24 @@ function tooLarge(limit: number): ApiError {
   );
 }
 
+/** An optional integer query parameter within [min, max]; 400 otherwise. */
+export function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
+  const text = query.get(name);
+  if (text === null) return null;
+  const value = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
+  return value;
+}
+
+/** An optional boolean query parameter (true/1, false/0); 400 otherwise. */
+export function boolParam(query: URLSearchParams, name: string): boolean | null {
+  const text = query.get(name);
+  if (text === null) return null;
+  if (text === "true" || text === "1") return true;
+  if (text === "false" || text === "0") return false;
+  throw invalidRequest(name, `${name} must be true or false`);
+}
+
 export function withHeader(reply: Reply, name: string, value: string): Reply {
   if (reply.kind === "drop") return reply;
   return { ...reply, headers: { ...reply.headers, [name]: value } };

@@ -13,6 +13,7 @@ import {
 } from "./handlers/executions.js";
 import { getFile, putFile } from "./handlers/files.js";
 import { health, storage } from "./handlers/health.js";
+import { cancelJob, getJob, listJobs, submitJobs } from "./handlers/jobs.js";
 import {
   getProcess,
   getProcessLogs,
@@ -62,6 +63,10 @@ const ROUTES: readonly RouteDef[] = [
   route("process.signal", "POST", "sandbox/:id/processes/:pid/signal", signalProcess),
   route("files.put", "PUT", "sandbox/:id/files", putFile),
   route("files.get", "GET", "sandbox/:id/files", getFile),
+  route("jobs.submit", "POST", "sandbox/:id/jobs", submitJobs),
+  route("jobs.list", "GET", "sandbox/:id/jobs", listJobs),
+  route("jobs.get", "GET", "sandbox/:id/jobs/:jid", getJob),
+  route("jobs.cancel", "POST", "sandbox/:id/jobs/:jid/cancel", cancelJob),
 ];
 
 export interface RouteMatch {

@@ -21,6 +21,7 @@ import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
 import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
 import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
+import { JobManager } from "./jobs/manager.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
 import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention.js";
@@ -82,6 +83,10 @@ export interface BackendOptions {
   retentionSweepMs?: number;
   /** Test hook: the clock retention reads. */
   now?: () => number;
+  /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
+  jobConcurrency?: number;
+  /** Output bytes kept per job (the first half and the last half; the middle is omitted). Default 8 MiB. */
+  jobOutputBudgetBytes?: number;
 }
 
 export interface CloseOptions {
@@ -143,6 +148,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   try {
     backend.executions.recover();
     backend.processes.recover();
+    backend.jobs.recover();
     backend.retention.start(opts.retentionSweepMs);
     await backend.listen();
   } catch (err) {
@@ -156,6 +162,7 @@ class Backend {
   readonly executions: ExecutionManager;
   readonly processes: ProcessSupervisor;
   readonly retention: Retention;
+  readonly jobs: JobManager;
   private readonly services: Services;
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
   private readonly log: (line: string) => void;
@@ -215,6 +222,15 @@ class Backend {
       log: this.log,
       onSettled: () => this.armIdle(),
     });
+    this.jobs = new JobManager({
+      store,
+      sandboxes,
+      killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+      ...(opts.jobConcurrency !== undefined && { concurrency: opts.jobConcurrency }),
+      ...(opts.jobOutputBudgetBytes !== undefined && { outputBudgetBytes: opts.jobOutputBudgetBytes }),
+      log: this.log,
+      onSettled: () => this.armIdle(),
+    });
     this.retention = new Retention({
       store,
       events,
@@ -232,6 +248,7 @@ class Backend {
       drivers,
       executions: this.executions,
       processes: this.processes,
+      jobs: this.jobs,
       events,
       retention: this.retention,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
@@ -303,10 +320,11 @@ class Backend {
     if (opts.simulateCrash) {
       this.executions.abandon();
       this.processes.abandon();
+      this.jobs.abandon();
       for (const { server } of this.servers) server.closeAllConnections();
     } else {
       // Blocking requests waiting on these executions (and processes) get their answers now.
-      await Promise.all([this.executions.shutdown(), this.processes.shutdown()]);
+      await Promise.all([this.executions.shutdown(), this.processes.shutdown(), this.jobs.shutdown()]);
       let allClosed = false;
       void closed.then(() => {
         allClosed = true;
@@ -441,9 +459,9 @@ class Backend {
     }, ms);
   }
 
-  /** No execution runs and no supervised process runs, waits to restart or is being stopped. */
+  /** No execution runs, no supervised process runs, waits to restart or is being stopped, and no job is unfinished. */
   private nothingRuns(): boolean {
-    return this.executions.liveCount === 0 && this.processes.liveCount === 0;
+    return this.executions.liveCount === 0 && this.processes.liveCount === 0 && this.jobs.liveCount === 0;
   }
 }
 

@@ -6,6 +6,7 @@
 import type { Api } from "../client/api.js";
 import { paths as apiPaths } from "../client/api.js";
 import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
+import { jobPaths } from "../client/jobs.js";
 import { type FollowResult, type FollowSinks, followExecution } from "../client/follow.js";
 import { processPaths } from "../client/processes.js";
 import { LOCAL_PROFILE } from "../config/config.js";
@@ -84,7 +85,8 @@ async function sendOnce(
       method: "POST",
       path: req.path,
       body: req.body,
-      idempotencyKey: req.key,
+      // A jobs submission carries its identity in the body (request_id), not in a header.
+      ...(req.kind === "jobs_submit" ? {} : { idempotencyKey: req.key }),
       deadlineMs: req.clientTimeoutMs,
       signal: ctx.interrupt,
     });
@@ -197,7 +199,7 @@ export async function dispatchNew(
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
   checkBodySize(req.body);
-  const path = req.kind === "execute" ? apiPaths.execute(req.sandbox) : processPaths.processes(req.sandbox);
+  const path = pathFor(req.kind, req.sandbox);
   const store: ReceiptStore = await ctx.receipts();
   const row = await ctx.storeWrite((s) =>
     s.createForDispatch({
@@ -213,6 +215,17 @@ export async function dispatchNew(
   );
   streaming.beforeSend?.(row.receipt_id, path);
   return sendOnce(ctx, api, store.get(row.receipt_id), 1, { ...req, path }, streaming);
+}
+
+function pathFor(kind: RequestKind, sandbox: string): string {
+  switch (kind) {
+    case "execute":
+      return apiPaths.execute(sandbox);
+    case "process_start":
+      return processPaths.processes(sandbox);
+    case "jobs_submit":
+      return jobPaths.jobs(sandbox);
+  }
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */

@@ -3,7 +3,8 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Api } from "../client/api.js";
-import { itemForKey } from "../client/key-lookup.js";
+import { jobPaths } from "../client/jobs.js";
+import { itemForKey, jobsOfRequest } from "../client/key-lookup.js";
 import { processPaths } from "../client/processes.js";
 import { type Classified, classifyObservation } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
@@ -31,7 +32,16 @@ export async function observeOnce(
     },
     "read",
   );
-  if (r.kind === "process_start") {
+  if (r.kind === "jobs_submit") {
+    // The request id is the submission's identity: read what it admitted, never submit again.
+    const answer = await api.http.send({
+      method: "GET",
+      path: `${jobPaths.jobs(r.sandbox_id)}?request_id=${encodeURIComponent(r.idempotency_key)}`,
+      deadlineMs,
+    });
+    const found = jobsOfRequest(answer, r.idempotency_key);
+    classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "jobs_submit");
+  } else if (r.kind === "process_start") {
     const path = executionId
       ? processPaths.process(r.sandbox_id, executionId)
       : `${processPaths.processes(r.sandbox_id)}?idempotency_key=${encodeURIComponent(r.idempotency_key)}`;

@@ -11,6 +11,7 @@ import * as cancel from "./commands/cancel.js";
 import * as exec from "./commands/exec.js";
 import * as helpTopics from "./commands/help-topics.js";
 import * as init from "./commands/init.js";
+import * as jobs from "./commands/jobs/index.js";
 import * as logs from "./commands/logs.js";
 import * as processCmd from "./commands/process/index.js";
 import * as profile from "./commands/profile/index.js";
@@ -41,6 +42,7 @@ export function buildProgram(rt: Runtime): Command {
   logs.register(program, bind);
   cancel.register(program, bind);
   processCmd.register(program, bind);
+  jobs.register(program, bind);
   sandbox.register(program, bind);
   cp.register(program, bind);
   daemon.register(program, bind);

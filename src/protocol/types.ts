@@ -309,6 +309,12 @@ export const ErrorCodes = {
   stdinClosed: "stdin_closed",
   /** A signal or stdin write while no run of the process is alive (backoff, stopping, exited). */
   processNotRunning: "process_not_running",
+  /** No job with this id in this sandbox. */
+  jobNotFound: "job_not_found",
+  /** A job id already names a job with other inputs; nothing was admitted. */
+  jobIdConflict: "job_id_conflict",
+  /** A request id already names a submission of other jobs; nothing was admitted. */
+  requestIdConflict: "request_id_conflict",
   internal: "internal_error",
 } as const;
 

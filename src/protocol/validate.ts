@@ -27,7 +27,7 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9_:.-]{1,255}$/;
 /** Names (sandboxes, processes, profiles): no path separators, no spaces, at most 63 characters. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export function isValidIdempotencyKey(key: string): boolean {
   return IDEMPOTENCY_KEY.test(key);
@@ -169,7 +169,8 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
 
 // ── supervised processes ──
 
-function checkCommand(command: unknown): FieldProblem | null {
+/** A command: an argv array (no shell) or a string for /bin/sh -c, without NUL bytes. */
+export function checkCommand(command: unknown): FieldProblem | null {
   if (typeof command === "string") {
     if (command.trim() === "") return { field: "command", message: "command must not be empty" };
     if (command.includes("\0")) return { field: "command", message: "command must not contain NUL bytes" };
@@ -187,7 +188,8 @@ function checkCommand(command: unknown): FieldProblem | null {
   return null;
 }
 
-function checkEnv(env: unknown): FieldProblem | null {
+/** An env object: valid variable names, string values without NUL bytes. */
+export function checkEnv(env: unknown): FieldProblem | null {
   if (typeof env !== "object" || env === null || Array.isArray(env)) {
     return { field: "env", message: "env must be an object of strings" };
   }
@@ -199,7 +201,7 @@ function checkEnv(env: unknown): FieldProblem | null {
   return null;
 }
 
-function isIntIn(value: unknown, min: number, max: number): value is number {
+export function isIntIn(value: unknown, min: number, max: number): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 

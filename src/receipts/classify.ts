@@ -78,8 +78,8 @@ export type HttpObserved = Exclude<Observed, { kind: "stream" } | { kind: "start
  */
 export type Purpose = "dispatch" | "read";
 
-/** What the request asked for: an execution, or the start of a supervised process. */
-export type RequestKind = "execute" | "process_start";
+/** What the request asked for: an execution, the start of a supervised process, or a submission of jobs. */
+export type RequestKind = "execute" | "process_start" | "jobs_submit";
 
 export interface Classified {
   /** null: the observation taught nothing about the execution (a failed read). */
@@ -241,6 +241,34 @@ function fromProcessAnswer(out: Classified, doc: unknown, status: number): Class
   return out;
 }
 
+/**
+ * A 2xx answer to a jobs submission (or the read of what a request id admitted): the
+ * jobs it lists prove it was admitted. `succeeded` is the admission; the jobs' own
+ * outcomes are read with `sbx jobs`. The request id stands where an execution id would.
+ */
+function fromJobsAnswer(out: Classified, doc: unknown, status: number): Classified {
+  const d = typeof doc === "object" && doc !== null ? (doc as { request_id?: unknown; jobs?: unknown }) : {};
+  const jobs = Array.isArray(d.jobs) ? d.jobs : [];
+  const documented =
+    typeof d.request_id === "string" &&
+    d.request_id !== "" &&
+    jobs.length > 0 &&
+    jobs.every((j) => typeof j === "object" && j !== null && typeof (j as { job_id?: unknown }).job_id === "string");
+  if (!documented) {
+    out.classification = "outcome_unknown";
+    out.error = { code: "undocumented_body", message: `HTTP ${status} body is not a jobs submission answer` };
+    return out;
+  }
+  out.execution_id = d.request_id as string;
+  out.classification = "succeeded";
+  out.exit_code = 0;
+  out.definitive = true;
+  return out;
+}
+
+/** 409s that refuse a request outright: nothing was admitted. */
+const REFUSING_CONFLICTS: readonly string[] = [ErrorCodes.jobIdConflict, ErrorCodes.requestIdConflict];
+
 function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose, kind: RequestKind): Classified {
   const out = blank();
   out.http_status = obs.status;
@@ -254,6 +282,7 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
 
   if (obs.status >= 200 && obs.status < 300) {
     if (kind === "process_start") return fromProcessAnswer(out, doc, obs.status);
+    if (kind === "jobs_submit") return fromJobsAnswer(out, doc, obs.status);
     const problem = checkExecutionRecord(doc);
     if (problem !== null) {
       // A record_pending flag is honoured even on an otherwise odd body: never resubmit.
@@ -282,6 +311,10 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
 
   if (obs.status === 409 && err?.code === ErrorCodes.executionResultUnconfirmed) {
     out.classification = "result_unconfirmed";
+    return out;
+  }
+  if (obs.status === 409 && err !== null && REFUSING_CONFLICTS.includes(err.code)) {
+    out.classification = "rejected";
     return out;
   }
   if (obs.status === 409 && err?.code === ErrorCodes.requestInProgress) {

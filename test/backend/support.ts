@@ -153,7 +153,7 @@ export async function createDefaultSandbox(b: TestBackend, isolation: TestIsolat
 }
 
 /** startTestBackend for backends that are stopped after each test (the last started first). */
-export function backendsPerTest(): typeof startTestBackend {
+export function backendsPerTest(isolation?: TestIsolation): typeof startTestBackend {
   const cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -161,6 +161,8 @@ export function backendsPerTest(): typeof startTestBackend {
   return async (opts, dir) => {
     const b = await startTestBackend(opts, dir);
     cleanups.push(() => b.stop());
+    // A restarted backend (same dir) has its default sandbox already.
+    if (isolation !== undefined && dir === undefined) await createDefaultSandbox(b, isolation);
     return b;
   };
 }
@@ -170,21 +172,15 @@ export async function workspaceOf(b: TestBackend): Promise<string> {
   return (await b.api("GET", "/api/v1/sandbox/default")).json.host_workspace;
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails at the deadline. */
-export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = "condition"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { until } from "../support/wait.js";
 
 /** Whether a live (non-zombie) process is left in a group. */
 export function groupAlive(pgid: number): boolean {
   return groupMembers(pgid).length > 0;
 }
+
+/** Shell: after `sleep … &`, wait until the child has become `sleep` (it is `sh` between fork and exec). */
+export const untilExecd = 'until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do :; done';
 
 export function b64(text: string): string {
   return Buffer.from(text).toString("base64");

@@ -9,19 +9,12 @@ import { describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
 import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
+import { until } from "../support/wait.js";
 
 const BWRAP = new BwrapDriver().probe();
 
 function daemonPid(home: string): number {
   return Number(fs.readFileSync(path.join(home, "daemon", "daemon.pid"), "utf8").trim());
-}
-
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe("the local daemon", () => {

@@ -404,6 +404,58 @@ describe("in doubt, or not", () => {
   });
 });
 
+describe("a jobs submission (kind jobs_submit)", () => {
+  const admitted = {
+    request_id: "ci-1",
+    sandbox_id: "sbx_1",
+    jobs: [{ job_id: "job_1", name: "a", status: "queued" }],
+  };
+
+  it.each<{ name: string; observed: Observed; classification: Classification; exit: number }>([
+    { name: "201 listing the admitted jobs", observed: json(201, admitted), classification: "succeeded", exit: 0 },
+    { name: "409 job_id_conflict", observed: apiError(409, "job_id_conflict"), classification: "rejected", exit: 125 },
+    {
+      name: "409 request_id_conflict",
+      observed: apiError(409, "request_id_conflict"),
+      classification: "rejected",
+      exit: 125,
+    },
+    { name: "400 a cycle", observed: apiError(400, "invalid_request"), classification: "rejected", exit: 125 },
+    {
+      name: "201 without jobs",
+      observed: json(201, { request_id: "ci-1", jobs: [] }),
+      classification: "outcome_unknown",
+      exit: 255,
+    },
+    {
+      name: "200 that is an execution record",
+      observed: rec({ outcome: "succeeded", exit_code: 0 }),
+      classification: "outcome_unknown",
+      exit: 255,
+    },
+    {
+      name: "a reset after sending",
+      observed: { kind: "transport", sent: true, code: "ECONNRESET", message: "reset" },
+      classification: "outcome_unknown",
+      exit: 255,
+    },
+  ])("$name → $classification, exit $exit", ({ observed, classification, exit }) => {
+    const c = classifyObservation(observed, "dispatch", "jobs_submit");
+    expect(c.classification).toBe(classification);
+    expect(exitCodeFor(c)).toBe(exit);
+  });
+
+  it("admission is definitive and carries the request id where an execution id would be", () => {
+    expect(classifyObservation(json(201, admitted), "dispatch", "jobs_submit")).toMatchObject({
+      definitive: true,
+      execution_id: "ci-1",
+      exit_code: 0,
+    });
+    // Elsewhere a 409 other than the refusals stays in doubt.
+    expect(classifyObservation(apiError(409, "something_else"), "dispatch").classification).toBe("outcome_unknown");
+  });
+});
+
 describe("a receipt written but never answered: dispatched", () => {
   it("may have run; exec has no exit code of its own for it (255 if asked)", () => {
     expect(mayHaveRun("dispatched")).toBe(true);

@@ -50,6 +50,7 @@ export interface BwrapDriverOptions {
 
 export class BwrapDriver implements SandboxDriver {
   readonly isolation = "bwrap" as const;
+  readonly runsEndWithBackend = true;
   private probed: DriverProbe | null = null;
   private program: string | null = null;
   /** Arguments every run shares: namespaces, the host's read-only view. */

@@ -72,6 +72,8 @@ export interface DriverDescription {
 
 export interface SandboxDriver {
   readonly isolation: Isolation;
+  /** Whether a run ends when the backend dies (bwrap: --die-with-parent); otherwise it may outlive it. */
+  readonly runsEndWithBackend: boolean;
   /** Checked once when the backend starts; the answer is kept. */
   probe(): DriverProbe;
   /** The workspace as commands see it ("/workspace" for bwrap, the host directory for none). */

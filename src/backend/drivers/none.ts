@@ -17,6 +17,7 @@ import { runMembers, signalProcessGroup } from "./proc.js";
 
 export class NoneDriver implements SandboxDriver {
   readonly isolation = "none" as const;
+  readonly runsEndWithBackend = false;
 
   probe(): DriverProbe {
     return { available: true, reason: null, version: null };

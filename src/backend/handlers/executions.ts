@@ -26,6 +26,7 @@ import { type EndMode, StorageUnavailable } from "../executions.js";
 import { exitEventShaper } from "../faults.js";
 import {
   ApiError,
+  intParam,
   invalidRequest,
   jsonReply,
   notStarted,
@@ -374,15 +375,6 @@ function isStreamRequest(body: Buffer): boolean {
   } catch {
     return false;
   }
-}
-
-/** An optional integer query parameter within [min, max]; 400 otherwise. */
-function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
-  const text = query.get(name);
-  if (text === null) return null;
-  const value = /^[0-9]{1,15}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
-  return value;
 }
 
 /** NUL bytes cannot cross exec(2); refuse them as a request problem rather than fail at spawn. */

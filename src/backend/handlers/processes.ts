@@ -28,7 +28,16 @@ import {
 } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow, ProcessRow, SandboxRow } from "../db.js";
-import { ApiError, invalidRequest, jsonReply, notStartedShuttingDown, parseJsonBody, type Reply } from "../http.js";
+import {
+  ApiError,
+  boolParam,
+  intParam,
+  invalidRequest,
+  jsonReply,
+  notStartedShuttingDown,
+  parseJsonBody,
+  type Reply,
+} from "../http.js";
 import { runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { toProcessRecord } from "../process-supervisor.js";
 
@@ -204,23 +213,6 @@ function findProcess(ctx: RequestContext): ProcessRow {
     });
   }
   return row;
-}
-
-/** An optional integer query parameter within [min, max]; 400 otherwise. */
-function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
-  const text = query.get(name);
-  if (text === null) return null;
-  const value = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
-  return value;
-}
-
-function boolParam(query: URLSearchParams, name: string): boolean | null {
-  const text = query.get(name);
-  if (text === null) return null;
-  if (text === "true" || text === "1") return true;
-  if (text === "false" || text === "0") return false;
-  throw invalidRequest(name, `${name} must be true or false`);
 }
 
 function mediaType(header: string | string[] | undefined): string {

@@ -1,9 +1,9 @@
 // Sandbox routes: POST /sandbox/create, GET /sandboxes, GET and DELETE /sandbox/{id}.
 
-import type { SandboxCreateRequest, SandboxList } from "../../protocol/types.js";
+import { ErrorCodes, type SandboxCreateRequest, type SandboxList } from "../../protocol/types.js";
 import { checkSandboxCreateRequest } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
+import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
 import { noIsolationWarning, toSandbox } from "../sandbox-registry.js";
 
@@ -42,13 +42,23 @@ export async function getSandbox(ctx: RequestContext): Promise<Reply> {
  */
 export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
-    const { sandboxes, executions, processes } = ctx.services;
+    const { sandboxes, executions, processes, jobs } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
     if (ctx.query.get("force") === "true") {
       await Promise.all([
         executions.cancelAllIn(row.sandbox_id, "sandbox removed"),
         processes.stopAllIn(row.sandbox_id, FORCE_STOP_GRACE_MS),
+        jobs.cancelAllIn(row.sandbox_id),
       ]);
+    }
+    const unfinished = jobs.unfinishedIn(row.sandbox_id);
+    if (unfinished > 0) {
+      throw new ApiError(
+        409,
+        ErrorCodes.sandboxBusy,
+        `sandbox ${row.name} has ${unfinished} job(s) not ended; cancel them (sbx jobs cancel), or remove it with force`,
+        { sandbox_id: row.sandbox_id, jobs: unfinished },
+      );
     }
     sandboxes.remove(row);
     return jsonReply(200, { ...toSandbox(row), status: "deleted" });

@@ -46,6 +46,23 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   },
 ];
 
+/** `sbx jobs submit --wait` and `sbx jobs wait` (docs/classification.md, "Jobs"). Also feeds the man page. */
+export const JOBS_EXIT_CODES: readonly ExitCodeRow[] = [
+  { code: "0", classification: "succeeded", meaning: "every job succeeded" },
+  {
+    code: "1",
+    classification: "failed, cancelled, timed_out, dependency_failed",
+    meaning: "a job ended without succeeding",
+  },
+  {
+    code: "255",
+    classification: "interrupted, lost",
+    meaning: "in doubt: the backend lost a job (it outranks a failure); see `sbx jobs show JOB`",
+  },
+  { code: "124", classification: "-", meaning: "the local --timeout passed first; nothing was cancelled" },
+  { code: "125", classification: "rejected", meaning: "the submission was refused (e.g. job_id_conflict, a cycle)" },
+];
+
 export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["succeeded", "confirmed: outcome succeeded, exit code 0"],
   ["failed", "confirmed: non-zero exit code, or killed by a signal"],
@@ -74,6 +91,11 @@ export function exitCodesText(): string {
     "Classifications (receipts list --classification C):",
     "",
     ...CLASSIFICATION_HELP.map(([c, m]) => `  ${c.padEnd(19)}${m}`),
+    "",
+    "sbx jobs submit --wait and sbx jobs wait exit with what their jobs did (sbx jobs run exits",
+    "like exec; a submission is a receipt whose classification is that of the submission):",
+    "",
+    ...JOBS_EXIT_CODES.map((r) => `  ${r.code.padEnd(6)} ${r.classification}\n         ${r.meaning}`),
     "",
     "Every classification that is not confirmed prints one line on stderr with what is known",
     "and the exact next command. sbx never retries a mutation by itself; resubmitting is an",

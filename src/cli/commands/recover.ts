@@ -94,9 +94,9 @@ export function register(program: Command, bind: Bind): void {
     .description(
       "For every receipt in doubt (dispatched, outcome_unknown, local_timeout, result_unconfirmed,\n" +
         "in_progress, record_pending) or running, observe the execution once (by execution id, or by\n" +
-        "idempotency key), record what was learned, and print what is resolved, what is running (not\n" +
-        "in doubt: the backend says where it is) and, for the rest, the next step. It never re-sends\n" +
-        "anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
+        "idempotency key; a jobs submission by its request id), record what was learned, and print what\n" +
+        "is resolved, what is running (not in doubt: the backend says where it is) and, for the rest,\n" +
+        "the next step. It never re-sends anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
     )
     .option("--json", "print {resolved: [...], running: [...], in_doubt: [...]}")
     .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));

@@ -3,7 +3,7 @@
 // the header carries the version, never the date of the build.
 
 import type { Command } from "commander";
-import { CLASSIFICATION_HELP, EXIT_CODES } from "../commands/help-topics.js";
+import { CLASSIFICATION_HELP, EXIT_CODES, JOBS_EXIT_CODES } from "../commands/help-topics.js";
 import {
   allCommands,
   type ArgumentDoc,
@@ -237,6 +237,12 @@ function exitStatusSection(): string[] {
     prose(
       "sbx's own failures never borrow a code the command could have exited with. Before anything was sent: 75 when transient (a receipt store another process holds for longer than SBX_STORE_WAIT), 74 when the receipt store is unusable (disk full, corrupt, unreadable; the message names the file), 78 for a configuration file that does not parse, 70 for a bug. After sending, a local failure is 255 and loses nothing received: the output is printed, and an answer that cannot be stored is written to stderr as JSON.",
     ),
+    ".PP",
+    prose(
+      "`sbx jobs submit --wait` and `sbx jobs wait` exit with what their jobs did; `sbx jobs run` exits like `sbx exec`:",
+    ),
+    ...JOBS_EXIT_CODES.flatMap((r) => [".TP", bold(r.code), `${italic(r.classification)}:`, prose(r.meaning)]),
+    ".PP",
     prose(
       "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input, and 74, 75, 78 and 70 as above; a command that says otherwise in its summary (such as `sbx daemon status`) documents its own code.",
     ),

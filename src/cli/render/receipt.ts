@@ -15,7 +15,12 @@ export function colorClassification(chalk: ChalkInstance, c: Classification | nu
 }
 
 export function commandText(doc: ReceiptDocument): string {
-  const body = doc.request.body as { command?: unknown } | null;
+  const body = doc.request.body as { command?: unknown; jobs?: unknown } | null;
+  if (doc.kind === "jobs_submit" && Array.isArray(body?.jobs)) {
+    const jobs = body.jobs as Array<{ name?: unknown; command?: unknown } | null>;
+    if (jobs.length === 1) return `job ${jobs[0]?.name ?? "?"}: ${formatCommand(jobs[0]?.command)}`;
+    return `jobs ${jobs.map((j) => j?.name ?? "?").join(", ")}`;
+  }
   return formatCommand(body?.command);
 }
 

@@ -33,6 +33,8 @@ export interface DaemonRunOptions {
   executionOutputMaxBytes: number | undefined;
   retainMs: number | undefined;
   retainBytes: number | undefined;
+  jobConcurrency: number | undefined;
+  jobOutputMaxBytes: number | undefined;
 }
 
 const SIZE_UNITS: Record<string, number> = {
@@ -83,7 +85,16 @@ export function parseDaemonRunOptions(raw: {
   executionOutputMax?: string;
   retain?: string;
   retainSize?: string;
+  jobConcurrency?: string;
+  jobOutputMax?: string;
 }): DaemonRunOptions {
+  if (raw.jobConcurrency !== undefined && !/^[1-9][0-9]{0,3}$/.test(raw.jobConcurrency)) {
+    throw new UsageError(`--job-concurrency ${JSON.stringify(raw.jobConcurrency)}: a whole number from 1 to 9999`);
+  }
+  const jobOutputMaxBytes = sizeFlag("--job-output-max", raw.jobOutputMax);
+  if (jobOutputMaxBytes !== undefined && jobOutputMaxBytes < 1024) {
+    throw new UsageError("--job-output-max must be at least 1k");
+  }
   return {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
     faults: raw.faults,
@@ -94,6 +105,8 @@ export function parseDaemonRunOptions(raw: {
     executionOutputMaxBytes: sizeFlag("--execution-output-max", raw.executionOutputMax),
     retainMs: durationFlag("--retain", raw.retain),
     retainBytes: sizeFlag("--retain-size", raw.retainSize),
+    jobConcurrency: raw.jobConcurrency === undefined ? undefined : Number(raw.jobConcurrency),
+    jobOutputMaxBytes,
   };
 }
 
@@ -155,6 +168,8 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.executionOutputMaxBytes === undefined ? {} : { executionOutputMaxBytes: opts.executionOutputMaxBytes }),
     ...(opts.retainMs === undefined ? {} : { retainMs: opts.retainMs }),
     ...(opts.retainBytes === undefined ? {} : { retainBytes: opts.retainBytes }),
+    ...(opts.jobConcurrency === undefined ? {} : { jobConcurrency: opts.jobConcurrency }),
+    ...(opts.jobOutputMaxBytes === undefined ? {} : { jobOutputBudgetBytes: opts.jobOutputMaxBytes }),
     log,
   });
   return 0;
@@ -181,6 +196,8 @@ export function register(noun: Command, bind: Bind): void {
       "keep finished executions and exited processes this long (default: 30d; never less than --key-retention)",
     )
     .option("--retain-size <size>", "keep at most this much; the oldest finished outputs go first (default: 5GiB)")
+    .option("--job-concurrency <n>", "jobs running at once per sandbox; the rest wait queued (default: 4)")
+    .option("--job-output-max <size>", "output kept per job: its first and last halves (default: 8MiB)")
     .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
   cmd.addHelpText("after", `\n${RETENTION_HELP}\n`);
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
@@ -190,6 +207,7 @@ export function register(noun: Command, bind: Bind): void {
       command: "sbx daemon run --faults 'execute:not_started:once'",
       description: "the next exec gets 503 not_started",
     },
+    { command: "sbx daemon run --job-concurrency 8", description: "run up to 8 jobs at once per sandbox" },
     {
       command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070",
       description: "a shared backend for a team",

@@ -1,0 +1,222 @@
+// How a job's command is started and ended: the one place where jobs touch
+// processes. A JobRun is a run on its sandbox's driver (drivers/driver.ts, as
+// executions and supervised processes are started), with the clean command
+// environment, stdin written once, the run ended at the timeout or on cancel (TERM,
+// then KILL after a grace), and the processes its main process left behind named
+// before they are killed (under bwrap the sandbox's pid namespace ends them with the
+// main process, before they can be named). endLostJobGroup does restart recovery's
+// part: what an earlier run of the backend left is inspected and, when it is still
+// ours, killed. Everything else of jobs (scheduling, output, state) is independent
+// of how the process is spawned.
+
+import type { JobStream } from "../../protocol/jobs.js";
+import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
+import { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "../drivers/proc.js";
+import { LEADER_EXIT_LINGER_MS, ProcessGroup, spawnFailure } from "../process-group.js";
+import type { RunEnd, RunEnding } from "./schedule.js";
+
+export interface JobRunSpec {
+  driver: SandboxDriver;
+  placement: SandboxPlacement;
+  /** argv[0] is the program; a shell command arrives here as ["/bin/sh", "-c", command]. */
+  argv: string[];
+  /** Real directory on this host, inside the workspace. */
+  cwd: string;
+  /** The complete environment (commandEnvironment). */
+  env: Record<string, string>;
+  /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
+  stdin: Buffer | null;
+  timeoutMs: number;
+  /** Between SIGTERM and SIGKILL to the group. */
+  killGraceMs: number;
+  /**
+   * Set when the working directory may not be used (missing, or leading out of the
+   * workspace; the caller checks it): nothing starts, exit 126 with this on stderr.
+   */
+  cwdProblem?: string;
+  onOutput: (stream: JobStream, chunk: Buffer) => void;
+  /** The main process exited (its status is the job's); the rest of the group is being wrapped up. */
+  onMainExit: (end: RunEnd) => void;
+}
+
+export interface JobRunResult extends RunEnd {
+  /** Command names of processes left behind by the main process, killed when the run was wrapped up. */
+  leftovers: string[];
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+/** A group that was ended: how long to wait for its last process to disappear. */
+const GROUP_GONE_WAIT_MS = 5000;
+
+export class JobRun {
+  readonly startedAt = new Date();
+  /** Resolves once the run is over (or never, once abandoned). */
+  readonly done: Promise<JobRunResult>;
+
+  private resolveDone!: (result: JobRunResult) => void;
+  private readonly group = new ProcessGroup();
+  private exit: { code: number | null; signal: string | null } | null = null;
+  private ending: RunEnding | null = null;
+  private settled = false;
+  /** What was left of the group just before the leader-exit linger killed it. */
+  private lingering: string[] = [];
+
+  constructor(private readonly spec: JobRunSpec) {
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve;
+    });
+    if (spec.cwdProblem !== undefined) {
+      this.failWith(126, `sbx: ${spec.cwdProblem}\n`);
+      return;
+    }
+    const started = this.group.spawn({
+      driver: spec.driver,
+      placement: spec.placement,
+      argv: spec.argv,
+      cwd: spec.cwd,
+      env: spec.env,
+      stdin: spec.stdin !== null,
+      onOutput: spec.onOutput,
+      onSpawnError: (program, err) => this.failToStart(program, err),
+      onExit: (code, signal) => {
+        this.exit = { code, signal };
+        spec.onMainExit({ exitCode: code, signal, ending: this.ending });
+        // Registered before ProcessGroup's own linger timer of the same length, so it
+        // fires first: what is alive then is what that timer's SIGKILL ends.
+        this.group.later(LEADER_EXIT_LINGER_MS, () => {
+          this.lingering = this.members();
+        });
+      },
+      onEnd: (code, signal) => {
+        this.exit ??= { code, signal };
+        this.finish();
+      },
+    });
+    if (!started) return;
+    if (spec.stdin) this.group.child?.stdin?.end(spec.stdin);
+    this.group.later(spec.timeoutMs, () => this.end("timed_out"));
+  }
+
+  /** The job's process group, or null when nothing could be started. */
+  get pgid(): number | null {
+    return this.group.pgid;
+  }
+
+  /** Start time of the group leader (from /proc), to recognise the group after a restart. */
+  get pgidStartTime(): string | null {
+    return this.group.pgidStartTime;
+  }
+
+  /** The boot the group was started in, to never signal a group of another boot. */
+  get bootId(): string | null {
+    return this.group.pgid === null ? null : bootId();
+  }
+
+  /**
+   * Ends the run: TERM to the group, KILL after the grace. Once the main process
+   * exited, its exit stands and only the wrapping up is left. Done resolves once no
+   * live process is left in the group.
+   */
+  end(reason: RunEnding): void {
+    if (this.settled || this.ending !== null || this.pgid === null || this.exit !== null) return;
+    this.ending = reason;
+    this.group.terminate(this.spec.killGraceMs, () => this.finish());
+  }
+
+  /** Forgets the process without ending it, as a crash would. */
+  abandon(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.group.abandon();
+  }
+
+  private members(): string[] {
+    if (this.pgid === null) return [];
+    try {
+      return runMembers(this.pgid).map((p) => p.name);
+    } catch {
+      return [];
+    }
+  }
+
+  private finish(): void {
+    if (this.settled) return;
+    this.settled = true;
+    // The main process has exited: whatever is still in its group was left behind by it.
+    const leftovers = this.exit === null ? [] : [...this.lingering, ...this.members()];
+    this.group.release();
+    const resolve = () =>
+      this.resolveDone({
+        exitCode: this.exit?.code ?? null,
+        signal: this.exit?.signal ?? null,
+        ending: this.ending,
+        leftovers,
+        startedAt: this.startedAt,
+        finishedAt: new Date(),
+      });
+    // An ended (cancelled, timed out) run is over once its group is gone, not when signalled.
+    if (this.ending !== null && this.pgid !== null) void this.group.waitUntilGone(GROUP_GONE_WAIT_MS).then(resolve);
+    else resolve();
+  }
+
+  /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
+  private failToStart(program: string, err: NodeJS.ErrnoException): void {
+    const { exitCode, message } = spawnFailure(program, err);
+    this.failWith(exitCode, message.toString());
+  }
+
+  private failWith(exitCode: number, message: string): void {
+    if (this.settled) return;
+    this.spec.onOutput("stderr", Buffer.from(message));
+    this.exit = { code: exitCode, signal: null };
+    this.spec.onMainExit({ exitCode, signal: null, ending: null });
+    this.finish();
+  }
+}
+
+export interface LostGroup {
+  /** The job's main process was still running (it was killed with its group). */
+  mainAlive: boolean;
+  /** Command names of the other processes of the group, killed now. */
+  killed: string[];
+  /** Why nothing was signalled: a group from another boot, or recorded without a boot id; null when it was ours. */
+  leftAlone: string | null;
+}
+
+/**
+ * Ends the process group of a job that an earlier run of the backend left running,
+ * if it is still ours: never one started in another boot (or recorded without a boot
+ * id), whose number may be anyone's now. In this boot, a leader's pid with another
+ * start time means the group is gone: the kernel does not reuse a pid that still
+ * names a process group.
+ */
+export function endLostJobGroup(group: { pgid: number; startTime: string | null; bootId: string | null }): LostGroup {
+  const current = bootId();
+  if (group.bootId === null || current === null || group.bootId !== current) {
+    const why =
+      group.bootId === null || current === null
+        ? `process group ${group.pgid} was recorded without a boot id; left alone`
+        : `process group ${group.pgid} was started in another boot (${group.bootId}); left alone`;
+    return { mainAlive: false, killed: [], leftAlone: why };
+  }
+  const leader = readProcEntry(group.pgid);
+  const startTime = readProcessStartTime(group.pgid);
+  if (leader !== null && group.startTime !== null && startTime !== group.startTime) {
+    return { mainAlive: false, killed: [], leftAlone: null };
+  }
+  const mainAlive = leader !== null && leader.state !== "Z";
+  let members: string[] = [];
+  try {
+    members = runMembers(group.pgid).map((p) => p.name);
+  } catch {
+    members = [];
+  }
+  signalProcessGroup(group.pgid, "SIGKILL");
+  if (mainAlive) {
+    // The main process is the job itself, not something it left behind.
+    const i = members.indexOf(leader.name);
+    if (i >= 0) members.splice(i, 1);
+  }
+  return { mainAlive, killed: members, leftAlone: null };
+}

@@ -1,0 +1,539 @@
+// The life of jobs: admitted (rows inserted `waiting` or `queued`, idempotently by
+// request id, admission.ts) → scheduled (schedule.ts: dependencies, the per-sandbox
+// concurrency limit, queue keys) → `running` (committed before the command starts,
+// so a crash can never run it twice) → ended (status from the run's end, output
+// committed with it, waiters woken, the next jobs scheduled). Also cancel (with
+// dependents), restart recovery (running jobs become `interrupted` or `lost`, never
+// resumed; queued ones stay queued and run) and shutdown. Starting and ending
+// processes is job-run.ts's part.
+
+import type {
+  JobCancelAnswer,
+  JobRecord,
+  JobStatus,
+  JobSubmitAnswer,
+  JobSubmitItem,
+  JobSubmitRequest,
+  JobSummary,
+} from "../../protocol/jobs.js";
+import { WORKSPACE } from "../../protocol/types.js";
+import type { BackendStore, SandboxRow } from "../db.js";
+import { confineToWorkspace, type SandboxRegistry } from "../sandbox-registry.js";
+import { judgeSubmission, normalizeSubmission } from "./admission.js";
+import { commandEnvironment } from "../drivers/driver.js";
+import { endLostJobGroup, JobRun, type JobRunResult } from "./job-run.js";
+import { JobOutputLog, type JobOutputWriter } from "./output.js";
+import { type PlanJob, planJobs, type RunEnd, type RunEnding, statusOfRun, transitiveDependents } from "./schedule.js";
+import { type JobPatch, type JobRow, JobStore, toJobSummary } from "./store.js";
+
+export const DEFAULT_JOB_CONCURRENCY = 4;
+
+export interface JobManagerOptions {
+  store: BackendStore;
+  sandboxes: SandboxRegistry;
+  /** Between SIGTERM and SIGKILL to a job's group. */
+  killGraceMs: number;
+  /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
+  concurrency?: number;
+  /** Output bytes kept per job (head and tail). Default 8 MiB. */
+  outputBudgetBytes?: number;
+  outputFlushMs?: number;
+  log?: (line: string) => void;
+  /** Called whenever a job ended (the server re-arms its idle timer). */
+  onSettled?: () => void;
+}
+
+interface LiveJob {
+  run: JobRun;
+  writer: JobOutputWriter;
+  /** Resolves once the job's end is stored. */
+  settled: Promise<void>;
+}
+
+export class JobManager {
+  private readonly rows: JobStore;
+  private readonly sandboxes: SandboxRegistry;
+  private readonly output: JobOutputLog;
+  private readonly killGraceMs: number;
+  private readonly concurrency: number;
+  private readonly log: (line: string) => void;
+  private readonly onSettled: () => void;
+  private readonly live = new Map<string, LiveJob>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private shuttingDown = false;
+  private abandoned = false;
+
+  constructor(opts: JobManagerOptions) {
+    this.rows = new JobStore(opts.store);
+    this.sandboxes = opts.sandboxes;
+    this.killGraceMs = opts.killGraceMs;
+    this.concurrency = opts.concurrency ?? DEFAULT_JOB_CONCURRENCY;
+    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) {
+      throw new RangeError("job concurrency must be a positive integer");
+    }
+    this.log = opts.log ?? (() => {});
+    this.onSettled = opts.onSettled ?? (() => {});
+    this.output = new JobOutputLog({
+      store: this.rows,
+      ...(opts.outputBudgetBytes !== undefined && { budgetBytes: opts.outputBudgetBytes }),
+      ...(opts.outputFlushMs !== undefined && { flushMs: opts.outputFlushMs }),
+      onFlushed: (ids) => this.notify(ids),
+      log: this.log,
+    });
+  }
+
+  /** False once shutdown began: nothing new is admitted or started. */
+  get accepting(): boolean {
+    return !this.shuttingDown && !this.abandoned;
+  }
+
+  /** Jobs not ended (queued, waiting, running, being cancelled), in every sandbox. */
+  get liveCount(): number {
+    if (this.rows.isClosed || this.abandoned) return 0;
+    return this.rows.countAllUnfinished();
+  }
+
+  unfinishedIn(sandboxId: string): number {
+    return this.rows.countUnfinished(sandboxId);
+  }
+
+  get(jobId: string): JobRow | null {
+    return this.rows.getJob(jobId) ?? null;
+  }
+
+  /**
+   * Admits a validated submission, or finds it admitted before (`replayed`: nothing
+   * new runs). `onAdmit` runs inside the admission transaction. Throws JobConflictError.
+   */
+  submit(
+    sandbox: SandboxRow,
+    req: JobSubmitRequest,
+    onAdmit?: () => void,
+  ): { answer: JobSubmitAnswer; replayed: boolean } {
+    const sandboxId = sandbox.sandbox_id;
+    const sub = normalizeSubmission(sandboxId, req);
+    const now = new Date().toISOString();
+    const verdict = this.rows.transaction(() => {
+      const judged = judgeSubmission(sub, {
+        request: this.rows.getRequest(sandboxId, sub.requestId),
+        job: (id) => this.rows.getJob(id),
+      });
+      if (judged === "new") {
+        this.rows.insertRequest({
+          sandbox_id: sandboxId,
+          request_id: sub.requestId,
+          digest: sub.digest,
+          created_at: now,
+        });
+        for (const job of sub.jobs) {
+          this.rows.insertJob({
+            job_id: job.jobId,
+            sandbox_id: sandboxId,
+            request_id: sub.requestId,
+            job_index: job.index,
+            name: job.name,
+            digest: job.digest,
+            command: JSON.stringify(job.command),
+            working_dir: job.workingDir,
+            env: JSON.stringify(job.env),
+            stdin: job.stdin === null ? null : Buffer.from(job.stdin, "base64"),
+            timeout_ms: job.timeoutMs,
+            depends_on: JSON.stringify(job.dependsOn),
+            dependency_ids: JSON.stringify(job.dependencyIds),
+            dependency_policy: job.policy,
+            queue_key: job.queueKey,
+            status: job.dependencyIds.length > 0 ? "waiting" : "queued",
+            created_at: now,
+          });
+        }
+      }
+      onAdmit?.();
+      return judged;
+    });
+    if (verdict === "new") {
+      this.log(`jobs: request ${sub.requestId} admitted ${sub.jobs.length} job(s) in sandbox ${sandbox.name}`);
+      this.schedule();
+    }
+    return { answer: this.answerFor(sandboxId, sub.requestId)!, replayed: verdict === "same" };
+  }
+
+  /** The jobs a request admitted, as they are now; null when the request is unknown. */
+  answerFor(sandboxId: string, requestId: string): JobSubmitAnswer | null {
+    const jobs = this.rows.jobsOfRequest(sandboxId, requestId);
+    if (jobs.length === 0) return null;
+    return { request_id: requestId, sandbox_id: sandboxId, jobs: jobs.map(submitItem) };
+  }
+
+  list(sandboxId: string, filter: { requestId?: string; status?: JobStatus }): JobSummary[] {
+    return this.rows.listJobs(sandboxId, filter).map(toJobSummary);
+  }
+
+  /** The job with its kept output after `afterSeq`, up to `limitBytes` of it (0: none). */
+  record(row: JobRow, afterSeq: number, limitBytes: number): JobRecord {
+    const chunks = limitBytes > 0 ? this.rows.readOutput(row.job_id, afterSeq, limitBytes) : [];
+    return {
+      ...toJobSummary(row),
+      output: chunks.map((c) => ({
+        seq: c.seq,
+        stream: c.stream,
+        offset: c.byte_offset,
+        data: Buffer.from(c.data).toString("base64"),
+      })),
+      output_next_seq: chunks.length > 0 ? chunks[chunks.length - 1]!.seq : afterSeq,
+    };
+  }
+
+  /** Resolves when any of the jobs changes (status or output), after `ms`, or on abort. */
+  waitForChange(jobIds: readonly string[], ms: number, signal?: AbortSignal): Promise<void> {
+    if (ms <= 0 || signal?.aborted || this.abandoned) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => wake(), ms);
+      const wake = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", wake);
+        for (const id of jobIds) this.waiters.get(id)?.delete(wake);
+        resolve();
+      };
+      for (const id of jobIds) {
+        let set = this.waiters.get(id);
+        if (!set) {
+          set = new Set();
+          this.waiters.set(id, set);
+        }
+        set.add(wake);
+      }
+      signal?.addEventListener("abort", wake, { once: true });
+    });
+  }
+
+  /**
+   * Cancels a job, and with `dependents` every job depending on it: one that has not
+   * started ends `cancelled` now; a running one becomes `cancel_requested`, its group
+   * gets TERM, then KILL after the grace, and it ends `cancelled` once the group is gone.
+   */
+  cancel(row: JobRow, dependents: boolean): JobCancelAnswer {
+    const others = dependents
+      ? transitiveDependents(row.job_id, this.rows.jobsOfRequest(row.sandbox_id, row.request_id).map(planJobOf))
+      : [];
+    const now = new Date().toISOString();
+    const toEnd: string[] = [];
+    this.rows.transaction(() => {
+      for (const id of [row.job_id, ...others]) {
+        const current = this.rows.getJob(id);
+        if (!current) continue;
+        if (current.status === "queued" || current.status === "waiting") {
+          this.rows.updateJob(id, {
+            status: "cancelled",
+            cancel_requested: 1,
+            error: "cancelled before it started",
+            finished_at: now,
+          });
+        } else if (current.status === "running") {
+          this.rows.updateJob(id, { status: "cancel_requested", cancel_requested: 1 });
+          toEnd.push(id);
+        }
+      }
+    });
+    this.log(`job ${row.job_id}: cancel requested${others.length ? ` with ${others.length} dependent(s)` : ""}`);
+    for (const id of toEnd) this.live.get(id)?.run.end("cancelled");
+    this.notify([row.job_id, ...others]);
+    this.schedule();
+    this.onSettled();
+    return {
+      job_id: row.job_id,
+      status: this.rows.getJob(row.job_id)!.status,
+      dependents: others.map((id) => submitItem(this.rows.getJob(id)!)),
+    };
+  }
+
+  /** Cancels every job of a sandbox not ended yet (sandbox rm --force); resolves once none is left. */
+  async cancelAllIn(sandboxId: string): Promise<void> {
+    const unfinished = this.rows.unfinishedJobs().filter((r) => r.sandbox_id === sandboxId);
+    for (const row of unfinished) {
+      const current = this.rows.getJob(row.job_id);
+      if (current && this.rows.countUnfinished(sandboxId) > 0) this.cancel(current, false);
+    }
+    const ids = unfinished.map((r) => r.job_id);
+    // A group that ignores TERM gets KILL after the grace; past that and a margin, stop waiting.
+    const deadline = Date.now() + this.killGraceMs + 10_000;
+    while (this.rows.countUnfinished(sandboxId) > 0 && !this.abandoned && Date.now() < deadline) {
+      await this.waitForChange(ids, 500);
+    }
+  }
+
+  /**
+   * At start-up: jobs an earlier run of the backend left running are never resumed.
+   * One whose main process still ran has its group killed and is `interrupted`; one
+   * whose main process had exited with its status recorded ends with that status;
+   * one whose process vanished without an exit status is `lost`. What a vanished
+   * main process left behind is killed and named. Queued jobs then start.
+   */
+  recover(): { interrupted: number; lost: number; wrappedUp: number } {
+    const counts = { interrupted: 0, lost: 0, wrappedUp: 0 };
+    const now = new Date().toISOString();
+    for (const row of this.rows.unfinishedJobs()) {
+      if (row.status !== "running" && row.status !== "cancel_requested") continue;
+      let patch: JobPatch;
+      if (row.main_exited_at !== null) {
+        const killed = row.pgid === null ? [] : endLostJobGroup(recorded(row, row.pgid)).killed;
+        const end: RunEnd = { exitCode: row.exit_code, signal: row.signal, ending: row.end_intent as RunEnding | null };
+        patch = { ...statusOfRun(end, row.timeout_ms), leftover_processes: JSON.stringify(killed) };
+        counts.wrappedUp++;
+      } else if (row.pgid === null) {
+        patch = {
+          status: "lost",
+          error: "the backend stopped while starting it; whether its command started is not known",
+        };
+        counts.lost++;
+      } else {
+        const group = endLostJobGroup(recorded(row, row.pgid));
+        const sandbox = this.rows.db.getSandboxById(row.sandbox_id);
+        const endedWithBackend = sandbox !== undefined && this.sandboxes.driver(sandbox).runsEndWithBackend;
+        if (group.mainAlive) {
+          patch = {
+            status: "interrupted",
+            error: "the backend stopped while it ran; its processes were killed when the backend started again",
+          };
+          counts.interrupted++;
+        } else if (endedWithBackend) {
+          // Its sandbox cannot outlive the backend (bwrap): the backend's end was its end.
+          patch = { status: "interrupted", error: "the backend stopped while it ran; its sandbox ended with it" };
+          counts.interrupted++;
+        } else if (group.leftAlone !== null) {
+          patch = { status: "lost", error: `the backend lost it; ${group.leftAlone}` };
+          counts.lost++;
+        } else {
+          patch = {
+            status: "lost",
+            error: "its process ended while the backend was down; its exit status is not known",
+            leftover_processes: JSON.stringify(group.killed),
+          };
+          counts.lost++;
+        }
+      }
+      this.rows.transaction(() => this.rows.updateJob(row.job_id, { ...patch, finished_at: now }));
+      this.log(`recovery: job ${row.job_id} (${row.name}): ${patch.status}${describeLeftovers(patch)}`);
+    }
+    this.schedule();
+    return counts;
+  }
+
+  /** Ends every running job (TERM, then KILL) as `interrupted` and waits until their ends are stored. */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    const entries = [...this.live.values()];
+    for (const entry of entries) entry.run.end("shutdown");
+    await Promise.all(entries.map((e) => e.settled));
+    this.output.flush();
+    // Reads waiting for jobs that will not move now get their answers.
+    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
+  }
+
+  /** Forgets every running process without ending it, as a crash would (restart recovery handles them). */
+  abandon(): void {
+    this.abandoned = true;
+    for (const entry of this.live.values()) entry.run.abandon();
+    this.live.clear();
+    this.output.abandon();
+    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
+  }
+
+  /** Moves waiting jobs on and starts what may start now (schedule.ts). */
+  private schedule(): void {
+    if (!this.accepting || this.rows.isClosed) return;
+    const unfinished = this.rows.unfinishedJobs();
+    const known = new Map(unfinished.map((r) => [r.job_id, r]));
+    // Dependencies that ended are needed too, for their statuses.
+    for (const row of unfinished) {
+      for (const id of JSON.parse(row.dependency_ids) as string[]) {
+        if (!known.has(id)) {
+          const dep = this.rows.getJob(id);
+          if (dep) known.set(id, dep);
+        }
+      }
+    }
+    const plan = planJobs([...known.values()].map(planJobOf), this.concurrency);
+    if (plan.changes.length === 0 && plan.start.length === 0) return;
+    const now = new Date().toISOString();
+    const status = new Map([...known.values()].map((r) => [r.job_id, r.status]));
+    for (const c of plan.changes) status.set(c.id, c.status);
+    this.rows.transaction(() => {
+      for (const change of plan.changes) {
+        if (change.status === "queued") {
+          this.rows.updateJob(change.id, { status: "queued" });
+          continue;
+        }
+        const failed = change.failedDependencies.map(
+          (id) => `${JSON.stringify(known.get(id)?.name ?? id)} ended ${status.get(id) ?? "lost"}`,
+        );
+        this.rows.updateJob(change.id, {
+          status: "dependency_failed",
+          error: `not run: dependency ${failed.join(", ")}`,
+          finished_at: now,
+        });
+      }
+      // Committed before the command starts: a crash after this never runs it again.
+      for (const id of plan.start) this.rows.updateJob(id, { status: "running", started_at: now });
+    });
+    for (const id of plan.start) this.start(known.get(id)!);
+    this.notify(plan.changes.map((c) => c.id).concat(plan.start));
+    if (plan.changes.some((c) => c.status === "dependency_failed")) this.onSettled();
+  }
+
+  private start(row: JobRow): void {
+    let place: { workspaceDir: string; cwd: string };
+    try {
+      place = this.sandboxes.workspaceCwd(row.sandbox_id, row.working_dir);
+    } catch (err) {
+      this.endUnstarted(row, `could not prepare its workspace: ${(err as Error).message}`);
+      return;
+    }
+    const confined = confineToWorkspace(place.workspaceDir, place.cwd);
+    const cwdProblem =
+      confined.problem === "outside"
+        ? `working directory ${row.working_dir} leads outside ${WORKSPACE}; not started`
+        : confined.problem === "missing"
+          ? `working directory ${row.working_dir} does not exist`
+          : undefined;
+    const cwd = confined.cwd ?? place.cwd;
+    const command = JSON.parse(row.command) as string[] | string;
+    const sandbox = this.rows.db.getSandboxById(row.sandbox_id);
+    if (!sandbox) {
+      this.endUnstarted(row, "its sandbox is gone");
+      return;
+    }
+    const driver = this.sandboxes.driver(sandbox);
+    const placement = this.sandboxes.placement(sandbox);
+    const writer = this.output.open(row.job_id);
+    let run: JobRun;
+    try {
+      run = new JobRun({
+        driver,
+        placement,
+        argv: typeof command === "string" ? ["/bin/sh", "-c", command] : command,
+        cwd,
+        env: commandEnvironment(
+          driver,
+          placement,
+          { kind: "job", id: row.job_id },
+          cwd,
+          JSON.parse(row.env) as Record<string, string>,
+        ),
+        stdin: row.stdin === null ? null : Buffer.from(row.stdin),
+        timeoutMs: row.timeout_ms,
+        killGraceMs: this.killGraceMs,
+        ...(cwdProblem !== undefined && { cwdProblem }),
+        onOutput: (stream, chunk) => writer.push(stream, chunk),
+        onMainExit: (end) => this.mainExited(row.job_id, end),
+      });
+    } catch (err) {
+      this.output.forget(row.job_id);
+      this.endUnstarted(row, `could not start it: ${(err as Error).message}`);
+      return;
+    }
+    const settled = run.done.then((result) => this.settle(row.job_id, result));
+    this.live.set(row.job_id, { run, writer, settled });
+    this.patch(row.job_id, {
+      started_at: run.startedAt.toISOString(),
+      pgid: run.pgid,
+      pgid_start_time: run.pgidStartTime,
+      boot_id: run.bootId,
+    });
+    this.log(`job ${row.job_id} (${row.name}) of request ${row.request_id}: started`);
+  }
+
+  /** Recorded as soon as it is known: a crash while the run is wrapped up keeps the job's status. */
+  private mainExited(jobId: string, end: RunEnd): void {
+    this.patch(jobId, {
+      exit_code: end.exitCode,
+      signal: end.signal,
+      end_intent: end.ending,
+      main_exited_at: new Date().toISOString(),
+    });
+  }
+
+  private settle(jobId: string, result: JobRunResult): void {
+    const entry = this.live.get(jobId);
+    if (!entry || this.abandoned || this.rows.isClosed) return;
+    this.live.delete(jobId);
+    const row = this.rows.getJob(jobId)!;
+    const { status, error } = statusOfRun(result, row.timeout_ms);
+    try {
+      this.rows.transaction(() => {
+        this.output.closeInTransaction(jobId);
+        this.rows.updateJob(jobId, {
+          status,
+          error,
+          exit_code: result.exitCode,
+          signal: result.signal,
+          end_intent: result.ending,
+          leftover_processes: JSON.stringify(result.leftovers),
+          finished_at: result.finishedAt.toISOString(),
+        });
+      });
+    } catch (err) {
+      this.log(`job ${jobId}: could not store its end: ${(err as Error).message}`);
+    }
+    const exit = result.signal ?? `exit ${result.exitCode}`;
+    this.log(
+      `job ${jobId} (${row.name}): ${status} (${exit})${describeLeftovers({ leftover_processes: JSON.stringify(result.leftovers) })}`,
+    );
+    this.notify([jobId]);
+    this.schedule();
+    this.onSettled();
+  }
+
+  /** A job that could not be started at all ends `failed` with the reason. */
+  private endUnstarted(row: JobRow, why: string): void {
+    this.patch(row.job_id, { status: "failed", error: why, finished_at: new Date().toISOString() });
+    this.log(`job ${row.job_id} (${row.name}): failed: ${why}`);
+    this.notify([row.job_id]);
+    queueMicrotask(() => this.schedule());
+  }
+
+  private patch(jobId: string, patch: JobPatch): void {
+    if (this.rows.isClosed || this.abandoned) return;
+    try {
+      this.rows.transaction(() => this.rows.updateJob(jobId, patch));
+    } catch (err) {
+      this.log(`job ${jobId}: could not store its state: ${(err as Error).message}`);
+    }
+  }
+
+  private notify(jobIds: readonly string[]): void {
+    for (const id of jobIds) {
+      const set = this.waiters.get(id);
+      if (!set) continue;
+      this.waiters.delete(id);
+      for (const wake of set) wake();
+    }
+  }
+}
+
+function planJobOf(row: JobRow): PlanJob {
+  return {
+    id: row.job_id,
+    seq: row.seq,
+    sandboxId: row.sandbox_id,
+    status: row.status,
+    dependencyIds: JSON.parse(row.dependency_ids) as string[],
+    policy: row.dependency_policy,
+    queueKey: row.queue_key,
+  };
+}
+
+function submitItem(row: JobRow): JobSubmitItem {
+  return { job_id: row.job_id, name: row.name, status: row.status };
+}
+
+function describeLeftovers(patch: JobPatch): string {
+  const names = JSON.parse(patch.leftover_processes ?? "[]") as string[];
+  return names.length === 0
+    ? ""
+    : `; killed ${names.length} process(es) its main process left behind (${names.join(", ")})`;
+}
+
+/** A job's process group as recorded, for restart recovery. */
+function recorded(row: JobRow, pgid: number): { pgid: number; startTime: string | null; bootId: string | null } {
+  return { pgid, startTime: row.pgid_start_time, bootId: row.boot_id };
+}

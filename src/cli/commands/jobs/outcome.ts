@@ -1,0 +1,63 @@
+// What jobs' statuses mean for sbx's exit code, and the documented --json of a
+// submission (submit, run). Pure: table-tested in test/unit/jobs-outcome.test.ts.
+
+import type { JobStatus, JobSummary } from "../../../protocol/jobs.js";
+import { signalNumber } from "../../../receipts/classify.js";
+
+/** Statuses that leave a person in doubt: the backend lost the job (it may have done part of its work). */
+export const IN_DOUBT_JOB_STATUSES: readonly JobStatus[] = ["interrupted", "lost"];
+const FAILED: readonly JobStatus[] = ["failed", "cancelled", "timed_out", "dependency_failed"];
+
+/** Why waiting for jobs stopped. */
+export type JobsWaitEnd = "done" | "deadline" | "interrupted";
+
+/**
+ * `submit --wait` and `wait`: 0 when every job succeeded; 255 when any is interrupted
+ * or lost (in doubt, it outranks a failure); 1 when any failed, was cancelled, timed out
+ * or had a dependency fail; 124 when the local --timeout passed first; 130 on Ctrl-C.
+ */
+export function exitCodeForJobs(statuses: readonly JobStatus[], end: JobsWaitEnd): number {
+  if (end === "interrupted") return 130;
+  if (end === "deadline") return 124;
+  if (statuses.some((s) => IN_DOUBT_JOB_STATUSES.includes(s))) return 255;
+  if (statuses.some((s) => FAILED.includes(s))) return 1;
+  return 0;
+}
+
+/** `jobs run`, like exec: the exit code, 128+S for a signal, 124 timed out, 130 cancelled, 255 in doubt. */
+export function exitCodeForJob(job: Pick<JobSummary, "status" | "exit_code" | "signal">): number {
+  switch (job.status) {
+    case "succeeded":
+      return 0;
+    case "failed": {
+      if (job.exit_code !== null && job.exit_code > 0 && job.exit_code <= 255) return job.exit_code;
+      const n = job.signal === null ? null : signalNumber(job.signal);
+      return n === null ? 1 : 128 + n;
+    }
+    case "timed_out":
+      return 124;
+    case "cancelled":
+      return 130;
+    case "dependency_failed":
+      return 1;
+    default:
+      return 255;
+  }
+}
+
+/** `submit --json` and `run --json`: the submission's receipt and its jobs as they are (or ended). */
+export interface SubmissionDocument {
+  receipt_id: string;
+  request_id: string;
+  sandbox_id: string;
+  /** Of the submission (its receipt): `succeeded` means admitted. */
+  classification: string;
+  /** Why it was refused or is in doubt. */
+  error: { code: string; message: string } | null;
+  jobs: JobSummary[];
+  /** Whether sbx waited for the jobs to end. */
+  waited: boolean;
+  /** The local --timeout passed before they ended. */
+  timed_out: boolean;
+  exit: number;
+}

@@ -1,0 +1,164 @@
+// sbx jobs run -- CMD…: one job, submitted as a receipt, its output followed as it
+// comes, exiting like exec does.
+
+import type { Command } from "commander";
+import {
+  JOB_TIMEOUT_DEFAULT_MS,
+  JOB_TIMEOUT_MAX_MS,
+  type JobSpec,
+  type JobSubmitRequest,
+} from "../../../protocol/jobs.js";
+import { isValidIdempotencyKey, isValidName } from "../../../protocol/validate.js";
+import { type Bind, collect, declareCompletion, withExamples } from "../../command.js";
+import { commandFromFlags, envFromFlags, workingDirFromFlag } from "../../command-flags.js";
+import type { Context } from "../../context.js";
+import { durationOption } from "../../duration.js";
+import { UsageError } from "../../errors.js";
+import { printJson } from "../../render/outcome.js";
+import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
+import { exitText, noteOf } from "./render.js";
+import { freshRequestId, reportNotAdmitted, submit } from "./submission.js";
+import { SANDBOX_FLAG, sandboxOf } from "./target.js";
+import { readJobOutput, summaryOf } from "./waiting.js";
+
+export interface RunOptions {
+  sandbox: string;
+  request: JobSubmitRequest;
+  json: boolean;
+}
+
+interface RawRunFlags {
+  sandbox?: string;
+  name?: string;
+  timeout?: string;
+  shell?: string;
+  cwd?: string;
+  env?: string[];
+  envFile?: string;
+  queueKey?: string;
+  json?: boolean;
+}
+
+export function parseRunOptions(argv: string[], raw: RawRunFlags, sandbox: string): RunOptions {
+  const command = commandFromFlags(argv, raw.shell, "usage: sbx jobs run [options] -- COMMAND [ARGS...]");
+  const name = raw.name ?? "run";
+  if (!isValidName(name)) throw new UsageError(`--name ${JSON.stringify(name)}: letters, digits, _ . - (at most 63)`);
+  if (raw.queueKey !== undefined && !isValidIdempotencyKey(raw.queueKey)) {
+    throw new UsageError("--queue-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
+  }
+  const workingDir = workingDirFromFlag(raw.cwd);
+  const env = envFromFlags(raw.env, raw.envFile);
+  const job: JobSpec = {
+    name,
+    command,
+    ...(workingDir === undefined ? {} : { working_dir: workingDir }),
+    ...(Object.keys(env).length ? { env } : {}),
+    timeout_ms:
+      raw.timeout === undefined
+        ? JOB_TIMEOUT_DEFAULT_MS
+        : durationOption("--timeout", raw.timeout, { max: JOB_TIMEOUT_MAX_MS }),
+    ...(raw.queueKey === undefined ? {} : { queue_key: raw.queueKey }),
+  };
+  return { sandbox, request: { request_id: freshRequestId(), jobs: [job] }, json: raw.json === true };
+}
+
+export async function run(opts: RunOptions, ctx: Context): Promise<number> {
+  const submitted = await submit(ctx, opts.sandbox, opts.request);
+  const { doc } = submitted;
+  const document = (over: Partial<RunDocument>): RunDocument => ({
+    receipt_id: doc.receipt_id,
+    request_id: doc.idempotency_key,
+    sandbox_id: doc.sandbox_id,
+    classification: doc.classification,
+    error: doc.error,
+    jobs: [],
+    waited: true,
+    timed_out: false,
+    exit: doc.exit ?? 255,
+    stdout: "",
+    stderr: "",
+    ...over,
+  });
+  if (submitted.jobs === null || submitted.jobs.length !== 1) {
+    const exit = reportNotAdmitted(ctx, doc);
+    if (opts.json) printJson(ctx, document({ waited: false, exit }));
+    return exit;
+  }
+  const jobId = submitted.jobs[0]!.job_id;
+  ctx.io.verbose(`sbx: job ${jobId} (request ${doc.idempotency_key}, receipt ${doc.receipt_id})`);
+  const kept = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  const job = await readJobOutput(ctx, submitted.api, opts.sandbox, jobId, true, {
+    chunk: (c, data) => {
+      if (opts.json) kept[c.stream].push(data);
+      else if (c.stream === "stdout") ctx.io.writeOut(data);
+      else ctx.io.writeErr(data);
+    },
+    omitted: (bytes) => {
+      if (!opts.json) ctx.io.err(`sbx: ${bytes} bytes of output were not kept here (the job's output budget)`);
+    },
+  });
+  if (job === null) {
+    ctx.io.err(`sbx: stopped following; job ${jobId} keeps running. Cancel it: sbx jobs cancel ${jobId}`);
+    return 130;
+  }
+  const exit = exitCodeForJob(job);
+  if (opts.json) {
+    printJson(
+      ctx,
+      document({
+        jobs: [summaryOf(job)],
+        exit,
+        stdout: Buffer.concat(kept.stdout).toString("utf8"),
+        stderr: Buffer.concat(kept.stderr).toString("utf8"),
+      }),
+    );
+  }
+  if (job.status !== "succeeded" && job.status !== "failed") {
+    ctx.io.err(`sbx: job ${jobId} ended ${job.status} (exit ${exitText(job)}): ${noteOf(job)}`);
+  } else if (job.leftover_processes.length > 0) {
+    ctx.io.info(`sbx: ${noteOf(job)}`);
+  }
+  return exit;
+}
+
+/** `run --json`: the submission document with the job's kept output. */
+export interface RunDocument extends SubmissionDocument {
+  stdout: string;
+  stderr: string;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("run")
+    .summary("run one command as a job and wait for it, like exec")
+    .description(
+      "Run ARGV (no shell) or --shell STRING as one job: submitted once as a receipt (a fresh\n" +
+        "request id), its output followed as it comes, and sbx exits like exec: the command's exit\n" +
+        "code, 128+S for a signal, 124 timed out, 130 cancelled, 255 interrupted or lost, 125 refused.\n" +
+        "Unlike exec, a job may run up to an hour, waits its turn behind a --queue-key, and the\n" +
+        "backend's concurrency limit. Ctrl-C stops following; the job keeps running.",
+    )
+    .argument("[argv...]", "the command and its arguments (put them after --)")
+    .option(...SANDBOX_FLAG)
+    .option("--name <name>", "the job's name (default: run)")
+    .option("--timeout <dur>", "server-side timeout, up to 1h (default: 30m)")
+    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
+    .option("--env-file <file>", "read K=V lines from a file")
+    .option("--queue-key <key>", "run one at a time with other jobs of this key")
+    .option("--json", "print the submission document with the job's output (stdout, stderr)")
+    .action(
+      bind(async (ctx, c) => {
+        const raw = c.optsWithGlobals() as RawRunFlags;
+        return run(parseRunOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
+      }),
+    );
+  declareCompletion(cmd, "[argv...]", "command");
+  declareCompletion(cmd, "--env-file", "file");
+  withExamples(cmd, [
+    { command: "sbx jobs run -- make test", description: "one job, output as it comes, exit like exec" },
+    { command: "sbx jobs run --name migrate --timeout 45m -- ./migrate.sh", description: "a long step, named" },
+    { command: "sbx jobs run --queue-key deploy -- ./deploy.sh", description: "never two deploys at once" },
+  ]);
+}

@@ -1,0 +1,73 @@
+// sbx jobs show: one job as the API returns it, with all of its kept output chunks.
+
+import type { Command } from "commander";
+import type { JobOutputChunk, JobRecord } from "../../../protocol/jobs.js";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { printJson } from "../../render/outcome.js";
+import { formatCommand } from "../../render/receipt.js";
+import { colorStatus, exitText } from "./render.js";
+import { jobsApi, SANDBOX_FLAG, sandboxOf } from "./target.js";
+
+export async function run(opts: { jobId: string; sandbox: string; json: boolean }, ctx: Context): Promise<number> {
+  const api = await jobsApi(ctx);
+  if (opts.json) {
+    // Every page of kept output, in one document.
+    const output: JobOutputChunk[] = [];
+    let job: JobRecord;
+    for (let after = 0; ; after = job.output_next_seq) {
+      job = await api.get(opts.sandbox, opts.jobId, { afterSeq: after });
+      output.push(...job.output);
+      if (job.output.length === 0) break;
+    }
+    printJson(ctx, { ...job, output });
+    return 0;
+  }
+  const j = await api.get(opts.sandbox, opts.jobId, { outputLimit: 0 });
+  const rows: Array<[string, string]> = [
+    ["job", j.job_id],
+    ["name", j.name],
+    ["request", j.request_id],
+    ["status", colorStatus(ctx.io.chalk, j.status)],
+    ["exit", exitText(j)],
+    ["error", j.error ?? "-"],
+    ["command", formatCommand(j.command)],
+    ["working_dir", j.working_dir],
+    ["depends_on", j.depends_on.length === 0 ? "-" : `${j.depends_on.join(", ")} (${j.dependency_policy})`],
+    ["queue_key", j.queue_key ?? "-"],
+    ["timeout", `${j.timeout_ms} ms`],
+    ["left_behind", j.leftover_processes.length === 0 ? "-" : `${j.leftover_processes.join(", ")} (killed)`],
+    ["created_at", j.created_at],
+    ["started_at", j.started_at ?? "-"],
+    ["finished_at", j.finished_at ?? "-"],
+    [
+      "output",
+      `${j.output_bytes} bytes${j.output_omitted_bytes > 0 ? ` (${j.output_omitted_bytes} omitted from the middle)` : ""}; sbx jobs logs ${j.job_id}`,
+    ],
+  ];
+  for (const [k, v] of rows) ctx.io.out(`${k}\t${v}`);
+  return 0;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("show")
+    .summary("show a job")
+    .description(
+      "Show a job: status, exit, why it ended as it did, dependencies, times. With --json, the job as\n" +
+        "the API returns it, with every kept output chunk {seq, stream, offset, data (base64)}.",
+    )
+    .argument("<job>", "job id")
+    .option(...SANDBOX_FLAG)
+    .option("--json", "print the job record with all of its output chunks")
+    .action(
+      bind(async (ctx, c) => {
+        const raw = c.optsWithGlobals() as { sandbox?: string; json?: boolean };
+        return run({ jobId: c.args[0]!, sandbox: sandboxOf(ctx, raw.sandbox), json: raw.json === true }, ctx);
+      }),
+    );
+  withExamples(cmd, [
+    { command: "sbx jobs show job_3f2a…", description: "status, exit and why" },
+    { command: "sbx jobs show job_3f2a… --json | jq .status", description: "for scripts" },
+  ]);
+}

@@ -1,0 +1,16 @@
+// What every jobs verb needs: the jobs API of the current backend and the sandbox the
+// jobs live in (-s, else the `sandbox` setting, else default).
+
+import { JobsApi } from "../../../client/jobs.js";
+import type { Context } from "../../context.js";
+import { checkSandboxRef } from "../sandbox/show.js";
+
+export async function jobsApi(ctx: Context): Promise<JobsApi> {
+  return new JobsApi((await ctx.api()).http);
+}
+
+export function sandboxOf(ctx: Context, flag: string | undefined): string {
+  return checkSandboxRef(flag ?? ctx.config.read().settings.sandbox ?? "default");
+}
+
+export const SANDBOX_FLAG = ["-s, --sandbox <id>", "sandbox id or name (default: default)"] as const;

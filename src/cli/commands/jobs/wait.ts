@@ -1,0 +1,99 @@
+// sbx jobs wait: wait for jobs to end (server-side waits of at most 25 s, repeated);
+// a local --timeout stops the waiting and never cancels anything.
+
+import type { Command } from "commander";
+import { isValidIdempotencyKey } from "../../../protocol/validate.js";
+import { type Bind, withExamples } from "../../command.js";
+import type { Context } from "../../context.js";
+import { durationOption } from "../../duration.js";
+import { UsageError } from "../../errors.js";
+import { printJson } from "../../render/outcome.js";
+import { exitCodeForJobs } from "./outcome.js";
+import { countsText, printJobs } from "./render.js";
+import { jobsApi, SANDBOX_FLAG, sandboxOf } from "./target.js";
+import { waitForJobs } from "./waiting.js";
+
+export interface WaitOptions {
+  jobIds: string[];
+  requestId: string | undefined;
+  sandbox: string;
+  timeoutMs: number | null;
+  json: boolean;
+}
+
+export function parseWaitOptions(
+  jobIds: string[],
+  raw: { request?: string; timeout?: string; json?: boolean },
+  sandbox: string,
+): WaitOptions {
+  if (jobIds.length === 0 && raw.request === undefined) {
+    throw new UsageError("name the jobs to wait for", "sbx jobs wait JOB... or sbx jobs wait --request REQUEST_ID");
+  }
+  if (raw.request !== undefined && !isValidIdempotencyKey(raw.request)) {
+    throw new UsageError(`--request ${JSON.stringify(raw.request)} is not a request id`);
+  }
+  return {
+    jobIds,
+    requestId: raw.request,
+    sandbox,
+    timeoutMs: raw.timeout === undefined ? null : durationOption("--timeout", raw.timeout),
+    json: raw.json === true,
+  };
+}
+
+export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
+  const deadlineAt = opts.timeoutMs === null ? null : Date.now() + opts.timeoutMs;
+  const api = await jobsApi(ctx);
+  let ids = [...opts.jobIds];
+  if (opts.requestId !== undefined) {
+    const { jobs } = await api.list(opts.sandbox, { requestId: opts.requestId });
+    if (jobs.length === 0) throw new UsageError(`request ${opts.requestId} has no jobs in sandbox ${opts.sandbox}`);
+    ids = [...new Set([...ids, ...jobs.map((j) => j.job_id)])];
+  }
+  const progress = ctx.io.progress(`waiting for ${ids.length} job(s)…`, { elapsed: true });
+  let result: Awaited<ReturnType<typeof waitForJobs>>;
+  try {
+    result = await waitForJobs(ctx, api, opts.sandbox, ids, deadlineAt, (jobs) =>
+      progress.update(`waiting for ${countsText(jobs)}…`),
+    );
+  } finally {
+    progress.stop();
+  }
+  const jobs = result.jobs;
+  const exit = exitCodeForJobs(
+    jobs.map((j) => j.status),
+    result.end,
+  );
+  if (opts.json) printJson(ctx, { jobs, timed_out: result.end === "deadline", exit });
+  else printJobs(ctx.io, jobs);
+  if (result.end === "deadline") ctx.io.err("sbx: stopped waiting at --timeout; nothing was cancelled");
+  if (result.end === "interrupted") ctx.io.err("sbx: stopped waiting; nothing was cancelled");
+  return exit;
+}
+
+export function register(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("wait")
+    .summary("wait for jobs to end")
+    .description(
+      "Wait until every named job (and, with --request, every job of that request) has ended, with\n" +
+        "server-side waits of at most 25 s, repeated. Exits 0 when all succeeded, 1 when any failed, was\n" +
+        "cancelled, timed out or had a dependency fail, 255 when any is interrupted or lost (in doubt),\n" +
+        "124 when --timeout passed first. Stopping the wait never cancels a job.",
+    )
+    .argument("[jobs...]", "job ids")
+    .option(...SANDBOX_FLAG)
+    .option("--request <id>", "every job of this request id")
+    .option("--timeout <dur>", "stop waiting after this long (exit 124; the jobs keep running)")
+    .option("--json", "print {jobs: [...], timed_out, exit}")
+    .action(
+      bind(async (ctx, c) => {
+        const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; timeout?: string; json?: boolean };
+        return run(parseWaitOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
+      }),
+    );
+  withExamples(cmd, [
+    { command: "sbx jobs wait --request ci-1234", description: "every job of a submission" },
+    { command: "sbx jobs wait job_3f2a… job_9c1d… --timeout 10m", description: "some jobs, at most 10 minutes" },
+  ]);
+}

@@ -1,0 +1,74 @@
+// API calls for jobs (docs/protocol.md, "Jobs"). A submission is a receipt and goes
+// through src/cli/dispatch.ts (sent once); these are the reads and the cancel.
+
+import type { JobCancelAnswer, JobList, JobRecord, JobStatus } from "../protocol/jobs.js";
+import { API_PREFIX } from "../protocol/types.js";
+import type { HttpObserved } from "../receipts/classify.js";
+import { answerOrThrow } from "./api.js";
+import type { HttpClient, SendRequest } from "./http.js";
+
+const seg = (s: string) => encodeURIComponent(s);
+
+export const jobPaths = {
+  jobs: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/jobs`,
+  job: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/jobs/${seg(id)}`,
+};
+
+export interface JobReadOptions {
+  /** Output chunks after this seq (a follower's cursor); the wait also ends when some arrive. */
+  afterSeq?: number;
+  /** Raw output bytes at most; 0: none. */
+  outputLimit?: number;
+  /** Server-side wait (≤ 25 s) for the job to end. */
+  waitMs?: number;
+}
+
+function query(params: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
+  const text = q.toString();
+  return text === "" ? "" : `?${text}`;
+}
+
+export class JobsApi {
+  constructor(readonly http: HttpClient) {}
+
+  private async call<T>(what: string, req: SendRequest): Promise<T> {
+    return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;
+  }
+
+  list(sandbox: string, filter: { requestId?: string; status?: JobStatus; waitMs?: number } = {}): Promise<JobList> {
+    return this.call("list jobs", {
+      method: "GET",
+      path: `${jobPaths.jobs(sandbox)}${query({ request_id: filter.requestId, status: filter.status, wait_ms: filter.waitMs })}`,
+      deadlineMs: (filter.waitMs ?? 0) + 30_000,
+    });
+  }
+
+  get(sandbox: string, id: string, opts: JobReadOptions = {}): Promise<JobRecord> {
+    return this.call(`job ${id}`, {
+      method: "GET",
+      path: `${jobPaths.job(sandbox, id)}${query({ after_seq: opts.afterSeq, output_limit: opts.outputLimit, wait_ms: opts.waitMs })}`,
+      deadlineMs: (opts.waitMs ?? 0) + 30_000,
+    });
+  }
+
+  /** Asks for a cancel, sent once with a key. The answer is not proof of the end: read until terminal. */
+  cancel(sandbox: string, id: string, dependents: boolean, idempotencyKey: string): Promise<JobCancelAnswer> {
+    return this.call(`cancel ${id}`, {
+      method: "POST",
+      path: `${jobPaths.job(sandbox, id)}/cancel`,
+      body: Buffer.from(JSON.stringify(dependents ? { dependents: true } : {})),
+      idempotencyKey,
+    });
+  }
+
+  /** The jobs a request id admitted: the raw observation of the list answer, for a receipt. */
+  observeRequest(sandbox: string, requestId: string, deadlineMs: number): Promise<HttpObserved> {
+    return this.http.send({
+      method: "GET",
+      path: `${jobPaths.jobs(sandbox)}${query({ request_id: requestId })}`,
+      deadlineMs,
+    });
+  }
+}

@@ -1,0 +1,355 @@
+// Wire types of jobs (docs/protocol.md, "Jobs"): one-shot commands with dependencies,
+// queue keys and idempotent admission by request id, and the checks of a submission
+// that both sides make (the client before sending, the backend before admitting).
+
+import { WORKSPACE } from "./types.js";
+import {
+  BASE64,
+  checkCommand,
+  checkEnv,
+  type FieldProblem,
+  isIntIn,
+  isValidIdempotencyKey,
+  isValidName,
+  resolveWorkingDir,
+} from "./validate.js";
+
+export type JobStatus =
+  | "queued"
+  | "waiting"
+  | "running"
+  | "cancel_requested"
+  | "succeeded"
+  | "failed"
+  | "cancelled"
+  | "timed_out"
+  | "dependency_failed"
+  | "interrupted"
+  | "lost";
+
+/** Not ended: waiting for dependencies, for a run slot, running, or being cancelled. */
+export const UNFINISHED_JOB_STATUSES: readonly JobStatus[] = ["queued", "waiting", "running", "cancel_requested"];
+export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = [
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "dependency_failed",
+  "interrupted",
+  "lost",
+];
+export const JOB_STATUSES: readonly JobStatus[] = [...UNFINISHED_JOB_STATUSES, ...TERMINAL_JOB_STATUSES];
+
+export function isTerminalJobStatus(status: JobStatus): boolean {
+  return TERMINAL_JOB_STATUSES.includes(status);
+}
+
+export type DependencyPolicy = "all_succeeded" | "all_terminal";
+export const DEPENDENCY_POLICIES: readonly DependencyPolicy[] = ["all_succeeded", "all_terminal"];
+
+export const JOB_TIMEOUT_DEFAULT_MS = 1_800_000;
+export const JOB_TIMEOUT_MAX_MS = 3_600_000;
+/** Longest server-side wait of one read (GET …/jobs, GET …/jobs/{id}). */
+export const JOB_WAIT_MAX_MS = 25_000;
+/** Raw output bytes one GET …/jobs/{id} carries by default, and at most. */
+export const JOB_OUTPUT_PAGE_DEFAULT = 1024 * 1024;
+export const JOB_OUTPUT_PAGE_MAX = 4 * 1024 * 1024;
+export const JOBS_PER_REQUEST_MAX = 256;
+/** Job ids a client chooses: the characters of an idempotency key, at most this long. */
+export const JOB_ID_MAX_LENGTH = 128;
+
+export interface JobSpec {
+  /** Chosen by the client; otherwise derived from the request id and the job's index. */
+  job_id?: string;
+  name: string;
+  /** argv (no shell) or a string run through /bin/sh -c */
+  command: string[] | string;
+  working_dir?: string;
+  env?: Record<string, string>;
+  /** base64, written once to stdin; otherwise stdin is /dev/null. */
+  stdin?: string;
+  timeout_ms?: number;
+  /** Names of jobs of the same request. */
+  depends_on?: string[];
+  dependency_policy?: DependencyPolicy;
+  /** Jobs of a sandbox sharing a key run one at a time, in acceptance order. */
+  queue_key?: string;
+}
+
+export interface JobSubmitRequest {
+  /** The submission's idempotency identity. */
+  request_id: string;
+  jobs: JobSpec[];
+}
+
+export interface JobSubmitItem {
+  job_id: string;
+  name: string;
+  status: JobStatus;
+}
+
+/** POST …/jobs → 201 */
+export interface JobSubmitAnswer {
+  request_id: string;
+  sandbox_id: string;
+  jobs: JobSubmitItem[];
+}
+
+/** A job without its output: list items, and the head of a job record. */
+export interface JobSummary {
+  job_id: string;
+  request_id: string;
+  sandbox_id: string;
+  name: string;
+  status: JobStatus;
+  command: string[] | string;
+  working_dir: string;
+  timeout_ms: number;
+  depends_on: string[];
+  dependency_policy: DependencyPolicy;
+  queue_key: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  /** Why it ended as it did, when its exit status does not say (dependency_failed, interrupted, lost, …). */
+  error: string | null;
+  /** Processes its main process left behind, killed when the run was wrapped up (command names). */
+  leftover_processes: string[];
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  /** Output bytes the job produced (both streams). */
+  output_bytes: number;
+  /** Bytes omitted from the middle of the kept output (past the per-job budget). */
+  output_omitted_bytes: number;
+}
+
+export type JobStream = "stdout" | "stderr";
+
+export interface JobOutputChunk {
+  /** Strictly increasing per job; chunks of the omitted middle are missing. */
+  seq: number;
+  stream: JobStream;
+  /** Byte position of this chunk in the job's whole output (both streams, in order). */
+  offset: number;
+  /** base64 */
+  data: string;
+}
+
+/** GET …/jobs/{job_id}?after_seq=N */
+export interface JobRecord extends JobSummary {
+  /** Chunks after `after_seq`, oldest first, up to the page size. */
+  output: JobOutputChunk[];
+  /** Pass as `after_seq` to read on. */
+  output_next_seq: number;
+  /** A server-side wait ran out before the job ended. */
+  wait_timeout?: boolean;
+}
+
+/** GET …/jobs */
+export interface JobList {
+  jobs: JobSummary[];
+  wait_timeout?: boolean;
+}
+
+export interface JobCancelRequest {
+  /** Also cancel every job that depends on it, directly or not. */
+  dependents?: boolean;
+}
+
+/** POST …/jobs/{job_id}/cancel → 202 */
+export interface JobCancelAnswer {
+  job_id: string;
+  /** `cancel_requested` while its processes are being ended; `cancelled` when it had not started. */
+  status: JobStatus;
+  /** The dependents cancelled with it (`dependents: true`). */
+  dependents: JobSubmitItem[];
+}
+
+/** A problem of a submission: the field, and what names the jobs or dependencies concerned. */
+export interface JobSubmitProblem extends FieldProblem {
+  details?: Record<string, unknown>;
+}
+
+const REQUEST_FIELDS = new Set(["request_id", "jobs"]);
+const JOB_FIELDS = new Set([
+  "job_id",
+  "name",
+  "command",
+  "working_dir",
+  "env",
+  "stdin",
+  "timeout_ms",
+  "depends_on",
+  "dependency_policy",
+  "queue_key",
+]);
+
+export function isValidJobId(id: string): boolean {
+  return id.length <= JOB_ID_MAX_LENGTH && isValidIdempotencyKey(id);
+}
+
+/**
+ * Validates a submission: its fields (unknown fields are refused: a misspelt
+ * `depends_on` must not let a job run early), unique names and job ids, and the
+ * dependency graph (unknown names and cycles). Returns the first problem, or null.
+ */
+export function checkJobSubmitRequest(body: unknown): JobSubmitProblem | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { field: "body", message: "body must be a JSON object {request_id, jobs: [...]}" };
+  }
+  const req = body as Record<string, unknown>;
+  const unknown = Object.keys(req).find((k) => !REQUEST_FIELDS.has(k));
+  if (unknown !== undefined) return { field: unknown, message: `unknown field ${JSON.stringify(unknown)}` };
+  if (typeof req.request_id !== "string" || !isValidIdempotencyKey(req.request_id)) {
+    return { field: "request_id", message: "request_id must be 1-255 characters of A-Z a-z 0-9 _ : . -" };
+  }
+  if (!Array.isArray(req.jobs) || req.jobs.length === 0 || req.jobs.length > JOBS_PER_REQUEST_MAX) {
+    return { field: "jobs", message: `jobs must be an array of 1 to ${JOBS_PER_REQUEST_MAX} jobs` };
+  }
+  const names = new Set<string>();
+  const ids = new Set<string>();
+  for (const [i, job] of req.jobs.entries()) {
+    const problem = checkJobSpec(job, `jobs[${i}]`);
+    if (problem) return problem;
+    const spec = job as JobSpec;
+    if (names.has(spec.name)) {
+      return {
+        field: `jobs[${i}].name`,
+        message: `jobs[${i}]: the name ${JSON.stringify(spec.name)} is used twice; names are what depends_on refers to`,
+        details: { job: spec.name },
+      };
+    }
+    names.add(spec.name);
+    if (spec.job_id !== undefined) {
+      if (ids.has(spec.job_id)) {
+        return {
+          field: `jobs[${i}].job_id`,
+          message: `jobs[${i}] (${spec.name}): the job_id ${JSON.stringify(spec.job_id)} is used twice`,
+          details: { job: spec.name, job_id: spec.job_id },
+        };
+      }
+      ids.add(spec.job_id);
+    }
+  }
+  return checkJobGraph(req.jobs as JobSpec[]);
+}
+
+function checkJobSpec(value: unknown, at: string): JobSubmitProblem | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { field: at, message: `${at} must be a JSON object` };
+  }
+  const job = value as Record<string, unknown>;
+  const unknown = Object.keys(job).find((k) => !JOB_FIELDS.has(k));
+  if (unknown !== undefined)
+    return { field: `${at}.${unknown}`, message: `${at}: unknown field ${JSON.stringify(unknown)}` };
+  if (typeof job.name !== "string" || !isValidName(job.name)) {
+    return {
+      field: `${at}.name`,
+      message: `${at}.name must be 1-63 characters of A-Z a-z 0-9 _ . - starting with a letter or digit`,
+    };
+  }
+  const label = `${at} (${job.name})`;
+  const prefixed = (p: FieldProblem | null): JobSubmitProblem | null =>
+    p && { field: `${at}.${p.field}`, message: `${label}: ${p.message}` };
+  if (job.job_id !== undefined && (typeof job.job_id !== "string" || !isValidJobId(job.job_id))) {
+    return {
+      field: `${at}.job_id`,
+      message: `${label}: job_id must be 1-${JOB_ID_MAX_LENGTH} characters of A-Z a-z 0-9 _ : . -`,
+    };
+  }
+  const command = prefixed(checkCommand(job.command));
+  if (command) return command;
+  if (job.working_dir !== undefined) {
+    if (typeof job.working_dir !== "string" || resolveWorkingDir(job.working_dir) === null) {
+      return { field: `${at}.working_dir`, message: `${label}: working_dir must be inside ${WORKSPACE}` };
+    }
+  }
+  if (job.env !== undefined) {
+    const env = prefixed(checkEnv(job.env));
+    if (env) return env;
+  }
+  if (job.stdin !== undefined && (typeof job.stdin !== "string" || !BASE64.test(job.stdin))) {
+    return { field: `${at}.stdin`, message: `${label}: stdin must be base64` };
+  }
+  if (job.timeout_ms !== undefined && !isIntIn(job.timeout_ms, 1, JOB_TIMEOUT_MAX_MS)) {
+    return {
+      field: `${at}.timeout_ms`,
+      message: `${label}: timeout_ms must be an integer from 1 to ${JOB_TIMEOUT_MAX_MS}`,
+    };
+  }
+  if (job.depends_on !== undefined) {
+    const deps = job.depends_on;
+    if (!Array.isArray(deps) || !deps.every((d) => typeof d === "string")) {
+      return { field: `${at}.depends_on`, message: `${label}: depends_on must be an array of job names` };
+    }
+    if (new Set(deps).size !== deps.length) {
+      return { field: `${at}.depends_on`, message: `${label}: depends_on names a job twice` };
+    }
+  }
+  if (job.dependency_policy !== undefined && !DEPENDENCY_POLICIES.includes(job.dependency_policy as DependencyPolicy)) {
+    return {
+      field: `${at}.dependency_policy`,
+      message: `${label}: dependency_policy must be one of ${DEPENDENCY_POLICIES.join(", ")}`,
+    };
+  }
+  if (job.queue_key !== undefined && (typeof job.queue_key !== "string" || !isValidIdempotencyKey(job.queue_key))) {
+    return { field: `${at}.queue_key`, message: `${label}: queue_key must be 1-255 characters of A-Z a-z 0-9 _ : . -` };
+  }
+  return null;
+}
+
+/**
+ * The dependency graph of one request: every name in depends_on must be a job of the
+ * request, and no job may depend on itself, directly or through others.
+ */
+export function checkJobGraph(jobs: ReadonlyArray<Pick<JobSpec, "name" | "depends_on">>): JobSubmitProblem | null {
+  const byName = new Map(jobs.map((j) => [j.name, j]));
+  const unknown: Array<{ job: string; dependency: string }> = [];
+  for (const job of jobs) {
+    for (const dep of job.depends_on ?? []) if (!byName.has(dep)) unknown.push({ job: job.name, dependency: dep });
+  }
+  if (unknown.length > 0) {
+    const what = unknown.map((u) => `${JSON.stringify(u.job)} depends on ${JSON.stringify(u.dependency)}`).join("; ");
+    const index = jobs.findIndex((j) => j.name === unknown[0]!.job);
+    return {
+      field: `jobs[${index}].depends_on`,
+      message: `unknown dependency: ${what}, which ${unknown.length === 1 ? "is not a job" : "are not jobs"} of this request`,
+      details: { unknown },
+    };
+  }
+  const cycle = findCycle(jobs);
+  if (cycle) {
+    return {
+      field: "jobs",
+      message: `dependency cycle: ${cycle.map((n) => JSON.stringify(n)).join(" → ")}`,
+      details: { cycle },
+    };
+  }
+  return null;
+}
+
+/** A cycle through depends_on as names (first name repeated at the end), or null. */
+export function findCycle(jobs: ReadonlyArray<Pick<JobSpec, "name" | "depends_on">>): string[] | null {
+  const deps = new Map(jobs.map((j) => [j.name, j.depends_on ?? []]));
+  const state = new Map<string, "visiting" | "done">();
+  const path: string[] = [];
+  const visit = (name: string): string[] | null => {
+    const s = state.get(name);
+    if (s === "done") return null;
+    if (s === "visiting") return [...path.slice(path.indexOf(name)), name];
+    state.set(name, "visiting");
+    path.push(name);
+    for (const dep of deps.get(name) ?? []) {
+      const found = visit(dep);
+      if (found) return found;
+    }
+    path.pop();
+    state.set(name, "done");
+    return null;
+  };
+  for (const job of jobs) {
+    const found = visit(job.name);
+    if (found) return found;
+  }
+  return null;
+}

@@ -1,0 +1,82 @@
+// Jobs across a real crash of the daemon: kill -9 while a job runs. The job is
+// interrupted afterwards (never resumed), its processes are gone, and a
+// `sbx jobs submit --wait` that was waiting reads on through the restart and exits 255.
+
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { collect, makeHome, removeHome, runSbxJson, spawnSbx } from "../support/cli.js";
+import { startForegroundDaemon, stopDaemon } from "../support/daemon.js";
+import { processesWithArg, uniqueSleep } from "../support/processes.js";
+import { until } from "../support/wait.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON documents
+type Json = any;
+
+describe("kill -9 of the daemon while a job runs", () => {
+  it("leaves the job interrupted; a waiting submit --wait exits 255", async (t) => {
+    const home = makeHome("sbx-e2e-jobs-");
+    t.onTestFinished(async () => {
+      await stopDaemon(home);
+      removeHome(home);
+    });
+    const daemon = await startForegroundDaemon(home, []);
+    const sleep = uniqueSleep(60);
+    const file = path.join(home, "jobs.json");
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        request_id: "kill-9",
+        jobs: [
+          { name: "long", command: ["sleep", sleep] },
+          { name: "after", command: "echo after", depends_on: ["long"] },
+        ],
+      }),
+    );
+    const waiter = spawnSbx(["jobs", "submit", file, "--wait", "--json"], { home });
+    const waited = collect(waiter, 90_000, "sbx jobs submit --wait");
+
+    const running = async (): Promise<Json> => {
+      for (;;) {
+        const { doc } = await runSbxJson<Json>(["jobs", "list", "--request", "kill-9", "--json"], { home });
+        const long = doc.jobs.find((j: Json) => j.name === "long");
+        if (long?.status === "running") return long;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const long = await running();
+    await until(() => processesWithArg(sleep).length === 1, 10_000, "the job's command to run");
+    const sandbox = await runSbxJson<Json>(["sandbox", "show", "default", "--json"], { home });
+    const endsWithDaemon = sandbox.doc.isolation === "bwrap";
+
+    const exited = new Promise((resolve) => daemon.once("exit", resolve));
+    daemon.kill("SIGKILL");
+    await exited;
+    if (endsWithDaemon) {
+      // A bwrap sandbox dies with its daemon (--die-with-parent).
+      await until(() => processesWithArg(sleep).length === 0, 10_000, "the sandbox to end with the daemon");
+    } else {
+      // Without isolation the group lives on until a backend recovers it.
+      expect(processesWithArg(sleep)).toHaveLength(1);
+    }
+
+    // Any command of the local profile starts the backend again; its recovery ends the job.
+    const shown = await runSbxJson<Json>(["jobs", "show", long.job_id, "--json"], { home });
+    expect(shown.result.code, shown.result.stderr).toBe(0);
+    expect(shown.doc).toMatchObject({
+      status: "interrupted",
+      error: endsWithDaemon
+        ? "the backend stopped while it ran; its sandbox ended with it"
+        : "the backend stopped while it ran; its processes were killed when the backend started again",
+    });
+    expect(processesWithArg(sleep)).toEqual([]);
+
+    const result = await waited;
+    expect(result.code, result.stderr).toBe(255);
+    const doc = JSON.parse(result.stdout);
+    expect(doc.jobs.map((j: Json) => [j.name, j.status])).toEqual([
+      ["long", "interrupted"],
+      ["after", "dependency_failed"],
+    ]);
+  });
+});

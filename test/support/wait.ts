@@ -1,0 +1,11 @@
+// Waiting for a condition instead of sleeping: polls until it holds, or fails saying what it waited for.
+
+export async function until<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
