@@ -15,6 +15,7 @@ import { type Bind, withExamples } from "../command.js";
 import type { Context } from "../context.js";
 import { SbxError, UsageError } from "../errors.js";
 import { refusalIsUsage } from "../refusal.js";
+import { formatBytes } from "../render/bytes.js";
 import { printJson } from "../render/outcome.js";
 
 export type Location =
@@ -328,18 +329,6 @@ class TransferMeter {
   private text(): string {
     return `copying ${describe(this.opts.source)} to ${describe(this.opts.destination)}… ${formatBytes(this.bytes)}`;
   }
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(1)} ${units[i]}`;
 }
 
 export function register(program: Command, bind: Bind): void {

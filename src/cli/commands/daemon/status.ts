@@ -6,6 +6,7 @@ import { checkLocalDaemonDirs } from "../../../config/paths.js";
 import type { Health, IsolationStatus, StorageReport } from "../../../protocol/types.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
+import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
 import { ExitCodes } from "../../errors.js";
@@ -52,17 +53,6 @@ export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {
   };
 }
 
-function size(n: number): string {
-  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${n} bytes` : `${v.toFixed(1)} ${units[u]}`;
-}
-
 /** One line saying what is kept, how big it is, and for how long. */
 export function storageLine(s: StorageReport): string {
   const days = (ms: number) => `${Math.round((ms / 86_400_000) * 10) / 10}d`;
@@ -71,9 +61,9 @@ export function storageLine(s: StorageReport): string {
     `${s.executions.kept} executions (${s.executions.running} running${
       s.executions.outputs_dropped ? `, ${s.executions.outputs_dropped} without their full output` : ""
     }), ${s.processes.kept} processes (${s.processes.running} running)`,
-    `${size(s.bytes.total)} of ${size(s.retention.retain_bytes)} (database ${size(s.bytes.database)}, output ${size(
+    `${formatBytes(s.bytes.total)} of ${formatBytes(s.retention.retain_bytes)} (database ${formatBytes(s.bytes.database)}, output ${formatBytes(
       s.bytes.execution_output,
-    )}, process logs ${size(s.bytes.process_logs)})`,
+    )}, process logs ${formatBytes(s.bytes.process_logs)})`,
     `finished work kept ${days(s.retention.retain_ms)}`,
   ].join("\t");
 }

@@ -6,6 +6,7 @@ import { isValidSandboxRef } from "../../../protocol/validate.js";
 import { type Bind, withExamples } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
+import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
 
@@ -56,20 +57,10 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     s.isolation === "none" && s.host_workspace ? `${s.host_workspace} (as commands see it)` : s.workspace,
   ]);
   if (s.host_workspace) rows.push(["host_workspace", s.host_workspace]);
-  if (typeof s.workspace_bytes === "number") rows.push(["workspace_size", formatBytes(s.workspace_bytes)]);
+  if (typeof s.workspace_bytes === "number")
+    rows.push(["workspace_size", `${formatBytes(s.workspace_bytes)} (${s.workspace_bytes} bytes)`]);
   rows.push(["created_at", s.created_at]);
   return rows;
-}
-
-function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]} (${n} bytes)`;
 }
 
 export function register(noun: Command, bind: Bind): void {
