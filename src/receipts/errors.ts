@@ -13,9 +13,14 @@ export class ReceiptNotFound extends Error {
 export class AmbiguousReceipt extends Error {
   constructor(
     readonly ref: string,
+    /** The newest of the receipts it matches (a few are named). */
     readonly candidates: string[],
+    /** How many receipts it matches in all. */
+    readonly total: number = candidates.length,
   ) {
-    super(`${JSON.stringify(ref)} matches ${candidates.length} receipts: ${candidates.slice(0, 5).join(", ")}`);
+    super(
+      `${JSON.stringify(ref)} matches ${total} receipts: ${candidates.slice(0, 5).join(", ")}${total > 5 ? ", …" : ""}`,
+    );
   }
 }
 

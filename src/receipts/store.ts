@@ -386,17 +386,21 @@ export class ReceiptStore {
       if (unique.length > 1) throw new AmbiguousReceipt(ref, unique);
       if (ref.length < 4) throw new ReceiptNotFound(ref);
       const like = `${escapeLike(ref)}%`;
+      const where = `receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
+              OR idempotency_key LIKE @like ESCAPE '\\'`;
       const matches = this.db
         .prepare<{ receipt_id: string }>(
-          `SELECT receipt_id FROM receipts
-           WHERE receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
-              OR idempotency_key LIKE @like ESCAPE '\\'
-           ORDER BY created_at DESC LIMIT 20`,
+          `SELECT receipt_id FROM receipts WHERE ${where} ORDER BY created_at DESC LIMIT 5`,
         )
         .all({ like })
         .map((r) => r.receipt_id);
       if (matches.length === 1) return matches[0]!;
-      if (matches.length > 1) throw new AmbiguousReceipt(ref, matches);
+      if (matches.length > 1) {
+        const total = this.db
+          .prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM receipts WHERE ${where}`)
+          .get({ like })!.n;
+        throw new AmbiguousReceipt(ref, matches, total);
+      }
       throw new ReceiptNotFound(ref);
     });
   }
@@ -429,13 +433,18 @@ export class ReceiptStore {
    * Deletes receipts created before the given time; returns how many. Receipts in
    * doubt are kept unless includeInDoubt: they are what an incident needs.
    */
-  prune(before: string, opts: { keep?: readonly Classification[] } = {}): number {
+  /** Deletes receipts created before `before`, but those whose classification is in `keep`; says how many of those it kept. */
+  prune(before: string, opts: { keep?: readonly Classification[] } = {}): { deleted: number; kept: number } {
     return this.guard(() => {
       const keep = opts.keep ?? [];
-      const sql = `DELETE FROM receipts WHERE created_at < ?${
-        keep.length ? ` AND classification NOT IN (${keep.map(() => "?").join(", ")})` : ""
-      }`;
-      return this.db.transaction(() => this.db.prepare(sql).run(before, ...keep).changes);
+      const kept = keep.length ? ` AND classification IN (${keep.map(() => "?").join(", ")})` : " AND 0";
+      const spared = keep.length ? ` AND classification NOT IN (${keep.map(() => "?").join(", ")})` : "";
+      return this.db.transaction(() => ({
+        kept: this.db
+          .prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM receipts WHERE created_at < ?${kept}`)
+          .get(before, ...keep)!.n,
+        deleted: this.db.prepare(`DELETE FROM receipts WHERE created_at < ?${spared}`).run(before, ...keep).changes,
+      }));
     });
   }
 }

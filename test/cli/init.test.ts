@@ -224,3 +224,15 @@ describe("sbx init on a terminal", () => {
     expect(fs.existsSync(path.join(home, "config.json"))).toBe(false);
   });
 });
+
+describe("--api-key-stdin on a terminal", () => {
+  it("asks with a password prompt on stderr that never shows the key", async () => {
+    const { io, answer } = terminal();
+    const done = runInit(["profile", "add", "prod", "--api-url", serverUrl, "--api-key-stdin"], io);
+    await answer("API key (not shown)", `${KEY}\r`);
+    expect(await done).toBe(0);
+    expect(credentialsOf().api_keys).toEqual({ prod: KEY });
+    expect(io.stderrText()).not.toContain(KEY);
+    expect(io.stdoutText()).not.toContain(KEY);
+  });
+});

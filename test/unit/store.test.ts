@@ -242,10 +242,33 @@ describe("list and prune", () => {
     const old = s.createForDispatch(newReceipt(), new Date("2020-01-01T00:00:00Z")).receipt_id;
     s.recordObservation(old, "answer", succeeded("exe_old"));
     const recent = s.createForDispatch(newReceipt(), new Date("2030-01-01T00:00:00Z")).receipt_id;
-    expect(s.prune("2025-01-01T00:00:00.000Z")).toBe(1);
+    expect(s.prune("2025-01-01T00:00:00.000Z")).toEqual({ deleted: 1, kept: 0 });
     expect(() => s.get(old)).toThrow(ReceiptNotFound);
     expect(() => s.resolve("exe_old")).toThrow(ReceiptNotFound);
     expect(s.list().map((x) => x.receipt.receipt_id)).toEqual([recent]);
-    expect(s.prune("2025-01-01T00:00:00.000Z")).toBe(0);
+    expect(s.prune("2025-01-01T00:00:00.000Z")).toEqual({ deleted: 0, kept: 0 });
+  });
+
+  it("prune says how many receipts it kept because their classification is to be kept", () => {
+    const s = openStore();
+    const doubt = s.createForDispatch(newReceipt(), new Date("2020-01-01T00:00:00Z")).receipt_id;
+    const done = s.createForDispatch(newReceipt(), new Date("2020-01-02T00:00:00Z")).receipt_id;
+    s.recordObservation(done, "answer", succeeded("exe_done"));
+    expect(s.prune("2025-01-01T00:00:00.000Z", { keep: ["dispatched"] })).toEqual({ deleted: 1, kept: 1 });
+    expect(s.get(doubt).receipt.receipt_id).toBe(doubt);
+  });
+
+  it("names the true number of receipts an ambiguous prefix matches", () => {
+    const s = openStore();
+    for (let i = 0; i < 37; i++) s.createForDispatch({ ...newReceipt(), idempotencyKey: `same-prefix-${i}` });
+    let error: unknown;
+    try {
+      s.resolve("same-prefix");
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(AmbiguousReceipt);
+    expect((error as AmbiguousReceipt).total).toBe(37);
+    expect((error as Error).message).toMatch(/^"same-prefix" matches 37 receipts: (rcp_[^,]+, ){4}rcp_[^,]+, …$/);
   });
 });

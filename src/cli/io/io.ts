@@ -63,8 +63,8 @@ export interface IO {
   /** Everything on stdin. */
   readStdin(): Promise<Buffer>;
   /**
-   * A secret: from a terminal, one line read with echo off (prompt on stderr);
-   * from a pipe, everything on stdin. Never echoed.
+   * A secret: from a terminal, @inquirer/prompts' password prompt on stderr (nothing
+   * echoed); from a pipe, everything on stdin. Never echoed.
    */
   readSecret(prompt: string): Promise<string>;
   /** The streams prompts use; only meaningful when canPrompt. */
@@ -86,11 +86,6 @@ export interface IOStreams {
   stderr: Sink & { isTTY?: boolean };
   stdin: AsyncIterable<Uint8Array | string> & {
     isTTY?: boolean;
-    setRawMode?: (raw: boolean) => unknown;
-    on?: (ev: "data", fn: (chunk: Buffer) => void) => unknown;
-    off?: (ev: "data", fn: (chunk: Buffer) => void) => unknown;
-    pause?: () => unknown;
-    resume?: () => unknown;
   };
   env: NodeJS.ProcessEnv;
 }
@@ -103,31 +98,6 @@ interface IOState {
   verbose: boolean;
   /** Whether spinners may be drawn at all (never into test buffers). */
   spinners: boolean;
-}
-
-/** Reads one line from a terminal in raw mode, echoing nothing. */
-function readHiddenLine(stdin: IOStreams["stdin"]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let line = "";
-    const done = (err: Error | null) => {
-      stdin.off?.("data", onData);
-      stdin.setRawMode?.(false);
-      stdin.pause?.();
-      if (err) reject(err);
-      else resolve(line);
-    };
-    const onData = (chunk: Buffer) => {
-      for (const ch of chunk.toString("utf8")) {
-        if (ch === "\r" || ch === "\n" || ch === "\u0004") return done(null);
-        if (ch === "\u0003") return done(new Error("interrupted"));
-        if (ch === "\u007f" || ch === "\b") line = line.slice(0, -1);
-        else line += ch;
-      }
-    };
-    stdin.setRawMode?.(true);
-    stdin.on?.("data", onData);
-    stdin.resume?.();
-  });
 }
 
 /** Colour is on for a terminal, unless NO_COLOR or TERM=dumb say otherwise. */
@@ -261,11 +231,11 @@ function makeIO(s: IOStreams, st: IOState): IO {
       return Buffer.concat(chunks);
     },
     readSecret: async (prompt) => {
-      if (s.stdin.isTTY === true && s.stdin.setRawMode) {
-        s.stderr.write(prompt);
-        const line = await readHiddenLine(s.stdin);
-        s.stderr.write("\n");
-        return line.trim();
+      if (s.stdin.isTTY === true && s.stderr.isTTY === true) {
+        // On a terminal: @inquirer/prompts' password prompt (on stderr), echoing nothing.
+        const { password } = await import("@inquirer/prompts");
+        const answer = await password({ message: prompt.replace(/:\s*$/, "") }, io.promptStreams());
+        return answer.trim();
       }
       return (await io.readStdin()).toString("utf8").trim();
     },

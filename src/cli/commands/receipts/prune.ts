@@ -23,11 +23,15 @@ export function parsePruneOptions(raw: { before?: string; includeInDoubt?: boole
 export async function run(opts: PruneOptions, ctx: Context): Promise<number> {
   // Running receipts are kept like the ones in doubt: their result is still to come.
   const keep = opts.includeInDoubt ? {} : { keep: [...IN_DOUBT, "running" as const] };
-  const deleted = await ctx.storeWrite((store) => store.prune(opts.before, keep));
-  if (opts.json) printJson(ctx, { deleted, before: opts.before, kept_in_doubt: !opts.includeInDoubt });
+  const { deleted, kept } = await ctx.storeWrite((store) => store.prune(opts.before, keep));
+  if (opts.json) printJson(ctx, { deleted, before: opts.before, kept_in_doubt: kept });
   else {
     ctx.io.out(`deleted ${deleted} receipt${deleted === 1 ? "" : "s"} created before ${opts.before}`);
-    if (!opts.includeInDoubt) ctx.io.info("sbx: receipts in doubt were kept (--include-in-doubt deletes them too)");
+    if (kept > 0) {
+      ctx.io.info(
+        `sbx: kept ${kept} receipt${kept === 1 ? "" : "s"} in doubt or still running (--include-in-doubt deletes them too)`,
+      );
+    }
   }
   return 0;
 }
