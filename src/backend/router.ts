@@ -69,6 +69,11 @@ const ROUTES: readonly RouteDef[] = [
   route("jobs.cancel", "POST", "sandbox/:id/jobs/:jid/cancel", cancelJob),
 ];
 
+/** Every route as served: name, method and path pattern (`:name` for a parameter); docs/protocol.md lists them. */
+export function routeTable(): Array<{ name: RouteName; method: string; pattern: string }> {
+  return ROUTES.map((r) => ({ name: r.name, method: r.method, pattern: `${API_PREFIX}/${r.segments.join("/")}` }));
+}
+
 export interface RouteMatch {
   name: RouteName;
   handler: Handler;

@@ -1,0 +1,28 @@
+// The protocol page says what the backend serves: every route of the route table is
+// in its route index (and nothing else is), with the fault grammar's route name.
+
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { routeTable } from "../../src/backend/router.js";
+import { REPO_ROOT } from "../support/cli.js";
+
+const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "protocol.md"), "utf8");
+
+/** The rows of the "Routes" table: method, path (params as {name}) and route name. */
+function indexedRoutes(): string[] {
+  const section = page.slice(page.indexOf("## Routes"), page.indexOf("\n## ", page.indexOf("## Routes") + 1));
+  return [...section.matchAll(/^\| ([A-Z]+) \| `([^`]+)` \| ([a-z.]+) \|/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+}
+
+describe("docs/protocol.md", () => {
+  it("lists every route the backend serves, and only those", () => {
+    const served = routeTable().map((r) => `${r.method} ${r.pattern.replace(/:([a-z]+)/g, "{$1}")} ${r.name}`);
+    expect(indexedRoutes().sort()).toEqual(served.sort());
+  });
+
+  it("names every error code the protocol module declares", async () => {
+    const { ErrorCodes } = await import("../../src/protocol/types.js");
+    for (const code of Object.values(ErrorCodes)) expect(page, code).toContain(`\`${code}\``);
+  });
+});
