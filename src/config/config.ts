@@ -85,6 +85,8 @@ function configProblem(doc: unknown): string | null {
     if (!isObject(doc.settings)) return "settings is not an object";
     for (const [k, v] of Object.entries(doc.settings)) {
       if (typeof v !== "string") return `setting ${JSON.stringify(k)} is not a string`;
+      const wrong = SETTINGS[k]?.check(v);
+      if (wrong) return `setting ${JSON.stringify(k)} is ${JSON.stringify(v)}: ${wrong}`;
     }
   }
   return null;
@@ -100,10 +102,17 @@ function credentialsProblem(doc: unknown): string | null {
   return null;
 }
 
+/** Written to a temporary file, flushed to disk, then renamed into place: a crash leaves the old file or the new one. */
 function writeJsonAtomic(file: string, doc: unknown): void {
   ensurePrivateDir(path.dirname(file));
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+  const fd = fs.openSync(tmp, "w", 0o600);
+  try {
+    fs.writeFileSync(fd, `${JSON.stringify(doc, null, 2)}\n`);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
 }
 

@@ -66,6 +66,7 @@ describe("a configuration file that does not parse or validate", () => {
     ["not an object", "[1, 2]"],
     ["a profile without an api_url", JSON.stringify({ version: 1, profiles: { prod: { url: "x" } } })],
     ["a setting that is not a string", JSON.stringify({ version: 1, profiles: {}, settings: { timeout: 5 } })],
+    ["a setting out of its range", JSON.stringify({ version: 1, profiles: {}, settings: { timeout: "2h" } })],
   ])("%s: exit 78, naming the file; nothing sent", async (_what, text) => {
     fs.writeFileSync(path.join(home, "config.json"), text);
     const r = await sbx(["exec", "--api-url", server.url, "--", "echo", "hi"]);
