@@ -20,7 +20,8 @@ const runs = Number(opts[opts.indexOf("--runs") + 1]) || 5;
 /** The group a profile node's self time is counted in. */
 export function groupOf(url, fn) {
   if (!url) return fn.startsWith("(") ? fn : "(native)";
-  if (url.startsWith("node:internal/modules/esm") || url.startsWith("node:internal/modules/")) return "node: module loader";
+  if (url.startsWith("node:internal/modules/esm") || url.startsWith("node:internal/modules/"))
+    return "node: module loader";
   if (url.startsWith("node:")) return `node: ${url.slice(5).split("/").slice(0, 2).join("/")}`;
   const file = url.startsWith("file://") ? fileURLToPath(url) : url;
   const nm = file.lastIndexOf("node_modules/");

@@ -1,9 +1,10 @@
-// The small framework every verb file uses: a binder that turns a run function into
-// a commander action (no logic in .action), and declared examples that feed --help,
-// the man page and the completions alike.
+// The small framework of the command tree: a binder that turns a verb's command
+// module into a commander action (loaded only when that command runs: the tree itself
+// is cheap to build for --help, the man page and the completions), and declared
+// examples that feed --help, the man page and the completions alike.
 
 import { type Command, InvalidArgumentError } from "commander";
-import { type Context, createContext, type GlobalOptions } from "./context.js";
+import type { Context, GlobalOptions } from "./context.js";
 import { parseDuration } from "./duration.js";
 import type { ColorChoice, IO } from "./io/io.js";
 
@@ -18,12 +19,26 @@ export interface Runtime {
 }
 
 export type RunFn = (ctx: Context, cmd: Command) => Promise<number | undefined>;
-export type Bind = (run: RunFn) => (...args: unknown[]) => Promise<void>;
+/** A verb's command module (src/cli/commands/…/VERB.ts): what the command runs. */
+export interface CommandModule {
+  action: RunFn;
+}
+/** Binds a command to its module, imported when the command runs. */
+export type Bind = (load: () => Promise<CommandModule>) => (...args: unknown[]) => Promise<void>;
+
+/** The root of the tree a command belongs to (commands that print the whole tree). */
+export function rootOf(cmd: Command): Command {
+  let c = cmd;
+  while (c.parent) c = c.parent;
+  return c;
+}
 
 export function makeBinder(rt: Runtime): Bind {
-  return (run) =>
+  return (load) =>
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
+      // The command's module and the context (client, store) only now that a command runs.
+      const [{ action: run }, { createContext }] = await Promise.all([load(), import("./context.js")]);
       const globals = cmd.optsWithGlobals() as GlobalOptions;
       const ctx = createContext(rt.io, rt.env, globals, rt.interrupt, rt.onFirstInterrupt);
       // Colour: --no-color > NO_COLOR/FORCE_COLOR > the `color` setting > the terminal.

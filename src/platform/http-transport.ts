@@ -7,6 +7,7 @@
 
 import { createRequire } from "node:module";
 import { Readable } from "node:stream";
+import { isBunRuntime } from "./runtime.js";
 
 export interface TransportRequest {
   method: string;
@@ -44,10 +45,6 @@ export interface Transport {
 }
 
 const require = createRequire(import.meta.url);
-
-export function isBunRuntime(): boolean {
-  return typeof (process.versions as Record<string, string | undefined>).bun === "string";
-}
 
 export function openTransport(socketPath: string | null): Transport {
   return isBunRuntime() ? bunTransport(socketPath) : undiciTransport(socketPath);

@@ -4,7 +4,7 @@
 // write to a pipe is still pending, and exit then cuts the output at 128 KiB: there,
 // ending the stream is what waits for the data to be written.
 
-import { isBunRuntime } from "./http-transport.js";
+import { isBunRuntime } from "./runtime.js";
 
 function drained(stream: NodeJS.WriteStream, end: boolean): Promise<void> {
   return new Promise((resolve) => {

@@ -35,8 +35,7 @@ export async function stopDaemon(home: string): Promise<void> {
 
 /** Runs `sbx daemon run ARGS` in the foreground as a child; resolves once it answers. */
 export async function startForegroundDaemon(home: string, args: string[]): Promise<ChildProcess> {
-  const [command, argv] =
-    TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
+  const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
   const child = spawn(command, [...argv, "daemon", "run", ...args], {
     cwd: home,
     env: sbxEnv(home),

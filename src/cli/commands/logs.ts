@@ -1,6 +1,5 @@
 // sbx logs: replay an execution's output from its event log; follow it with -f.
 
-import type { Command } from "commander";
 import {
   createEventHandler,
   type FollowSinks,
@@ -10,7 +9,7 @@ import {
 } from "../../client/follow.js";
 import { readOutputRange } from "../../client/output.js";
 import type { SseEvent } from "../../client/sse.js";
-import { type Bind, declareCompletion, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { BackendError, ExitCodes, ExitWith, UsageError } from "../errors.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
@@ -112,26 +111,5 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("logs")
-    .summary("replay or follow an execution's output")
-    .description(
-      "Replay an execution's output from its event log: raw bytes to stdout and stderr, or the events\n" +
-        "as JSON Lines with --json. With -f, follow it until it ends, reconnecting (with the last\n" +
-        "event id) if the stream drops. Works on finished executions too; output beyond the event\n" +
-        "budget is read from the full output.",
-    )
-    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
-    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
-    .option("-f, --follow", "follow until the execution ends")
-    .option("--after <event-id>", "start after this event id")
-    .option("--json", "print events as JSON Lines: {id, type, data}")
-    .action(bind(async (ctx, c) => run(parseLogsOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
-  declareCompletion(cmd, "<execution>", "receipt-id");
-  withExamples(cmd, [
-    { command: "sbx logs exe_12ab", description: "everything it printed so far" },
-    { command: "sbx logs exe_12ab -f", description: "follow until it ends" },
-    { command: "sbx logs rcp_0mhx --json --after 10", description: "events after id 10, as JSON Lines" },
-  ]);
-}
+/** Bound to `sbx logs` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseLogsOptions(c.args[0]!, c.optsWithGlobals()), ctx);

@@ -1,9 +1,8 @@
 // sbx process logs: read a process's output by logical offset, following with
 // server long-polls across restarts and rotation until the end.
 
-import { type Command, Option } from "commander";
 import type { ProcessStream } from "../../../protocol/types.js";
-import { type Bind, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { ExitCodes, ExitWith, UsageError } from "../../errors.js";
 import { resolveProcess } from "./target.js";
@@ -103,35 +102,6 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("logs")
-    .summary("read a process's output by offset (-f to follow)")
-    .description(
-      "Read a process's stdout or stderr from a logical byte offset (monotonic over all restarts and\n" +
-        "rotations). Raw bytes by default (binary-safe); --text (the default on a terminal) decodes\n" +
-        "UTF-8 without splitting a character between reads; --json prints each read as\n" +
-        "{offset, next_offset, data (base64), eof, rotated, oldest_offset, generation}. With -f it\n" +
-        "follows with server long-polls until the process has ended and everything was read, and\n" +
-        "says on stderr when bytes were rotated away before they could be read.",
-    )
-    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
-    .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .addOption(new Option("--stream <name>", "stdout or stderr (default: stdout)").choices(["stdout", "stderr"]))
-    .option("--offset <n>", "start at this logical byte offset (default: 0)")
-    .option("--limit <n>", "read at most N bytes", positiveIntArg)
-    .option("-f, --follow", "follow until the process ends")
-    .option("--text", "decode as UTF-8 text")
-    .option("--raw", "raw bytes, even on a terminal")
-    .option("--json", "one JSON document per read (JSON Lines)")
-    .action(
-      bind(async (ctx, c) => run(parseProcessLogsOptions(c.args[0]!, c.optsWithGlobals(), ctx.io.stdoutIsTTY), ctx)),
-    );
-  declareChoices(cmd, "--stream", ["stdout", "stderr"]);
-  declareCompletion(cmd, "<process>", "receipt-id");
-  withExamples(cmd, [
-    { command: "sbx process logs web -f", description: "follow stdout until it ends" },
-    { command: "sbx process logs prc_12ab --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
-    { command: "sbx process logs prc_12ab --json | jq .next_offset", description: "offsets for scripts" },
-  ]);
-}
+/** Bound to `sbx process logs` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) =>
+  run(parseProcessLogsOptions(c.args[0]!, c.optsWithGlobals(), ctx.io.stdoutIsTTY), ctx);
