@@ -2,6 +2,7 @@
 // durable receipt written before the request is sent.
 
 import type { Api } from "../../client/api.js";
+import type { Endpoint } from "../../client/endpoint.js";
 import type { FollowSinks } from "../../client/follow.js";
 import { readOutputRange } from "../../client/output.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
@@ -118,7 +119,7 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     {
       detach: opts.detach,
       ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox) } : {}),
-      ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, api) } : {}),
+      ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, endpoint) } : {}),
       beforeSend: (receiptId, path) => {
         ctx.io.verbose(`sbx: receipt ${receiptId} committed; idempotency key ${opts.idempotencyKey}`);
         ctx.io.verbose(
@@ -146,10 +147,10 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
 }
 
 /** The local daemon is gone while a stream is followed: start it again (its recovery ends the execution's log). */
-async function reviveLocalDaemon(ctx: Context, api: Api): Promise<boolean> {
+async function reviveLocalDaemon(ctx: Context, endpoint: Endpoint): Promise<boolean> {
   const { ensureLocalDaemon } = await import("../daemon-launcher.js");
   ctx.io.info("sbx: the local backend is gone; starting it again to learn what became of the execution…");
-  await ensureLocalDaemon(ctx, api);
+  await ensureLocalDaemon(ctx, endpoint);
   return true;
 }
 
