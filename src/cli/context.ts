@@ -1,6 +1,6 @@
 // What every command's run() receives: the terminal, the environment, paths, config,
 // and lazily opened services (the receipt store and the HTTP client load native
-// modules and undici only when a command needs them).
+// modules and the HTTP client only when a command needs them).
 
 import fs from "node:fs";
 import { ConfigStore } from "../config/config.js";
