@@ -2,12 +2,13 @@
 // shape, bounded body reading, and writing a Reply to a response.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type ErrorBody, ErrorCodes } from "../protocol/types.js";
+import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../protocol/types.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
 export type Reply =
   | { kind: "json"; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: "text"; status: number; contentType: string; body: string; headers?: Record<string, string> }
+  | { kind: "bytes"; status: number; body: Buffer; headers?: Record<string, string> }
   | { kind: "drop" };
 
 /** An answer in the documented error shape, thrown by handlers and turned into a Reply. */
@@ -144,6 +145,12 @@ export function boolParam(query: URLSearchParams, name: string): boolean | null 
   throw invalidRequest(name, `${name} must be true or false`);
 }
 
+/** The client asked for raw bytes (`Accept: application/octet-stream`) rather than JSON. */
+export function acceptsBytes(accept: string | string[] | undefined): boolean {
+  const value = Array.isArray(accept) ? accept.join(",") : (accept ?? "");
+  return value.split(",").some((part) => part.split(";")[0]!.trim().toLowerCase() === OCTET_STREAM);
+}
+
 export function withHeader(reply: Reply, name: string, value: string): Reply {
   if (reply.kind === "drop") return reply;
   return { ...reply, headers: { ...reply.headers, [name]: value } };
@@ -161,7 +168,12 @@ export function writeReply(res: ServerResponse, reply: Reply): number | null {
   }
   if (res.headersSent || res.destroyed) return reply.status;
   const payload = reply.kind === "json" ? `${JSON.stringify(reply.body)}\n` : reply.body;
-  const contentType = reply.kind === "json" ? "application/json; charset=utf-8" : reply.contentType;
+  const contentType =
+    reply.kind === "json"
+      ? "application/json; charset=utf-8"
+      : reply.kind === "bytes"
+        ? OCTET_STREAM
+        : reply.contentType;
   res.writeHead(reply.status, {
     ...reply.headers,
     "Content-Type": contentType,

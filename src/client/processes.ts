@@ -12,6 +12,7 @@ import type {
 import { API_PREFIX } from "../protocol/types.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient, SendRequest } from "./http.js";
+import { openRawRead, type RawPiece } from "./raw-read.js";
 
 const seg = (s: string) => encodeURIComponent(s);
 
@@ -59,6 +60,26 @@ export class ProcessesApi {
       path: `${processPaths.process(sandbox, id)}/logs?stream=${stream}&offset=${offset}&limit=${limit}&wait_ms=${waitMs}`,
       deadlineMs: waitMs + 30_000,
     });
+  }
+
+  /**
+   * The same read answered raw (`Accept: application/octet-stream`): the bytes are
+   * handed over unread, as they arrive, with the offsets from the answer's headers.
+   */
+  openLogs(
+    sandbox: string,
+    id: string,
+    stream: ProcessStream,
+    offset: number,
+    limit: number,
+    waitMs: number,
+  ): Promise<RawPiece> {
+    return openRawRead(
+      this.http,
+      `${processPaths.process(sandbox, id)}/logs?stream=${stream}&offset=${offset}&limit=${limit}&wait_ms=${waitMs}`,
+      `logs of ${id}`,
+      waitMs + 30_000,
+    );
   }
 
   /** Sends bytes to the process's stdin, once, with a key. */

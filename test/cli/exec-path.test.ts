@@ -1,12 +1,19 @@
-// What a warm `sbx exec` costs the backend and the receipt store: the request goes
-// straight to the local daemon's socket (no health check first), and the store is
-// written exactly twice, once before dispatch and once with the answer. In-process
-// through main() against a real backend on the home's socket.
+// What a command costs the backend and the receipt store. A warm `sbx exec`: the
+// request goes straight to the local daemon's socket (no health check first), and the
+// store is written exactly twice, once before dispatch and once with the answer.
+// `sbx logs` and `sbx process logs` read output raw (no base64 in JSON), byte for byte.
+// In-process through main() against a real backend on the home's socket.
 
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { BackendHandle } from "../../src/backend/server.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
+import { ProcessesApi } from "../../src/client/processes.js";
+import { resolvePaths } from "../../src/config/paths.js";
+import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { ReceiptStore } from "../../src/receipts/store.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { startHomeBackend } from "../support/home-backend.js";
@@ -36,8 +43,10 @@ afterEach(() => vi.restoreAllMocks());
 async function sbx(argv: string[]) {
   const io = createBufferIO();
   const code = await main(argv, io, { SBX_HOME: home });
-  return { code, out: io.stdoutText(), err: io.stderrText() };
+  return { code, out: io.stdoutText(), bytes: io.stdoutBytes(), errBytes: io.stderrBytes(), err: io.stderrText() };
 }
+
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 describe("a warm exec on the local profile", () => {
   it("sends one request (no health check) and writes the store twice: before dispatch, and the answer", async () => {
@@ -58,5 +67,63 @@ describe("a warm exec on the local profile", () => {
     });
     // The answer is written after the dispatch marker, never before.
     expect(writes[0]!.mock.invocationCallOrder[0]!).toBeLessThan(writes[2]!.mock.invocationCallOrder[0]!);
+  });
+});
+
+describe("sbx logs of a finished execution", () => {
+  const workspace = () => path.join(resolvePaths({ SBX_HOME: home }).daemonDir, "sandboxes");
+
+  it("that wrote one stream: its full output read raw, byte for byte, without the event log", async () => {
+    // 7 MiB that are not UTF-8: past the record's tail and the 5 MiB event budget.
+    const made = await sbx(["exec", "--", "sh", "-c", "head -c 7340032 /dev/urandom > big.bin"]);
+    expect(made.code, made.err).toBe(0);
+    const ran = await sbx(["exec", "--json", "--", "cat", "big.bin"]);
+    const doc = JSON.parse(ran.out) as ReceiptDocument;
+    const file = fs
+      .readdirSync(workspace(), { recursive: true, encoding: "utf8" })
+      .map((f) => path.join(workspace(), f))
+      .find((f) => f.endsWith(`${path.sep}big.bin`))!;
+    const want = fs.readFileSync(file);
+    requests.length = 0;
+    const r = await sbx(["logs", doc.execution_id!]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.bytes.length).toBe(want.length);
+    expect(sha(r.bytes)).toBe(sha(want));
+    expect(requests.filter((q) => q.includes("/events"))).toEqual([]);
+    expect(requests.filter((q) => q.includes("/output"))).toHaveLength(1);
+  });
+
+  it("that wrote both streams: replayed from the event log (their order kept), each byte for byte", async () => {
+    const ran = await sbx(["exec", "--json", "--", "sh", "-c", "echo one; echo two >&2; echo three"]);
+    const doc = JSON.parse(ran.out) as ReceiptDocument;
+    requests.length = 0;
+    const r = await sbx(["logs", doc.execution_id!]);
+    expect(r).toMatchObject({ code: 0, out: "one\nthree\n", err: "two\n" });
+    expect(requests.some((q) => q.includes("/events"))).toBe(true);
+  });
+});
+
+describe("sbx process logs", () => {
+  it("reads raw (no base64 in JSON), byte for byte, following to the end", async () => {
+    const started = await sbx([
+      "process",
+      "start",
+      "--",
+      "sh",
+      "-c",
+      "head -c 3000000 /dev/zero | tr '\\0' x; printf '\\377end'",
+    ]);
+    expect(started.code, started.err).toBe(0);
+    const id = started.out.trim();
+    const json = vi.spyOn(ProcessesApi.prototype, "readLogsFrom");
+    const raw = vi.spyOn(ProcessesApi.prototype, "openLogs");
+    const r = await sbx(["process", "logs", id, "-f", "--raw"]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.bytes.length).toBe(3_000_004);
+    expect(r.bytes.subarray(0, 3_000_000).every((c) => c === 0x78)).toBe(true);
+    expect(r.bytes.subarray(3_000_000).equals(Buffer.from([0xff, ...Buffer.from("end")]))).toBe(true);
+    expect(json).not.toHaveBeenCalled();
+    expect(raw).toHaveBeenCalled();
+    expect(r.err).toContain(`next offset ${3_000_004}`);
   });
 });

@@ -172,8 +172,8 @@ function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
       let reached = offset;
       try {
         const read = await readOutputRange(api, { sandbox, executionId }, stream, offset, offset + bytes, (b) => {
-          write(stream, b);
           fill(b);
+          return stream === "stdout" ? ctx.io.writeOutPaced(b) : ctx.io.writeErrPaced(b);
         });
         reached = read.reached;
       } catch (err) {

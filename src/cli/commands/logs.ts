@@ -48,11 +48,37 @@ async function fillGap(
   bytes: number,
 ): Promise<void> {
   const end = offset + bytes;
-  const write = (data: Buffer) => (stream === "stdout" ? ctx.io.writeOut(data) : ctx.io.writeErr(data));
+  const write = (data: Buffer) => (stream === "stdout" ? ctx.io.writeOutPaced(data) : ctx.io.writeErrPaced(data));
   const read = await readOutputRange(t.api, t, stream, offset, end, write);
   if (read.reached < end) {
     ctx.io.err(`sbx: ${end - read.reached} bytes of ${stream} at offset ${read.reached} are no longer available`);
   }
+}
+
+/**
+ * The replay of a finished execution that wrote to one stream only: its full output
+ * read raw, straight to stdout (or stderr), at the speed of the disk. With both
+ * streams written, the event log keeps their order, so the replay reads it instead.
+ * False when the full output is not kept (the event log has what there is).
+ */
+async function replayFullOutput(ctx: Context, t: ExecutionTarget): Promise<boolean> {
+  const record = await t.api.getExecution(t.sandbox, t.executionId);
+  if (record.outcome === "pending" || (record.stdout_bytes > 0 && record.stderr_bytes > 0)) return false;
+  const stream: StreamName = record.stderr_bytes > 0 ? "stderr" : "stdout";
+  const total = record[`${stream}_bytes`];
+  if (total === 0) return true;
+  let written = 0;
+  const read = await readOutputRange(t.api, t, stream, 0, null, (data) => {
+    written += data.length;
+    return stream === "stdout" ? ctx.io.writeOutPaced(data) : ctx.io.writeErrPaced(data);
+  });
+  if (written === 0 && read.notKept) return false;
+  if (read.reached < total) {
+    ctx.io.err(
+      `sbx: ${total - read.reached} bytes of ${stream} at offset ${read.reached} were not kept by the backend (output cap)`,
+    );
+  }
+  return true;
 }
 
 export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
@@ -89,6 +115,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     }
     return 0;
   }
+  if (!opts.json && opts.after === 0 && (await replayFullOutput(ctx, t))) return 0;
   // A replay of what exists now, page by page.
   const state = {
     executionId: t.executionId,

@@ -53,6 +53,8 @@ export interface IO {
   writeErr(chunk: string | Uint8Array): void;
   /** Raw bytes to stdout, resolving once stdout takes more: for streams of any size. */
   writeOutPaced(chunk: Uint8Array): Promise<void>;
+  /** The same for stderr. */
+  writeErrPaced(chunk: Uint8Array): Promise<void>;
   /** Stdin as it arrives (a tar stream, say), without holding it all. */
   stdinChunks(): AsyncIterable<Uint8Array>;
   /**
@@ -211,6 +213,15 @@ function writableOver(sink: Sink & { isTTY?: boolean }): NodeJS.WritableStream {
   return Object.assign(w, { isTTY: sink.isTTY === true, columns: 80, rows: 24, end: () => w });
 }
 
+/** Writes, resolving once the sink takes more (its 'drain' after a write answered false). */
+function paced(sink: Sink, chunk: Uint8Array): Promise<void> {
+  if (sink.write(chunk) !== false || !sink.once) return Promise.resolve();
+  return new Promise((resolve) => {
+    sink.once?.("drain", resolve);
+    sink.once?.("close", resolve);
+  });
+}
+
 function makeIO(s: IOStreams, st: IOState): IO {
   const chalk = new Chalk({ level: st.color ? 2 : 0 });
   const errChalk = new Chalk({ level: st.errColor ? 2 : 0 });
@@ -244,13 +255,8 @@ function makeIO(s: IOStreams, st: IOState): IO {
     writeErr: (chunk) => {
       s.stderr.write(chunk);
     },
-    writeOutPaced: (chunk) => {
-      if (s.stdout.write(chunk) !== false || !s.stdout.once) return Promise.resolve();
-      return new Promise((resolve) => {
-        s.stdout.once?.("drain", resolve);
-        s.stdout.once?.("close", resolve);
-      });
-    },
+    writeOutPaced: (chunk) => paced(s.stdout, chunk),
+    writeErrPaced: (chunk) => paced(s.stderr, chunk),
     async *stdinChunks() {
       for await (const c of s.stdin) yield typeof c === "string" ? Buffer.from(c) : c;
     },

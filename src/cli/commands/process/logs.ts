@@ -1,7 +1,8 @@
 // sbx process logs: read a process's output by logical offset, following with
 // server long-polls across restarts and rotation until the end.
 
-import type { ProcessStream } from "../../../protocol/types.js";
+import { deliverPiece } from "../../../client/raw-read.js";
+import { PROCESS_LOG_LIMIT_MAX, type ProcessStream } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { ExitCodes, ExitWith, UsageError } from "../../errors.js";
@@ -19,7 +20,10 @@ export interface ProcessLogsOptions {
 }
 
 const FOLLOW_WAIT_MS = 30_000;
-const READ_LIMIT = 1024 * 1024;
+/** Base64 in JSON costs a third more per byte: JSON reads stay small. */
+const JSON_READ_LIMIT = 1024 * 1024;
+/** A raw read takes what the backend gives at once (a rotated segment's worth). */
+const RAW_READ_LIMIT = PROCESS_LOG_LIMIT_MAX;
 
 export function parseProcessLogsOptions(
   ref: string,
@@ -57,21 +61,14 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   let left = opts.limit;
   for (;;) {
     if (ctx.interrupt.aborted) throw new ExitWith(ExitCodes.cancelled);
-    const chunk = await t.api.readLogsFrom(
-      t.sandbox,
-      t.processId,
-      opts.stream,
-      offset,
-      Math.min(READ_LIMIT, left),
-      opts.follow ? FOLLOW_WAIT_MS : 0,
-    );
-    const data = Buffer.from(chunk.data, "base64");
-    if (chunk.rotated && chunk.offset > offset) {
-      ctx.io.err(
-        `sbx: ${chunk.offset - offset} bytes (offsets ${offset}..${chunk.offset}) were rotated away before they could be read`,
-      );
-    }
+    const limit = Math.min(opts.view === "json" ? JSON_READ_LIMIT : RAW_READ_LIMIT, left);
+    const waitMs = opts.follow ? FOLLOW_WAIT_MS : 0;
+    let next: number;
+    let got: number;
+    let eof: boolean;
     if (opts.view === "json") {
+      const chunk = await t.api.readLogsFrom(t.sandbox, t.processId, opts.stream, offset, limit, waitMs);
+      sayRotated(ctx, offset, chunk.offset, chunk.rotated);
       ctx.io.out(
         JSON.stringify({
           offset: chunk.offset,
@@ -83,16 +80,25 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
           generation: chunk.generation,
         }),
       );
-    } else if (opts.view === "text") {
-      const text = decoder.decode(data, { stream: true });
-      if (text) ctx.io.writeOut(text);
-    } else if (data.length) {
-      ctx.io.writeOut(data);
+      got = chunk.next_offset - chunk.offset;
+      next = chunk.next_offset;
+      eof = chunk.eof;
+    } else {
+      // Raw bytes, written on as they arrive (with back-pressure), never base64.
+      const piece = await t.api.openLogs(t.sandbox, t.processId, opts.stream, offset, limit, waitMs);
+      sayRotated(ctx, offset, piece.offset, piece.rotated);
+      got = await deliverPiece(piece, `logs of ${t.processId}`, (data) => {
+        if (opts.view === "raw") return ctx.io.writeOutPaced(data);
+        const text = decoder.decode(data, { stream: true });
+        return text ? ctx.io.writeOutPaced(Buffer.from(text)) : undefined;
+      });
+      next = piece.nextOffset;
+      eof = piece.eof;
     }
-    left -= data.length;
-    offset = chunk.next_offset;
-    if (chunk.eof || left <= 0) break;
-    if (!opts.follow && data.length === 0) break; // caught up
+    left -= got;
+    offset = next;
+    if (eof || left <= 0) break;
+    if (!opts.follow && got === 0) break; // caught up
   }
   if (opts.view === "text") {
     const rest = decoder.decode();
@@ -100,6 +106,12 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   }
   if (opts.view !== "json") ctx.io.info(`sbx: next offset ${offset}`);
   return 0;
+}
+
+function sayRotated(ctx: Context, asked: number, from: number, rotated: boolean): void {
+  if (rotated && from > asked) {
+    ctx.io.err(`sbx: ${from - asked} bytes (offsets ${asked}..${from}) were rotated away before they could be read`);
+  }
 }
 
 /** Bound to `sbx process logs` by the command tree (loaded when that command runs). */
