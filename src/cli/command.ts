@@ -67,6 +67,43 @@ function colorSetting(ctx: Context): ColorChoice {
   }
 }
 
+/** Nouns whose verbs are declared only when needed: see declareVerbsLater. */
+const PENDING = new WeakMap<Command, Map<Command, () => void>>();
+
+/**
+ * Declares a noun's verbs when it is the command being run (commander's
+ * preSubcommand hook on the root), or when the whole tree is read (completeTree):
+ * `sbx --version` and `sbx exec` never build `sbx process …`'s eighty options.
+ */
+export function declareVerbsLater(noun: Command, declare: () => void): void {
+  const root = rootOf(noun);
+  let pending = PENDING.get(root);
+  if (!pending) {
+    const map = new Map<Command, () => void>();
+    pending = map;
+    PENDING.set(root, map);
+    root.hook("preSubcommand", (_root, sub) => {
+      const run = map.get(sub);
+      map.delete(sub);
+      run?.();
+    });
+  }
+  pending.set(noun, declare);
+}
+
+/** Declares every verb still pending: for what reads the whole tree (help, completions, the man page). */
+export function completeTree(cmd: Command): Command {
+  const root = rootOf(cmd);
+  const pending = PENDING.get(root);
+  if (pending) {
+    for (const [noun, declare] of [...pending]) {
+      pending.delete(noun);
+      declare();
+    }
+  }
+  return root;
+}
+
 export interface Example {
   command: string;
   description: string;

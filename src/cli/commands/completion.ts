@@ -1,7 +1,7 @@
 // sbx completion bash|zsh|fish: print a completion script generated from the command tree.
 
 import type { Command } from "commander";
-import { type RunFn, rootOf } from "../command.js";
+import { completeTree, type RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { SHELLS, type Shell } from "../docs/shells.js";
 import { UsageError } from "../errors.js";
@@ -17,4 +17,4 @@ export async function run(opts: { shell: string }, ctx: Context, program: Comman
 }
 
 /** Bound to `sbx completion` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) => run({ shell: c.args[0]! }, ctx, rootOf(c));
+export const action: RunFn = async (ctx, c) => run({ shell: c.args[0]! }, ctx, completeTree(c));

@@ -1,7 +1,7 @@
 // sbx help [TOPIC|COMMAND...]: help on a command, or on a topic such as exit-codes.
 
 import type { Command } from "commander";
-import { type RunFn, rootOf } from "../command.js";
+import { completeTree, type RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { UsageError } from "../errors.js";
 
@@ -151,4 +151,4 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
 }
 
 /** Bound to `sbx help` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) => run({ words: c.args }, ctx, rootOf(c));
+export const action: RunFn = async (ctx, c) => run({ words: c.args }, ctx, completeTree(c));

@@ -4,7 +4,7 @@
 
 import type { Command } from "commander";
 import { FAULT_SPEC_HELP } from "../../../backend/fault-spec-help.js";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, withExamples, declareVerbsLater } from "../../command.js";
 
 /** How retention works, for --help (docs/protocol.md, "Retention"). */
 export const RETENTION_HELP = [
@@ -26,10 +26,12 @@ export function register(program: Command, bind: Bind): void {
         "user. sbx starts it on demand for the local profile (it exits after 10 idle minutes with\n" +
         "nothing running); these commands manage it by hand.",
     );
-  declareRun(noun, bind);
-  declareStart(noun, bind);
-  declareStop(noun, bind);
-  declareStatus(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareRun(noun, bind);
+    declareStart(noun, bind);
+    declareStop(noun, bind);
+    declareStatus(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx daemon status", description: "is the embedded backend running?" },
     { command: "sbx daemon stop", description: "stop it (the next command starts it again)" },

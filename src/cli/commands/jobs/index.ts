@@ -5,7 +5,14 @@
 
 import { type Command, Option } from "commander";
 import { JOB_STATUSES } from "../../../protocol/jobs.js";
-import { type Bind, collect, declareChoices, declareCompletion, withExamples } from "../../command.js";
+import {
+  type Bind,
+  collect,
+  declareChoices,
+  declareCompletion,
+  withExamples,
+  declareVerbsLater,
+} from "../../command.js";
 
 export const SANDBOX_FLAG = ["-s, --sandbox <id>", "sandbox id or name (default: default)"] as const;
 
@@ -19,13 +26,15 @@ export function register(program: Command, bind: Bind): void {
         "per request id and followed to the end. A job interrupted by a backend restart is never\n" +
         "resumed: it says so (interrupted, lost).",
     );
-  declareSubmit(noun, bind);
-  declareRun(noun, bind);
-  declareList(noun, bind);
-  declareShow(noun, bind);
-  declareLogs(noun, bind);
-  declareWait(noun, bind);
-  declareCancel(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareSubmit(noun, bind);
+    declareRun(noun, bind);
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareLogs(noun, bind);
+    declareWait(noun, bind);
+    declareCancel(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx jobs submit pipeline.json --wait", description: "a CI pipeline, followed to the end" },
     { command: "sbx jobs run -- make test", description: "one job, like exec" },

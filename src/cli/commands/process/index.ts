@@ -12,6 +12,7 @@ import {
   positiveIntArg,
   wholeNumberArg,
   withExamples,
+  declareVerbsLater,
 } from "../../command.js";
 
 export const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
@@ -24,15 +25,17 @@ export function register(program: Command, bind: Bind): void {
       "Workers that outlive sbx, supervised by the backend: restart policies with back-off, logs by\n" +
         "logical offset across restarts and rotation, stdin, signals.",
     );
-  declareStart(noun, bind);
-  declareList(noun, bind);
-  declareShow(noun, bind);
-  declareLogs(noun, bind);
-  declareResult(noun, bind);
-  declareStdin(noun, bind);
-  declareSignal(noun, bind);
-  declareStop(noun, bind);
-  declareRm(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareStart(noun, bind);
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareLogs(noun, bind);
+    declareResult(noun, bind);
+    declareStdin(noun, bind);
+    declareSignal(noun, bind);
+    declareStop(noun, bind);
+    declareRm(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
     { command: "sbx process logs web -f", description: "follow its output" },

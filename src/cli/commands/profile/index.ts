@@ -3,7 +3,7 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import type { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
+import { type Bind, withExamples, declareVerbsLater } from "../../command.js";
 
 export function register(program: Command, bind: Bind): void {
   const noun = program
@@ -14,11 +14,13 @@ export function register(program: Command, bind: Bind): void {
         "embedded backend) always exists and needs neither. Keys are read from stdin, stored in a\n" +
         "0600 file, and never printed. Precedence: flag > environment > profile > default.",
     );
-  declareAdd(noun, bind);
-  declareList(noun, bind);
-  declareUse(noun, bind);
-  declareShow(noun, bind);
-  declareRm(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareAdd(noun, bind);
+    declareList(noun, bind);
+    declareUse(noun, bind);
+    declareShow(noun, bind);
+    declareRm(noun, bind);
+  });
   withExamples(noun, [
     {
       command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',

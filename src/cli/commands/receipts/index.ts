@@ -4,7 +4,14 @@
 
 import type { Command } from "commander";
 import { CLASSIFICATIONS } from "../../../receipts/classify.js";
-import { type Bind, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
+import {
+  type Bind,
+  declareChoices,
+  declareCompletion,
+  positiveIntArg,
+  withExamples,
+  declareVerbsLater,
+} from "../../command.js";
 
 export function register(program: Command, bind: Bind): void {
   const noun = program
@@ -15,13 +22,15 @@ export function register(program: Command, bind: Bind): void {
         "request bytes, where it was sent. Observations are appended as answers and reads arrive.\n" +
         "A receipt is named by its id (rcp_…), its execution id, its idempotency key, or a unique prefix.",
     );
-  declareList(noun, bind);
-  declareShow(noun, bind);
-  declareWait(noun, bind);
-  declareRefresh(noun, bind);
-  declareResubmit(noun, bind);
-  declareExport(noun, bind);
-  declarePrune(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareWait(noun, bind);
+    declareRefresh(noun, bind);
+    declareResubmit(noun, bind);
+    declareExport(noun, bind);
+    declarePrune(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx receipts list", description: "what ran, newest first" },
     { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },

@@ -3,7 +3,7 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import { type Command, Option } from "commander";
-import { type Bind, declareChoices, withExamples } from "../../command.js";
+import { type Bind, declareChoices, withExamples, declareVerbsLater } from "../../command.js";
 
 export const ISOLATIONS = ["auto", "bwrap", "none"];
 
@@ -15,10 +15,12 @@ export function register(program: Command, bind: Bind): void {
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
         "The embedded backend creates `default` on first use.",
     );
-  declareCreate(noun, bind);
-  declareList(noun, bind);
-  declareShow(noun, bind);
-  declareRm(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareCreate(noun, bind);
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareRm(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx sandbox create build", description: "a sandbox named build" },
     { command: "sbx sandbox list", description: "all sandboxes" },
