@@ -1,18 +1,20 @@
-// What a command loads: a fresh `node bin/sbx …` with a loader hook that records every
-// module it imports (ESM through the hook, CommonJS from require's cache at exit).
-// --version and --help load no client, store or backend code; exec loads no table,
-// spinner, prompt or docs code; a verb's command module loads only when it runs.
-// (The release binary is one bundle built from the same modules: these are its seams.)
+// What a command loads: a fresh `node dist/cli/entry.js …` (the modules tsc built, the
+// entry bin/sbx runs bundled) with a loader hook that records every module it imports
+// (ESM through the hook, CommonJS from require's cache at exit). --version and --help
+// load no client, store or backend code; exec loads no table, spinner, prompt or docs
+// code; a verb's command module loads only when it runs. (The Node bundle and the
+// release binary are built from the same modules: these are their lazy seams.)
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, REPO_ROOT, removeHome, SBX_BIN, sbxEnv } from "../support/cli.js";
+import { makeHome, REPO_ROOT, removeHome, sbxEnv } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 
 const DIST = path.join(REPO_ROOT, "dist");
+const ENTRY = path.join(DIST, "cli", "entry.js");
 
 /** The modules a command loaded: files under dist/ (relative) and packages by name. */
 interface Loaded {
@@ -30,7 +32,7 @@ function loadedBy(args: string[]): Loaded {
   const out = path.join(home, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const r = spawnSync(
     process.execPath,
-    ["--import", pathToFileURL(path.join(hooks, "register.mjs")).href, "--", SBX_BIN, ...args],
+    ["--import", pathToFileURL(path.join(hooks, "register.mjs")).href, "--", ENTRY, ...args],
     {
       env: { ...sbxEnv(home), SBX_LOADED_OUT: out },
       encoding: "utf8",
@@ -98,7 +100,7 @@ afterAll(async () => {
   removeHome(home);
 });
 
-describe("what a command loads (node bin/sbx)", () => {
+describe("what a command loads (node dist/cli/entry.js)", () => {
   it("--version and --help load no client, store or backend code, and no verb's run code", () => {
     for (const args of [["--version"], ["--help"], ["receipts", "list", "--help"], ["exec", "--help"]]) {
       const got = loadedBy(args);
