@@ -1,7 +1,9 @@
 // HTTP plumbing of the backend: typed answers (Reply), API errors and their wire
 // shape, bounded body reading, and writing a Reply to a response.
 
+import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { pipeline } from "node:stream/promises";
 import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../protocol/types.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
@@ -214,6 +216,39 @@ export async function sendStream(
         });
       }
     }
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}
+
+/**
+ * Writes a 200 answer whose body is bytes [offset, offset + length) of a file, piped
+ * (Node's stream plumbing keeps the socket full; an async loop over the file's chunks
+ * moved half as many bytes per second). A file that ends short of `length` (removed
+ * meanwhile) ends the connection abruptly: the client sees a body short of its
+ * Content-Length, never a complete-looking one.
+ */
+export async function sendFileRange(
+  res: ServerResponse,
+  headers: Record<string, string | number>,
+  file: string,
+  offset: number,
+  length: number,
+): Promise<void> {
+  res.writeHead(200, { "Cache-Control": "no-store", ...headers, "Content-Length": length });
+  if (length === 0) {
+    res.end();
+    return;
+  }
+  const source = fs.createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024 });
+  let sent = 0;
+  source.on("data", (chunk) => {
+    sent += chunk.length;
+  });
+  try {
+    await pipeline(source, res, { end: false });
+    if (sent < length) throw new Error(`${file}: ${length - sent} bytes fewer than announced`);
     res.end();
   } catch {
     res.destroy();

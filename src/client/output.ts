@@ -20,6 +20,8 @@ export interface OutputRead {
   eof: boolean;
   /** Why reading stopped before `to` or the end: the backend did not keep those bytes. */
   notKept: boolean;
+  /** The bytes the command wrote to the stream, kept or not, when the backend said (raw reads). */
+  streamBytes: number | null;
 }
 
 /**
@@ -38,8 +40,9 @@ export async function readOutputRange(
 ): Promise<OutputRead> {
   const what = `output of ${target.executionId}`;
   let at = from;
+  let streamBytes: number | null = null;
   for (;;) {
-    if (to !== null && at >= to) return { reached: at, eof: false, notKept: false };
+    if (to !== null && at >= to) return { reached: at, eof: false, notKept: false, streamBytes };
     const limit = to === null ? OUTPUT_READ_MAX : Math.min(OUTPUT_READ_MAX, to - at);
     const path = `${paths.executionOutput(target.sandbox, target.executionId)}?stream=${stream}&offset=${at}&limit=${limit}`;
     let piece: Awaited<ReturnType<typeof openRawRead>>;
@@ -49,17 +52,18 @@ export async function readOutputRange(
       // 422 invalid_cursor: past what the backend kept of this stream; 404
       // output_not_found: it no longer keeps the full output at all (retention).
       const gone = err instanceof BackendError && (err.status === 422 || err.code === "output_not_found");
-      if (gone) return { reached: at, eof: false, notKept: true };
+      if (gone) return { reached: at, eof: false, notKept: true, streamBytes };
       throw err;
     }
     if (piece.offset !== at) {
       piece.cancel();
       throw new BackendError("bad_answer", `${what}: bytes from ${piece.offset}, not ${at} as asked`, 200);
     }
+    streamBytes = piece.streamBytes;
     const got = await deliverPiece(piece, what, onBytes);
     at = piece.nextOffset;
-    if (piece.eof) return { reached: at, eof: true, notKept: false };
+    if (piece.eof) return { reached: at, eof: true, notKept: false, streamBytes };
     // Nothing more yet, and the stream is not over: the file stopped at its cap.
-    if (got === 0) return { reached: at, eof: false, notKept: to !== null };
+    if (got === 0) return { reached: at, eof: false, notKept: to !== null, streamBytes };
   }
 }

@@ -16,6 +16,8 @@ export interface RawPiece {
   rotated: boolean;
   oldestOffset: number | null;
   generation: number | null;
+  /** Output: the bytes the command wrote to the stream, kept or not (null when not said). */
+  streamBytes: number | null;
   chunks: AsyncIterable<Uint8Array>;
   cancel(): void;
 }
@@ -63,6 +65,7 @@ export async function openRawRead(http: HttpClient, path: string, what: string, 
       rotated: piece.rotated === true,
       oldestOffset: piece.oldest_offset ?? null,
       generation: piece.generation ?? null,
+      streamBytes: null,
       chunks: (async function* () {
         if (data.length) yield data;
       })(),
@@ -77,6 +80,7 @@ export async function openRawRead(http: HttpClient, path: string, what: string, 
     rotated: h[RAW_HEADERS.rotated.toLowerCase()] === "true",
     oldestOffset: present(RAW_HEADERS.oldestOffset) ? headerNumber(h, RAW_HEADERS.oldestOffset, what) : null,
     generation: present(RAW_HEADERS.generation) ? headerNumber(h, RAW_HEADERS.generation, what) : null,
+    streamBytes: present(RAW_HEADERS.streamBytes) ? headerNumber(h, RAW_HEADERS.streamBytes, what) : null,
     chunks: opened.chunks,
     cancel: opened.cancel,
   };

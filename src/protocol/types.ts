@@ -128,6 +128,8 @@ export const RAW_HEADERS = {
   offset: "Sbx-Offset",
   nextOffset: "Sbx-Next-Offset",
   eof: "Sbx-Eof",
+  /** Output: how many bytes the command wrote to the stream, kept or not (past the cap). */
+  streamBytes: "Sbx-Stream-Bytes",
   rotated: "Sbx-Rotated",
   oldestOffset: "Sbx-Oldest-Offset",
   generation: "Sbx-Generation",

@@ -50,6 +50,7 @@ describe("GET …/executions/{eid}/output, raw", () => {
       "sbx-offset": "0",
       "sbx-next-offset": String(want.length),
       "sbx-eof": "true",
+      "sbx-stream-bytes": String(want.length),
       "content-length": String(want.length),
     });
     expect(all.body.equals(want)).toBe(true);

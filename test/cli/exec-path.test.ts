@@ -89,8 +89,11 @@ describe("sbx logs of a finished execution", () => {
     expect(r.code, r.err).toBe(0);
     expect(r.bytes.length).toBe(want.length);
     expect(sha(r.bytes)).toBe(sha(want));
-    expect(requests.filter((q) => q.includes("/events"))).toEqual([]);
-    expect(requests.filter((q) => q.includes("/output"))).toHaveLength(1);
+    // Two raw reads of the full output (stderr is empty and it is over; then stdout), nothing else.
+    expect(requests).toEqual([
+      `GET /api/v1/sandbox/default/executions/${doc.execution_id}/output`,
+      `GET /api/v1/sandbox/default/executions/${doc.execution_id}/output`,
+    ]);
   });
 
   it("that wrote both streams: replayed from the event log (their order kept), each byte for byte", async () => {
@@ -100,6 +103,29 @@ describe("sbx logs of a finished execution", () => {
     const r = await sbx(["logs", doc.execution_id!]);
     expect(r).toMatchObject({ code: 0, out: "one\nthree\n", err: "two\n" });
     expect(requests.some((q) => q.includes("/events"))).toBe(true);
+  });
+});
+
+describe("sbx logs of an output past the backend's cap", () => {
+  it("prints what was kept and says how many bytes were not", async () => {
+    const other = makeHome("sbx-exec-path-cap-");
+    const capped = await startHomeBackend(other, { executionOutputMaxBytes: 64 * 1024, eventOutputBudget: 16 * 1024 });
+    try {
+      const run = async (argv: string[]) => {
+        const io = createBufferIO();
+        const code = await main(argv, io, { SBX_HOME: other });
+        return { code, bytes: io.stdoutBytes(), err: io.stderrText() };
+      };
+      const ran = await run(["exec", "--json", "--", "sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' y"]);
+      const eid = (JSON.parse(ran.bytes.toString("utf8")) as ReceiptDocument).execution_id!;
+      const r = await run(["logs", eid]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.bytes.equals(Buffer.alloc(64 * 1024, "y"))).toBe(true);
+      expect(r.err).toContain(`${1_000_000 - 64 * 1024} bytes of stdout at offset ${64 * 1024} were not kept`);
+    } finally {
+      await capped.close();
+      removeHome(other);
+    }
   });
 });
 

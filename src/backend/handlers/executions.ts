@@ -3,7 +3,6 @@
 // event log's routes: GET …/{eid}/stream (SSE), GET …/{eid}/events (pages),
 // GET …/{eid}/output (full output by byte offset), POST …/{eid}/cancel.
 
-import fs from "node:fs";
 import {
   type CancelAnswer,
   type CancelRequest,
@@ -37,7 +36,7 @@ import {
   notStartedShuttingDown,
   parseJsonBody,
   type Reply,
-  sendStream,
+  sendFileRange,
 } from "../http.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
@@ -300,7 +299,13 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
       });
     }
     if (offset > 0) throw outputCursor(stream, offset, 0, 0);
-    if (raw) return rawOutputReply(stream, 0, 0, ended);
+    if (raw)
+      return {
+        kind: "bytes",
+        status: 200,
+        body: Buffer.alloc(0),
+        headers: rawOutputHeaders(record, stream, 0, 0, ended),
+      };
     const empty: ExecutionOutputChunk = { stream, offset: 0, next_offset: 0, data: "", eof: ended };
     return jsonReply(200, empty);
   }
@@ -308,12 +313,12 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
   if (raw) {
     const length = Math.min(limit, size - offset);
     const eof = ended && offset + length >= size;
-    await sendStream(
+    await sendFileRange(
       ctx.response,
-      200,
-      { ...rawOutputHeaders(stream, offset, offset + length, eof), "Content-Length": length },
-      readFileRange(outputFile(dir, stream), offset, length),
-      ctx.signal,
+      rawOutputHeaders(record, stream, offset, offset + length, eof),
+      outputFile(dir, stream),
+      offset,
+      length,
     );
     return STREAMED;
   }
@@ -329,34 +334,21 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
   return jsonReply(200, body);
 }
 
-function rawOutputHeaders(stream: OutputStream, offset: number, next: number, eof: boolean): Record<string, string> {
+function rawOutputHeaders(
+  record: ExecutionRecord,
+  stream: OutputStream,
+  offset: number,
+  next: number,
+  eof: boolean,
+): Record<string, string> {
   return {
     "Content-Type": OCTET_STREAM,
     [RAW_HEADERS.stream]: stream,
     [RAW_HEADERS.offset]: String(offset),
     [RAW_HEADERS.nextOffset]: String(next),
     [RAW_HEADERS.eof]: String(eof),
+    [RAW_HEADERS.streamBytes]: String(record[`${stream}_bytes`]),
   };
-}
-
-function rawOutputReply(stream: OutputStream, offset: number, next: number, eof: boolean): Reply {
-  return { kind: "bytes", status: 200, body: Buffer.alloc(0), headers: rawOutputHeaders(stream, offset, next, eof) };
-}
-
-/** Bytes [offset, offset + length) of a file, in pieces (the file only grows; fewer bytes mean it was removed). */
-async function* readFileRange(file: string, offset: number, length: number): AsyncIterable<Uint8Array> {
-  if (length === 0) return;
-  let got = 0;
-  for await (const chunk of fs.createReadStream(file, {
-    start: offset,
-    end: offset + length - 1,
-    highWaterMark: 1024 * 1024,
-  })) {
-    got += (chunk as Buffer).length;
-    yield chunk as Buffer;
-  }
-  // Short of what the headers promised: fail, so that the client sees an incomplete body.
-  if (got < length) throw new Error(`${file}: ${length - got} bytes fewer than announced`);
 }
 
 /**

@@ -56,26 +56,27 @@ async function fillGap(
 }
 
 /**
- * The replay of a finished execution that wrote to one stream only: its full output
- * read raw, straight to stdout (or stderr), at the speed of the disk. With both
- * streams written, the event log keeps their order, so the replay reads it instead.
- * False when the full output is not kept (the event log has what there is).
+ * The replay of a finished execution that wrote to stdout only (the common case of a
+ * large output): its full output read raw, straight to stdout, at the speed of the
+ * disk. A raw read of stderr from 0 says first, from its headers alone, that stderr is
+ * empty and the execution over (Sbx-Eof) — cheaper than its record, which carries
+ * both tails. Anything else (stderr written: the event log keeps the two streams'
+ * order; still running; full output not kept) returns false: the event log replays it.
  */
 async function replayFullOutput(ctx: Context, t: ExecutionTarget): Promise<boolean> {
-  const record = await t.api.getExecution(t.sandbox, t.executionId);
-  if (record.outcome === "pending" || (record.stdout_bytes > 0 && record.stderr_bytes > 0)) return false;
-  const stream: StreamName = record.stderr_bytes > 0 ? "stderr" : "stdout";
-  const total = record[`${stream}_bytes`];
-  if (total === 0) return true;
+  const probe = await readOutputRange(t.api, t, "stderr", 0, 1, () => undefined).catch(() => null);
+  if (probe === null || !probe.eof || probe.reached !== 0) return false;
   let written = 0;
-  const read = await readOutputRange(t.api, t, stream, 0, null, (data) => {
+  const read = await readOutputRange(t.api, t, "stdout", 0, null, (data) => {
     written += data.length;
-    return stream === "stdout" ? ctx.io.writeOutPaced(data) : ctx.io.writeErrPaced(data);
+    return ctx.io.writeOutPaced(data);
   });
   if (written === 0 && read.notKept) return false;
-  if (read.reached < total) {
+  // Past the backend's cap the command's bytes were counted, not kept: say so, as the event log would.
+  const total = read.streamBytes ?? read.reached;
+  if (total > read.reached) {
     ctx.io.err(
-      `sbx: ${total - read.reached} bytes of ${stream} at offset ${read.reached} were not kept by the backend (output cap)`,
+      `sbx: ${total - read.reached} bytes of stdout at offset ${read.reached} were not kept by the backend (output cap)`,
     );
   }
   return true;

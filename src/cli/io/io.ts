@@ -11,6 +11,7 @@ export interface Sink {
   write(chunk: string | Uint8Array): unknown;
   /** 'drain' after a write answered false (Node streams); sinks that never say false need not. */
   once?(event: "drain" | "close", fn: () => void): unknown;
+  off?(event: "drain" | "close", fn: () => void): unknown;
 }
 
 /** A spinner on stderr while sbx waits; a no-op where it cannot be drawn. */
@@ -224,8 +225,13 @@ function writableOver(sink: Sink & { isTTY?: boolean }): NodeJS.WritableStream {
 function paced(sink: Sink, chunk: Uint8Array): Promise<void> {
   if (sink.write(chunk) !== false || !sink.once) return Promise.resolve();
   return new Promise((resolve) => {
-    sink.once?.("drain", resolve);
-    sink.once?.("close", resolve);
+    const done = () => {
+      sink.off?.("drain", done);
+      sink.off?.("close", done);
+      resolve();
+    };
+    sink.once?.("drain", done);
+    sink.once?.("close", done);
   });
 }
 
