@@ -61,13 +61,19 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   let left = opts.limit;
   for (;;) {
     if (ctx.interrupt.aborted) throw new ExitWith(ExitCodes.cancelled);
-    const limit = Math.min(opts.view === "json" ? JSON_READ_LIMIT : RAW_READ_LIMIT, left);
-    const waitMs = opts.follow ? FOLLOW_WAIT_MS : 0;
+    const read = {
+      sandbox: t.sandbox,
+      id: t.processId,
+      stream: opts.stream,
+      offset,
+      limit: Math.min(opts.view === "json" ? JSON_READ_LIMIT : RAW_READ_LIMIT, left),
+      waitMs: opts.follow ? FOLLOW_WAIT_MS : 0,
+    };
     let next: number;
     let got: number;
     let eof: boolean;
     if (opts.view === "json") {
-      const chunk = await t.api.readLogsFrom(t.sandbox, t.processId, opts.stream, offset, limit, waitMs);
+      const chunk = await t.api.readLogsFrom(read);
       sayRotated(ctx, offset, chunk.offset, chunk.rotated);
       ctx.io.out(
         JSON.stringify({
@@ -85,7 +91,7 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
       eof = chunk.eof;
     } else {
       // Raw bytes, written on as they arrive (with back-pressure), never base64.
-      const piece = await t.api.openLogs(t.sandbox, t.processId, opts.stream, offset, limit, waitMs);
+      const piece = await t.api.openLogs(read);
       sayRotated(ctx, offset, piece.offset, piece.rotated);
       got = await deliverPiece(piece, `logs of ${t.processId}`, (data) => {
         if (opts.view === "raw") return ctx.io.writeOutPaced(data);
