@@ -86,6 +86,9 @@ function nodeTransport(socketPath: string | null): Transport {
           agent: req.fresh ? false : pooledAgent(url.protocol),
           ...(socketPath ? { socketPath } : {}),
           ...(req.signal === undefined ? {} : { signal: req.signal }),
+          // No TLS, so no server name: Node would otherwise work one out of the host,
+          // compiling its IPv6 pattern on first use (4 ms of a warm exec).
+          ...(url.protocol === "http:" ? ({ servername: "" } as object) : {}),
         });
         open.add(cr);
         cr.once("close", () => open.delete(cr));
