@@ -16,6 +16,14 @@ export interface Runtime {
   /** Lets the next first Ctrl-C call `handler` instead of aborting; returns the undo. */
   onFirstInterrupt: (handler: () => void) => () => void;
   exitCode: number;
+  /**
+   * The process exits as soon as the command is done (bin/sbx, the release binary):
+   * the receipt store is then left to the exit rather than closed. Closing SQLite's
+   * last connection checkpoints the WAL into the database, a durable write of its own
+   * on every command, for nothing: what was committed is durable in the WAL already,
+   * and the next opener reads it there.
+   */
+  exitsAfter?: boolean;
 }
 
 export type RunFn = (ctx: Context, cmd: Command) => Promise<number | undefined>;
@@ -40,7 +48,9 @@ export function makeBinder(rt: Runtime): Bind {
       // The command's module and the context (client, store) only now that a command runs.
       const [{ action: run }, { createContext }] = await Promise.all([load(), import("./context.js")]);
       const globals = cmd.optsWithGlobals() as GlobalOptions;
-      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt, rt.onFirstInterrupt);
+      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt, rt.onFirstInterrupt, {
+        leaveStoreOpen: rt.exitsAfter === true,
+      });
       // Colour: --no-color > NO_COLOR/FORCE_COLOR > the `color` setting > the terminal.
       ctx.io = rt.io.configure({
         color: globals.color === false ? "never" : colorSetting(ctx),

@@ -49,6 +49,7 @@ export function createContext(
   globals: GlobalOptions,
   interrupt: AbortSignal,
   onFirstInterrupt: (handler: () => void) => () => void = () => () => undefined,
+  opts: { leaveStoreOpen?: boolean } = {},
 ): Context {
   const paths = resolvePaths(env);
   const config = new ConfigStore(paths);
@@ -119,7 +120,8 @@ export function createContext(
       return new Api(http);
     },
     async close() {
-      store?.close();
+      // See Runtime.exitsAfter: the process's exit is the store's close.
+      if (!opts.leaveStoreOpen) store?.close();
       store = null;
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     },

@@ -11,6 +11,7 @@ export async function main(
   argv: string[],
   io: IO = createProcessIO(),
   env: NodeJS.ProcessEnv = process.env,
+  opts: { exitsAfter?: boolean } = {},
 ): Promise<number> {
   const controller = new AbortController();
   // Ctrl-C: a command may take the first one (exec cancels its execution); the one
@@ -37,6 +38,7 @@ export async function main(
       };
     },
     exitCode: 0,
+    exitsAfter: opts.exitsAfter === true,
   };
   const program = buildProgram(rt);
   // Commander copies these settings only to commands created later: set them on all.
