@@ -524,21 +524,36 @@ function jobs() {
   );
 }
 
-/** The issue's table: each row for Node and the binary, with its target. */
+/**
+ * The issue's table: each row for Node and the binary, with its target. A run of some
+ * sections replaces their rows in the table BENCHMARKS.md has, and keeps the others.
+ */
 function summaryTable() {
   const show = (v, kind) => (kind === "rate" ? `${fmt(v, 1)}/s` : kind === "mb" ? `${fmt(v, 0)} MB` : `${fmt(v, 2)}×`);
-  table(
-    "summary",
-    "Summary",
-    ["", "Node (node bin/sbx)", "release binary", "target"],
-    summary.map(([label, node, bin, target, kind]) => [label, show(node, kind), show(bin, kind), target]),
-  );
+  const fresh = summary.map(([label, node, bin, target, kind]) => [label, show(node, kind), show(bin, kind), target]);
+  let rows = fresh;
+  if (only !== null) {
+    const old = (/<!-- bench:summary -->([\s\S]*?)<!-- \/bench:summary -->/.exec(readBenchmarks())?.[1] ?? "")
+      .split("\n")
+      .filter((l) => l.startsWith("| ") && !l.startsWith("|  |"))
+      .map((l) => l.slice(2, -2).split(" | "));
+    const byLabel = new Map(fresh.map((r) => [r[0], r]));
+    rows = old.map((r) => byLabel.get(r[0]) ?? r);
+    for (const r of fresh) if (!old.some((o) => o[0] === r[0])) rows.push(r);
+  }
+  table("summary", "Summary", ["", "Node (node bin/sbx)", "release binary", "target"], rows, [
+    ...(only === null ? [] : [`Rows of ${only.join(", ")} from this run; the others from earlier runs.`]),
+  ]);
+}
+
+function readBenchmarks() {
+  return fs.readFileSync(path.join(root, "BENCHMARKS.md"), "utf8");
 }
 
 /** Puts each generated section between its markers in BENCHMARKS.md; the rest stays as written. */
 function writeBenchmarks() {
   const file = path.join(root, "BENCHMARKS.md");
-  let text = fs.readFileSync(file, "utf8");
+  let text = readBenchmarks();
   for (const [name, body] of sections) {
     const start = `<!-- bench:${name} -->`;
     const end = `<!-- /bench:${name} -->`;
@@ -567,9 +582,7 @@ try {
     ["jobs", jobs],
   ];
   for (const [name, fn] of steps) if (wants(name)) fn();
-  // The summary is written only when every row of it was measured in this run.
   if (summary.length) summaryTable();
-  if (only !== null) sections.delete("summary");
   if (write) writeBenchmarks();
 } finally {
   spawnSync(process.execPath, ["--", sbxScript, "daemon", "stop"], { env, stdio: "ignore" });
