@@ -52,12 +52,12 @@ describe("a warm exec on the local profile", () => {
   it("sends one request (no health check) and writes the store twice: before dispatch, and the answer", async () => {
     expect((await sbx(["exec", "--", "true"])).code).toBe(0); // the default sandbox exists from here on
     // The backend logs a request once its answer is sent: wait for the warm-up's before counting.
-    await vi.waitFor(() => expect(requests).toContain("POST /api/v1/sandbox/default/execute"));
+    await vi.waitFor(() => expect(requests).toContain("POST /api/v1/sandbox/default/execute"), { timeout: 10_000 });
     const writes = WRITES.map((name) => vi.spyOn(ReceiptStore.prototype, name));
     requests.length = 0;
     const r = await sbx(["exec", "--", "echo", "hello"]);
     expect(r, r.err).toMatchObject({ code: 0, out: "hello\n" });
-    await vi.waitFor(() => expect(requests.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(requests.length).toBeGreaterThan(0), { timeout: 10_000 });
     expect(requests).toEqual(["POST /api/v1/sandbox/default/execute"]);
     const calls = Object.fromEntries(WRITES.map((name, i) => [name, writes[i]!.mock.calls.length]));
     expect(calls).toEqual({
@@ -91,11 +91,11 @@ describe("sbx logs of a finished execution", () => {
     expect(r.code, r.err).toBe(0);
     expect(r.bytes.length).toBe(want.length);
     expect(sha(r.bytes)).toBe(sha(want));
-    // Two raw reads of the full output (stderr is empty and it is over; then stdout), nothing else.
-    expect(requests.filter((q) => !q.startsWith("POST "))).toEqual([
-      `GET /api/v1/sandbox/default/executions/${doc.execution_id}/output`,
-      `GET /api/v1/sandbox/default/executions/${doc.execution_id}/output`,
-    ]);
+    // Two raw reads of the full output (stderr is empty and it is over; then stdout), nothing
+    // else. The backend logs a request once its answer is sent: wait for both lines.
+    const output = `GET /api/v1/sandbox/default/executions/${doc.execution_id}/output`;
+    await vi.waitFor(() => expect(requests.filter((q) => q === output)).toHaveLength(2), { timeout: 10_000 });
+    expect(requests.filter((q) => !q.startsWith("POST "))).toEqual([output, output]);
   });
 
   it("that wrote both streams: replayed from the event log (their order kept), each byte for byte", async () => {
@@ -104,7 +104,7 @@ describe("sbx logs of a finished execution", () => {
     requests.length = 0;
     const r = await sbx(["logs", doc.execution_id!]);
     expect(r).toMatchObject({ code: 0, out: "one\nthree\n", err: "two\n" });
-    expect(requests.some((q) => q.includes("/events"))).toBe(true);
+    await vi.waitFor(() => expect(requests.some((q) => q.includes("/events"))).toBe(true), { timeout: 10_000 });
   });
 });
 

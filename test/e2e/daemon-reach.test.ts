@@ -53,7 +53,9 @@ describe("a local daemon socket that refuses the connection", () => {
     expect(shown.doc.attempts).toHaveLength(1);
     // The dispatch marker and the one answer: no refused attempt is recorded, as none was sent.
     expect(shown.doc.observations.map((o) => o.source)).toEqual(["dispatch", "answer"]);
-    const log = fs.readFileSync(paths.daemonLog, "utf8");
-    expect(log.match(/POST \/api\/v1\/sandbox\/default\/execute/g)).toHaveLength(1);
+    // The daemon logs a request once answered: wait for the line, then count.
+    const posts = () => fs.readFileSync(paths.daemonLog, "utf8").match(/POST \/api\/v1\/sandbox\/default\/execute/g);
+    await vi.waitFor(() => expect(posts()).not.toBeNull(), { timeout: 10_000 });
+    expect(posts()).toHaveLength(1);
   });
 });
