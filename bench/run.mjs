@@ -1,29 +1,62 @@
 #!/usr/bin/env node
-// Benchmarks, each printed as a ratio against a baseline measured in the same run.
-// Usage: npm run bench [-- --runs N] [-- --only startup|sse|process|isolation|concurrency|jobs] [-- --concurrency N]
-// Results go to BENCHMARKS.md by hand (numbers vary by machine; ratios less so).
+// Benchmarks: every figure is a median of several runs, printed next to a baseline
+// measured in the same run (in turns with it, so that a busy moment of the machine
+// weighs on both alike), for the Node entry (node bin/sbx) and the release binary.
+// The tables go to stdout and into BENCHMARKS.md, between its `<!-- bench:NAME -->`
+// markers; the prose around them is written by hand and kept.
+//
+// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,concurrency,memory,isolation,jobs]
+//                      [-- --concurrency N] [-- --no-write]
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const sbx = path.join(root, "bin", "sbx");
+const sbxScript = path.join(root, "bin", "sbx");
+const binary = path.join(root, "dist", "release", "sbx");
 const args = process.argv.slice(2);
-const runs = Number(args[args.indexOf("--runs") + 1]) || 15;
-const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
+const flag = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const runs = Number(flag("--runs")) || 11;
+const only = flag("--only")?.split(",") ?? null;
+const concurrency = Number(flag("--concurrency")) || 64;
+const write = !args.includes("--no-write");
+const wants = (name) => only === null || only.includes(name);
+
+if (!fs.existsSync(binary)) {
+  console.error(`${binary} is missing: npm run build:binary (npm run bench does)`);
+  process.exit(1);
+}
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-bench-"));
 const env = { ...process.env, SBX_HOME: home, NO_COLOR: "1" };
+delete env.SBX_API_URL;
+delete env.SBX_PROFILE;
 
-function timeOnce(cmd, argv) {
+/** The two ways to run sbx: argv prefixes. */
+const NODE = { name: "Node", argv: [process.execPath, "--", sbxScript] };
+const BIN = { name: "binary", argv: [binary] };
+const RUNTIMES = [NODE, BIN];
+const quote = (a) => `'${String(a).replace(/'/g, "'\\''")}'`;
+const line = (rt, sbxArgs) => [...rt.argv, ...sbxArgs].map(quote).join(" ");
+
+/** Wall time (ms) of one shell command line, its stdout to /dev/null; throws on failure. */
+function timeShell(script, envOver = env) {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd, argv, { env, stdio: ["ignore", "ignore", "pipe"] });
+  const r = spawnSync("/bin/sh", ["-c", script], { env: envOver, stdio: ["ignore", "ignore", "pipe"] });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(" ")} exited ${r.status}: ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`${script}: exit ${r.status}: ${r.stderr}`);
   return ms;
+}
+
+/** Runs sbx (Node) and returns its stdout; throws on a non-zero exit. */
+function sbx(sbxArgs, opts = {}) {
+  const r = spawnSync(process.execPath, ["--", sbxScript, ...sbxArgs], { env, maxBuffer: 1 << 30, ...opts });
+  if (r.status !== 0) throw new Error(`sbx ${sbxArgs.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return r.stdout.toString();
 }
 
 function median(xs) {
@@ -32,79 +65,271 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-function measure(label, cmd, argv) {
-  timeOnce(cmd, argv); // warm-up
-  const times = Array.from({ length: runs }, () => timeOnce(cmd, argv));
-  return { label, median: median(times), min: Math.min(...times) };
-}
-
-/** Two commands measured in turns, so that a busy moment of the machine weighs on both alike. */
-function measurePair(a, b) {
-  timeOnce(a.cmd, a.argv);
-  timeOnce(b.cmd, b.argv);
-  const ta = [];
-  const tb = [];
-  for (let i = 0; i < runs; i++) {
-    ta.push(timeOnce(a.cmd, a.argv));
-    tb.push(timeOnce(b.cmd, b.argv));
+/**
+ * Each subject (a shell command line, or a function returning ms) once to warm up, then
+ * `n` rounds in which every subject runs once, in turns. Medians and minimums per subject.
+ */
+function inTurns(subjects, n = runs) {
+  const run = (s) => (typeof s.run === "function" ? s.run() : timeShell(s.run, s.env));
+  for (const s of subjects) run(s);
+  const times = subjects.map(() => []);
+  for (let i = 0; i < n; i++) {
+    subjects.forEach((s, j) => {
+      times[j].push(run(s));
+    });
   }
-  const row = (label, times) => ({ label, median: median(times), min: Math.min(...times) });
-  return [row(a.label, ta), row(b.label, tb)];
+  return subjects.map((s, j) => ({ ...s, median: median(times[j]), min: Math.min(...times[j]) }));
 }
 
-function report(title, baseline, rows) {
-  console.log(`\n## ${title} (median of ${runs} runs)`);
-  console.log(`| command | median ms | min ms | ratio to ${baseline.label} |`);
-  console.log("|---|---|---|---|");
-  for (const r of [baseline, ...rows]) {
-    console.log(
-      `| ${r.label} | ${r.median.toFixed(1)} | ${r.min.toFixed(1)} | ${(r.median / baseline.median).toFixed(2)} |`,
-    );
-  }
+const fmt = (x, d = 1) => x.toFixed(d);
+const sections = new Map();
+const summary = [];
+
+function table(name, title, head, rows, notes = []) {
+  const text = [
+    `Measured ${new Date().toISOString().slice(0, 10)}, node ${process.version}, ${os.cpus().length} cores, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")} at the end.`,
+    "",
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+    ...(notes.length ? ["", ...notes] : []),
+  ].join("\n");
+  sections.set(name, text);
+  console.log(`\n## ${title}\n\n${text}`);
 }
 
-/** Runs sbx, returning stdout (throws on a non-zero exit). */
-function sbxOut(argv, opts = {}) {
-  const r = spawnSync(process.execPath, ["--", sbx, ...argv], { env, maxBuffer: 1 << 30, ...opts });
-  if (r.status !== 0) throw new Error(`sbx ${argv.join(" ")} exited ${r.status}: ${r.stderr}`);
-  return r.stdout.toString();
-}
-
-/** Wall time of one shell pipeline (stdout to /dev/null). */
-function timeShell(script) {
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync("/bin/sh", ["-c", script], { env, stdio: ["ignore", "ignore", "pipe"] });
-  if (r.status !== 0) throw new Error(`${script}: exit ${r.status}: ${r.stderr}`);
-  return Number(process.hrtime.bigint() - t0) / 1e6;
-}
-
-function throughputRows(title, bytes, rows) {
-  const mb = bytes / 1e6;
-  console.log(`\n## ${title}`);
-  console.log("| reader | ms | MB/s | ratio to cat (time) |");
-  console.log("|---|---|---|---|");
-  const base = rows[0].ms;
-  for (const r of rows)
-    console.log(
-      `| ${r.label} | ${r.ms.toFixed(0)} | ${(mb / (r.ms / 1000)).toFixed(1)} | ${(r.ms / base).toFixed(2)} |`,
-    );
+/** Start-up: --version and a warm exec, each runtime against `node -e 0`. */
+function startup() {
+  sbx(["daemon", "start"]);
+  sbx(["exec", "--", "true"]);
+  const results = inTurns([
+    { label: "node -e 0", run: `${quote(process.execPath)} -e 0` },
+    ...RUNTIMES.flatMap((rt) => [
+      { label: `${rt.name}: sbx --version`, run: line(rt, ["--version"]), rt, what: "--version" },
+      { label: `${rt.name}: sbx exec -- true (warm daemon)`, run: line(rt, ["exec", "--", "true"]), rt, what: "exec" },
+      {
+        label: `${rt.name}: sbx receipts list --limit 20`,
+        run: line(rt, ["receipts", "list", "--limit", "20"]),
+        rt,
+        what: "list",
+      },
+    ]),
+  ]);
+  const base = results[0].median;
+  table(
+    "startup",
+    "Start-up and a warm exec",
+    ["command", "median ms", "min ms", "ratio to node -e 0"],
+    results.map((r) => [r.label, fmt(r.median), fmt(r.min), fmt(r.median / base, 2)]),
+    [`Median of ${runs} runs each, in turns.`],
+  );
+  const ratio = (rt, what) => results.find((r) => r.rt === rt && r.what === what).median / base;
+  summary.push(
+    ["sbx --version (ratio to node -e 0)", ratio(NODE, "--version"), ratio(BIN, "--version"), "≤ 1.2× / ≤ 0.3×"],
+    ["warm sbx exec -- true (ratio to node -e 0)", ratio(NODE, "exec"), ratio(BIN, "exec"), "≤ 2.0× / ≤ 0.4×"],
+  );
 }
 
 function workspaceOf(sandbox = "default") {
-  return JSON.parse(sbxOut(["sandbox", "show", sandbox, "--json"])).host_workspace;
+  return JSON.parse(sbx(["sandbox", "show", sandbox, "--json"])).host_workspace;
 }
 
-/**
- * N copies of a command started at once: wall time until the last exits, and how
- * many exited 0 with the right stdout (`echo nI` gives `nI`).
- */
-function concurrently(n, cmd, argvOf) {
+function identical(cmdLine, file) {
+  return spawnSync("/bin/sh", ["-c", `${cmdLine} | cmp - ${quote(file)}`], { env, stdio: "ignore" }).status === 0;
+}
+
+/** `sbx logs EXE` of an execution that printed 50 MiB, next to cat of the same file. */
+function logs() {
+  const size = 50 * 1024 * 1024;
+  sbx(["exec", "--", "sh", "-c", `head -c ${size} /dev/urandom > big.bin`]);
+  const doc = JSON.parse(sbx(["exec", "--json", "--timeout", "5m", "--", "cat", "big.bin"]));
+  const file = path.join(workspaceOf(), "big.bin");
+  const eid = doc.execution_id;
+  const subjects = [
+    { label: "cat big.bin", run: `cat ${quote(file)} > /dev/null` },
+    ...RUNTIMES.flatMap((rt) => [
+      { label: `${rt.name}: sbx logs EXE`, run: `${line(rt, ["logs", eid])} > /dev/null`, rt, what: "logs" },
+      { label: `${rt.name}: sbx logs EXE -f`, run: `${line(rt, ["logs", eid, "-f"])} > /dev/null`, rt },
+    ]),
+  ];
+  const results = inTurns(subjects, Math.min(runs, 7));
+  const base = results[0].median;
+  const mb = size / 1e6;
+  table(
+    "logs",
+    "Replay of an execution that printed 50 MiB",
+    ["reader", "median ms", "MB/s", "ratio to cat", "bytes identical"],
+    results.map((r, i) => [
+      r.label,
+      fmt(r.median, 0),
+      fmt(mb / (r.median / 1000), 0),
+      fmt(r.median / base, 2),
+      i === 0 ? "-" : String(identical(r.run.replace(/ > \/dev\/null$/, ""), file)),
+    ]),
+    [`Median of ${Math.min(runs, 7)} runs each, in turns.`],
+  );
+  const ratio = (rt) => results.find((r) => r.rt === rt && r.what === "logs").median / base;
+  summary.push(["sbx logs EXE of 50 MiB (ratio to cat)", ratio(NODE), ratio(BIN), "≤ 4×"]);
+}
+
+/** `sbx process logs PRC -f` of a process writing 200 MiB while it is followed, next to cat. */
+function follow() {
+  const size = 200 * 1024 * 1024;
+  const make = `head -c ${size} /dev/zero | tr '\\0' x`;
+  sbx(["exec", "--", "sh", "-c", `${make} > big200.bin`]);
+  const file = path.join(workspaceOf(), "big200.bin");
+  const captured = [];
+  const received = new Map(RUNTIMES.map((rt) => [rt, []]));
+  const followed = (rt) => () => {
+    const prc = sbx(["process", "start", "--", "sh", "-c", make]).trim();
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync("/bin/sh", ["-c", `${line(rt, ["process", "logs", prc, "-f", "--raw"])} 2>/dev/null | wc -c`], {
+      env,
+    });
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    received.get(rt).push(Number(r.stdout.toString().trim()));
+    captured.push(JSON.parse(sbx(["process", "result", prc, "--json"])).output_capture.stdout.bytes);
+    sbx(["process", "rm", prc]);
+    return ms;
+  };
+  // The floor: the daemon capturing the same output (start, then wait for the end).
+  const capture = () => {
+    const t0 = process.hrtime.bigint();
+    const prc = sbx(["process", "start", "--", "sh", "-c", make]).trim();
+    sbx(["process", "result", prc, "--wait", "2m"]);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    sbx(["process", "rm", prc]);
+    return ms;
+  };
+  const n = Math.min(runs, 5);
+  const results = inTurns(
+    [
+      { label: "cat of the same 200 MiB", run: `cat ${quote(file)} > /dev/null` },
+      { label: "the daemon capturing it (process start, result --wait)", run: capture },
+      ...RUNTIMES.map((rt) => ({ label: `${rt.name}: sbx process logs PRC -f --raw`, run: followed(rt), rt })),
+    ],
+    n,
+  );
+  const base = results[0].median;
+  const all = captured.every((b) => b === size);
+  const got = (r) => (r.rt ? `${fmt(median(received.get(r.rt)) / 1048576, 0)} MiB` : "-");
+  table(
+    "follow",
+    "Following a process that writes 200 MiB",
+    ["reader", "median ms", "MB/s", "ratio to cat", "follower received (median)"],
+    results.map((r) => [
+      r.label,
+      fmt(r.median, 0),
+      fmt(size / 1e6 / (r.median / 1000), 0),
+      fmt(r.median / base, 2),
+      got(r),
+    ]),
+    [
+      `Median of ${n} runs each, in turns; the daemon captured all ${size} bytes every time: ${all}. The`,
+      "follower starts as the process starts and reads while it writes: it cannot end before the daemon has",
+      "captured the last byte. What it did not receive was rotated away (8 MiB segments, 64 MiB kept) before",
+      "it read it, and it said so on stderr, naming the offsets.",
+    ],
+  );
+  const ratio = (rt) => results.find((r) => r.rt === rt).median / base;
+  summary.push(["sbx process logs -f of 200 MiB (ratio to cat)", ratio(NODE), ratio(BIN), "≤ 4×"]);
+}
+
+/** A receipt store with `n` receipts like exec writes them, made with SQL (fast), in a home of its own. */
+function storeWith(n) {
+  const h = fs.mkdtempSync(path.join(os.tmpdir(), `sbx-bench-list-${n}-`));
+  const e = { ...env, SBX_HOME: h };
+  spawnSync(process.execPath, ["--", sbxScript, "receipts", "list"], { env: e, stdio: "ignore" });
+  const Database = createRequire(import.meta.url)("better-sqlite3");
+  const db = new Database(path.join(h, "receipts.db"));
+  const receipt = db.prepare(
+    `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path, body,
+       body_sha256, created_at, execution_id, classification)
+     VALUES (?, 'execute', 'local', 'unix:/tmp/sbx.sock', 'default', ?, 'POST', '/api/v1/sandbox/default/execute', ?, ?, ?, ?, ?)`,
+  );
+  const attempt = db.prepare(
+    "INSERT INTO attempts (receipt_id, attempt, dispatched_at, body_sha256, pid) VALUES (?, 1, ?, ?, 1)",
+  );
+  const obs = db.prepare(
+    `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status, execution_id,
+       outcome, exit_code, stdout, stderr)
+     VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')`,
+  );
+  const classes = ["succeeded", "succeeded", "succeeded", "failed", "outcome_unknown"];
+  const t0 = Date.parse("2026-01-01T00:00:00.000Z");
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const id = `rcp_${String(i).padStart(21, "0")}`;
+      const at = new Date(t0 + i * 1000).toISOString();
+      const body = Buffer.from(JSON.stringify({ command: ["echo", `n${i}`], stream: false, timeout: 120000 }));
+      const c = classes[i % classes.length];
+      receipt.run(id, `key-${i}`, body, "0".repeat(64), at, `exe_${i}`, c);
+      attempt.run(id, at, "0".repeat(64));
+      obs.run(id, "dispatch", at, "dispatched", 0, null, null, null, null, null);
+      obs.run(
+        id,
+        "answer",
+        at,
+        c,
+        1,
+        200,
+        `exe_${i}`,
+        c === "failed" ? "failed" : "succeeded",
+        c === "failed" ? 1 : 0,
+        `n${i}\n`,
+      );
+    }
+  })();
+  db.close();
+  return e;
+}
+
+/** `receipts list --limit 50` with 100,000 receipts next to the same with 100. */
+function list() {
+  const small = storeWith(100);
+  const big = storeWith(100_000);
+  const cmd = ["receipts", "list", "--limit", "50"];
+  const results = inTurns(
+    RUNTIMES.flatMap((rt) => [
+      { label: `${rt.name}: 100 receipts`, run: `${line(rt, cmd)} > /dev/null`, env: small, rt, n: 100 },
+      { label: `${rt.name}: 100,000 receipts`, run: `${line(rt, cmd)} > /dev/null`, env: big, rt, n: 100_000 },
+    ]),
+  );
+  const of = (rt, n) => results.find((r) => r.rt === rt && r.n === n).median;
+  const filtered = inTurns(
+    RUNTIMES.map((rt) => ({
+      label: `${rt.name}: 100,000 receipts, --classification failed,outcome_unknown`,
+      run: `${line(rt, [...cmd, "--classification", "failed,outcome_unknown"])} > /dev/null`,
+      env: big,
+      rt,
+    })),
+  );
+  table(
+    "list",
+    "receipts list --limit 50 with 100 and with 100,000 receipts",
+    ["command", "median ms", "min ms", "ratio to 100 receipts"],
+    [...results, ...filtered].map((r) => [r.label, fmt(r.median), fmt(r.min), fmt(r.median / of(r.rt, 100), 2)]),
+    [`Median of ${runs} runs each, in turns.`],
+  );
+  summary.push([
+    "receipts list --limit 50: 100,000 receipts (ratio to 100)",
+    of(NODE, 100_000) / of(NODE, 100),
+    of(BIN, 100_000) / of(BIN, 100),
+    "≤ 1.5×",
+  ]);
+  for (const e of [small, big]) fs.rmSync(e.SBX_HOME, { recursive: true, force: true });
+}
+
+/** N copies of a command line started at once: wall ms, and how many exited 0 printing `nI`. */
+function concurrently(n, lineOf) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-bench-conc-"));
-  const quote = (a) => `'${String(a).replace(/'/g, "'\\''")}'`;
-  const lines = Array.from({ length: n }, (_, i) => {
-    const argv = argvOf(i).map(quote).join(" ");
-    return `( ${quote(cmd)} ${argv} > ${dir}/out.${i} 2>/dev/null; echo $? > ${dir}/rc.${i} ) &`;
-  });
+  const lines = Array.from(
+    { length: n },
+    (_, i) => `( ${lineOf(i)} > ${dir}/out.${i} 2>/dev/null; echo $? > ${dir}/rc.${i} ) &`,
+  );
   const ms = timeShell(`${lines.join("\n")}\nwait`);
   let ok = 0;
   for (let i = 0; i < n; i++) {
@@ -116,168 +341,250 @@ function concurrently(n, cmd, argvOf) {
   return { ms, ok };
 }
 
-function rssKiB(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+/** N sbx exec at once against one warm daemon: receipts per second, next to N `node -e 0`. */
+function concurrencyBench() {
+  const n = concurrency;
+  sbx(["daemon", "start"]);
+  sbx(["exec", "--", "true"]);
+  const oks = new Map();
+  const subject = (label, lineOf, rt) => ({
+    label,
+    rt,
+    run: () => {
+      const r = concurrently(n, lineOf);
+      oks.set(label, Math.min(oks.get(label) ?? n, r.ok));
+      return r.ms;
+    },
+  });
+  const rounds = Math.min(runs, 3);
+  const results = inTurns(
+    [
+      subject(`${n} × node -e 0`, () => `${quote(process.execPath)} -e 0`),
+      ...RUNTIMES.map((rt) =>
+        subject(`${n} × ${rt.name}: sbx exec -- echo nI`, (i) => line(rt, ["exec", "--", "echo", `n${i}`]), rt),
+      ),
+    ],
+    rounds,
+  );
+  const base = results[0].median;
+  table(
+    "concurrency",
+    `${n} concurrent sbx exec against one daemon`,
+    ["command", "median wall ms", "receipts/s", "fewest exiting 0 with their output", "ratio to node -e 0"],
+    results.map((r, i) => [
+      r.label,
+      fmt(r.median, 0),
+      i === 0 ? "-" : fmt(n / (r.median / 1000), 1),
+      `${oks.get(r.label)}/${n}`,
+      fmt(r.median / base, 2),
+    ]),
+    [`Median of ${rounds} rounds, in turns.`],
+  );
+  const rate = (rt) => n / (results.find((r) => r.rt === rt).median / 1000);
+  summary.push([`${n} concurrent exec: receipts/s`, rate(NODE), rate(BIN), "measured", "rate"]);
+}
+
+function rssKiB(pid, field = "VmRSS") {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) : Number.NaN;
+}
+
+/** A daemon's memory, idle and with 100 supervised processes writing logs all the while. */
+function memory() {
+  const rows = [];
+  const peaks = {};
+  const writer =
+    "i=0; while :; do i=$((i+1)); j=0; while [ $j -lt 100 ]; do j=$((j+1)); printf 'worker line %d.%d: some text a busy worker writes\\n' $i $j; done; sleep 0.2; done";
+  for (const rt of RUNTIMES) {
+    const run = (a) => {
+      const r = spawnSync(rt.argv[0], [...rt.argv.slice(1), ...a], { env, encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`sbx ${a.join(" ")}: ${r.stderr}`);
+      return r.stdout;
+    };
+    spawnSync(process.execPath, ["--", sbxScript, "daemon", "stop"], { env, stdio: "ignore" });
+    run(["daemon", "start"]);
+    spawnSync(rt.argv[0], [...rt.argv.slice(1), "sandbox", "create", "mem", "--isolation", "none"], {
+      env,
+      stdio: "ignore",
+    });
+    const pid = JSON.parse(run(["daemon", "status", "--json"])).pid;
+    const idle = rssKiB(pid);
+    const ids = [];
+    for (let i = 0; i < 100; i++) ids.push(run(["process", "start", "-s", "mem", "--", "sh", "-c", writer]).trim());
+    // Sample while they write: 10 s, every 0.5 s.
+    let peak = 0;
+    const until = Date.now() + 10_000;
+    while (Date.now() < until) {
+      peak = Math.max(peak, rssKiB(pid));
+      spawnSync("sleep", ["0.5"]);
+    }
+    const written = ids
+      .slice(0, 5)
+      .map((id) => JSON.parse(run(["process", "result", id, "-s", "mem", "--json"])).output_capture.stdout.bytes);
+    const hwm = rssKiB(pid, "VmHWM");
+    for (const id of ids) run(["process", "rm", id, "-s", "mem", "--grace", "0s"]);
+    rows.push(
+      [`${rt.name} daemon: idle`, String(idle), "1.00", "-"],
+      [
+        `${rt.name} daemon: 100 processes writing (highest VmRSS in 10 s; VmHWM ${hwm})`,
+        String(peak),
+        fmt(peak / idle, 2),
+        `${Math.round(median(written) / 1024)} KiB each after 10 s`,
+      ],
+    );
+    peaks[rt.name] = peak / 1024;
+    run(["daemon", "stop"]);
+  }
+  table("memory", "Daemon memory with 100 processes writing logs", ["state", "KiB", "ratio to idle", "logs"], rows);
+  summary.push(["daemon RSS, 100 processes writing logs (MB)", peaks.Node, peaks.binary, "< 150 MB", "mb"]);
+}
+
+/** The cost of isolation, and sbx cp both ways (Node). */
+function isolation() {
+  sbx(["daemon", "start"]);
+  const health = JSON.parse(sbx(["daemon", "status", "--json"]));
+  spawnSync(process.execPath, ["--", sbxScript, "sandbox", "create", "plain", "--isolation", "none"], {
+    env,
+    stdio: "ignore",
+  });
+  const rows = [];
+  if (health.isolation?.bwrap.available) {
+    spawnSync(process.execPath, ["--", sbxScript, "sandbox", "create", "iso", "--isolation", "bwrap"], {
+      env,
+      stdio: "ignore",
+    });
+    const [none, bwrap] = inTurns([
+      { label: "binary: sbx exec -s plain -- true (none)", run: line(BIN, ["exec", "-s", "plain", "--", "true"]) },
+      { label: "binary: sbx exec -s iso -- true (bwrap)", run: line(BIN, ["exec", "-s", "iso", "--", "true"]) },
+    ]);
+    rows.push(
+      [none.label, fmt(none.median), "1.00"],
+      [bwrap.label, fmt(bwrap.median), fmt(bwrap.median / none.median, 2)],
+    );
+  }
+  const size = 256 * 1024 * 1024;
+  const local = path.join(home, "cp.bin");
+  spawnSync("/bin/sh", ["-c", `head -c ${size} /dev/urandom > ${quote(local)}`]);
+  const back = path.join(home, "cp-back.bin");
+  const [cat, up, down] = inTurns(
+    [
+      { label: "cat of the same 256 MiB", run: `cat ${quote(local)} > /dev/null` },
+      {
+        label: "binary: sbx cp FILE default:/workspace/… (in)",
+        run: line(BIN, ["cp", local, "default:/workspace/cp.bin"]),
+      },
+      {
+        label: "binary: sbx cp default:/workspace/… FILE (out)",
+        run: line(BIN, ["cp", "default:/workspace/cp.bin", back]),
+      },
+    ],
+    3,
+  );
+  const same = spawnSync("cmp", [local, back]).status === 0;
+  rows.push(
+    [cat.label, fmt(cat.median), "1.00"],
+    [up.label, fmt(up.median), fmt(up.median / cat.median, 2)],
+    [`${down.label} (identical: ${same})`, fmt(down.median), fmt(down.median / cat.median, 2)],
+  );
+  table("isolation", "Isolation and sbx cp", ["command", "median ms", "ratio to the first row of its kind"], rows);
+}
+
+/** Jobs: 200 MiB of output through a job's budget; 50 jobs in one submission. */
+function jobs() {
+  const size = 200 * 1024 * 1024;
+  const make = `head -c ${size} /dev/zero | tr '\\0' x`;
+  const file = path.join(home, "fifty.json");
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ jobs: Array.from({ length: 50 }, (_, i) => ({ name: `j${i}`, command: ["true"] })) }),
+  );
+  const results = inTurns(
+    [
+      { label: "the command alone", run: `sh -c ${quote(make)} > /dev/null` },
+      ...RUNTIMES.map((rt) => ({
+        label: `${rt.name}: sbx jobs run (output followed as it comes)`,
+        run: `${line(rt, ["jobs", "run", "--timeout", "10m", "--", "sh", "-c", make])} > /dev/null`,
+      })),
+      ...RUNTIMES.map((rt) => ({
+        label: `${rt.name}: sbx jobs run -- true`,
+        run: line(rt, ["jobs", "run", "--", "true"]),
+      })),
+      ...RUNTIMES.map((rt) => ({
+        label: `${rt.name}: sbx jobs submit (50 jobs) --wait`,
+        run: `${line(rt, ["jobs", "submit", file, "--wait"])} > /dev/null`,
+      })),
+    ],
+    Math.min(runs, 5),
+  );
+  table(
+    "jobs",
+    "Jobs",
+    ["command", "median ms", "ratio to the command alone"],
+    results.map((r) => [r.label, fmt(r.median), fmt(r.median / results[0].median, 2)]),
+  );
+}
+
+/**
+ * The issue's table: each row for Node and the binary, with its target. A run of some
+ * sections replaces their rows in the table BENCHMARKS.md has, and keeps the others.
+ */
+function summaryTable() {
+  const show = (v, kind) => (kind === "rate" ? `${fmt(v, 1)}/s` : kind === "mb" ? `${fmt(v, 0)} MB` : `${fmt(v, 2)}×`);
+  const fresh = summary.map(([label, node, bin, target, kind]) => [label, show(node, kind), show(bin, kind), target]);
+  let rows = fresh;
+  if (only !== null) {
+    const old = (/<!-- bench:summary -->([\s\S]*?)<!-- \/bench:summary -->/.exec(readBenchmarks())?.[1] ?? "")
+      .split("\n")
+      .filter((l) => l.startsWith("| ") && !l.startsWith("|  |"))
+      .map((l) => l.slice(2, -2).split(" | "));
+    const byLabel = new Map(fresh.map((r) => [r[0], r]));
+    rows = old.map((r) => byLabel.get(r[0]) ?? r);
+    for (const r of fresh) if (!old.some((o) => o[0] === r[0])) rows.push(r);
+  }
+  table("summary", "Summary", ["", "Node (node bin/sbx)", "release binary", "target"], rows, [
+    ...(only === null ? [] : [`Rows of ${only.join(", ")} from this run; the others from earlier runs.`]),
+  ]);
+}
+
+function readBenchmarks() {
+  return fs.readFileSync(path.join(root, "BENCHMARKS.md"), "utf8");
+}
+
+/** Puts each generated section between its markers in BENCHMARKS.md; the rest stays as written. */
+function writeBenchmarks() {
+  const file = path.join(root, "BENCHMARKS.md");
+  let text = readBenchmarks();
+  for (const [name, body] of sections) {
+    const start = `<!-- bench:${name} -->`;
+    const end = `<!-- /bench:${name} -->`;
+    const a = text.indexOf(start);
+    const b = text.indexOf(end);
+    if (a < 0 || b < a) {
+      console.error(`BENCHMARKS.md has no ${start} … ${end}: section ${name} not written`);
+      continue;
+    }
+    text = `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`;
+  }
+  fs.writeFileSync(file, text);
+  console.error(`\nwrote ${[...sections.keys()].join(", ")} into BENCHMARKS.md`);
 }
 
 try {
   console.log(`# sbx benchmarks — node ${process.version}, ${os.cpus().length} cores, ${new Date().toISOString()}`);
-  if (!only || only === "startup") {
-    const base = measure("node -e 0", process.execPath, ["-e", "0"]);
-    const version = measure("sbx --version", process.execPath, ["--", sbx, "--version"]);
-    // Start the daemon once, so exec measures the warm path.
-    timeOnce(process.execPath, ["--", sbx, "daemon", "start"]);
-    const exec = measure("sbx exec -- true (warm daemon)", process.execPath, ["--", sbx, "exec", "--", "true"]);
-    const list = measure("sbx receipts list", process.execPath, ["--", sbx, "receipts", "list", "--limit", "20"]);
-    const rows = [version, exec, list];
-    // The release binary, when built (npm run build:binary).
-    const binary = path.join(root, "dist", "release", "sbx");
-    if (fs.existsSync(binary)) {
-      rows.push(measure("release binary: sbx --version", binary, ["--version"]));
-      rows.push(measure("release binary: sbx exec -- true (warm daemon)", binary, ["exec", "--", "true"]));
-    }
-    report("Start-up and a warm exec", base, rows);
-  }
-  if (!only || only === "sse") {
-    // SSE replay of an execution with 50 MB of output, next to cat of the same bytes.
-    const size = 50 * 1024 * 1024;
-    sbxOut(["exec", "--", "sh", "-c", `head -c ${size} /dev/urandom > big.bin`]);
-    const doc = JSON.parse(sbxOut(["exec", "--json", "--timeout", "5m", "--", "cat", "big.bin"]));
-    const file = path.join(workspaceOf(), "big.bin");
-    const cat = timeShell(`cat '${file}' > /dev/null`);
-    const replay = timeShell(`node -- '${sbx}' logs ${doc.execution_id} > /dev/null`);
-    const follow = timeShell(`node -- '${sbx}' logs ${doc.execution_id} -f > /dev/null`);
-    const check = spawnSync("/bin/sh", ["-c", `node -- '${sbx}' logs ${doc.execution_id} -f | cmp - '${file}'`], {
-      env,
-    });
-    throughputRows(
-      `Replay of an execution with ${size / 1048576} MiB of output (identical bytes: ${check.status === 0})`,
-      size,
-      [
-        { label: "cat big.bin", ms: cat },
-        { label: "sbx logs EXE (event pages + full output)", ms: replay },
-        { label: "sbx logs EXE -f (SSE + full output)", ms: follow },
-      ],
-    );
-  }
-  if (!only || only === "process") {
-    // logs -f of a process writing 200 MB, next to cat of the same bytes.
-    const size = 200 * 1024 * 1024;
-    const prc = sbxOut(["process", "start", "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x`]).trim();
-    const follow = timeShell(`node -- '${sbx}' process logs ${prc} -f --raw > /dev/null`);
-    const got = JSON.parse(sbxOut(["process", "result", prc, "--json"]));
-    sbxOut(["exec", "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' x > big200.bin`]);
-    const cat = timeShell(`cat '${path.join(workspaceOf(), "big200.bin")}' > /dev/null`);
-    throughputRows(
-      `Following a process that writes ${size / 1048576} MiB (${got.output_capture.stdout.bytes} bytes captured)`,
-      size,
-      [
-        { label: "cat of the same bytes", ms: cat },
-        { label: "sbx process logs PRC -f (while it writes)", ms: follow },
-      ],
-    );
-    // Daemon memory with 100 idle supervised processes, from a freshly started daemon.
-    sbxOut(["daemon", "stop"]);
-    sbxOut(["daemon", "start"]);
-    const status = JSON.parse(sbxOut(["daemon", "status", "--json"]));
-    const idle = rssKiB(status.pid);
-    const ids = [];
-    for (let i = 0; i < 100; i++) ids.push(sbxOut(["process", "start", "--", "sleep", "3600"]).trim());
-    const loaded = rssKiB(status.pid);
-    console.log("\n## Daemon memory (VmRSS)");
-    console.log("| state | KiB | ratio to idle |");
-    console.log("|---|---|---|");
-    console.log(`| idle daemon, no processes | ${idle} | 1.00 |`);
-    console.log(`| 100 idle supervised processes | ${loaded} | ${(loaded / idle).toFixed(2)} |`);
-    for (const id of ids) sbxOut(["process", "rm", id, "--grace", "0s"]);
-  }
-  if (!only || only === "isolation") {
-    // The cost of isolation: a warm exec in a bwrap sandbox next to one in a none sandbox.
-    sbxOut(["daemon", "start"]);
-    const health = JSON.parse(sbxOut(["daemon", "status", "--json"]));
-    sbxOut(["sandbox", "create", "plain", "--isolation", "none"], { stdio: ["ignore", "pipe", "ignore"] });
-    const execIn = (sandbox) => ["--", sbx, "exec", "-s", sandbox, "--", "true"];
-    if (health.isolation?.bwrap.available) {
-      sbxOut(["sandbox", "create", "iso", "--isolation", "bwrap"]);
-      const [none, bwrap] = measurePair(
-        { label: "sbx exec -s plain -- true (none)", cmd: process.execPath, argv: execIn("plain") },
-        { label: "sbx exec -s iso -- true (bwrap)", cmd: process.execPath, argv: execIn("iso") },
-      );
-      report("The cost of isolation: a warm exec, measured in turns", none, [bwrap]);
-      console.log(`\nbwrap adds ${(bwrap.median - none.median).toFixed(1)} ms (median) to a warm exec.`);
-    } else console.log(`\n(bwrap cannot run here: ${health.isolation?.bwrap.reason})`);
-
-    // sbx cp both ways, next to cat of the same file.
-    const size = 256 * 1024 * 1024;
-    const local = path.join(home, "cp.bin");
-    spawnSync("/bin/sh", ["-c", `head -c ${size} /dev/urandom > '${local}'`]);
-    const cat = timeShell(`cat '${local}' > /dev/null`);
-    const up = timeShell(`node -- '${sbx}' cp '${local}' default:/workspace/cp.bin`);
-    const back = path.join(home, "cp-back.bin");
-    const down = timeShell(`node -- '${sbx}' cp default:/workspace/cp.bin '${back}'`);
-    const same = spawnSync("cmp", [local, back]).status === 0;
-    throughputRows(`sbx cp of ${size / 1048576} MiB (identical bytes: ${same})`, size, [
-      { label: "cat of the same file", ms: cat },
-      { label: "sbx cp FILE default:/workspace/… (in)", ms: up },
-      { label: "sbx cp default:/workspace/… FILE (out)", ms: down },
-    ]);
-    const peak = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${health.pid}/status`, "utf8"))?.[1];
-    console.log(`\nDaemon peak RSS (VmHWM) after both copies: ${peak} KiB`);
-  }
-  if (!only || only === "concurrency") {
-    // N sbx exec at once against one warm daemon, next to N `node -e 0` (the cost of the processes).
-    const n = Number(args[args.indexOf("--concurrency") + 1]) || 64;
-    sbxOut(["daemon", "start"]);
-    sbxOut(["exec", "--", "true"]);
-    const rows = [
-      { label: `${n} × node -e 0`, ...concurrently(n, process.execPath, () => ["-e", "0"]) },
-      {
-        label: `${n} × sbx exec -- echo nI`,
-        ...concurrently(n, process.execPath, (i) => ["--", sbx, "exec", "--", "echo", `n${i}`]),
-      },
-    ];
-    const binary = path.join(root, "dist", "release", "sbx");
-    if (fs.existsSync(binary)) {
-      rows.push({
-        label: `${n} × release binary: sbx exec -- echo nI`,
-        ...concurrently(n, binary, (i) => ["exec", "--", "echo", `n${i}`]),
-      });
-    }
-    console.log(`\n## ${n} concurrent processes against one daemon`);
-    console.log("| command | wall ms | exited 0 with the right output | ratio to node -e 0 |");
-    console.log("|---|---|---|---|");
-    for (const r of rows)
-      console.log(`| ${r.label} | ${r.ms.toFixed(0)} | ${r.ok}/${n} | ${(r.ms / rows[0].ms).toFixed(2)} |`);
-  }
-  if (!only || only === "jobs") {
-    // A job writing 200 MiB (8 MiB of it kept: head and tail), next to the command alone.
-    const size = 200 * 1024 * 1024;
-    const make = `head -c ${size} /dev/zero | tr '\\0' x`;
-    const alone = timeShell(`${make} > /dev/null`);
-    const run = timeShell(`node -- '${sbx}' jobs run --timeout 10m -- sh -c "${make}" > /dev/null`);
-    throughputRows(`A job writing ${size / 1048576} MiB of output (kept: its first and last 4 MiB)`, size, [
-      { label: "the command alone", ms: alone },
-      { label: "sbx jobs run (output followed as it comes)", ms: run },
-    ]);
-    // One submission of 50 independent jobs (4 run at once) against one job.
-    const file = path.join(home, "fifty.json");
-    fs.writeFileSync(
-      file,
-      JSON.stringify({ jobs: Array.from({ length: 50 }, (_, i) => ({ name: `j${i}`, command: ["true"] })) }),
-    );
-    const one = measure("sbx jobs run -- true", process.execPath, ["--", sbx, "jobs", "run", "--", "true"]);
-    const fifty = measure("sbx jobs submit (50 jobs) --wait", process.execPath, [
-      "--",
-      sbx,
-      "jobs",
-      "submit",
-      file,
-      "--wait",
-    ]);
-    report("Jobs: admission to the end", one, [fifty]);
-  }
+  const steps = [
+    ["startup", startup],
+    ["logs", logs],
+    ["follow", follow],
+    ["list", list],
+    ["concurrency", concurrencyBench],
+    ["memory", memory],
+    ["isolation", isolation],
+    ["jobs", jobs],
+  ];
+  for (const [name, fn] of steps) if (wants(name)) fn();
+  if (summary.length) summaryTable();
+  if (write) writeBenchmarks();
 } finally {
-  spawnSync(process.execPath, ["--", sbx, "daemon", "stop"], { env, stdio: "ignore" });
+  spawnSync(process.execPath, ["--", sbxScript, "daemon", "stop"], { env, stdio: "ignore" });
   fs.rmSync(home, { recursive: true, force: true });
 }

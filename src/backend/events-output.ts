@@ -32,7 +32,7 @@ export class OutputFiles {
   static create(dir: string, maxBytes: number = DEFAULT_EXECUTION_OUTPUT_MAX_BYTES): OutputFiles {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const open = (stream: OutputStream) =>
-      fs.openSync(path.join(dir, stream), fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_APPEND, 0o600);
+      fs.openSync(outputFile(dir, stream), fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_APPEND, 0o600);
     const stdout = open("stdout");
     try {
       return new OutputFiles({ stdout, stderr: open("stderr") }, maxBytes);
@@ -83,9 +83,14 @@ export class OutputFiles {
 }
 
 /** Bytes in a stream's file, or null when there is no file. */
+/** The file that holds a stream of an execution's full output. */
+export function outputFile(dir: string, stream: OutputStream): string {
+  return path.join(dir, stream);
+}
+
 export function outputSize(dir: string, stream: OutputStream): number | null {
   try {
-    return fs.statSync(path.join(dir, stream)).size;
+    return fs.statSync(outputFile(dir, stream)).size;
   } catch {
     return null;
   }
@@ -95,7 +100,7 @@ export function outputSize(dir: string, stream: OutputStream): number | null {
 export function readOutputRange(dir: string, stream: OutputStream, offset: number, limit: number): Buffer | null {
   let fd: number;
   try {
-    fd = fs.openSync(path.join(dir, stream), "r");
+    fd = fs.openSync(outputFile(dir, stream), "r");
   } catch {
     return null;
   }

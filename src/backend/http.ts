@@ -1,13 +1,16 @@
 // HTTP plumbing of the backend: typed answers (Reply), API errors and their wire
 // shape, bounded body reading, and writing a Reply to a response.
 
+import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type ErrorBody, ErrorCodes } from "../protocol/types.js";
+import { pipeline } from "node:stream/promises";
+import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../protocol/types.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
 export type Reply =
   | { kind: "json"; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: "text"; status: number; contentType: string; body: string; headers?: Record<string, string> }
+  | { kind: "bytes"; status: number; body: Buffer; headers?: Record<string, string> }
   | { kind: "drop" };
 
 /** An answer in the documented error shape, thrown by handlers and turned into a Reply. */
@@ -144,6 +147,12 @@ export function boolParam(query: URLSearchParams, name: string): boolean | null 
   throw invalidRequest(name, `${name} must be true or false`);
 }
 
+/** The client asked for raw bytes (`Accept: application/octet-stream`) rather than JSON. */
+export function acceptsBytes(accept: string | string[] | undefined): boolean {
+  const value = Array.isArray(accept) ? accept.join(",") : (accept ?? "");
+  return value.split(",").some((part) => part.split(";")[0]!.trim().toLowerCase() === OCTET_STREAM);
+}
+
 export function withHeader(reply: Reply, name: string, value: string): Reply {
   if (reply.kind === "drop") return reply;
   return { ...reply, headers: { ...reply.headers, [name]: value } };
@@ -161,7 +170,12 @@ export function writeReply(res: ServerResponse, reply: Reply): number | null {
   }
   if (res.headersSent || res.destroyed) return reply.status;
   const payload = reply.kind === "json" ? `${JSON.stringify(reply.body)}\n` : reply.body;
-  const contentType = reply.kind === "json" ? "application/json; charset=utf-8" : reply.contentType;
+  const contentType =
+    reply.kind === "json"
+      ? "application/json; charset=utf-8"
+      : reply.kind === "bytes"
+        ? OCTET_STREAM
+        : reply.contentType;
   res.writeHead(reply.status, {
     ...reply.headers,
     "Content-Type": contentType,
@@ -202,6 +216,39 @@ export async function sendStream(
         });
       }
     }
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}
+
+/**
+ * Writes a 200 answer whose body is bytes [offset, offset + length) of a file, piped
+ * (Node's stream plumbing keeps the socket full; an async loop over the file's chunks
+ * moved half as many bytes per second). A file that ends short of `length` (removed
+ * meanwhile) ends the connection abruptly: the client sees a body short of its
+ * Content-Length, never a complete-looking one.
+ */
+export async function sendFileRange(
+  res: ServerResponse,
+  headers: Record<string, string | number>,
+  file: string,
+  offset: number,
+  length: number,
+): Promise<void> {
+  res.writeHead(200, { "Cache-Control": "no-store", ...headers, "Content-Length": length });
+  if (length === 0) {
+    res.end();
+    return;
+  }
+  const source = fs.createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024 });
+  let sent = 0;
+  source.on("data", (chunk) => {
+    sent += chunk.length;
+  });
+  try {
+    await pipeline(source, res, { end: false });
+    if (sent < length) throw new Error(`${file}: ${length - sent} bytes fewer than announced`);
     res.end();
   } catch {
     res.destroy();

@@ -20,7 +20,7 @@ import {
   ErrorCodes,
   PROCESS_TAIL_BYTES,
   type ProcessEndReason,
-  type ProcessLogChunk,
+  type ProcessLogRead,
   type ProcessRecord,
   type ProcessResult,
   type ProcessRunSummary,
@@ -558,7 +558,7 @@ export class ProcessSupervisor {
   async readLogs(
     row: ProcessRow,
     q: { stream: ProcessStream; offset: number; limit: number; waitMs: number; signal?: AbortSignal },
-  ): Promise<ProcessLogChunk> {
+  ): Promise<ProcessLogRead> {
     const log = this.logsOf(row)[q.stream];
     if (q.offset > log.end) {
       throw new ApiError(
@@ -582,7 +582,7 @@ export class ProcessSupervisor {
       stream: q.stream,
       offset: read.offset,
       next_offset: read.nextOffset,
-      data: read.data.toString("base64"),
+      data: read.data,
       eof: log.isSealed && read.nextOffset === log.end,
       rotated: read.rotated,
       oldest_offset: read.oldestOffset,

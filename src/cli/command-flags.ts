@@ -3,7 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import { isValidEnvName, isValidIdempotencyKey, resolveWorkingDir } from "../protocol/validate.js";
+import { isValidEnvName, isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../protocol/validate.js";
 import { UsageError } from "./errors.js";
 
 /** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
@@ -70,4 +70,12 @@ export function idempotencyKeyFromFlag(key: string | undefined): string {
     throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
   }
   return chosen;
+}
+
+/** A sandbox id or name from a flag or an argument; 125 otherwise. */
+export function checkSandboxRef(ref: string): string {
+  if (!isValidSandboxRef(ref)) {
+    throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name (letters, digits, _ . -)`);
+  }
+  return ref;
 }

@@ -1,9 +1,10 @@
-// The small framework every verb file uses: a binder that turns a run function into
-// a commander action (no logic in .action), and declared examples that feed --help,
-// the man page and the completions alike.
+// The small framework of the command tree: a binder that turns a verb's command
+// module into a commander action (loaded only when that command runs: the tree itself
+// is cheap to build for --help, the man page and the completions), and declared
+// examples that feed --help, the man page and the completions alike.
 
 import { type Command, InvalidArgumentError } from "commander";
-import { type Context, createContext, type GlobalOptions } from "./context.js";
+import type { Context, GlobalOptions } from "./context.js";
 import { parseDuration } from "./duration.js";
 import type { ColorChoice, IO } from "./io/io.js";
 
@@ -15,17 +16,41 @@ export interface Runtime {
   /** Lets the next first Ctrl-C call `handler` instead of aborting; returns the undo. */
   onFirstInterrupt: (handler: () => void) => () => void;
   exitCode: number;
+  /**
+   * The process exits as soon as the command is done (bin/sbx, the release binary):
+   * the receipt store is then left to the exit rather than closed. Closing SQLite's
+   * last connection checkpoints the WAL into the database, a durable write of its own
+   * on every command, for nothing: what was committed is durable in the WAL already,
+   * and the next opener reads it there.
+   */
+  exitsAfter?: boolean;
 }
 
 export type RunFn = (ctx: Context, cmd: Command) => Promise<number | undefined>;
-export type Bind = (run: RunFn) => (...args: unknown[]) => Promise<void>;
+/** A verb's command module (src/cli/commands/…/VERB.ts): what the command runs. */
+export interface CommandModule {
+  action: RunFn;
+}
+/** Binds a command to its module, imported when the command runs. */
+export type Bind = (load: () => Promise<CommandModule>) => (...args: unknown[]) => Promise<void>;
+
+/** The root of the tree a command belongs to (commands that print the whole tree). */
+export function rootOf(cmd: Command): Command {
+  let c = cmd;
+  while (c.parent) c = c.parent;
+  return c;
+}
 
 export function makeBinder(rt: Runtime): Bind {
-  return (run) =>
+  return (load) =>
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
+      // The command's module and the context (client, store) only now that a command runs.
+      const [{ action: run }, { createContext }] = await Promise.all([load(), import("./context.js")]);
       const globals = cmd.optsWithGlobals() as GlobalOptions;
-      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt, rt.onFirstInterrupt);
+      const ctx = createContext(rt.io, rt.env, globals, rt.interrupt, rt.onFirstInterrupt, {
+        leaveStoreOpen: rt.exitsAfter === true,
+      });
       // Colour: --no-color > NO_COLOR/FORCE_COLOR > the `color` setting > the terminal.
       ctx.io = rt.io.configure({
         color: globals.color === false ? "never" : colorSetting(ctx),
@@ -50,6 +75,43 @@ function colorSetting(ctx: Context): ColorChoice {
   } catch {
     return "auto";
   }
+}
+
+/** Nouns whose verbs are declared only when needed: see declareVerbsLater. */
+const PENDING = new WeakMap<Command, Map<Command, () => void>>();
+
+/**
+ * Declares a noun's verbs when it is the command being run (commander's
+ * preSubcommand hook on the root), or when the whole tree is read (completeTree):
+ * `sbx --version` and `sbx exec` never build `sbx process …`'s eighty options.
+ */
+export function declareVerbsLater(noun: Command, declare: () => void): void {
+  const root = rootOf(noun);
+  let pending = PENDING.get(root);
+  if (!pending) {
+    const map = new Map<Command, () => void>();
+    pending = map;
+    PENDING.set(root, map);
+    root.hook("preSubcommand", (_root, sub) => {
+      const run = map.get(sub);
+      map.delete(sub);
+      run?.();
+    });
+  }
+  pending.set(noun, declare);
+}
+
+/** Declares every verb still pending: for what reads the whole tree (help, completions, the man page). */
+export function completeTree(cmd: Command): Command {
+  const root = rootOf(cmd);
+  const pending = PENDING.get(root);
+  if (pending) {
+    for (const [noun, declare] of [...pending]) {
+      pending.delete(noun);
+      declare();
+    }
+  }
+  return root;
 }
 
 export interface Example {

@@ -1,9 +1,10 @@
 // What every command's run() receives: the terminal, the environment, paths, config,
 // and lazily opened services (the receipt store and the HTTP client load native
-// modules and undici only when a command needs them).
+// modules and the HTTP client only when a command needs them).
 
+import fs from "node:fs";
 import { ConfigStore } from "../config/config.js";
-import { ensurePrivateDir, resolvePaths, type SbxPaths } from "../config/paths.js";
+import { checkLocalDaemonDirs, ensurePrivateDir, resolvePaths, type SbxPaths } from "../config/paths.js";
 import type { Api } from "../client/api.js";
 import { type Endpoint, type EndpointFlags, resolveEndpoint } from "../client/endpoint.js";
 import type { ReceiptStore } from "../receipts/store.js";
@@ -37,7 +38,7 @@ export interface Context {
   /** Runs a write on the receipt store, waiting while another process holds it (src/cli/store-access.ts). */
   storeWrite<T>(work: (store: ReceiptStore) => T): Promise<T>;
   endpoint(flags?: EndpointFlags): Endpoint;
-  /** A client for the endpoint; for the local profile the daemon is started on demand. */
+  /** A client for the endpoint; for the local profile the daemon is started when nobody listens. */
   api(endpoint?: Endpoint): Promise<Api>;
   close(): Promise<void>;
 }
@@ -48,6 +49,7 @@ export function createContext(
   globals: GlobalOptions,
   interrupt: AbortSignal,
   onFirstInterrupt: (handler: () => void) => () => void = () => () => undefined,
+  opts: { leaveStoreOpen?: boolean } = {},
 ): Context {
   const paths = resolvePaths(env);
   const config = new ConfigStore(paths);
@@ -106,15 +108,20 @@ export function createContext(
         io.err(`sbx: warning: ${redactForDisplay(ctx, message)}`);
       };
       clients.push(http);
-      const api = new Api(http);
       if (ep.autoStart) {
-        const { ensureLocalDaemon } = await import("./daemon-launcher.js");
-        await ensureLocalDaemon(ctx, api);
+        // No health check first: requests go straight to the socket. The daemon is
+        // started up front only when its socket is absent (before any receipt is
+        // written); a socket that refuses is started on the refusal (src/client/http.ts).
+        checkLocalDaemonDirs(paths);
+        const start = async () => (await import("./daemon-launcher.js")).ensureLocalDaemon(ctx, ep);
+        if (ep.socketPath !== null && !fs.existsSync(ep.socketPath)) await start();
+        http.onNotListening = start;
       }
-      return api;
+      return new Api(http);
     },
     async close() {
-      store?.close();
+      // See Runtime.exitsAfter: the process's exit is the store's close.
+      if (!opts.leaveStoreOpen) store?.close();
       store = null;
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     },

@@ -1,11 +1,15 @@
-// Starts the embedded backend on first use of the local profile. A start lock (an
-// exclusively created file) makes sure two concurrent sbx processes never start
+// Starts the embedded backend when the local profile finds nobody listening (its
+// socket absent, or refusing connections): requests go straight to the socket, and
+// only a failed connect (which proves nothing was sent) brings sbx here. A start lock
+// (an exclusively created file) makes sure two concurrent sbx processes never start
 // two daemons; everyone else waits for the socket to answer.
 
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { checkLocalDaemonDirs, ensurePrivateDir } from "../config/paths.js";
-import type { Api } from "../client/api.js";
+import { Api } from "../client/api.js";
+import type { Endpoint } from "../client/endpoint.js";
+import { HttpClient } from "../client/http.js";
 import { selfInvocation } from "../platform/self.js";
 import type { Context } from "./context.js";
 import { BackendError } from "./errors.js";
@@ -82,9 +86,20 @@ export async function waitForDaemon(api: Api, deadlineMs: number): Promise<boole
   return false;
 }
 
-export async function ensureLocalDaemon(ctx: Context, api: Api): Promise<void> {
+/** Starts the local daemon unless it answers (another sbx may have just started it). */
+export async function ensureLocalDaemon(ctx: Context, endpoint: Endpoint): Promise<void> {
   // Whoever could write these directories could be the one answering on the socket.
   checkLocalDaemonDirs(ctx.paths);
+  // A client of its own: its health probes must not come back here.
+  const http = new HttpClient(endpoint, ctx.interrupt);
+  try {
+    await startUnlessAnswering(ctx, new Api(http));
+  } finally {
+    await http.close();
+  }
+}
+
+async function startUnlessAnswering(ctx: Context, api: Api): Promise<void> {
   if (await answers(api)) return;
   ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const until = Date.now() + START_DEADLINE_MS;

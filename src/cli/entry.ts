@@ -5,6 +5,6 @@
 import { flushStdio } from "../platform/stdio.js";
 import { main } from "./main.js";
 
-const code = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2), undefined, undefined, { exitsAfter: true });
 await flushStdio();
 process.exit(code);

@@ -20,6 +20,11 @@ function writer(ctx: Context, stream: StreamName): (bytes: Buffer | string) => v
   return (bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes));
 }
 
+/** Writes on with back-pressure: a large output never piles up in memory. */
+function pacedWriter(ctx: Context, stream: StreamName): (bytes: Buffer) => Promise<void> {
+  return (bytes) => (stream === "stdout" ? ctx.io.writeOutPaced(bytes) : ctx.io.writeErrPaced(bytes));
+}
+
 /** Prints both streams of the execution behind a receipt document, exactly when the backend can tell. */
 export async function printExactOutput(ctx: Context, api: Api, doc: ReceiptDocument): Promise<void> {
   for (const stream of ["stdout", "stderr"] as const) {
@@ -34,6 +39,7 @@ export async function printExactOutput(ctx: Context, api: Api, doc: ReceiptDocum
     }
     let written = 0;
     const write = writer(ctx, stream);
+    const writePaced = pacedWriter(ctx, stream);
     try {
       const read = await readOutputRange(
         api,
@@ -43,7 +49,7 @@ export async function printExactOutput(ctx: Context, api: Api, doc: ReceiptDocum
         null,
         (bytes) => {
           written += bytes.length;
-          write(bytes);
+          return writePaced(bytes);
         },
       );
       if (written === 0 && read.notKept) {

@@ -3,20 +3,22 @@
 import { Command, Option } from "commander";
 import { VERSION } from "../version.js";
 import { type Bind, makeBinder, type Runtime, withExamples } from "./command.js";
-import * as completion from "./commands/completion.js";
-import * as cp from "./commands/cp.js";
+import {
+  declareCancel,
+  declareCompletionCommand,
+  declareCp,
+  declareExec,
+  declareHelp,
+  declareInit,
+  declareLogs,
+  declareRecover,
+} from "./commands/index.js";
 import * as configCmd from "./commands/config/index.js";
 import * as daemon from "./commands/daemon/index.js";
-import * as cancel from "./commands/cancel.js";
-import * as exec from "./commands/exec.js";
-import * as helpTopics from "./commands/help-topics.js";
-import * as init from "./commands/init.js";
 import * as jobs from "./commands/jobs/index.js";
-import * as logs from "./commands/logs.js";
 import * as processCmd from "./commands/process/index.js";
 import * as profile from "./commands/profile/index.js";
 import * as receipts from "./commands/receipts/index.js";
-import * as recover from "./commands/recover.js";
 import * as sandbox from "./commands/sandbox/index.js";
 
 export function buildProgram(rt: Runtime): Command {
@@ -36,21 +38,21 @@ export function buildProgram(rt: Runtime): Command {
     .option("--no-color", "no colour (also NO_COLOR)")
     .option("-q, --quiet", "print only data")
     .option("--verbose", "say more on stderr");
-  exec.register(program, bind);
+  declareExec(program, bind);
   receipts.register(program, bind);
-  recover.register(program, bind);
-  logs.register(program, bind);
-  cancel.register(program, bind);
+  declareRecover(program, bind);
+  declareLogs(program, bind);
+  declareCancel(program, bind);
   processCmd.register(program, bind);
   jobs.register(program, bind);
   sandbox.register(program, bind);
-  cp.register(program, bind);
+  declareCp(program, bind);
   daemon.register(program, bind);
-  init.register(program, bind);
+  declareInit(program, bind);
   profile.register(program, bind);
   configCmd.register(program, bind);
-  completion.register(program, bind);
-  helpTopics.register(program, bind);
+  declareCompletionCommand(program, bind);
+  declareHelp(program, bind);
   withExamples(program, [
     { command: "sbx exec -- echo hello", description: "run argv in the default local sandbox" },
     { command: "sbx receipts list", description: "what ran, newest first" },

@@ -43,14 +43,6 @@ export interface EventPage {
   next_cursor: string | number | null;
 }
 
-export interface OutputChunk {
-  stream: "stdout" | "stderr";
-  offset: number;
-  next_offset: number;
-  data: string;
-  eof: boolean;
-}
-
 /** Turns an observation that is not a 2xx into a BackendError. */
 export function answerOrThrow(
   obs: HttpObserved,
@@ -170,19 +162,6 @@ export class Api {
     return this.call(`events of ${executionId}`, {
       method: "GET",
       path: `${paths.executionEvents(sandbox, executionId)}?after_sequence=${afterSequence}&limit=${limit}`,
-    });
-  }
-
-  readOutput(
-    sandbox: string,
-    executionId: string,
-    stream: "stdout" | "stderr",
-    offset: number,
-    limit: number,
-  ): Promise<OutputChunk> {
-    return this.call(`output of ${executionId}`, {
-      method: "GET",
-      path: `${paths.executionOutput(sandbox, executionId)}?stream=${stream}&offset=${offset}&limit=${limit}`,
     });
   }
 

@@ -127,11 +127,13 @@ async function lookupByKey(
   sandbox: string,
   key: string,
   deadlineMs: number,
+  startBackend: boolean,
 ): Promise<string | HttpObserved | null> {
   const obs = await http.send({
     method: "GET",
     path: `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions?idempotency_key=${encodeURIComponent(key)}&limit=1`,
     deadlineMs,
+    startBackend,
   });
   if (obs.kind !== "answer") return obs;
   return idForKey(obs, "executions", key);
@@ -197,7 +199,13 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
       }
       attempt++;
       if (result.executionId === null && req.idempotencyKey !== null) {
-        const found = await lookupByKey(req.http, req.sandbox, req.idempotencyKey, Math.max(1, Math.min(left, 30_000)));
+        const found = await lookupByKey(
+          req.http,
+          req.sandbox,
+          req.idempotencyKey,
+          Math.max(1, Math.min(left, 30_000)),
+          req.revive === undefined,
+        );
         if (typeof found === "string") result.executionId = found;
         else if (found !== null && (await revive(found))) attempt = 0;
       }
@@ -213,6 +221,8 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
         lastEventId: reader.lastId,
         ...(Number.isFinite(req.deadlineAt) ? { deadlineMs: Math.max(1, req.deadlineAt - Date.now()) } : {}),
         signal: req.signal,
+        // With a revive of its own (exec), a backend that is gone is started there, saying why.
+        startBackend: req.revive === undefined,
       });
       if (opened.kind !== "sse") {
         result.lastProblem = describe(opened);

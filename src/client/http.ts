@@ -23,6 +23,8 @@ export interface SendRequest {
   signal?: AbortSignal;
   /** Resume an event stream after this event id. */
   lastEventId?: number | null;
+  /** False: a backend found not listening is reported, not started (the caller recovers its own way). */
+  startBackend?: boolean;
 }
 
 /** A 2xx answer of any type, handed over unread (openRaw). */
@@ -45,10 +47,21 @@ export interface SseOpen {
   interrupted(): boolean;
 }
 
+/** Connect failures that prove the backend is not there: its socket is absent, or nothing listens on it. */
+const NOT_LISTENING = new Set(["ENOENT", "ECONNREFUSED"]);
+
 export class HttpClient {
   private readonly transport: Transport;
   /** Called with each warning a backend sends for the person behind the request (the Sbx-Warning header). */
   onWarning: ((message: string) => void) | undefined;
+  /**
+   * Starts the backend when a request found nobody listening (the local daemon). The
+   * connection was refused or the socket absent, so nothing was sent: the request is
+   * then sent once, for the first time. A start that fails is the request's answer
+   * ("not sent", with why).
+   */
+  onNotListening: (() => Promise<void>) | undefined;
+  private starting: Promise<void> | null = null;
 
   /** interrupt: aborts every request of this client (the user pressed Ctrl-C). */
   constructor(
@@ -89,6 +102,41 @@ export class HttpClient {
   private async open(
     req: SendRequest,
     handOver: "none" | "sse" | "raw" = "none",
+  ): Promise<HttpObserved | SseOpen | RawOpen> {
+    const first = await this.openOnce(req, handOver);
+    // A streamed body may have been read from already: only bytes in hand are sent after a start.
+    const resendable = req.body === undefined || Buffer.isBuffer(req.body);
+    if (
+      first.kind !== "transport" ||
+      first.sent ||
+      !NOT_LISTENING.has(first.code) ||
+      this.onNotListening === undefined ||
+      req.startBackend === false ||
+      !resendable
+    ) {
+      return first;
+    }
+    try {
+      // Requests of one command that find the backend down wait for one start.
+      this.starting ??= this.onNotListening().finally(() => {
+        this.starting = null;
+      });
+      await this.starting;
+    } catch (err) {
+      const e = err as Error & { code?: unknown };
+      const code = typeof e.code === "string" ? e.code : "backend_not_started";
+      const message = redact(
+        `${e.message ?? String(err)}${"hint" in e && e.hint ? ` (${e.hint})` : ""}`,
+        this.endpoint.apiKey,
+      );
+      return { kind: "transport", sent: false, code, message };
+    }
+    return this.openOnce(req, handOver);
+  }
+
+  private async openOnce(
+    req: SendRequest,
+    handOver: "none" | "sse" | "raw",
   ): Promise<HttpObserved | SseOpen | RawOpen> {
     const acceptStream = handOver === "sse";
     const headers: Record<string, string> = {

@@ -1,12 +1,17 @@
-// Reading an execution's full output by byte offset (GET …/output): the bytes the
-// record's bounded, UTF-8 tail and the event budget leave out, exactly as written.
+// Reading an execution's full output by byte offset (GET …/output, raw): the bytes
+// the record's bounded, UTF-8 tail and the event budget leave out, exactly as
+// written, handed on as they arrive (never a whole output in memory).
 
 import { BackendError } from "../cli/errors.js";
 import type { Api } from "./api.js";
+import { paths } from "./api.js";
 import type { StreamName } from "./follow.js";
+import { deliverPiece, openRawRead } from "./raw-read.js";
 
-/** The backend serves at most 4 MiB per read; fewer, larger reads are faster. */
-export const OUTPUT_READ_MAX = 4 * 1024 * 1024;
+/** The most one raw read asks for; the rest is read by the next. */
+export const OUTPUT_READ_MAX = 64 * 1024 * 1024;
+/** One raw read of up to OUTPUT_READ_MAX bytes, locally, in well under this. */
+const READ_DEADLINE_MS = 120_000;
 
 export interface OutputRead {
   /** The offset just past the last byte delivered. */
@@ -15,12 +20,15 @@ export interface OutputRead {
   eof: boolean;
   /** Why reading stopped before `to` or the end: the backend did not keep those bytes. */
   notKept: boolean;
+  /** The bytes the command wrote to the stream, kept or not, when the backend said (raw reads). */
+  streamBytes: number | null;
 }
 
 /**
- * Delivers bytes [from, to) of a stream (to the end when `to` is null) in order.
- * Stops early, with notKept, where the backend's output file stops (its cap); other
- * failures are thrown (BackendError).
+ * Delivers bytes [from, to) of a stream (to the end when `to` is null) in order,
+ * awaiting `onBytes` for each piece (write it on with back-pressure). Stops early,
+ * with notKept, where the backend's output file stops (its cap); other failures are
+ * thrown (BackendError).
  */
 export async function readOutputRange(
   api: Api,
@@ -28,30 +36,34 @@ export async function readOutputRange(
   stream: StreamName,
   from: number,
   to: number | null,
-  onBytes: (bytes: Buffer) => void,
+  onBytes: (bytes: Buffer) => void | Promise<void>,
 ): Promise<OutputRead> {
+  const what = `output of ${target.executionId}`;
   let at = from;
+  let streamBytes: number | null = null;
   for (;;) {
-    if (to !== null && at >= to) return { reached: at, eof: false, notKept: false };
+    if (to !== null && at >= to) return { reached: at, eof: false, notKept: false, streamBytes };
     const limit = to === null ? OUTPUT_READ_MAX : Math.min(OUTPUT_READ_MAX, to - at);
-    let chunk: Awaited<ReturnType<Api["readOutput"]>>;
+    const path = `${paths.executionOutput(target.sandbox, target.executionId)}?stream=${stream}&offset=${at}&limit=${limit}`;
+    let piece: Awaited<ReturnType<typeof openRawRead>>;
     try {
-      chunk = await api.readOutput(target.sandbox, target.executionId, stream, at, limit);
+      piece = await openRawRead(api.http, path, what, READ_DEADLINE_MS);
     } catch (err) {
       // 422 invalid_cursor: past what the backend kept of this stream; 404
       // output_not_found: it no longer keeps the full output at all (retention).
       const gone = err instanceof BackendError && (err.status === 422 || err.code === "output_not_found");
-      if (gone) return { reached: at, eof: false, notKept: true };
+      if (gone) return { reached: at, eof: false, notKept: true, streamBytes };
       throw err;
     }
-    if (typeof chunk?.data !== "string" || typeof chunk.next_offset !== "number" || chunk.offset !== at) {
-      throw new BackendError("bad_answer", `output of ${target.executionId}: not the documented chunk`, 200);
+    if (piece.offset !== at) {
+      piece.cancel();
+      throw new BackendError("bad_answer", `${what}: bytes from ${piece.offset}, not ${at} as asked`, 200);
     }
-    const data = Buffer.from(chunk.data, "base64");
-    if (data.length > 0) onBytes(data);
-    at = chunk.next_offset;
-    if (chunk.eof) return { reached: at, eof: true, notKept: false };
+    streamBytes = piece.streamBytes;
+    const got = await deliverPiece(piece, what, onBytes);
+    at = piece.nextOffset;
+    if (piece.eof) return { reached: at, eof: true, notKept: false, streamBytes };
     // Nothing more yet, and the stream is not over: the file stopped at its cap.
-    if (data.length === 0) return { reached: at, eof: false, notKept: to !== null };
+    if (got === 0) return { reached: at, eof: false, notKept: to !== null, streamBytes };
   }
 }

@@ -12,6 +12,7 @@ import type {
 import { API_PREFIX } from "../protocol/types.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient, SendRequest } from "./http.js";
+import { openRawRead, type RawPiece } from "./raw-read.js";
 
 const seg = (s: string) => encodeURIComponent(s);
 
@@ -19,6 +20,20 @@ export const processPaths = {
   processes: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/processes`,
   process: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/processes/${seg(id)}`,
 };
+
+/** One read of a process's log: where, from which offset, how much, and how long to wait for bytes. */
+export interface LogRead {
+  sandbox: string;
+  id: string;
+  stream: ProcessStream;
+  offset: number;
+  limit: number;
+  waitMs: number;
+}
+
+function logsPath(r: LogRead): string {
+  return `${processPaths.process(r.sandbox, r.id)}/logs?stream=${r.stream}&offset=${r.offset}&limit=${r.limit}&wait_ms=${r.waitMs}`;
+}
 
 export class ProcessesApi {
   constructor(readonly http: HttpClient) {}
@@ -46,19 +61,16 @@ export class ProcessesApi {
   }
 
   /** One read of a stream from a logical offset; long-polls up to waitMs for new bytes. */
-  readLogsFrom(
-    sandbox: string,
-    id: string,
-    stream: ProcessStream,
-    offset: number,
-    limit: number,
-    waitMs: number,
-  ): Promise<ProcessLogChunk> {
-    return this.call(`logs of ${id}`, {
-      method: "GET",
-      path: `${processPaths.process(sandbox, id)}/logs?stream=${stream}&offset=${offset}&limit=${limit}&wait_ms=${waitMs}`,
-      deadlineMs: waitMs + 30_000,
-    });
+  readLogsFrom(read: LogRead): Promise<ProcessLogChunk> {
+    return this.call(`logs of ${read.id}`, { method: "GET", path: logsPath(read), deadlineMs: read.waitMs + 30_000 });
+  }
+
+  /**
+   * The same read answered raw (`Accept: application/octet-stream`): the bytes are
+   * handed over unread, as they arrive, with the offsets from the answer's headers.
+   */
+  openLogs(read: LogRead): Promise<RawPiece> {
+    return openRawRead(this.http, logsPath(read), `logs of ${read.id}`, read.waitMs + 30_000);
   }
 
   /** Sends bytes to the process's stdin, once, with a key. */

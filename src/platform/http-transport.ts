@@ -1,12 +1,12 @@
-// The runtime seam for HTTP. On Node this is undici (an Agent over a Unix socket
-// or TCP, no retry interceptor: one request is one send). The Bun-compiled binary
-// gets Bun's own fetch (which speaks Unix sockets), because Bun replaces undici with
-// a partial shim. Nothing else in the code base imports an HTTP client. Reads share
-// pooled keep-alive connections; a request marked `fresh` (a mutation) gets a
-// connection of its own.
+// The runtime seam for HTTP. On Node this is node:http (over a Unix socket or TCP,
+// node:https for https URLs; no retries: one request is one send). The Bun-compiled
+// binary gets Bun's own fetch (which speaks Unix sockets). Nothing else in the code
+// base imports an HTTP client. Reads share pooled keep-alive connections; a request
+// marked `fresh` (a mutation) gets a connection of its own.
 
 import { createRequire } from "node:module";
 import { Readable } from "node:stream";
+import { isBunRuntime } from "./runtime.js";
 
 export interface TransportRequest {
   method: string;
@@ -45,79 +45,90 @@ export interface Transport {
 
 const require = createRequire(import.meta.url);
 
-export function isBunRuntime(): boolean {
-  return typeof (process.versions as Record<string, string | undefined>).bun === "string";
-}
-
 export function openTransport(socketPath: string | null): Transport {
-  return isBunRuntime() ? bunTransport(socketPath) : undiciTransport(socketPath);
+  return isBunRuntime() ? bunTransport(socketPath) : nodeTransport(socketPath);
 }
 
-function undiciTransport(socketPath: string | null): Transport {
-  const { Agent, buildConnector, request } = require("undici") as typeof import("undici");
-  const options = {
-    // The deadline is the caller's (an abort signal); undici's own timers would race it.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    pipelining: 1,
+/**
+ * Node's own HTTP client (node:http, node:https): part of the runtime, so a command
+ * pays nothing to load it (undici cost a warm exec about as much as starting Node;
+ * BENCHMARKS.md). Reads share keep-alive connections; a `fresh` request gets a
+ * connection of its own (agent: false, `Connection: close`).
+ */
+function nodeTransport(socketPath: string | null): Transport {
+  type HttpModule = typeof import("node:http");
+  const modules = new Map<string, HttpModule>();
+  const moduleFor = (protocol: string): HttpModule => {
+    const name = protocol === "https:" ? "node:https" : "node:http";
+    let mod = modules.get(name);
+    if (!mod) {
+      mod = require(name) as HttpModule;
+      modules.set(name, mod);
+    }
+    return mod;
   };
-  const pooled = new Agent({ ...(socketPath ? { connect: { socketPath } } : {}), ...options });
-  const fresh = new Set<import("undici").Agent>();
-  /** A one-request agent whose socket is watched: bytesWritten 0 proves nothing left. */
-  const freshAgent = () => {
-    const connect = buildConnector(socketPath ? { socketPath } : {});
-    let socket: { bytesWritten: number } | null = null;
-    const agent = new Agent({
-      ...options,
-      connections: 1,
-      connect: (opts, callback) =>
-        connect(opts, (err, s) => {
-          if (s) socket = s;
-          // biome-ignore lint/suspicious/noExplicitAny: undici's callback has two shapes (error, or socket)
-          (callback as any)(err, s);
-        }),
-    });
-    fresh.add(agent);
-    const done = () => {
-      fresh.delete(agent);
-      void agent.destroy().catch(() => undefined);
-    };
-    return { agent, written: () => socket?.bytesWritten ?? 0, done };
+  const agents = new Map<string, import("node:http").Agent>();
+  const pooledAgent = (protocol: string) => {
+    let agent = agents.get(protocol);
+    if (!agent) {
+      agent = new (moduleFor(protocol).Agent)({ keepAlive: true });
+      agents.set(protocol, agent);
+    }
+    return agent;
   };
+  const open = new Set<import("node:http").ClientRequest>();
   return {
-    async request(url, req) {
-      const own = req.fresh ? freshAgent() : null;
-      let res: Awaited<ReturnType<typeof request>>;
-      try {
-        res = await request(url, {
-          method: req.method as "GET",
+    request: (url, req) =>
+      new Promise<TransportResponse>((resolve, reject) => {
+        const cr = moduleFor(url.protocol).request(url, {
+          method: req.method,
           headers: req.headers,
-          ...(req.body === undefined ? {} : { body: Buffer.isBuffer(req.body) ? req.body : Readable.from(req.body) }),
-          dispatcher: own?.agent ?? pooled,
+          agent: req.fresh ? false : pooledAgent(url.protocol),
+          ...(socketPath ? { socketPath } : {}),
           ...(req.signal === undefined ? {} : { signal: req.signal }),
+          // No TLS, so no server name: Node would otherwise work one out of the host,
+          // compiling its IPv6 pattern on first use (4 ms of a warm exec).
+          ...(url.protocol === "http:" ? ({ servername: "" } as object) : {}),
         });
-      } catch (err) {
-        if (own) {
-          if (own.written() === 0 && err && typeof err === "object") (err as NotSentMark).notSent = true;
-          own.done();
-        }
-        throw err;
-      }
-      const headers: Record<string, string | undefined> = {};
-      for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
-      if (own) res.body.once("close", own.done);
-      return {
-        status: res.statusCode,
-        headers,
-        body: res.body,
-        text: () => res.body.text(),
-        cancel: () => res.body.destroy(),
-      };
-    },
+        open.add(cr);
+        cr.once("close", () => open.delete(cr));
+        // A connection of its own that never connected carried nothing: provably not sent.
+        let connected = false;
+        cr.once("socket", (socket) => {
+          if (!socket.connecting) connected = true;
+          else socket.once("connect", () => (connected = true));
+        });
+        cr.once("error", (err) => {
+          if (req.fresh && !connected && err && typeof err === "object") (err as NotSentMark).notSent = true;
+          reject(err);
+        });
+        cr.once("response", (res) => {
+          const headers: Record<string, string | undefined> = {};
+          for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+          resolve({
+            status: res.statusCode ?? 0,
+            headers,
+            body: res,
+            text: async () => {
+              const chunks: Buffer[] = [];
+              for await (const c of res) chunks.push(c as Buffer);
+              return Buffer.concat(chunks).toString("utf8");
+            },
+            cancel: () => res.destroy(),
+          });
+        });
+        if (req.body === undefined) cr.end();
+        else if (Buffer.isBuffer(req.body)) cr.end(req.body);
+        else
+          Readable.from(req.body)
+            .once("error", (err) => cr.destroy(err))
+            .pipe(cr);
+      }),
     close: async () => {
-      for (const agent of fresh) await agent.destroy().catch(() => undefined);
-      fresh.clear();
-      await pooled.close();
+      for (const cr of open) cr.destroy();
+      open.clear();
+      for (const agent of agents.values()) agent.destroy();
+      agents.clear();
     },
   };
 }

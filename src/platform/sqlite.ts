@@ -4,6 +4,7 @@
 
 import fs from "node:fs";
 import { createRequire } from "node:module";
+import { isBunRuntime } from "./runtime.js";
 
 export type SqlValue = string | number | bigint | Buffer | Uint8Array | null;
 
@@ -39,7 +40,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
   const fd = fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_RDWR, mode);
   fs.closeSync(fd);
   fs.chmodSync(file, mode);
-  const db = isBun() ? openBun(file) : openBetterSqlite3(file);
+  const db = isBunRuntime() ? openBun(file) : openBetterSqlite3(file);
   db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
   if (opts.wal !== false) db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
@@ -52,10 +53,6 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
     }
   }
   return db;
-}
-
-function isBun(): boolean {
-  return typeof (process.versions as Record<string, string | undefined>).bun === "string";
 }
 
 /** Node: better-sqlite3 (a native addon). */

@@ -1,10 +1,80 @@
-// The runtime seam for letting stdout and stderr drain before the process exits
-// (pipes are asynchronous). On Node, an empty write's callback runs once everything
-// before it was flushed. Bun calls it (and reports nothing buffered) while a large
-// write to a pipe is still pending, and exit then cuts the output at 128 KiB: there,
-// ending the stream is what waits for the data to be written.
+// The runtime seam for stdout and stderr: the sinks sbx writes to, and letting them
+// drain before the process exits (pipes are asynchronous).
+//
+// Node: process.stdout and process.stderr. An empty write's callback runs once
+// everything before it was flushed.
+// Bun (the release binary): setting up its stream layer costs a start-up of its own
+// (about 8 ms, a third of `sbx --version`; BENCHMARKS.md), so output that goes to a
+// pipe or a file is written straight to the descriptor (fs.writeSync, which the
+// descriptor's blocking mode makes whole); a terminal gets the stream (spinners and
+// prompts need one). Where a descriptor refuses a blocking write (EAGAIN: it was
+// left non-blocking), the stream takes over. Bun calls an empty write's callback
+// while a large write to a pipe is still pending, and exit then cuts the output at
+// 128 KiB: there, ending the stream is what waits for the data to be written.
 
-import { isBunRuntime } from "./http-transport.js";
+import fs from "node:fs";
+import { isatty } from "node:tty";
+import { isBunRuntime } from "./runtime.js";
+
+/** What the CLI's IO writes to (the same shape as a Node writable stream's, as far as it is used). */
+export interface StdioSink {
+  readonly isTTY: boolean;
+  write(chunk: string | Uint8Array): boolean;
+  once(event: "drain" | "close", fn: () => void): unknown;
+}
+
+const streamsInUse = new Set<NodeJS.WriteStream>();
+
+function processStream(fd: 1 | 2): NodeJS.WriteStream {
+  const stream = fd === 1 ? process.stdout : process.stderr;
+  if (!streamsInUse.has(stream)) {
+    streamsInUse.add(stream);
+    // A reader that went away (`sbx … | head -1`) is not an error of ours.
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+    });
+  }
+  return stream;
+}
+
+/** Writes straight to the descriptor; the stream once the descriptor will not block. */
+function descriptorSink(fd: 1 | 2): StdioSink {
+  let stream: NodeJS.WriteStream | null = null;
+  let gone = false;
+  return {
+    isTTY: false,
+    write(chunk) {
+      if (stream) return stream.write(chunk);
+      if (gone) return true;
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      let at = 0;
+      try {
+        while (at < bytes.length) at += fs.writeSync(fd, bytes, at, bytes.length - at);
+        return true;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "EPIPE") {
+          gone = true;
+          return true;
+        }
+        if (code !== "EAGAIN") throw err;
+        stream = processStream(fd);
+        return stream.write(bytes.subarray(at));
+      }
+    },
+    once(event, fn) {
+      if (stream) stream.once(event, fn);
+      else fn();
+      return this;
+    },
+  };
+}
+
+/** stdout (1) or stderr (2), as the CLI writes to it. */
+export function stdioSink(fd: 1 | 2): StdioSink {
+  if (isBunRuntime() && !isatty(fd)) return descriptorSink(fd);
+  return processStream(fd);
+}
 
 function drained(stream: NodeJS.WriteStream, end: boolean): Promise<void> {
   return new Promise((resolve) => {
@@ -20,6 +90,7 @@ function drained(stream: NodeJS.WriteStream, end: boolean): Promise<void> {
 /** Resolves once everything written to stdout and stderr has reached them. */
 export async function flushStdio(): Promise<void> {
   const end = isBunRuntime();
-  await drained(process.stdout, end);
-  await drained(process.stderr, end);
+  for (const stream of [process.stdout, process.stderr]) {
+    if (streamsInUse.has(stream)) await drained(stream, end);
+  }
 }

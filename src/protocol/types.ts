@@ -117,6 +117,24 @@ export interface FileStat {
   mode: string;
 }
 
+/**
+ * Raw output reads (docs/protocol.md): GET …/executions/{eid}/output and
+ * …/processes/{pid}/logs answer the bytes themselves when asked with
+ * `Accept: application/octet-stream`, and say where they are in these headers.
+ */
+export const OCTET_STREAM = "application/octet-stream";
+export const RAW_HEADERS = {
+  stream: "Sbx-Stream",
+  offset: "Sbx-Offset",
+  nextOffset: "Sbx-Next-Offset",
+  eof: "Sbx-Eof",
+  /** Output: how many bytes the command wrote to the stream, kept or not (past the cap). */
+  streamBytes: "Sbx-Stream-Bytes",
+  rotated: "Sbx-Rotated",
+  oldestOffset: "Sbx-Oldest-Offset",
+  generation: "Sbx-Generation",
+} as const;
+
 /** Headers of a GET …/files answer. */
 export const FILE_TYPE_HEADER = "Sbx-File-Type";
 export const FILE_MODE_HEADER = "Sbx-File-Mode";
@@ -460,6 +478,9 @@ export interface ProcessResult {
 }
 
 export type ProcessStream = "stdout" | "stderr";
+
+/** One read of a process's log: the chunk with its bytes as they are (raw answers send them so). */
+export type ProcessLogRead = Omit<ProcessLogChunk, "data"> & { data: Buffer };
 
 /** GET …/processes/{pid}/logs */
 export interface ProcessLogChunk {

@@ -54,4 +54,11 @@ export const MIGRATIONS: readonly string[] = [
      stderr_truncated INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX observations_by_receipt ON observations (receipt_id, id);`,
+  // 2: newest-first lists read an index in order and stop at their limit (no sort of
+  // every receipt): by time, and by classification then time. These replace the
+  // one-column indexes they start with.
+  `CREATE INDEX receipts_by_created_id ON receipts (created_at, receipt_id);
+   CREATE INDEX receipts_by_classification_created ON receipts (classification, created_at, receipt_id);
+   DROP INDEX receipts_by_created;
+   DROP INDEX receipts_by_classification;`,
 ];

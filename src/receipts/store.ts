@@ -152,6 +152,31 @@ export function observationRow(
   };
 }
 
+const NEWEST_FIRST = "ORDER BY created_at DESC, receipt_id DESC";
+
+/**
+ * The newest-first list, as SQL that reads an index in order and stops at the limit
+ * (test/unit/receipt-list-plan.test.ts checks the plan): by time alone, or one
+ * index range per classification, merged.
+ */
+export function listQuery(filter: ListFilter): { sql: string; params: unknown[] } {
+  const limit = filter.limit === undefined ? "" : " LIMIT ?";
+  const since = filter.since === undefined ? [] : [filter.since];
+  const sinceSql = filter.since === undefined ? "" : " AND created_at >= ?";
+  const limits = filter.limit === undefined ? [] : [filter.limit];
+  if (filter.classification === undefined) {
+    const where = filter.since === undefined ? "" : " WHERE created_at >= ?";
+    return { sql: `SELECT receipt_id FROM receipts${where} ${NEWEST_FIRST}${limit}`, params: [...since, ...limits] };
+  }
+  const cs = typeof filter.classification === "string" ? [filter.classification] : [...new Set(filter.classification)];
+  if (cs.length === 0) return { sql: "SELECT receipt_id FROM receipts WHERE 0", params: [] };
+  const branch = `SELECT * FROM (SELECT receipt_id, created_at FROM receipts WHERE classification = ?${sinceSql} ${NEWEST_FIRST}${limit})`;
+  return {
+    sql: `SELECT receipt_id FROM (${cs.map(() => branch).join(" UNION ALL ")}) ${NEWEST_FIRST}${limit}`,
+    params: [...cs.flatMap((c) => [c, ...since, ...limits]), ...limits],
+  };
+}
+
 function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
@@ -408,20 +433,7 @@ export class ReceiptStore {
   /** Newest first. */
   list(filter: ListFilter = {}): StoredReceipt[] {
     return this.guard(() => {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.classification !== undefined) {
-        const cs = typeof filter.classification === "string" ? [filter.classification] : [...filter.classification];
-        where.push(`classification IN (${cs.map(() => "?").join(", ")})`);
-        params.push(...cs);
-      }
-      if (filter.since !== undefined) {
-        where.push("created_at >= ?");
-        params.push(filter.since);
-      }
-      const sql = `SELECT receipt_id FROM receipts ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-        ORDER BY created_at DESC, receipt_id DESC ${filter.limit === undefined ? "" : "LIMIT ?"}`;
-      if (filter.limit !== undefined) params.push(filter.limit);
+      const { sql, params } = listQuery(filter);
       return this.db
         .prepare<{ receipt_id: string }>(sql)
         .all(...params)

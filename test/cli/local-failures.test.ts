@@ -7,7 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBufferIO } from "../../src/cli/io/io.js";
-import { describeError, main } from "../../src/cli/main.js";
+import { describeError } from "../../src/cli/error-report.js";
+import { main } from "../../src/cli/main.js";
 import { makeHome, receiptsDbOf, removeHome } from "../support/cli.js";
 import {
   behaviours,

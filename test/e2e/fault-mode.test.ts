@@ -4,7 +4,7 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, removeHome, runSbx, runSbxJson, SBX_BIN } from "../support/cli.js";
+import { makeHome, removeHome, runSbx, runSbxJson, SBX_BIN, TEST_BINARY } from "../support/cli.js";
 import { startForegroundDaemon, stopDaemon, stopForegroundDaemon } from "../support/daemon.js";
 
 interface Receipt {
@@ -253,7 +253,7 @@ function processesNamed(name: string): number[] {
     .filter((e) => {
       try {
         const cmdline = fs.readFileSync(`/proc/${e}/cmdline`, "utf8");
-        return cmdline.includes(name) && !cmdline.includes(SBX_BIN); // the sandboxed process, not sbx itself
+        return cmdline.includes(name) && !cmdline.includes(TEST_BINARY ?? SBX_BIN); // the sandboxed process, not sbx itself
       } catch {
         return false;
       }

@@ -47,7 +47,9 @@ describe("the local daemon", () => {
     expect(started.code, started.stderr).toBe(0);
     const exec = spawnSbx(["exec", "--", "sleep", executing], { home });
     const execDone = collect(exec, 30_000, "sbx exec (its daemon killed)");
-    await until(() => processesWithArg(supervised).length + processesWithArg(executing).length === 2, 10_000, "both");
+    // Both sleeps run (the exec's counts twice: the sbx client's argv names it too), so the
+    // daemon being killed is the one that started them, not one the client would start again.
+    await until(() => processesWithArg(supervised).length + processesWithArg(executing).length === 3, 10_000, "both");
     const sandbox = await runSbx(["sandbox", "show", "default", "--json"], { home });
     expect(JSON.parse(sandbox.stdout).isolation).toBe("bwrap");
 

@@ -1,5 +1,6 @@
 // The release artifact, built for a test: a single binary compiled with Bun from the
-// same sources (as `npm run build:binary` does).
+// same sources, by the same script as `npm run build:binary`. When SBX_TEST_BINARY
+// names one already built (CI runs the end-to-end suite against it), that one is used.
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -7,22 +8,19 @@ import path from "node:path";
 import { REPO_ROOT } from "./cli.js";
 
 export const BUN = path.join(REPO_ROOT, "node_modules", ".bin", "bun");
-export const canBuildBinary = fs.existsSync(BUN);
+export const canBuildBinary = fs.existsSync(BUN) || process.env.SBX_TEST_BINARY !== undefined;
 
-/** Compiles src/cli/entry.ts into `outfile`; throws with Bun's output when it fails. */
+/** Puts the release binary at `outfile`; throws with Bun's output when it fails. */
 export function buildReleaseBinary(outfile: string): void {
-  const built = spawnSync(
-    BUN,
-    [
-      "build",
-      "--compile",
-      "--external",
-      "better-sqlite3",
-      "--outfile",
-      outfile,
-      path.join(REPO_ROOT, "src/cli/entry.ts"),
-    ],
-    { encoding: "utf8", timeout: 120_000 },
-  );
+  const given = process.env.SBX_TEST_BINARY;
+  if (given) {
+    fs.copyFileSync(given, outfile);
+    fs.chmodSync(outfile, 0o755);
+    return;
+  }
+  const built = spawnSync(process.execPath, [path.join(REPO_ROOT, "scripts", "build-binary.mjs"), outfile], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   if (built.status !== 0) throw new Error(`bun build failed (${built.status}): ${built.stderr}`);
 }

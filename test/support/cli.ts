@@ -9,6 +9,11 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const SBX_BIN = path.join(REPO_ROOT, "bin", "sbx");
+/**
+ * SBX_TEST_BINARY=PATH: every spawned sbx is that executable (the release binary)
+ * instead of `node bin/sbx`; .ci/run runs the end-to-end suite this way too.
+ */
+export const TEST_BINARY = process.env.SBX_TEST_BINARY || undefined;
 const DIST_MAIN = path.join(REPO_ROOT, "dist", "cli", "main.js");
 
 export interface SbxResult {
@@ -57,9 +62,10 @@ export function sbxEnv(home: string, extra: Record<string, string | undefined> =
 
 /** Starts `node bin/sbx ARGS` and returns the child (for tests that kill it). */
 export function spawnSbx(args: readonly string[], opts: SbxOptions): ChildProcess {
-  if (opts.bin === undefined) assertBuilt();
+  const bin = opts.bin ?? TEST_BINARY;
+  if (bin === undefined) assertBuilt();
   // `--`: node 20 would otherwise take sbx's --env-file as its own flag.
-  const [command, argv] = opts.bin === undefined ? [process.execPath, ["--", SBX_BIN, ...args]] : [opts.bin, [...args]];
+  const [command, argv] = bin === undefined ? [process.execPath, ["--", SBX_BIN, ...args]] : [bin, [...args]];
   const child = spawn(command, argv, {
     cwd: opts.home,
     env: sbxEnv(opts.home, opts.env),

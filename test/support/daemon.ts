@@ -2,7 +2,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import { runSbx, SBX_BIN, sbxEnv } from "./cli.js";
+import { runSbx, SBX_BIN, sbxEnv, TEST_BINARY } from "./cli.js";
 
 /** Pids of `sbx daemon run` processes whose SBX_HOME is this home (Linux /proc). */
 export function daemonPids(home: string): number[] {
@@ -35,7 +35,8 @@ export async function stopDaemon(home: string): Promise<void> {
 
 /** Runs `sbx daemon run ARGS` in the foreground as a child; resolves once it answers. */
 export async function startForegroundDaemon(home: string, args: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--", SBX_BIN, "daemon", "run", ...args], {
+  const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
+  const child = spawn(command, [...argv, "daemon", "run", ...args], {
     cwd: home,
     env: sbxEnv(home),
     stdio: ["ignore", "ignore", "pipe"],

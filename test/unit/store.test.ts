@@ -232,6 +232,7 @@ describe("list and prune", () => {
     expect(ids(s.list())).toEqual([sent, doubt, ok]);
     expect(ids(s.list({ classification: "succeeded" }))).toEqual([ok]);
     expect(ids(s.list({ classification: ["local_timeout", "dispatched"] }))).toEqual([sent, doubt]);
+    expect(ids(s.list({ classification: ["local_timeout", "dispatched"], limit: 1 }))).toEqual([sent]);
     expect(ids(s.list({ classification: "failed" }))).toEqual([]);
     expect(ids(s.list({ limit: 2 }))).toEqual([sent, doubt]);
     expect(ids(s.list({ since: t(2).toISOString() }))).toEqual([sent, doubt]);

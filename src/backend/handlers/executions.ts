@@ -12,8 +12,10 @@ import {
   type ExecutionList,
   type ExecutionOutputChunk,
   type ExecutionRecord,
+  OCTET_STREAM,
   type Outcome,
   type OutputStream,
+  RAW_HEADERS,
   TERMINAL_OUTCOMES,
   TIMEOUT_DEFAULT_MS,
   WAIT_MAX_MS,
@@ -21,10 +23,11 @@ import {
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { type IdempotencyRow, toExecutionRecord } from "../db.js";
-import { outputSize, readOutputRange } from "../events-output.js";
+import { outputFile, outputSize, readOutputRange } from "../events-output.js";
 import { type EndMode, StorageUnavailable } from "../executions.js";
 import { exitEventShaper } from "../faults.js";
 import {
+  acceptsBytes,
   ApiError,
   intParam,
   invalidRequest,
@@ -33,6 +36,7 @@ import {
   notStartedShuttingDown,
   parseJsonBody,
   type Reply,
+  sendFileRange,
 } from "../http.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
@@ -278,7 +282,11 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
   }
   const stream: OutputStream = streamText;
   const offset = intParam(ctx.query, "offset", 0, Number.MAX_SAFE_INTEGER) ?? 0;
-  const limit = intParam(ctx.query, "limit", 1, OUTPUT_LIMIT_MAX) ?? OUTPUT_LIMIT_DEFAULT;
+  // Raw bytes are streamed from the file, so a raw read may take all there is at once.
+  const raw = acceptsBytes(ctx.headers.accept);
+  const limit = raw
+    ? (intParam(ctx.query, "limit", 1, Number.MAX_SAFE_INTEGER) ?? Number.MAX_SAFE_INTEGER)
+    : (intParam(ctx.query, "limit", 1, OUTPUT_LIMIT_MAX) ?? OUTPUT_LIMIT_DEFAULT);
   // Read "ended" before the file: once it is true, the file is complete.
   const ended = record.outcome !== "pending";
   const dir = ctx.services.events.outputDir(record.sandbox_id, record.execution_id);
@@ -291,10 +299,29 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
       });
     }
     if (offset > 0) throw outputCursor(stream, offset, 0, 0);
+    if (raw)
+      return {
+        kind: "bytes",
+        status: 200,
+        body: Buffer.alloc(0),
+        headers: rawOutputHeaders(record, stream, 0, 0, ended),
+      };
     const empty: ExecutionOutputChunk = { stream, offset: 0, next_offset: 0, data: "", eof: ended };
     return jsonReply(200, empty);
   }
   if (offset > size) throw outputCursor(stream, offset, size, record[`${stream}_bytes`]);
+  if (raw) {
+    const length = Math.min(limit, size - offset);
+    const eof = ended && offset + length >= size;
+    await sendFileRange(
+      ctx.response,
+      rawOutputHeaders(record, stream, offset, offset + length, eof),
+      outputFile(dir, stream),
+      offset,
+      length,
+    );
+    return STREAMED;
+  }
   const bytes = readOutputRange(dir, stream, offset, Math.min(limit, size - offset)) ?? Buffer.alloc(0);
   const nextOffset = offset + bytes.length;
   const body: ExecutionOutputChunk = {
@@ -305,6 +332,23 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
     eof: ended && nextOffset >= size,
   };
   return jsonReply(200, body);
+}
+
+function rawOutputHeaders(
+  record: ExecutionRecord,
+  stream: OutputStream,
+  offset: number,
+  next: number,
+  eof: boolean,
+): Record<string, string> {
+  return {
+    "Content-Type": OCTET_STREAM,
+    [RAW_HEADERS.stream]: stream,
+    [RAW_HEADERS.offset]: String(offset),
+    [RAW_HEADERS.nextOffset]: String(next),
+    [RAW_HEADERS.eof]: String(eof),
+    [RAW_HEADERS.streamBytes]: String(record[`${stream}_bytes`]),
+  };
 }
 
 /**

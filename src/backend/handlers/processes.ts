@@ -10,12 +10,14 @@ import {
   PROCESS_STOP_GRACE_DEFAULT_MS,
   PROCESS_STOP_GRACE_MAX_MS,
   type ProcessList,
+  type ProcessLogChunk,
   type ProcessResult,
   type ProcessSignalAnswer,
   type ProcessStartRequest,
   type ProcessStdinAnswer,
   type ProcessStdinRequest,
   type ProcessStream,
+  RAW_HEADERS,
 } from "../../protocol/types.js";
 import {
   checkProcessSignalRequest,
@@ -29,6 +31,7 @@ import {
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow, ProcessRow, SandboxRow } from "../db.js";
 import {
+  acceptsBytes,
   ApiError,
   boolParam,
   intParam,
@@ -123,13 +126,30 @@ export async function getProcessLogs(ctx: RequestContext): Promise<Reply> {
   const offset = intParam(ctx.query, "offset", 0, Number.MAX_SAFE_INTEGER) ?? 0;
   const limit = intParam(ctx.query, "limit", 1, PROCESS_LOG_LIMIT_MAX) ?? PROCESS_LOG_LIMIT_DEFAULT;
   const waitMs = intParam(ctx.query, "wait_ms", 0, PROCESS_LOG_WAIT_MAX_MS) ?? 0;
-  const chunk = await ctx.services.processes.readLogs(row, {
+  const read = await ctx.services.processes.readLogs(row, {
     stream: stream as ProcessStream,
     offset,
     limit,
     waitMs,
     signal: ctx.signal,
   });
+  if (acceptsBytes(ctx.headers.accept)) {
+    return {
+      kind: "bytes",
+      status: 200,
+      body: read.data,
+      headers: {
+        [RAW_HEADERS.stream]: read.stream,
+        [RAW_HEADERS.offset]: String(read.offset),
+        [RAW_HEADERS.nextOffset]: String(read.next_offset),
+        [RAW_HEADERS.eof]: String(read.eof),
+        [RAW_HEADERS.rotated]: String(read.rotated),
+        [RAW_HEADERS.oldestOffset]: String(read.oldest_offset),
+        [RAW_HEADERS.generation]: String(read.generation),
+      },
+    };
+  }
+  const chunk: ProcessLogChunk = { ...read, data: read.data.toString("base64") };
   return jsonReply(200, chunk);
 }
 

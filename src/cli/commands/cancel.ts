@@ -2,10 +2,9 @@
 // the outcome really is `cancelled`.
 
 import { randomUUID } from "node:crypto";
-import type { Command } from "commander";
 import { TERMINAL_OUTCOMES } from "../../protocol/types.js";
 import { classifyObservation } from "../../receipts/classify.js";
-import { type Bind, declareCompletion, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { durationOption } from "../duration.js";
 import { ExitCodes, SbxError } from "../errors.js";
@@ -86,25 +85,5 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("cancel")
-    .summary("cancel a running execution")
-    .description(
-      "Ask the backend to cancel an execution (its process group gets SIGTERM, then SIGKILL). The\n" +
-        "acknowledgement is not proof: sbx says `cancelled` only once the outcome is cancelled, and\n" +
-        "`cancel requested` until then. With --wait it waits for the end (exit 255 if it does not come).",
-    )
-    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
-    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
-    .option("--reason <text>", "why, recorded by the backend")
-    .option("--wait", "wait until the execution has really ended")
-    .option("--timeout <dur>", "how long --wait waits (default: 60s)")
-    .option("--json", "print {execution_id, receipt_id, cancel, state, outcome, exit_code, signal}")
-    .action(bind(async (ctx, c) => run(parseCancelOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
-  declareCompletion(cmd, "<execution>", "receipt-id");
-  withExamples(cmd, [
-    { command: "sbx cancel exe_12ab --wait", description: "cancel and wait until it is gone" },
-    { command: "sbx cancel rcp_0mhx --reason 'wrong branch'", description: "by receipt, with a reason" },
-  ]);
-}
+/** Bound to `sbx cancel` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseCancelOptions(c.args[0]!, c.optsWithGlobals()), ctx);

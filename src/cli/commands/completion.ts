@@ -1,7 +1,7 @@
 // sbx completion bash|zsh|fish: print a completion script generated from the command tree.
 
 import type { Command } from "commander";
-import { type Bind, declareChoices, withExamples } from "../command.js";
+import { completeTree, type RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { SHELLS, type Shell } from "../docs/shells.js";
 import { UsageError } from "../errors.js";
@@ -16,17 +16,5 @@ export async function run(opts: { shell: string }, ctx: Context, program: Comman
   return 0;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("completion")
-    .summary("print a shell completion script (bash, zsh, fish)")
-    .description("Print a completion script for bash, zsh or fish, generated from sbx's command tree.")
-    .argument("<shell>", "bash, zsh or fish")
-    .action(bind(async (ctx, c) => run({ shell: c.args[0]! }, ctx, program)));
-  declareChoices(cmd, "<shell>", SHELLS);
-  withExamples(cmd, [
-    { command: "sbx completion bash > ~/.local/share/bash-completion/completions/sbx", description: "bash" },
-    { command: 'sbx completion zsh > "${fpath[1]}/_sbx"', description: "zsh" },
-    { command: "sbx completion fish > ~/.config/fish/completions/sbx.fish", description: "fish" },
-  ]);
-}
+/** Bound to `sbx completion` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ shell: c.args[0]! }, ctx, completeTree(c));

@@ -6,12 +6,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { Command } from "commander";
 import { FilesApi } from "../../client/files.js";
 import { packTree, readOpenFile, unpackTree } from "../../files/tar.js";
 import type { FileUpload } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
-import { type Bind, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { SbxError, UsageError } from "../errors.js";
 import { refusalIsUsage } from "../refusal.js";
@@ -331,27 +330,5 @@ class TransferMeter {
   }
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("cp")
-    .summary("copy files and directories into a sandbox or out of it")
-    .description(
-      "Copy a file or a directory between this machine and a sandbox's /workspace, byte for byte\n" +
-        "with modes kept (symlinks are copied as symlinks). One side is SANDBOX:PATH, where PATH\n" +
-        "is under /workspace (absolute, or relative to it); the other a local path, or - for a tar\n" +
-        "stream on stdin (into the sandbox) or stdout (out of it). Copied onto a directory that\n" +
-        "exists, a file or directory goes inside it. Paths that lead out of /workspace (.., or\n" +
-        "symlinks pointing elsewhere) are refused and nothing is written.",
-    )
-    .argument("<source>", "local path, SANDBOX:PATH, or -")
-    .argument("<destination>", "SANDBOX:PATH, local path, or -")
-    .option("--json", "print {source, destination, type, bytes, sha256, entries}")
-    .action(bind(async (ctx, c) => run(parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals()), ctx)));
-  withExamples(cmd, [
-    { command: "sbx cp ./src default:/workspace/src", description: "copy a directory in" },
-    { command: "sbx cp build.sh default:", description: "a file into /workspace" },
-    { command: "sbx cp default:/workspace/out/report.html .", description: "a file out, into the current directory" },
-    { command: "tar -c -C dist . | sbx cp - default:/workspace/dist", description: "a tar stream in" },
-    { command: "sbx cp default:/workspace/logs - | tar -t", description: "a directory out as a tar stream" },
-  ]);
-}
+/** Bound to `sbx cp` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals()), ctx);

@@ -1,14 +1,14 @@
 // sbx exec: run argv (no shell) or a deliberate shell string in a sandbox, with a
 // durable receipt written before the request is sent.
 
-import { type Command, Option } from "commander";
 import type { Api } from "../../client/api.js";
+import type { Endpoint } from "../../client/endpoint.js";
 import type { FollowSinks } from "../../client/follow.js";
 import { readOutputRange } from "../../client/output.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
 import { resolveWorkingDir } from "../../protocol/validate.js";
-import { type Bind, collect, declareCompletion, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
 import { durationOption } from "../duration.js";
@@ -16,7 +16,7 @@ import { ExitCodes } from "../errors.js";
 import { printExactOutput } from "../exact-output.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../command-flags.js";
 import { answerNotRecorded, printDispatchOutcome, printJson } from "../render/outcome.js";
-import { checkSandboxRef } from "./sandbox/show.js";
+import { checkSandboxRef } from "../command-flags.js";
 import { formatCommand } from "../render/receipt.js";
 
 export interface ExecOptions {
@@ -119,7 +119,7 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     {
       detach: opts.detach,
       ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox) } : {}),
-      ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, api) } : {}),
+      ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, endpoint) } : {}),
       beforeSend: (receiptId, path) => {
         ctx.io.verbose(`sbx: receipt ${receiptId} committed; idempotency key ${opts.idempotencyKey}`);
         ctx.io.verbose(
@@ -147,10 +147,10 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
 }
 
 /** The local daemon is gone while a stream is followed: start it again (its recovery ends the execution's log). */
-async function reviveLocalDaemon(ctx: Context, api: Api): Promise<boolean> {
+async function reviveLocalDaemon(ctx: Context, endpoint: Endpoint): Promise<boolean> {
   const { ensureLocalDaemon } = await import("../daemon-launcher.js");
   ctx.io.info("sbx: the local backend is gone; starting it again to learn what became of the execution…");
-  await ensureLocalDaemon(ctx, api);
+  await ensureLocalDaemon(ctx, endpoint);
   return true;
 }
 
@@ -172,8 +172,8 @@ function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
       let reached = offset;
       try {
         const read = await readOutputRange(api, { sandbox, executionId }, stream, offset, offset + bytes, (b) => {
-          write(stream, b);
           fill(b);
+          return stream === "stdout" ? ctx.io.writeOutPaced(b) : ctx.io.writeErrPaced(b);
         });
         reached = read.reached;
       } catch (err) {
@@ -196,47 +196,12 @@ function spinnerLabel(opts: ExecOptions): string {
   return text.length > 48 ? `${text.slice(0, 47)}…` : text;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("exec")
-    .summary("run a command in a sandbox and record a receipt")
-    .description(
-      "Run ARGV (no shell) or --shell STRING (through /bin/sh -c, deliberately) in a sandbox.\n" +
-        "Before anything is sent, the Idempotency-Key and the exact request are committed to the\n" +
-        "local receipt store. The request is sent once, never retried; the answer (or its absence)\n" +
-        "is classified and sbx exits with the code the classification gives (see `sbx help exit-codes`).",
-    )
-    .argument("[argv...]", "the command and its arguments (put them after --)")
-    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
-    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
-    .option("--timeout <dur>", "server-side timeout, 1s..10m (default: 2m)")
-    .option("--client-timeout <dur>", "local deadline for an answer (default: timeout + 30s)")
-    .option("--cwd <dir>", "working directory inside /workspace")
-    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
-    .option("--env-file <file>", "read K=V lines from a file")
-    .option("--stdin", "send sbx's standard input to the command (one-shot)")
-    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
-    .option("--stream", "show output live (SSE); a dropped stream is resumed, never re-sent")
-    .option("--detach", "return once the command has started; print the receipt and execution ids")
-    .addOption(new Option("--json", "print the receipt as JSON and nothing else on stdout"))
-    .action(
-      bind(async (ctx, c) => {
-        const settings = ctx.config.read().settings;
-        const opts = parseExecOptions(c.args, c.optsWithGlobals() as RawExecFlags, {
-          ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
-          ...(settings.timeout === undefined ? {} : { timeout: settings.timeout }),
-        });
-        return run(opts, ctx);
-      }),
-    );
-  declareCompletion(cmd, "[argv...]", "command");
-  declareCompletion(cmd, "--env-file", "file");
-  withExamples(cmd, [
-    { command: "sbx exec -- echo hello", description: "run argv in the default sandbox" },
-    { command: "sbx exec --shell 'make test 2>&1 | tail -5'", description: "run a shell string, deliberately" },
-    { command: "sbx exec -s build --timeout 5m --env CI=1 -- make", description: "another sandbox, longer timeout" },
-    { command: "sbx exec --json -- ./deploy.sh | jq .classification", description: "a receipt for scripts" },
-    { command: "sbx exec --stream -- make test", description: "live output, resumed if the stream drops" },
-    { command: "sbx exec --detach -- ./long-job.sh", description: "start it and return; then sbx logs EXE -f" },
-  ]);
-}
+/** Bound to `sbx exec` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const settings = ctx.config.read().settings;
+  const opts = parseExecOptions(c.args, c.optsWithGlobals() as RawExecFlags, {
+    ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
+    ...(settings.timeout === undefined ? {} : { timeout: settings.timeout }),
+  });
+  return run(opts, ctx);
+};

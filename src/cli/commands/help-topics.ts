@@ -1,7 +1,7 @@
 // sbx help [TOPIC|COMMAND...]: help on a command, or on a topic such as exit-codes.
 
 import type { Command } from "commander";
-import { type Bind, withExamples } from "../command.js";
+import { completeTree, type RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { UsageError } from "../errors.js";
 
@@ -150,15 +150,5 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
   return 0;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("help")
-    .summary("help on a command or a topic (exit-codes)")
-    .description("Show help for a command (`sbx help receipts show`) or a topic (`sbx help exit-codes`).")
-    .argument("[words...]", "a command path or a topic")
-    .action(bind(async (ctx, c) => run({ words: c.args }, ctx, program)));
-  withExamples(cmd, [
-    { command: "sbx help exit-codes", description: "what each exit code means" },
-    { command: "sbx help receipts resubmit", description: "help on one command" },
-  ]);
-}
+/** Bound to `sbx help` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ words: c.args }, ctx, completeTree(c));

@@ -2,12 +2,11 @@
 // where a person can answer; otherwise the flags say everything, and without them it
 // refuses and names the flags to pass.
 
-import type { Command } from "commander";
 import type { Endpoint } from "../../client/endpoint.js";
 import { parseApiUrl } from "../../client/endpoint.js";
 import { redact } from "../../client/redact.js";
 import { LOCAL_PROFILE } from "../../config/config.js";
-import { type Bind, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { ExitCodes, ExitWith, UsageError } from "../errors.js";
 import { printJson } from "../render/outcome.js";
@@ -252,28 +251,5 @@ export async function run(opts: InitOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("init")
-    .summary("set up the backend sbx uses (interactive)")
-    .description(
-      "Choose the backend sbx uses: the embedded one on this machine (profile `local`, started on\n" +
-        "demand) or a remote one (a profile with an API URL and a key, read hidden). On a terminal it\n" +
-        "asks; elsewhere it refuses unless flags give the answers (--yes takes the defaults). A remote\n" +
-        "backend is asked for its health before it is saved. The chosen profile becomes the current one.",
-    )
-    .option("--profile-name <name>", "name of the remote profile to create or replace")
-    .option("--api-url <url>", "the remote backend: https://host[:port] or unix:/path.sock")
-    .option("--api-key-stdin", "read the API key from stdin")
-    .option("-y, --yes", "accept the defaults without asking (the embedded backend)")
-    .option("--json", "print {profile, api_url, api_key, current, backend, health}")
-    .action(bind(async (ctx, c) => run(parseInitOptions(c.optsWithGlobals()), ctx)));
-  withExamples(cmd, [
-    { command: "sbx init", description: "answer a few questions" },
-    { command: "sbx init --yes", description: "the embedded backend, no questions" },
-    {
-      command: 'printf %s "$KEY" | sbx init --profile-name prod --api-url https://sbx.example.com --api-key-stdin',
-      description: "a remote backend, for scripts",
-    },
-  ]);
-}
+/** Bound to `sbx init` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseInitOptions(c.optsWithGlobals()), ctx);

@@ -1,6 +1,5 @@
 // sbx logs: replay an execution's output from its event log; follow it with -f.
 
-import type { Command } from "commander";
 import {
   createEventHandler,
   type FollowSinks,
@@ -10,7 +9,7 @@ import {
 } from "../../client/follow.js";
 import { readOutputRange } from "../../client/output.js";
 import type { SseEvent } from "../../client/sse.js";
-import { type Bind, declareCompletion, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { BackendError, ExitCodes, ExitWith, UsageError } from "../errors.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
@@ -49,11 +48,38 @@ async function fillGap(
   bytes: number,
 ): Promise<void> {
   const end = offset + bytes;
-  const write = (data: Buffer) => (stream === "stdout" ? ctx.io.writeOut(data) : ctx.io.writeErr(data));
+  const write = (data: Buffer) => (stream === "stdout" ? ctx.io.writeOutPaced(data) : ctx.io.writeErrPaced(data));
   const read = await readOutputRange(t.api, t, stream, offset, end, write);
   if (read.reached < end) {
     ctx.io.err(`sbx: ${end - read.reached} bytes of ${stream} at offset ${read.reached} are no longer available`);
   }
+}
+
+/**
+ * The replay of a finished execution that wrote to stdout only (the common case of a
+ * large output): its full output read raw, straight to stdout, at the speed of the
+ * disk. A raw read of stderr from 0 says first, from its headers alone, that stderr is
+ * empty and the execution over (Sbx-Eof) — cheaper than its record, which carries
+ * both tails. Anything else (stderr written: the event log keeps the two streams'
+ * order; still running; full output not kept) returns false: the event log replays it.
+ */
+async function replayFullOutput(ctx: Context, t: ExecutionTarget): Promise<boolean> {
+  const probe = await readOutputRange(t.api, t, "stderr", 0, 1, () => undefined).catch(() => null);
+  if (probe === null || !probe.eof || probe.reached !== 0) return false;
+  let written = 0;
+  const read = await readOutputRange(t.api, t, "stdout", 0, null, (data) => {
+    written += data.length;
+    return ctx.io.writeOutPaced(data);
+  });
+  if (written === 0 && read.notKept) return false;
+  // Past the backend's cap the command's bytes were counted, not kept: say so, as the event log would.
+  const total = read.streamBytes ?? read.reached;
+  if (total > read.reached) {
+    ctx.io.err(
+      `sbx: ${total - read.reached} bytes of stdout at offset ${read.reached} were not kept by the backend (output cap)`,
+    );
+  }
+  return true;
 }
 
 export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
@@ -90,6 +116,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     }
     return 0;
   }
+  if (!opts.json && opts.after === 0 && (await replayFullOutput(ctx, t))) return 0;
   // A replay of what exists now, page by page.
   const state = {
     executionId: t.executionId,
@@ -112,26 +139,5 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("logs")
-    .summary("replay or follow an execution's output")
-    .description(
-      "Replay an execution's output from its event log: raw bytes to stdout and stderr, or the events\n" +
-        "as JSON Lines with --json. With -f, follow it until it ends, reconnecting (with the last\n" +
-        "event id) if the stream drops. Works on finished executions too; output beyond the event\n" +
-        "budget is read from the full output.",
-    )
-    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
-    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
-    .option("-f, --follow", "follow until the execution ends")
-    .option("--after <event-id>", "start after this event id")
-    .option("--json", "print events as JSON Lines: {id, type, data}")
-    .action(bind(async (ctx, c) => run(parseLogsOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
-  declareCompletion(cmd, "<execution>", "receipt-id");
-  withExamples(cmd, [
-    { command: "sbx logs exe_12ab", description: "everything it printed so far" },
-    { command: "sbx logs exe_12ab -f", description: "follow until it ends" },
-    { command: "sbx logs rcp_0mhx --json --after 10", description: "events after id 10, as JSON Lines" },
-  ]);
-}
+/** Bound to `sbx logs` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseLogsOptions(c.args[0]!, c.optsWithGlobals()), ctx);

@@ -1,11 +1,10 @@
 // sbx recover: observe every receipt in doubt once, record what was learned, and say
 // what is resolved and what still needs a person. Never re-sends anything.
 
-import type { Command } from "commander";
 import { type Classification, IN_DOUBT } from "../../receipts/classify.js";
 import { explain, receiptDocument } from "../../receipts/document.js";
 import type { ReceiptStore } from "../../receipts/store.js";
-import { type Bind, withExamples } from "../command.js";
+import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { endpointOfReceipt } from "../dispatch.js";
 import { ExitCodes } from "../errors.js";
@@ -87,21 +86,5 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
   return stillInDoubt.length === 0 ? ExitCodes.ok : ExitCodes.inDoubt;
 }
 
-export function register(program: Command, bind: Bind): void {
-  const cmd = program
-    .command("recover")
-    .summary("observe every receipt in doubt once and say what is resolved")
-    .description(
-      "For every receipt in doubt (dispatched, outcome_unknown, local_timeout, result_unconfirmed,\n" +
-        "in_progress, record_pending) or running, observe the execution once (by execution id, or by\n" +
-        "idempotency key; a jobs submission by its request id), record what was learned, and print what\n" +
-        "is resolved, what is running (not in doubt: the backend says where it is) and, for the rest,\n" +
-        "the next step. It never re-sends anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
-    )
-    .option("--json", "print {resolved: [...], running: [...], in_doubt: [...]}")
-    .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
-  withExamples(cmd, [
-    { command: "sbx recover", description: "after an incident: what ran, what is still unknown" },
-    { command: "sbx recover --json | jq '.in_doubt[].receipt_id'", description: "for scripts" },
-  ]);
-}
+/** Bound to `sbx recover` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx);

@@ -4,6 +4,7 @@
 import type { Command } from "commander";
 import type { Runtime } from "../command.js";
 import { createBufferIO } from "../io/io.js";
+import { completeTree } from "../command.js";
 import { buildProgram } from "../program.js";
 import { generateCompletion } from "./completions.js";
 import type { Shell } from "./shells.js";
@@ -15,7 +16,7 @@ export const COMPLETION_FILES: Record<Shell, string> = {
   fish: "completions/sbx.fish",
 };
 
-/** The command tree as `sbx` builds it, with a runtime that is never used. */
+/** The whole command tree as `sbx` builds it (every noun's verbs), with a runtime that is never used. */
 export function docsProgram(): Command {
   const rt: Runtime = {
     io: createBufferIO(),
@@ -24,7 +25,7 @@ export function docsProgram(): Command {
     onFirstInterrupt: () => () => undefined,
     exitCode: 0,
   };
-  return buildProgram(rt);
+  return completeTree(buildProgram(rt));
 }
 
 export function generatedFiles(program: Command = docsProgram()): Record<string, string> {

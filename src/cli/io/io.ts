@@ -3,12 +3,15 @@
 // person could answer a prompt. Tests use createBufferIO.
 
 import { Writable } from "node:stream";
+import { isatty } from "node:tty";
 import { Chalk, type ChalkInstance } from "chalk";
+import { stdioSink } from "../../platform/stdio.js";
 
 export interface Sink {
   write(chunk: string | Uint8Array): unknown;
   /** 'drain' after a write answered false (Node streams); sinks that never say false need not. */
   once?(event: "drain" | "close", fn: () => void): unknown;
+  off?(event: "drain" | "close", fn: () => void): unknown;
 }
 
 /** A spinner on stderr while sbx waits; a no-op where it cannot be drawn. */
@@ -53,6 +56,8 @@ export interface IO {
   writeErr(chunk: string | Uint8Array): void;
   /** Raw bytes to stdout, resolving once stdout takes more: for streams of any size. */
   writeOutPaced(chunk: Uint8Array): Promise<void>;
+  /** The same for stderr. */
+  writeErrPaced(chunk: Uint8Array): Promise<void>;
   /** Stdin as it arrives (a tar stream, say), without holding it all. */
   stdinChunks(): AsyncIterable<Uint8Array>;
   /**
@@ -84,11 +89,16 @@ export type ColorChoice = "auto" | "always" | "never";
 export interface IOStreams {
   stdout: Sink & { isTTY?: boolean };
   stderr: Sink & { isTTY?: boolean };
-  stdin: AsyncIterable<Uint8Array | string> & {
-    isTTY?: boolean;
-  };
+  /** Stdin, or how to get it when it is first used (creating it costs a start-up; BENCHMARKS.md). */
+  stdin: StdinStream | (() => StdinStream);
+  /** Whether stdin is a terminal, known without creating the stream (else it is asked). */
+  stdinIsTTY?: boolean;
   env: NodeJS.ProcessEnv;
 }
+
+type StdinStream = AsyncIterable<Uint8Array | string> & {
+  isTTY?: boolean;
+};
 
 interface IOState {
   /** Colour on stdout / on stderr. */
@@ -181,21 +191,41 @@ function writableOver(sink: Sink & { isTTY?: boolean }): NodeJS.WritableStream {
   return Object.assign(w, { isTTY: sink.isTTY === true, columns: 80, rows: 24, end: () => w });
 }
 
+/** Writes, resolving once the sink takes more (its 'drain' after a write answered false). */
+function paced(sink: Sink, chunk: Uint8Array): Promise<void> {
+  if (sink.write(chunk) !== false || !sink.once) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      sink.off?.("drain", done);
+      sink.off?.("close", done);
+      resolve();
+    };
+    sink.once?.("drain", done);
+    sink.once?.("close", done);
+  });
+}
+
 function makeIO(s: IOStreams, st: IOState): IO {
   const chalk = new Chalk({ level: st.color ? 2 : 0 });
   const errChalk = new Chalk({ level: st.errColor ? 2 : 0 });
   const stderrIsTTY = s.stderr.isTTY === true;
+  let stdinStream: StdinStream | null = null;
+  const stdin = (): StdinStream => {
+    stdinStream ??= typeof s.stdin === "function" ? s.stdin() : s.stdin;
+    return stdinStream;
+  };
+  const stdinIsTTY = s.stdinIsTTY ?? stdin().isTTY === true;
   const animated = st.spinners && stderrIsTTY && st.errColor && !st.quiet;
   const io: IO = {
     stdoutIsTTY: s.stdout.isTTY === true,
     stderrIsTTY,
-    stdinIsTTY: s.stdin.isTTY === true,
+    stdinIsTTY,
     color: st.color,
     quiet: st.quiet,
     chalk,
     errChalk,
     animated,
-    canPrompt: s.stdin.isTTY === true && stderrIsTTY,
+    canPrompt: stdinIsTTY && stderrIsTTY,
     out: (line) => {
       s.stdout.write(`${line}\n`);
     },
@@ -214,24 +244,20 @@ function makeIO(s: IOStreams, st: IOState): IO {
     writeErr: (chunk) => {
       s.stderr.write(chunk);
     },
-    writeOutPaced: (chunk) => {
-      if (s.stdout.write(chunk) !== false || !s.stdout.once) return Promise.resolve();
-      return new Promise((resolve) => {
-        s.stdout.once?.("drain", resolve);
-        s.stdout.once?.("close", resolve);
-      });
-    },
+    writeOutPaced: (chunk) => paced(s.stdout, chunk),
+    writeErrPaced: (chunk) => paced(s.stderr, chunk),
     async *stdinChunks() {
-      for await (const c of s.stdin) yield typeof c === "string" ? Buffer.from(c) : c;
+      for await (const c of stdin()) yield typeof c === "string" ? Buffer.from(c) : c;
     },
     progress: (text, opts) => (animated ? startSpinner(s.stderr, text, opts?.elapsed === true) : NO_PROGRESS),
     readStdin: async () => {
       const chunks: Buffer[] = [];
-      for await (const c of s.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : Buffer.from(c));
+      for await (const c of stdin()) chunks.push(typeof c === "string" ? Buffer.from(c) : Buffer.from(c));
       return Buffer.concat(chunks);
     },
     readSecret: async (prompt) => {
-      if (s.stdin.isTTY === true && s.stderr.isTTY === true) {
+      const input = stdin();
+      if (input.isTTY === true && s.stderr.isTTY === true) {
         // On a terminal: @inquirer/prompts' password prompt (on stderr), echoing nothing.
         const { password } = await import("@inquirer/prompts");
         const answer = await password({ message: prompt.replace(/:\s*$/, "") }, io.promptStreams());
@@ -240,7 +266,7 @@ function makeIO(s: IOStreams, st: IOState): IO {
       return (await io.readStdin()).toString("utf8").trim();
     },
     promptStreams: () => ({
-      input: s.stdin as unknown as NodeJS.ReadableStream,
+      input: stdin() as unknown as NodeJS.ReadableStream,
       output: writableOver(s.stderr),
     }),
     flush: async () => {
@@ -271,16 +297,18 @@ function makeIO(s: IOStreams, st: IOState): IO {
 }
 
 export function createProcessIO(): IO {
-  // A reader that went away (`sbx … | head -1`) is not an error of ours.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code !== "EPIPE") throw err;
-    });
-  }
-  const streams: IOStreams = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+  const stdout = stdioSink(1);
+  const stderr = stdioSink(2);
+  const streams: IOStreams = {
+    stdout,
+    stderr,
+    stdin: () => process.stdin,
+    stdinIsTTY: isatty(0),
+    env: process.env,
+  };
   return makeIO(streams, {
-    color: colorWanted(process.stdout.isTTY === true, process.env),
-    errColor: colorWanted(process.stderr.isTTY === true, process.env),
+    color: colorWanted(stdout.isTTY, process.env),
+    errColor: colorWanted(stderr.isTTY, process.env),
     quiet: false,
     verbose: false,
     spinners: true,
@@ -313,7 +341,7 @@ export function createBufferIO(
     },
   });
   const input = opts.stdin === undefined ? Buffer.alloc(0) : Buffer.from(opts.stdin);
-  const stdin: IOStreams["stdin"] =
+  const stdin: StdinStream =
     opts.keys === undefined
       ? {
           isTTY: opts.tty === true,
@@ -321,7 +349,7 @@ export function createBufferIO(
             if (input.length) yield input;
           },
         }
-      : Object.assign(opts.keys as unknown as IOStreams["stdin"], { isTTY: opts.tty === true });
+      : Object.assign(opts.keys as unknown as StdinStream, { isTTY: opts.tty === true });
   const io = makeIO(
     { stdout: sink(out, opts.tty === true), stderr: sink(err, opts.tty === true), stdin, env: {} },
     { color: opts.color ?? false, errColor: opts.color ?? false, quiet: false, verbose: false, spinners: false },

@@ -3,25 +3,12 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { Command } from "commander";
-import { FAULT_SPEC_HELP } from "../../../backend/fault-spec-help.js";
 import { ensurePrivateDir } from "../../../config/paths.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
-
-/** How retention works, for --help (docs/protocol.md, "Retention"). */
-export const RETENTION_HELP = [
-  "Retention: finished executions (record, events, output) and exited processes (record, logs)",
-  "older than --retain go, checked at start-up and every 10 minutes. --retain is never shorter",
-  "than --key-retention: a record some receipt may still be in doubt about stays readable, by",
-  "id or by idempotency key, as long as its key is kept. Past --retain-size, the oldest",
-  "finished executions' output files go first (records, tails and exit codes stay), then",
-  "records past the key window. Nothing still running is touched. `sbx daemon status` shows",
-  "what is kept and its size.",
-].join("\n");
 
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
@@ -175,42 +162,5 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("run")
-    .summary("run the embedded backend in the foreground")
-    .description(
-      "Serve /api/v1 on the Unix socket in the state directory (mode 0600), and optionally on TCP\n" +
-        "with --listen, where a token is required (SBX_DAEMON_TOKEN of at least 32 characters, or a\n" +
-        "generated one in the daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
-    )
-    .option("--listen <host:port>", "also listen on TCP (requires the token)")
-    .option("--faults <spec>", "inject faults (see below) to rehearse recovery")
-    .option("--idle-exit <dur>", "exit after this long idle with nothing running")
-    .option("--key-retention <dur>", "how long idempotency keys are kept (default: 7d)")
-    .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
-    .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
-    .option("--execution-output-max <size>", "execution output kept on disk per stream (default: 256MiB)")
-    .option(
-      "--retain <dur>",
-      "keep finished executions and exited processes this long (default: 30d; never less than --key-retention)",
-    )
-    .option("--retain-size <size>", "keep at most this much; the oldest finished outputs go first (default: 5GiB)")
-    .option("--job-concurrency <n>", "jobs running at once per sandbox; the rest wait queued (default: 4)")
-    .option("--job-output-max <size>", "output kept per job: its first and last halves (default: 8MiB)")
-    .action(bind(async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx)));
-  cmd.addHelpText("after", `\n${RETENTION_HELP}\n`);
-  cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
-  withExamples(cmd, [
-    { command: "sbx daemon run", description: "in the foreground, Ctrl-C to stop" },
-    {
-      command: "sbx daemon run --faults 'execute:not_started:once'",
-      description: "the next exec gets 503 not_started",
-    },
-    { command: "sbx daemon run --job-concurrency 8", description: "run up to 8 jobs at once per sandbox" },
-    {
-      command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070",
-      description: "a shared backend for a team",
-    },
-  ]);
-}
+/** Bound to `sbx daemon run` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseDaemonRunOptions(c.opts()), ctx);

@@ -1,8 +1,7 @@
 // sbx daemon start: start the local daemon in the background.
 
-import type { Command } from "commander";
 import { localEndpoint } from "../../../client/endpoint.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { spawnDaemon, waitForDaemon } from "../../daemon-launcher.js";
 import { BackendError } from "../../errors.js";
@@ -34,12 +33,5 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("start")
-    .summary("start the local daemon in the background")
-    .description("Start `sbx daemon run` in the background (output in daemon.log) and wait until it answers.")
-    .option("--idle-exit <dur>", "exit after this long idle with nothing running (default: never)")
-    .action(bind(async (ctx, c) => run({ idleExit: c.opts().idleExit }, ctx)));
-  withExamples(cmd, [{ command: "sbx daemon start", description: "start it ahead of time" }]);
-}
+/** Bound to `sbx daemon start` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ idleExit: c.opts().idleExit }, ctx);

@@ -1,10 +1,9 @@
 // sbx daemon status
 
-import type { Command } from "commander";
 import { localEndpoint } from "../../../client/endpoint.js";
 import { checkLocalDaemonDirs } from "../../../config/paths.js";
 import type { Health, IsolationStatus, StorageReport } from "../../../protocol/types.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
@@ -85,16 +84,5 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
   return s.running ? ExitCodes.ok : ExitCodes.notRunning;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("status")
-    .summary("say whether the local daemon is running (exit 3 when not)")
-    .description(
-      "Ask the local daemon's socket for its health, the isolation new sandboxes get, and what it\n" +
-        "keeps: executions and processes, their size against --retain-size, and how long finished\n" +
-        "work is kept (--retain). Exits 0 when it answers, 3 when it does not.",
-    )
-    .option("--json", "print {running, pid, socket, version, started_at, isolation, storage}")
-    .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
-  withExamples(cmd, [{ command: "sbx daemon status", description: "is it up?" }]);
-}
+/** Bound to `sbx daemon status` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx);

@@ -1,7 +1,4 @@
-// sbx daemon stop
-
-import type { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { SbxError } from "../../errors.js";
 import { isAlive, readDaemonPid } from "./pid.js";
@@ -26,14 +23,5 @@ export async function run(_opts: Record<string, never>, ctx: Context): Promise<n
   });
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("stop")
-    .summary("stop the local daemon")
-    .description(
-      "Ask the daemon to stop (SIGTERM) and wait until it has. Running commands are ended (TERM, then\n" +
-        "KILL) and recorded as such.",
-    )
-    .action(bind(async (ctx) => run({}, ctx)));
-  withExamples(cmd, [{ command: "sbx daemon stop", description: "stop it" }]);
-}
+/** Bound to `sbx daemon stop` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx) => run({}, ctx);

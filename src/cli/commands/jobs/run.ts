@@ -1,7 +1,6 @@
 // sbx jobs run -- CMD…: one job, submitted as a receipt, its output followed as it
 // comes, exiting like exec does.
 
-import type { Command } from "commander";
 import {
   JOB_TIMEOUT_DEFAULT_MS,
   JOB_TIMEOUT_MAX_MS,
@@ -9,7 +8,7 @@ import {
   type JobSubmitRequest,
 } from "../../../protocol/jobs.js";
 import { isValidIdempotencyKey, isValidName } from "../../../protocol/validate.js";
-import { type Bind, collect, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import { commandFromFlags, envFromFlags, workingDirFromFlag } from "../../command-flags.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
@@ -18,7 +17,7 @@ import { printJson } from "../../render/outcome.js";
 import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
 import { exitText, noteOf } from "./render.js";
 import { freshRequestId, reportNotAdmitted, submit } from "./submission.js";
-import { SANDBOX_FLAG, sandboxOf } from "./target.js";
+import { sandboxOf } from "./target.js";
 import { readJobOutput, summaryOf } from "./waiting.js";
 
 export interface RunOptions {
@@ -127,38 +126,8 @@ export interface RunDocument extends SubmissionDocument {
   stderr: string;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("run")
-    .summary("run one command as a job and wait for it, like exec")
-    .description(
-      "Run ARGV (no shell) or --shell STRING as one job: submitted once as a receipt (a fresh\n" +
-        "request id), its output followed as it comes, and sbx exits like exec: the command's exit\n" +
-        "code, 128+S for a signal, 124 timed out, 130 cancelled, 255 interrupted or lost, 125 refused.\n" +
-        "Unlike exec, a job may run up to an hour, waits its turn behind a --queue-key, and the\n" +
-        "backend's concurrency limit. Ctrl-C stops following; the job keeps running.",
-    )
-    .argument("[argv...]", "the command and its arguments (put them after --)")
-    .option(...SANDBOX_FLAG)
-    .option("--name <name>", "the job's name (default: run)")
-    .option("--timeout <dur>", "server-side timeout, up to 1h (default: 30m)")
-    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
-    .option("--cwd <dir>", "working directory inside /workspace")
-    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
-    .option("--env-file <file>", "read K=V lines from a file")
-    .option("--queue-key <key>", "run one at a time with other jobs of this key")
-    .option("--json", "print the submission document with the job's output (stdout, stderr)")
-    .action(
-      bind(async (ctx, c) => {
-        const raw = c.optsWithGlobals() as RawRunFlags;
-        return run(parseRunOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
-      }),
-    );
-  declareCompletion(cmd, "[argv...]", "command");
-  declareCompletion(cmd, "--env-file", "file");
-  withExamples(cmd, [
-    { command: "sbx jobs run -- make test", description: "one job, output as it comes, exit like exec" },
-    { command: "sbx jobs run --name migrate --timeout 45m -- ./migrate.sh", description: "a long step, named" },
-    { command: "sbx jobs run --queue-key deploy -- ./deploy.sh", description: "never two deploys at once" },
-  ]);
-}
+/** Bound to `sbx jobs run` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const raw = c.optsWithGlobals() as RawRunFlags;
+  return run(parseRunOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
+};

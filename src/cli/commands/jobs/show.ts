@@ -1,13 +1,12 @@
 // sbx jobs show: one job as the API returns it, with all of its kept output chunks.
 
-import type { Command } from "commander";
 import type { JobOutputChunk, JobRecord } from "../../../protocol/jobs.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { formatCommand } from "../../render/receipt.js";
 import { colorStatus, exitText } from "./render.js";
-import { jobsApi, SANDBOX_FLAG, sandboxOf } from "./target.js";
+import { jobsApi, sandboxOf } from "./target.js";
 
 export async function run(opts: { jobId: string; sandbox: string; json: boolean }, ctx: Context): Promise<number> {
   const api = await jobsApi(ctx);
@@ -49,25 +48,8 @@ export async function run(opts: { jobId: string; sandbox: string; json: boolean 
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("show")
-    .summary("show a job")
-    .description(
-      "Show a job: status, exit, why it ended as it did, dependencies, times. With --json, the job as\n" +
-        "the API returns it, with every kept output chunk {seq, stream, offset, data (base64)}.",
-    )
-    .argument("<job>", "job id")
-    .option(...SANDBOX_FLAG)
-    .option("--json", "print the job record with all of its output chunks")
-    .action(
-      bind(async (ctx, c) => {
-        const raw = c.optsWithGlobals() as { sandbox?: string; json?: boolean };
-        return run({ jobId: c.args[0]!, sandbox: sandboxOf(ctx, raw.sandbox), json: raw.json === true }, ctx);
-      }),
-    );
-  withExamples(cmd, [
-    { command: "sbx jobs show job_3f2a…", description: "status, exit and why" },
-    { command: "sbx jobs show job_3f2a… --json | jq .status", description: "for scripts" },
-  ]);
-}
+/** Bound to `sbx jobs show` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const raw = c.optsWithGlobals() as { sandbox?: string; json?: boolean };
+  return run({ jobId: c.args[0]!, sandbox: sandboxOf(ctx, raw.sandbox), json: raw.json === true }, ctx);
+};

@@ -2,9 +2,8 @@
 // receipt (its request_id is its idempotency identity), optionally followed to the end.
 
 import fs from "node:fs";
-import type { Command } from "commander";
 import type { JobSubmitRequest, JobSummary } from "../../../protocol/jobs.js";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
@@ -12,7 +11,7 @@ import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs, type JobsWaitEnd, type SubmissionDocument } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
 import { parseSubmission, reportNotAdmitted, type Submitted, submit } from "./submission.js";
-import { SANDBOX_FLAG, sandboxOf } from "./target.js";
+import { sandboxOf } from "./target.js";
 import { waitForJobs } from "./waiting.js";
 
 export interface SubmitOptions {
@@ -137,42 +136,8 @@ function documentOf(
   };
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("submit")
-    .summary("submit a file of jobs with dependencies")
-    .description(
-      "Submit FILE (or - for stdin): the API's request body, {request_id, jobs: [{job_id?, name, command,\n" +
-        "working_dir?, env?, stdin?, timeout_ms?, depends_on?, dependency_policy?, queue_key?}]}. A\n" +
-        "missing request_id gets a fresh one (printed). The submission is a receipt: its request_id is\n" +
-        "its idempotency identity, committed before it is sent, and it is sent once; the same request\n" +
-        "again admits nothing new. Prints the admitted jobs; with --wait, waits for all of them (server-\n" +
-        "side waits, repeated) and exits 0 when all succeeded, 1 when any failed, was cancelled, timed\n" +
-        "out or had a dependency fail, 255 when any is interrupted or lost, 124 when --timeout passed\n" +
-        "first (the jobs keep running), 125 when the submission was refused (nothing admitted).",
-    )
-    .argument("<file>", "a JSON file of jobs, or - for stdin")
-    .option(...SANDBOX_FLAG)
-    .option("--wait", "wait until every job has ended; exit with what they did")
-    .option("--timeout <dur>", "with --wait: stop waiting after this long (the jobs are not cancelled)")
-    .option(
-      "--json",
-      "print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}",
-    )
-    .action(
-      bind(async (ctx, c) => {
-        const raw = c.optsWithGlobals() as { sandbox?: string; wait?: boolean; timeout?: string; json?: boolean };
-        return run(parseSubmitOptions(c.args[0]!, raw, sandboxOf(ctx, raw.sandbox)), ctx);
-      }),
-    );
-  declareCompletion(cmd, "<file>", "file");
-  withExamples(cmd, [
-    { command: "sbx jobs submit pipeline.json --wait", description: "submit and follow every job to its end" },
-    { command: "sbx jobs submit pipeline.json", description: "submit and return; the job ids are printed" },
-    {
-      command: 'jq -n \'{jobs: [{name: "hi", command: "echo hi"}]}\' | sbx jobs submit - --json',
-      description: "from stdin, for scripts",
-    },
-    { command: "sbx jobs submit ci.json --wait --timeout 20m", description: "stop waiting after 20m (exit 124)" },
-  ]);
-}
+/** Bound to `sbx jobs submit` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const raw = c.optsWithGlobals() as { sandbox?: string; wait?: boolean; timeout?: string; json?: boolean };
+  return run(parseSubmitOptions(c.args[0]!, raw, sandboxOf(ctx, raw.sandbox)), ctx);
+};

@@ -3,7 +3,7 @@
 
 import { JobsApi } from "../../../client/jobs.js";
 import type { Context } from "../../context.js";
-import { checkSandboxRef } from "../sandbox/show.js";
+import { checkSandboxRef } from "../../command-flags.js";
 
 export async function jobsApi(ctx: Context): Promise<JobsApi> {
   return new JobsApi((await ctx.api()).http);
@@ -12,5 +12,3 @@ export async function jobsApi(ctx: Context): Promise<JobsApi> {
 export function sandboxOf(ctx: Context, flag: string | undefined): string {
   return checkSandboxRef(flag ?? ctx.config.read().settings.sandbox ?? "default");
 }
-
-export const SANDBOX_FLAG = ["-s, --sandbox <id>", "sandbox id or name (default: default)"] as const;

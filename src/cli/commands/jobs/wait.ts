@@ -1,16 +1,15 @@
 // sbx jobs wait: wait for jobs to end (server-side waits of at most 25 s, repeated);
 // a local --timeout stops the waiting and never cancels anything.
 
-import type { Command } from "commander";
 import { isValidIdempotencyKey } from "../../../protocol/validate.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
-import { jobsApi, SANDBOX_FLAG, sandboxOf } from "./target.js";
+import { jobsApi, sandboxOf } from "./target.js";
 import { waitForJobs } from "./waiting.js";
 
 export interface WaitOptions {
@@ -71,29 +70,8 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   return exit;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("wait")
-    .summary("wait for jobs to end")
-    .description(
-      "Wait until every named job (and, with --request, every job of that request) has ended, with\n" +
-        "server-side waits of at most 25 s, repeated. Exits 0 when all succeeded, 1 when any failed, was\n" +
-        "cancelled, timed out or had a dependency fail, 255 when any is interrupted or lost (in doubt),\n" +
-        "124 when --timeout passed first. Stopping the wait never cancels a job.",
-    )
-    .argument("[jobs...]", "job ids")
-    .option(...SANDBOX_FLAG)
-    .option("--request <id>", "every job of this request id")
-    .option("--timeout <dur>", "stop waiting after this long (exit 124; the jobs keep running)")
-    .option("--json", "print {jobs: [...], timed_out, exit}")
-    .action(
-      bind(async (ctx, c) => {
-        const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; timeout?: string; json?: boolean };
-        return run(parseWaitOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
-      }),
-    );
-  withExamples(cmd, [
-    { command: "sbx jobs wait --request ci-1234", description: "every job of a submission" },
-    { command: "sbx jobs wait job_3f2a… job_9c1d… --timeout 10m", description: "some jobs, at most 10 minutes" },
-  ]);
-}
+/** Bound to `sbx jobs wait` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; timeout?: string; json?: boolean };
+  return run(parseWaitOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
+};

@@ -1,16 +1,21 @@
 // sbx process: supervised background workers (alias: sbx ps = sbx process list).
+// Here: the declarations of its verbs (what --help, the man page and the completions
+// read); each verb's run code is its own module, loaded only when that verb runs.
 
-import { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
-import * as list from "./list.js";
-import * as logs from "./logs.js";
-import * as rm from "./rm.js";
-import * as result from "./result.js";
-import * as show from "./show.js";
-import * as signal from "./signal.js";
-import * as start from "./start.js";
-import * as stdin from "./stdin.js";
-import * as stop from "./stop.js";
+import { Command, Option } from "commander";
+import { PROCESS_SIGNALS, type RestartPolicyName } from "../../../protocol/types.js";
+import {
+  type Bind,
+  collect,
+  declareChoices,
+  declareCompletion,
+  positiveIntArg,
+  wholeNumberArg,
+  withExamples,
+  declareVerbsLater,
+} from "../../command.js";
+
+export const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
 
 export function register(program: Command, bind: Bind): void {
   const noun = program
@@ -20,21 +25,23 @@ export function register(program: Command, bind: Bind): void {
       "Workers that outlive sbx, supervised by the backend: restart policies with back-off, logs by\n" +
         "logical offset across restarts and rotation, stdin, signals.",
     );
-  start.register(noun, bind);
-  list.register(noun, bind);
-  show.register(noun, bind);
-  logs.register(noun, bind);
-  result.register(noun, bind);
-  stdin.register(noun, bind);
-  signal.register(noun, bind);
-  stop.register(noun, bind);
-  rm.register(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareStart(noun, bind);
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareLogs(noun, bind);
+    declareResult(noun, bind);
+    declareStdin(noun, bind);
+    declareSignal(noun, bind);
+    declareStop(noun, bind);
+    declareRm(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
     { command: "sbx process logs web -f", description: "follow its output" },
     { command: "sbx ps", description: "what runs in the default sandbox" },
   ]);
-  const ps = list.configureList(
+  const ps = configureList(
     new Command("ps")
       .summary("list supervised processes (sbx process list)")
       .description("Same as `sbx process list`."),
@@ -42,4 +49,186 @@ export function register(program: Command, bind: Bind): void {
   );
   program.addCommand(ps);
   withExamples(ps, [{ command: "sbx ps", description: "what runs in the default sandbox" }]);
+}
+
+function declareSignal(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("signal")
+    .summary("send a signal to a process's group")
+    .description(`Send a signal to the process's whole group: ${PROCESS_SIGNALS.join(", ")} (SIG prefix optional).`)
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .argument("<signal>", "TERM, INT, HUP, KILL, USR1 or USR2")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--json", "print the acknowledgement")
+    .action(bind(() => import("./signal.js")));
+  declareChoices(cmd, "<signal>", PROCESS_SIGNALS);
+  withExamples(cmd, [{ command: "sbx process signal web HUP", description: "ask it to reload" }]);
+}
+
+function declareStop(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("stop")
+    .summary("stop a process: TERM, grace, KILL to its group")
+    .description(
+      "Stop a process (no more restarts): SIGTERM to its group, then SIGKILL after the grace. It is kept, with its logs.",
+    )
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--grace <dur>", "time between TERM and KILL, up to 60s (default: 5s)")
+    .option("--json", "print the process record afterwards")
+    .action(bind(() => import("./stop.js")));
+  withExamples(cmd, [{ command: "sbx process stop web --grace 10s", description: "give it 10s to shut down" }]);
+}
+
+function declareResult(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("result")
+    .summary("a process's outcome, exit code and output tails")
+    .description(
+      "Print a process's result: outcome (pending|succeeded|failed|cancelled|timed_out|unknown),\n" +
+        "exit code or signal (null until known), whether it is complete, capture state and tails.\n" +
+        "With --wait, wait up to DUR for it to complete (exit 255 if it does not).",
+    )
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--wait <dur>", "wait up to DUR for the process to complete")
+    .option("--json", "print the result document")
+    .action(bind(() => import("./result.js")));
+  declareCompletion(cmd, "<process>", "receipt-id");
+  withExamples(cmd, [{ command: "sbx process result prc_12ab --wait 5m", description: "wait for it to finish" }]);
+}
+
+function declareStdin(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("stdin")
+    .summary("send bytes to a process's stdin")
+    .description(
+      "Send bytes (sbx's stdin, or --file) to a process started with --stdin; binary-safe.\n" +
+        "--eof closes its stdin afterwards.",
+    )
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--file <file>", "send this file instead of stdin")
+    .option("--eof", "close the process's stdin after these bytes")
+    .option("--json", "print {process_id, generation, bytes_written, eof}")
+    .action(bind(() => import("./stdin.js")));
+  declareCompletion(cmd, "--file", "file");
+  withExamples(cmd, [
+    { command: "printf 'job 1\\n' | sbx process stdin worker", description: "one line to a worker" },
+    { command: "sbx process stdin prc_12ab --file input.bin --eof", description: "a file, then end of input" },
+  ]);
+}
+
+function declareLogs(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("logs")
+    .summary("read a process's output by offset (-f to follow)")
+    .description(
+      "Read a process's stdout or stderr from a logical byte offset (monotonic over all restarts and\n" +
+        "rotations). Raw bytes by default (binary-safe); --text (the default on a terminal) decodes\n" +
+        "UTF-8 without splitting a character between reads; --json prints each read as\n" +
+        "{offset, next_offset, data (base64), eof, rotated, oldest_offset, generation}. With -f it\n" +
+        "follows with server long-polls until the process has ended and everything was read, and\n" +
+        "says on stderr when bytes were rotated away before they could be read.",
+    )
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .addOption(new Option("--stream <name>", "stdout or stderr (default: stdout)").choices(["stdout", "stderr"]))
+    .option("--offset <n>", "start at this logical byte offset (default: 0)")
+    .option("--limit <n>", "read at most N bytes", positiveIntArg)
+    .option("-f, --follow", "follow until the process ends")
+    .option("--text", "decode as UTF-8 text")
+    .option("--raw", "raw bytes, even on a terminal")
+    .option("--json", "one JSON document per read (JSON Lines)")
+    .action(bind(() => import("./logs.js")));
+  declareChoices(cmd, "--stream", ["stdout", "stderr"]);
+  declareCompletion(cmd, "<process>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx process logs web -f", description: "follow stdout until it ends" },
+    { command: "sbx process logs prc_12ab --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
+    { command: "sbx process logs prc_12ab --json | jq .next_offset", description: "offsets for scripts" },
+  ]);
+}
+
+function declareShow(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("show")
+    .summary("show a process's state")
+    .description("Show a supervised process: state, restarts, outcome, pid.")
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--json", "print the process record")
+    .action(bind(() => import("./show.js")));
+  declareCompletion(cmd, "<process>", "receipt-id");
+  withExamples(cmd, [{ command: "sbx process show web", description: "by name" }]);
+}
+
+function declareStart(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("start")
+    .summary("start a supervised background process")
+    .description(
+      "Start a worker that outlives sbx, supervised by the backend with a restart policy. The start\n" +
+        "is sent once with an Idempotency-Key and recorded as a receipt (like exec). Prints the\n" +
+        "process id (prc_…).",
+    )
+    .argument("[argv...]", "the command and its arguments (put them after --)")
+    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("--name <name>", "a name to refer to it by")
+    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
+    .option("--stdin", "give it a stdin pipe to write to later (sbx process stdin)")
+    .addOption(
+      new Option("--restart <policy>", "never, on-failure or always (default: never)").choices(RESTART_POLICIES),
+    )
+    .option("--max-restarts <n>", "restarts allowed before it stays exited (default: 5)", wholeNumberArg)
+    .option("--backoff <dur>", "first back-off, doubling per restart (default: 1s)")
+    .option("--max-backoff <dur>", "longest back-off (default: 30s)")
+    .option("--timeout <dur>", "limit on its whole life, up to 24h (default: none)")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
+    .option("--env-file <file>", "read K=V lines from a file")
+    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
+    .option("--json", "print the receipt (execution_id holds the process id)")
+    .action(bind(() => import("./start.js")));
+  declareChoices(cmd, "--restart", RESTART_POLICIES);
+  declareCompletion(cmd, "[argv...]", "command");
+  declareCompletion(cmd, "--env-file", "file");
+  withExamples(cmd, [
+    { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
+    {
+      command: "sbx process start --restart on-failure --max-restarts 3 -- ./worker.sh",
+      description: "restarted when it fails",
+    },
+    { command: "sbx process start --stdin -- cat", description: "a worker that reads what you send it" },
+  ]);
+}
+
+function declareRm(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("rm")
+    .summary("stop (if running) and remove a process")
+    .description("Stop a process if it runs (TERM, grace, KILL) and remove it and its logs.")
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--grace <dur>", "time between TERM and KILL, up to 60s (default: 5s)")
+    .action(bind(() => import("./rm.js")));
+  withExamples(cmd, [{ command: "sbx process rm web", description: "stop and forget it" }]);
+}
+
+function declareList(noun: Command, bind: Bind): void {
+  const cmd = configureList(
+    noun.command("list").summary("list supervised processes").description("List a sandbox's supervised processes."),
+    bind,
+  );
+  withExamples(cmd, [
+    { command: "sbx process list", description: "processes of the default sandbox" },
+    { command: "sbx ps --json", description: "the same, as JSON" },
+  ]);
+}
+
+function configureList(cmd: Command, bind: Bind): Command {
+  return cmd
+    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("--json", "print {processes: [...]}")
+    .action(bind(() => import("./list.js")));
 }

@@ -1,8 +1,7 @@
 // sbx process list (alias: sbx ps)
 
-import type { Command } from "commander";
 import type { ProcessRecord } from "../../../protocol/types.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { cell, formatTime, printTable } from "../../render/table.js";
@@ -36,24 +35,6 @@ export async function run(opts: { sandbox: string; json: boolean }, ctx: Context
   return 0;
 }
 
-export function configureList(cmd: Command, bind: Bind): Command {
-  return cmd
-    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
-    .option("--json", "print {processes: [...]}")
-    .action(
-      bind(async (ctx, c) =>
-        run({ sandbox: sandboxOf(c.opts().sandbox), json: c.optsWithGlobals().json === true }, ctx),
-      ),
-    );
-}
-
-export function register(noun: Command, bind: Bind): void {
-  const cmd = configureList(
-    noun.command("list").summary("list supervised processes").description("List a sandbox's supervised processes."),
-    bind,
-  );
-  withExamples(cmd, [
-    { command: "sbx process list", description: "processes of the default sandbox" },
-    { command: "sbx ps --json", description: "the same, as JSON" },
-  ]);
-}
+/** Bound to `sbx process list` and `sbx ps` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) =>
+  run({ sandbox: sandboxOf(c.opts().sandbox), json: c.optsWithGlobals().json === true }, ctx);

@@ -1,9 +1,9 @@
 // sbx process logs: read a process's output by logical offset, following with
 // server long-polls across restarts and rotation until the end.
 
-import { type Command, Option } from "commander";
-import type { ProcessStream } from "../../../protocol/types.js";
-import { type Bind, declareChoices, declareCompletion, positiveIntArg, withExamples } from "../../command.js";
+import { deliverPiece } from "../../../client/raw-read.js";
+import { PROCESS_LOG_LIMIT_MAX, type ProcessStream } from "../../../protocol/types.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { ExitCodes, ExitWith, UsageError } from "../../errors.js";
 import { resolveProcess } from "./target.js";
@@ -20,7 +20,10 @@ export interface ProcessLogsOptions {
 }
 
 const FOLLOW_WAIT_MS = 30_000;
-const READ_LIMIT = 1024 * 1024;
+/** Base64 in JSON costs a third more per byte: JSON reads stay small. */
+const JSON_READ_LIMIT = 1024 * 1024;
+/** A raw read takes what the backend gives at once (a rotated segment's worth). */
+const RAW_READ_LIMIT = PROCESS_LOG_LIMIT_MAX;
 
 export function parseProcessLogsOptions(
   ref: string,
@@ -58,21 +61,20 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   let left = opts.limit;
   for (;;) {
     if (ctx.interrupt.aborted) throw new ExitWith(ExitCodes.cancelled);
-    const chunk = await t.api.readLogsFrom(
-      t.sandbox,
-      t.processId,
-      opts.stream,
+    const read = {
+      sandbox: t.sandbox,
+      id: t.processId,
+      stream: opts.stream,
       offset,
-      Math.min(READ_LIMIT, left),
-      opts.follow ? FOLLOW_WAIT_MS : 0,
-    );
-    const data = Buffer.from(chunk.data, "base64");
-    if (chunk.rotated && chunk.offset > offset) {
-      ctx.io.err(
-        `sbx: ${chunk.offset - offset} bytes (offsets ${offset}..${chunk.offset}) were rotated away before they could be read`,
-      );
-    }
+      limit: Math.min(opts.view === "json" ? JSON_READ_LIMIT : RAW_READ_LIMIT, left),
+      waitMs: opts.follow ? FOLLOW_WAIT_MS : 0,
+    };
+    let next: number;
+    let got: number;
+    let eof: boolean;
     if (opts.view === "json") {
+      const chunk = await t.api.readLogsFrom(read);
+      sayRotated(ctx, offset, chunk.offset, chunk.rotated);
       ctx.io.out(
         JSON.stringify({
           offset: chunk.offset,
@@ -84,16 +86,25 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
           generation: chunk.generation,
         }),
       );
-    } else if (opts.view === "text") {
-      const text = decoder.decode(data, { stream: true });
-      if (text) ctx.io.writeOut(text);
-    } else if (data.length) {
-      ctx.io.writeOut(data);
+      got = chunk.next_offset - chunk.offset;
+      next = chunk.next_offset;
+      eof = chunk.eof;
+    } else {
+      // Raw bytes, written on as they arrive (with back-pressure), never base64.
+      const piece = await t.api.openLogs(read);
+      sayRotated(ctx, offset, piece.offset, piece.rotated);
+      got = await deliverPiece(piece, `logs of ${t.processId}`, (data) => {
+        if (opts.view === "raw") return ctx.io.writeOutPaced(data);
+        const text = decoder.decode(data, { stream: true });
+        return text ? ctx.io.writeOutPaced(Buffer.from(text)) : undefined;
+      });
+      next = piece.nextOffset;
+      eof = piece.eof;
     }
-    left -= data.length;
-    offset = chunk.next_offset;
-    if (chunk.eof || left <= 0) break;
-    if (!opts.follow && data.length === 0) break; // caught up
+    left -= got;
+    offset = next;
+    if (eof || left <= 0) break;
+    if (!opts.follow && got === 0) break; // caught up
   }
   if (opts.view === "text") {
     const rest = decoder.decode();
@@ -103,35 +114,12 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("logs")
-    .summary("read a process's output by offset (-f to follow)")
-    .description(
-      "Read a process's stdout or stderr from a logical byte offset (monotonic over all restarts and\n" +
-        "rotations). Raw bytes by default (binary-safe); --text (the default on a terminal) decodes\n" +
-        "UTF-8 without splitting a character between reads; --json prints each read as\n" +
-        "{offset, next_offset, data (base64), eof, rotated, oldest_offset, generation}. With -f it\n" +
-        "follows with server long-polls until the process has ended and everything was read, and\n" +
-        "says on stderr when bytes were rotated away before they could be read.",
-    )
-    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
-    .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .addOption(new Option("--stream <name>", "stdout or stderr (default: stdout)").choices(["stdout", "stderr"]))
-    .option("--offset <n>", "start at this logical byte offset (default: 0)")
-    .option("--limit <n>", "read at most N bytes", positiveIntArg)
-    .option("-f, --follow", "follow until the process ends")
-    .option("--text", "decode as UTF-8 text")
-    .option("--raw", "raw bytes, even on a terminal")
-    .option("--json", "one JSON document per read (JSON Lines)")
-    .action(
-      bind(async (ctx, c) => run(parseProcessLogsOptions(c.args[0]!, c.optsWithGlobals(), ctx.io.stdoutIsTTY), ctx)),
-    );
-  declareChoices(cmd, "--stream", ["stdout", "stderr"]);
-  declareCompletion(cmd, "<process>", "receipt-id");
-  withExamples(cmd, [
-    { command: "sbx process logs web -f", description: "follow stdout until it ends" },
-    { command: "sbx process logs prc_12ab --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
-    { command: "sbx process logs prc_12ab --json | jq .next_offset", description: "offsets for scripts" },
-  ]);
+function sayRotated(ctx: Context, asked: number, from: number, rotated: boolean): void {
+  if (rotated && from > asked) {
+    ctx.io.err(`sbx: ${from - asked} bytes (offsets ${asked}..${from}) were rotated away before they could be read`);
+  }
 }
+
+/** Bound to `sbx process logs` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) =>
+  run(parseProcessLogsOptions(c.args[0]!, c.optsWithGlobals(), ctx.io.stdoutIsTTY), ctx);

@@ -1,7 +1,4 @@
-// sbx process result: outcome, exit code or signal, completeness, capture state, tails.
-
-import type { Command } from "commander";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { printJson } from "../../render/outcome.js";
@@ -36,26 +33,9 @@ export async function runResult(
   return r.complete ? ExitCodes.ok : opts.waitMs > 0 ? ExitCodes.inDoubt : ExitCodes.ok;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("result")
-    .summary("a process's outcome, exit code and output tails")
-    .description(
-      "Print a process's result: outcome (pending|succeeded|failed|cancelled|timed_out|unknown),\n" +
-        "exit code or signal (null until known), whether it is complete, capture state and tails.\n" +
-        "With --wait, wait up to DUR for it to complete (exit 255 if it does not).",
-    )
-    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
-    .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .option("--wait <dur>", "wait up to DUR for the process to complete")
-    .option("--json", "print the result document")
-    .action(
-      bind(async (ctx, c) => {
-        const o = c.optsWithGlobals() as { sandbox?: string; wait?: string; json?: boolean };
-        const waitMs = o.wait === undefined ? 0 : durationOption("--wait", o.wait);
-        return runResult({ ref: c.args[0]!, sandbox: o.sandbox, waitMs, json: o.json === true }, ctx);
-      }),
-    );
-  declareCompletion(cmd, "<process>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx process result prc_12ab --wait 5m", description: "wait for it to finish" }]);
-}
+/** Bound to `sbx process result` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const o = c.optsWithGlobals() as { sandbox?: string; wait?: string; json?: boolean };
+  const waitMs = o.wait === undefined ? 0 : durationOption("--wait", o.wait);
+  return runResult({ ref: c.args[0]!, sandbox: o.sandbox, waitMs, json: o.json === true }, ctx);
+};

@@ -1,7 +1,4 @@
-// sbx process show
-
-import type { Command } from "commander";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { commandOf } from "./list.js";
@@ -37,19 +34,6 @@ export async function runShow(
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("show")
-    .summary("show a process's state")
-    .description("Show a supervised process: state, restarts, outcome, pid.")
-    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
-    .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .option("--json", "print the process record")
-    .action(
-      bind(async (ctx, c) =>
-        runShow({ ref: c.args[0]!, sandbox: c.opts().sandbox, json: c.optsWithGlobals().json === true }, ctx),
-      ),
-    );
-  declareCompletion(cmd, "<process>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx process show web", description: "by name" }]);
-}
+/** Bound to `sbx process show` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) =>
+  runShow({ ref: c.args[0]!, sandbox: c.opts().sandbox, json: c.optsWithGlobals().json === true }, ctx);

@@ -1,19 +1,17 @@
 // sbx process start: a supervised worker that outlives the CLI, recorded as a receipt.
 
-import { type Command, Option } from "commander";
 import type { ProcessStartRequest, RestartPolicyName } from "../../../protocol/types.js";
 import { isValidName } from "../../../protocol/validate.js";
-import { type Bind, collect, declareChoices, declareCompletion, wholeNumberArg, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../../command-flags.js";
 import { UsageError } from "../../errors.js";
+import { RESTART_POLICIES } from "./index.js";
 import { explain } from "../../../receipts/document.js";
 import { answerNotRecorded, printJson } from "../../render/outcome.js";
 import { sandboxOf } from "./target.js";
-
-export const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
 
 export interface StartOptions {
   sandbox: string;
@@ -96,46 +94,6 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
   return doc.exit ?? 255;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("start")
-    .summary("start a supervised background process")
-    .description(
-      "Start a worker that outlives sbx, supervised by the backend with a restart policy. The start\n" +
-        "is sent once with an Idempotency-Key and recorded as a receipt (like exec). Prints the\n" +
-        "process id (prc_…).",
-    )
-    .argument("[argv...]", "the command and its arguments (put them after --)")
-    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
-    .option("--name <name>", "a name to refer to it by")
-    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
-    .option("--stdin", "give it a stdin pipe to write to later (sbx process stdin)")
-    .addOption(
-      new Option("--restart <policy>", "never, on-failure or always (default: never)").choices(RESTART_POLICIES),
-    )
-    .option("--max-restarts <n>", "restarts allowed before it stays exited (default: 5)", wholeNumberArg)
-    .option("--backoff <dur>", "first back-off, doubling per restart (default: 1s)")
-    .option("--max-backoff <dur>", "longest back-off (default: 30s)")
-    .option("--timeout <dur>", "limit on its whole life, up to 24h (default: none)")
-    .option("--cwd <dir>", "working directory inside /workspace")
-    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
-    .option("--env-file <file>", "read K=V lines from a file")
-    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
-    .option("--json", "print the receipt (execution_id holds the process id)")
-    .action(
-      bind(async (ctx, c) =>
-        run(parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags, ctx.config.read().settings.sandbox), ctx),
-      ),
-    );
-  declareChoices(cmd, "--restart", RESTART_POLICIES);
-  declareCompletion(cmd, "[argv...]", "command");
-  declareCompletion(cmd, "--env-file", "file");
-  withExamples(cmd, [
-    { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
-    {
-      command: "sbx process start --restart on-failure --max-restarts 3 -- ./worker.sh",
-      description: "restarted when it fails",
-    },
-    { command: "sbx process start --stdin -- cat", description: "a worker that reads what you send it" },
-  ]);
-}
+/** Bound to `sbx process start` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) =>
+  run(parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags, ctx.config.read().settings.sandbox), ctx);

@@ -1,8 +1,7 @@
 // sbx process stdin: send bytes to a process started with --stdin (binary-safe).
 
 import fs from "node:fs";
-import type { Command } from "commander";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { BackendError, UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
@@ -40,31 +39,11 @@ export async function runStdin(
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("stdin")
-    .summary("send bytes to a process's stdin")
-    .description(
-      "Send bytes (sbx's stdin, or --file) to a process started with --stdin; binary-safe.\n" +
-        "--eof closes its stdin afterwards.",
-    )
-    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
-    .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .option("--file <file>", "send this file instead of stdin")
-    .option("--eof", "close the process's stdin after these bytes")
-    .option("--json", "print {process_id, generation, bytes_written, eof}")
-    .action(
-      bind(async (ctx, c) => {
-        const o = c.optsWithGlobals() as { sandbox?: string; file?: string; eof?: boolean; json?: boolean };
-        return runStdin(
-          { ref: c.args[0]!, sandbox: o.sandbox, file: o.file, eof: o.eof === true, json: o.json === true },
-          ctx,
-        );
-      }),
-    );
-  declareCompletion(cmd, "--file", "file");
-  withExamples(cmd, [
-    { command: "printf 'job 1\\n' | sbx process stdin worker", description: "one line to a worker" },
-    { command: "sbx process stdin prc_12ab --file input.bin --eof", description: "a file, then end of input" },
-  ]);
-}
+/** Bound to `sbx process stdin` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const o = c.optsWithGlobals() as { sandbox?: string; file?: string; eof?: boolean; json?: boolean };
+  return runStdin(
+    { ref: c.args[0]!, sandbox: o.sandbox, file: o.file, eof: o.eof === true, json: o.json === true },
+    ctx,
+  );
+};

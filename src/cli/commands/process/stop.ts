@@ -1,7 +1,4 @@
-// sbx process stop: TERM, the grace, KILL to the group; the process is kept.
-
-import type { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { graceMs } from "./mutation.js";
@@ -22,22 +19,8 @@ export async function run(opts: StopOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("stop")
-    .summary("stop a process: TERM, grace, KILL to its group")
-    .description(
-      "Stop a process (no more restarts): SIGTERM to its group, then SIGKILL after the grace. It is kept, with its logs.",
-    )
-    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
-    .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .option("--grace <dur>", "time between TERM and KILL, up to 60s (default: 5s)")
-    .option("--json", "print the process record afterwards")
-    .action(
-      bind(async (ctx, c) => {
-        const o = c.optsWithGlobals() as { sandbox?: string; grace?: string; json?: boolean };
-        return run({ ref: c.args[0]!, sandbox: o.sandbox, graceMs: graceMs(o.grace), json: o.json === true }, ctx);
-      }),
-    );
-  withExamples(cmd, [{ command: "sbx process stop web --grace 10s", description: "give it 10s to shut down" }]);
-}
+/** Bound to `sbx process stop` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => {
+  const o = c.optsWithGlobals() as { sandbox?: string; grace?: string; json?: boolean };
+  return run({ ref: c.args[0]!, sandbox: o.sandbox, graceMs: graceMs(o.grace), json: o.json === true }, ctx);
+};

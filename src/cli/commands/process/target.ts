@@ -4,7 +4,7 @@ import { ProcessesApi } from "../../../client/processes.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
-import { checkSandboxRef } from "../sandbox/show.js";
+import { checkSandboxRef } from "../../command-flags.js";
 import { NotFoundError, UsageError } from "../../errors.js";
 
 export interface ProcessTarget {

@@ -1,10 +1,9 @@
 // sbx profile add
 
-import type { Command } from "commander";
 import { LOCAL_PROFILE } from "../../../config/config.js";
 import { parseApiUrl } from "../../../client/endpoint.js";
 import { isValidName } from "../../../protocol/validate.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
@@ -65,28 +64,5 @@ export async function run(opts: AddOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("add")
-    .summary("add or replace a profile")
-    .description(
-      "Add (or replace) a profile. The key is read from stdin with --api-key-stdin (never from a\n" +
-        "flag, where it would show in `ps` and shell history); SBX_API_KEY also works per command.",
-    )
-    .argument("<name>", "profile name")
-    .option("--api-url <url>", "https://host[:port] or unix:/path.sock")
-    .option("--api-key-stdin", "read the API key from stdin")
-    .option("--use", "make it the current profile")
-    .option("--json", "print the saved profile (without the key)")
-    .action(bind(async (ctx, c) => run(parseAddOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
-  withExamples(cmd, [
-    {
-      command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
-      description: "a remote backend with a key",
-    },
-    {
-      command: "sbx profile add team --api-url http://build-host:7070 --use",
-      description: "a shared daemon (sbx daemon run --listen)",
-    },
-  ]);
-}
+/** Bound to `sbx profile add` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseAddOptions(c.args[0]!, c.optsWithGlobals()), ctx);

@@ -1,8 +1,7 @@
 // sbx profile list
 
-import type { Command } from "commander";
 import { LOCAL_PROFILE } from "../../../config/config.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { printTable } from "../../render/table.js";
@@ -48,13 +47,5 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("list")
-    .alias("ls")
-    .summary("list profiles (the current one marked *)")
-    .description("List profiles. Keys are never shown, only whether one is stored.")
-    .option("--json", "print {profiles: [...]}")
-    .action(bind(async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx)));
-  withExamples(cmd, [{ command: "sbx profile list", description: "all profiles" }]);
-}
+/** Bound to `sbx profile list` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ json: c.optsWithGlobals().json === true }, ctx);

@@ -1,8 +1,7 @@
 // sbx profile rm
 
-import type { Command } from "commander";
 import { LOCAL_PROFILE } from "../../../config/config.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { NotFoundError, UsageError } from "../../errors.js";
 import { checkProfileName } from "./add.js";
@@ -19,12 +18,5 @@ export async function run(opts: { name: string }, ctx: Context): Promise<number>
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("rm")
-    .summary("remove a profile and its stored key")
-    .description("Remove a profile and its stored key. Receipts sent through it are kept.")
-    .argument("<name>", "profile name")
-    .action(bind(async (ctx, c) => run({ name: checkProfileName(c.args[0]!) }, ctx)));
-  withExamples(cmd, [{ command: "sbx profile rm staging", description: "forget staging" }]);
-}
+/** Bound to `sbx profile rm` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ name: checkProfileName(c.args[0]!) }, ctx);

@@ -1,8 +1,7 @@
 // sbx profile show
 
-import type { Command } from "commander";
 import { selectedProfile } from "../../../client/endpoint.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { NotFoundError } from "../../errors.js";
 import { printJson } from "../../render/outcome.js";
@@ -22,13 +21,5 @@ export async function run(opts: { name: string | undefined; json: boolean }, ctx
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("show")
-    .summary("show a profile (default: the one in effect)")
-    .description("Show a profile's API URL and whether a key is stored. The key itself is never shown.")
-    .argument("[name]", "profile name")
-    .option("--json", "print the profile as JSON")
-    .action(bind(async (ctx, c) => run({ name: c.args[0], json: c.optsWithGlobals().json === true }, ctx)));
-  withExamples(cmd, [{ command: "sbx profile show", description: "the profile in effect" }]);
-}
+/** Bound to `sbx profile show` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ name: c.args[0], json: c.optsWithGlobals().json === true }, ctx);

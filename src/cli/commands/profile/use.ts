@@ -1,8 +1,7 @@
 // sbx profile use
 
-import type { Command } from "commander";
 import { LOCAL_PROFILE } from "../../../config/config.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { NotFoundError } from "../../errors.js";
 import { checkProfileName } from "./add.js";
@@ -18,12 +17,5 @@ export async function run(opts: { name: string }, ctx: Context): Promise<number>
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("use")
-    .summary("make a profile the current one")
-    .description("Make NAME the profile used when neither --profile nor SBX_PROFILE says otherwise.")
-    .argument("<name>", "profile name")
-    .action(bind(async (ctx, c) => run({ name: checkProfileName(c.args[0]!) }, ctx)));
-  withExamples(cmd, [{ command: "sbx profile use local", description: "back to the embedded backend" }]);
-}
+/** Bound to `sbx profile use` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ name: checkProfileName(c.args[0]!) }, ctx);

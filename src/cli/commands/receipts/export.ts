@@ -1,8 +1,7 @@
 // sbx receipts export: JSON Lines, one detailed receipt per line.
 
-import type { Command } from "commander";
 import { detailedReceiptDocument } from "../../../receipts/document.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
 import { UsageError } from "../../errors.js";
@@ -26,14 +25,5 @@ export async function run(opts: ExportOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("export")
-    .summary("print receipts as JSON Lines, oldest first")
-    .description("Print every receipt (with attempts and observations) as one JSON document per line, oldest first.")
-    .option("--since <time>", "only receipts created at or after TIME (ISO-8601, or a duration ago like 7d)")
-    .action(bind(async (ctx, c) => run(parseExportOptions(c.opts()), ctx)));
-  withExamples(cmd, [
-    { command: "sbx receipts export --since 7d > receipts.jsonl", description: "last week's receipts" },
-  ]);
-}
+/** Bound to `sbx receipts export` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseExportOptions(c.opts()), ctx);

@@ -1,14 +1,17 @@
 // sbx receipts: the local record of everything sbx sent.
+// Here: the declarations of its verbs (what --help, the man page and the completions
+// read); each verb's run code is its own module, loaded only when that verb runs.
 
 import type { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
-import * as exportCmd from "./export.js";
-import * as list from "./list.js";
-import * as prune from "./prune.js";
-import * as refresh from "./refresh.js";
-import * as resubmit from "./resubmit.js";
-import * as show from "./show.js";
-import * as wait from "./wait.js";
+import { CLASSIFICATIONS } from "../../../receipts/classify.js";
+import {
+  type Bind,
+  declareChoices,
+  declareCompletion,
+  positiveIntArg,
+  withExamples,
+  declareVerbsLater,
+} from "../../command.js";
 
 export function register(program: Command, bind: Bind): void {
   const noun = program
@@ -19,16 +22,135 @@ export function register(program: Command, bind: Bind): void {
         "request bytes, where it was sent. Observations are appended as answers and reads arrive.\n" +
         "A receipt is named by its id (rcp_…), its execution id, its idempotency key, or a unique prefix.",
     );
-  list.register(noun, bind);
-  show.register(noun, bind);
-  wait.register(noun, bind);
-  refresh.register(noun, bind);
-  resubmit.register(noun, bind);
-  exportCmd.register(noun, bind);
-  prune.register(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareWait(noun, bind);
+    declareRefresh(noun, bind);
+    declareResubmit(noun, bind);
+    declareExport(noun, bind);
+    declarePrune(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx receipts list", description: "what ran, newest first" },
     { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },
     { command: "sbx receipts wait rcp_0mhx", description: "observe an execution in doubt until it settles" },
+  ]);
+}
+
+function declareList(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("list")
+    .summary("list receipts, newest first")
+    .description("List receipts, newest first. Piped, rows are tab-separated with ISO-8601 times.")
+    .option("--classification <c>", "only these classifications (comma-separated)")
+    .option("--limit <n>", "at most N receipts (default: 20)", positiveIntArg)
+    .option("--json", "print a JSON array of receipt documents")
+    .action(bind(() => import("./list.js")));
+  declareChoices(cmd, "--classification", CLASSIFICATIONS);
+  withExamples(cmd, [
+    { command: "sbx receipts list", description: "the last 20 receipts" },
+    { command: "sbx receipts list --classification outcome_unknown,local_timeout", description: "what is in doubt" },
+    { command: "sbx receipts list --json --limit 100", description: "for scripts" },
+  ]);
+}
+
+function declareRefresh(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("refresh")
+    .summary("observe the execution behind a receipt once")
+    .description(
+      "Read the execution once (by execution id, or by idempotency key when no id was received)\n" +
+        "and record what was learned. A failed read is recorded but never erases an earlier answer.\n" +
+        "Never sends the request again.",
+    )
+    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
+    .option("--json", "print the receipt document")
+    .action(bind(() => import("./refresh.js")));
+  declareCompletion(cmd, "<id>", "receipt-id");
+  withExamples(cmd, [{ command: "sbx receipts refresh rcp_0mhx", description: "one read, recorded" }]);
+}
+
+function declareResubmit(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("resubmit")
+    .summary("send a receipt's request again, with the original key and bytes")
+    .description(
+      "Send the stored request again: the original Idempotency-Key and the original body bytes, to\n" +
+        "the backend it was first sent to, recorded as a new attempt on the same receipt. The backend\n" +
+        "deduplicates by key, so a request that already ran is answered, not run again. Safe after\n" +
+        "not_started; after anything else, prefer `sbx receipts wait`.",
+    )
+    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
+    .option("--client-timeout <dur>", "local deadline for an answer (default: the stored timeout + 30s)")
+    .option("--force", "send it even when its result is already known")
+    .option("--json", "print the receipt document")
+    .action(bind(() => import("./resubmit.js")));
+  declareCompletion(cmd, "<id>", "receipt-id");
+  withExamples(cmd, [{ command: "sbx receipts resubmit rcp_0mhx", description: "after not_started (exit 75)" }]);
+}
+
+function declareShow(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("show")
+    .summary("show one receipt with its attempts and observations")
+    .description(
+      "Show a receipt: what was sent (key, body sha256), every attempt, every observation in order,\n" +
+        "the current classification and, when it is in doubt, the exact next step.",
+    )
+    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
+    .option("--json", "print the receipt document with attempts and observations")
+    .action(bind(() => import("./show.js")));
+  declareCompletion(cmd, "<id>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx receipts show rcp_0mhx", description: "by a prefix of the receipt id" },
+    { command: "sbx receipts show exe_12ab --json", description: "by execution id, as JSON" },
+  ]);
+}
+
+function declarePrune(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("prune")
+    .summary("delete receipts created before a time")
+    .description(
+      "Delete receipts (with their attempts and observations) created before TIME. Receipts still\n" +
+        "in doubt (dispatched, outcome_unknown, …) or running are kept unless --include-in-doubt.",
+    )
+    .requiredOption("--before <time>", "ISO-8601 time, or a duration ago like 30d")
+    .option("--include-in-doubt", "also delete receipts that are still in doubt")
+    .option("--json", "print {deleted, before, kept_in_doubt}")
+    .action(bind(() => import("./prune.js")));
+  withExamples(cmd, [{ command: "sbx receipts prune --before 30d", description: "keep the last 30 days" }]);
+}
+
+function declareWait(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("wait")
+    .summary("observe a receipt's execution until it is settled")
+    .description(
+      "Observe the original execution until it is terminal: by execution id with server-side waits\n" +
+        "(at most 50 s each, repeated), or by idempotency key when no id was ever received. Prints the\n" +
+        "output like exec and exits with the same code. Never sends the request again.",
+    )
+    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
+    .option("--timeout <dur>", "give up waiting after this long (default: 15m)")
+    .option("--json", "print the receipt document")
+    .action(bind(() => import("./wait.js")));
+  declareCompletion(cmd, "<id>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx receipts wait rcp_0mhx", description: "until settled, then exit like exec" },
+    { command: "sbx receipts wait rcp_0mhx --timeout 30s --json", description: "bounded, for scripts" },
+  ]);
+}
+
+function declareExport(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("export")
+    .summary("print receipts as JSON Lines, oldest first")
+    .description("Print every receipt (with attempts and observations) as one JSON document per line, oldest first.")
+    .option("--since <time>", "only receipts created at or after TIME (ISO-8601, or a duration ago like 7d)")
+    .action(bind(() => import("./export.js")));
+  withExamples(cmd, [
+    { command: "sbx receipts export --since 7d > receipts.jsonl", description: "last week's receipts" },
   ]);
 }

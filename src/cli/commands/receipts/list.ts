@@ -1,9 +1,8 @@
 // sbx receipts list
 
-import type { Command } from "commander";
 import { type Classification, CLASSIFICATIONS } from "../../../receipts/classify.js";
 import { receiptDocument } from "../../../receipts/document.js";
-import { type Bind, declareChoices, positiveIntArg, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { colorClassification, commandText } from "../../render/receipt.js";
@@ -57,19 +56,5 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("list")
-    .summary("list receipts, newest first")
-    .description("List receipts, newest first. Piped, rows are tab-separated with ISO-8601 times.")
-    .option("--classification <c>", "only these classifications (comma-separated)")
-    .option("--limit <n>", "at most N receipts (default: 20)", positiveIntArg)
-    .option("--json", "print a JSON array of receipt documents")
-    .action(bind(async (ctx, c) => run(parseListOptions(c.optsWithGlobals()), ctx)));
-  declareChoices(cmd, "--classification", CLASSIFICATIONS);
-  withExamples(cmd, [
-    { command: "sbx receipts list", description: "the last 20 receipts" },
-    { command: "sbx receipts list --classification outcome_unknown,local_timeout", description: "what is in doubt" },
-    { command: "sbx receipts list --json --limit 100", description: "for scripts" },
-  ]);
-}
+/** Bound to `sbx receipts list` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseListOptions(c.optsWithGlobals()), ctx);

@@ -1,8 +1,7 @@
 // sbx receipts prune: delete old receipts.
 
-import type { Command } from "commander";
 import { IN_DOUBT } from "../../../receipts/classify.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
 import { UsageError } from "../../errors.js";
@@ -36,17 +35,5 @@ export async function run(opts: PruneOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("prune")
-    .summary("delete receipts created before a time")
-    .description(
-      "Delete receipts (with their attempts and observations) created before TIME. Receipts still\n" +
-        "in doubt (dispatched, outcome_unknown, …) or running are kept unless --include-in-doubt.",
-    )
-    .requiredOption("--before <time>", "ISO-8601 time, or a duration ago like 30d")
-    .option("--include-in-doubt", "also delete receipts that are still in doubt")
-    .option("--json", "print {deleted, before, kept_in_doubt}")
-    .action(bind(async (ctx, c) => run(parsePruneOptions(c.optsWithGlobals()), ctx)));
-  withExamples(cmd, [{ command: "sbx receipts prune --before 30d", description: "keep the last 30 days" }]);
-}
+/** Bound to `sbx receipts prune` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parsePruneOptions(c.optsWithGlobals()), ctx);

@@ -1,8 +1,7 @@
 // sbx receipts refresh: one observation of the execution behind a receipt.
 
-import type { Command } from "commander";
 import { receiptDocument } from "../../../receipts/document.js";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { observeOnce } from "../../observe.js";
@@ -31,18 +30,5 @@ export async function run(opts: RefreshOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("refresh")
-    .summary("observe the execution behind a receipt once")
-    .description(
-      "Read the execution once (by execution id, or by idempotency key when no id was received)\n" +
-        "and record what was learned. A failed read is recorded but never erases an earlier answer.\n" +
-        "Never sends the request again.",
-    )
-    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
-    .option("--json", "print the receipt document")
-    .action(bind(async (ctx, c) => run({ ref: c.args[0]!, json: c.optsWithGlobals().json === true }, ctx)));
-  declareCompletion(cmd, "<id>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx receipts refresh rcp_0mhx", description: "one read, recorded" }]);
-}
+/** Bound to `sbx receipts refresh` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run({ ref: c.args[0]!, json: c.optsWithGlobals().json === true }, ctx);

@@ -1,7 +1,4 @@
-// sbx receipts resubmit: the explicit re-send. Same key, same body bytes, a new attempt.
-
-import type { Command } from "commander";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
@@ -54,21 +51,5 @@ export async function run(opts: ResubmitOptions, ctx: Context): Promise<number> 
   return code;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("resubmit")
-    .summary("send a receipt's request again, with the original key and bytes")
-    .description(
-      "Send the stored request again: the original Idempotency-Key and the original body bytes, to\n" +
-        "the backend it was first sent to, recorded as a new attempt on the same receipt. The backend\n" +
-        "deduplicates by key, so a request that already ran is answered, not run again. Safe after\n" +
-        "not_started; after anything else, prefer `sbx receipts wait`.",
-    )
-    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
-    .option("--client-timeout <dur>", "local deadline for an answer (default: the stored timeout + 30s)")
-    .option("--force", "send it even when its result is already known")
-    .option("--json", "print the receipt document")
-    .action(bind(async (ctx, c) => run(parseResubmitOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
-  declareCompletion(cmd, "<id>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx receipts resubmit rcp_0mhx", description: "after not_started (exit 75)" }]);
-}
+/** Bound to `sbx receipts resubmit` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseResubmitOptions(c.args[0]!, c.optsWithGlobals()), ctx);

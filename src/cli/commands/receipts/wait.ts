@@ -1,8 +1,7 @@
 // sbx receipts wait: observe until the execution is settled. Never POSTs.
 
-import type { Command } from "commander";
 import { receiptDocument } from "../../../receipts/document.js";
-import { type Bind, declareCompletion, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
@@ -47,22 +46,5 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   return end === "interrupted" ? ExitCodes.cancelled : code;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("wait")
-    .summary("observe a receipt's execution until it is settled")
-    .description(
-      "Observe the original execution until it is terminal: by execution id with server-side waits\n" +
-        "(at most 50 s each, repeated), or by idempotency key when no id was ever received. Prints the\n" +
-        "output like exec and exits with the same code. Never sends the request again.",
-    )
-    .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
-    .option("--timeout <dur>", "give up waiting after this long (default: 15m)")
-    .option("--json", "print the receipt document")
-    .action(bind(async (ctx, c) => run(parseWaitOptions(c.args[0]!, c.optsWithGlobals()), ctx)));
-  declareCompletion(cmd, "<id>", "receipt-id");
-  withExamples(cmd, [
-    { command: "sbx receipts wait rcp_0mhx", description: "until settled, then exit like exec" },
-    { command: "sbx receipts wait rcp_0mhx --timeout 30s --json", description: "bounded, for scripts" },
-  ]);
-}
+/** Bound to `sbx receipts wait` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseWaitOptions(c.args[0]!, c.optsWithGlobals()), ctx);

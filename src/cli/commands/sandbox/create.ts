@@ -1,17 +1,14 @@
 // sbx sandbox create
 
 import { randomUUID } from "node:crypto";
-import { type Command, Option } from "commander";
 import type { IsolationRequest } from "../../../protocol/types.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
-import { type Bind, declareChoices, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../errors.js";
 import { refusalIsUsage } from "../../refusal.js";
 import { printJson } from "../../render/outcome.js";
 import { printSandboxes, sandboxDocument } from "./render.js";
-
-const ISOLATIONS = ["auto", "bwrap", "none"];
 
 export interface CreateOptions {
   name: string | undefined;
@@ -54,30 +51,5 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
   return 0;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("create")
-    .summary("create a sandbox")
-    .description(
-      "Create a sandbox with its own /workspace. With bwrap isolation (the default where\n" +
-        "bubblewrap works) its commands see the host's system directories read-only, their\n" +
-        "/workspace, a private /tmp and nothing else, with no network unless --network.\n" +
-        "With none, commands run as you, on the host, and see what you see.",
-    )
-    .argument("[name]", "a name to refer to it by")
-    .addOption(
-      new Option("--isolation <kind>", "auto (bwrap where it works, else none), bwrap or none").choices(ISOLATIONS),
-    )
-    .option("--network", "let its commands reach the network (bwrap: otherwise only lo)")
-    .option("--no-network", "no network (needs bwrap)")
-    .option("--json", "print the sandbox as JSON")
-    .action(bind(async (ctx, c) => run(parseCreateOptions(c.args[0], c.optsWithGlobals()), ctx)));
-  declareChoices(cmd, "--isolation", ISOLATIONS);
-  withExamples(cmd, [
-    { command: "sbx sandbox create build", description: "a sandbox named build (isolated where bwrap works)" },
-    { command: "sbx cp ./src build:/workspace/src", description: "copy the project in" },
-    { command: "sbx exec -s build -- make", description: "then run in it" },
-    { command: "sbx sandbox create fetch --network", description: "one whose commands may reach the network" },
-    { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
-  ]);
-}
+/** Bound to `sbx sandbox create` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) => run(parseCreateOptions(c.args[0], c.optsWithGlobals()), ctx);

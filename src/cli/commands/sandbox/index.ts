@@ -1,11 +1,11 @@
 // sbx sandbox: create, list, show and remove sandboxes.
+// Here: the declarations of its verbs (what --help, the man page and the completions
+// read); each verb's run code is its own module, loaded only when that verb runs.
 
-import type { Command } from "commander";
-import { type Bind, withExamples } from "../../command.js";
-import * as create from "./create.js";
-import * as list from "./list.js";
-import * as rm from "./rm.js";
-import * as show from "./show.js";
+import { type Command, Option } from "commander";
+import { type Bind, declareChoices, withExamples, declareVerbsLater } from "../../command.js";
+
+export const ISOLATIONS = ["auto", "bwrap", "none"];
 
 export function register(program: Command, bind: Bind): void {
   const noun = program
@@ -15,12 +15,89 @@ export function register(program: Command, bind: Bind): void {
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
         "The embedded backend creates `default` on first use.",
     );
-  create.register(noun, bind);
-  list.register(noun, bind);
-  show.register(noun, bind);
-  rm.register(noun, bind);
+  declareVerbsLater(noun, () => {
+    declareCreate(noun, bind);
+    declareList(noun, bind);
+    declareShow(noun, bind);
+    declareRm(noun, bind);
+  });
   withExamples(noun, [
     { command: "sbx sandbox create build", description: "a sandbox named build" },
     { command: "sbx sandbox list", description: "all sandboxes" },
+  ]);
+}
+
+function declareList(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("list")
+    .alias("ls")
+    .summary("list sandboxes")
+    .description("List the backend's sandboxes.")
+    .option("--json", "print {sandboxes: [...]}")
+    .action(bind(() => import("./list.js")));
+  withExamples(cmd, [{ command: "sbx sandbox list", description: "all sandboxes" }]);
+}
+
+function declareCreate(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("create")
+    .summary("create a sandbox")
+    .description(
+      "Create a sandbox with its own /workspace. With bwrap isolation (the default where\n" +
+        "bubblewrap works) its commands see the host's system directories read-only, their\n" +
+        "/workspace, a private /tmp and nothing else, with no network unless --network.\n" +
+        "With none, commands run as you, on the host, and see what you see.",
+    )
+    .argument("[name]", "a name to refer to it by")
+    .addOption(
+      new Option("--isolation <kind>", "auto (bwrap where it works, else none), bwrap or none").choices(ISOLATIONS),
+    )
+    .option("--network", "let its commands reach the network (bwrap: otherwise only lo)")
+    .option("--no-network", "no network (needs bwrap)")
+    .option("--json", "print the sandbox as JSON")
+    .action(bind(() => import("./create.js")));
+  declareChoices(cmd, "--isolation", ISOLATIONS);
+  withExamples(cmd, [
+    { command: "sbx sandbox create build", description: "a sandbox named build (isolated where bwrap works)" },
+    { command: "sbx cp ./src build:/workspace/src", description: "copy the project in" },
+    { command: "sbx exec -s build -- make", description: "then run in it" },
+    { command: "sbx sandbox create fetch --network", description: "one whose commands may reach the network" },
+    { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
+  ]);
+}
+
+function declareShow(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("show")
+    .summary("show one sandbox: isolation, network, workspace and its size")
+    .description(
+      "Show a sandbox by id or name: its isolation (and what its commands can see), network,\n" +
+        "the workspace's directory on the host and its size on disk.",
+    )
+    .argument("<id>", "sandbox id or name")
+    .option("--json", "print the sandbox as JSON")
+    .action(bind(() => import("./show.js")));
+  withExamples(cmd, [
+    { command: "sbx sandbox show default", description: "isolation, network, workspace size" },
+    { command: "sbx sandbox show default --json | jq .host_workspace", description: "where its files are" },
+  ]);
+}
+
+function declareRm(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("rm")
+    .summary("remove a sandbox and its workspace")
+    .description(
+      "Remove a sandbox and its workspace (every file in it). Refused while an execution runs\n" +
+        "or a supervised process is not ended in it, unless --force: then those are cancelled\n" +
+        "and stopped first.",
+    )
+    .argument("<id>", "sandbox id or name")
+    .option("-f, --force", "cancel its executions and stop its processes first")
+    .option("--json", "print {removed}")
+    .action(bind(() => import("./rm.js")));
+  withExamples(cmd, [
+    { command: "sbx sandbox rm build", description: "remove the build sandbox" },
+    { command: "sbx sandbox rm build --force", description: "even while something runs in it" },
   ]);
 }

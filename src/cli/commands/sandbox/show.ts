@@ -1,21 +1,12 @@
 // sbx sandbox show
 
-import type { Command } from "commander";
 import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
-import { isValidSandboxRef } from "../../../protocol/validate.js";
-import { type Bind, withExamples } from "../../command.js";
+import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { checkSandboxRef } from "../../command-flags.js";
 import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
-
-export function checkSandboxRef(ref: string): string {
-  if (!isValidSandboxRef(ref)) {
-    throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name (letters, digits, _ . -)`);
-  }
-  return ref;
-}
 
 export async function run(opts: { ref: string; json: boolean }, ctx: Context): Promise<number> {
   const sandbox = await (await ctx.api()).getSandbox(opts.ref, { usage: true });
@@ -63,21 +54,6 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
   return rows;
 }
 
-export function register(noun: Command, bind: Bind): void {
-  const cmd = noun
-    .command("show")
-    .summary("show one sandbox: isolation, network, workspace and its size")
-    .description(
-      "Show a sandbox by id or name: its isolation (and what its commands can see), network,\n" +
-        "the workspace's directory on the host and its size on disk.",
-    )
-    .argument("<id>", "sandbox id or name")
-    .option("--json", "print the sandbox as JSON")
-    .action(
-      bind(async (ctx, c) => run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx)),
-    );
-  withExamples(cmd, [
-    { command: "sbx sandbox show default", description: "isolation, network, workspace size" },
-    { command: "sbx sandbox show default --json | jq .host_workspace", description: "where its files are" },
-  ]);
-}
+/** Bound to `sbx sandbox show` by the command tree (loaded when that command runs). */
+export const action: RunFn = async (ctx, c) =>
+  run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx);

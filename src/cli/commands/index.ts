@@ -1,0 +1,187 @@
+// The top-level verbs of the command tree: what they take and teach (--help, man page,
+// completions). Their run code is loaded only when one runs.
+
+import { type Command, Option } from "commander";
+import { type Bind, collect, declareChoices, declareCompletion, withExamples } from "../command.js";
+import { SHELLS } from "../docs/shells.js";
+
+export function declareLogs(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("logs")
+    .summary("replay or follow an execution's output")
+    .description(
+      "Replay an execution's output from its event log: raw bytes to stdout and stderr, or the events\n" +
+        "as JSON Lines with --json. With -f, follow it until it ends, reconnecting (with the last\n" +
+        "event id) if the stream drops. Works on finished executions too; output beyond the event\n" +
+        "budget is read from the full output.",
+    )
+    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
+    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
+    .option("-f, --follow", "follow until the execution ends")
+    .option("--after <event-id>", "start after this event id")
+    .option("--json", "print events as JSON Lines: {id, type, data}")
+    .action(bind(() => import("./logs.js")));
+  declareCompletion(cmd, "<execution>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx logs exe_12ab", description: "everything it printed so far" },
+    { command: "sbx logs exe_12ab -f", description: "follow until it ends" },
+    { command: "sbx logs rcp_0mhx --json --after 10", description: "events after id 10, as JSON Lines" },
+  ]);
+}
+
+export function declareHelp(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("help")
+    .summary("help on a command or a topic (exit-codes)")
+    .description("Show help for a command (`sbx help receipts show`) or a topic (`sbx help exit-codes`).")
+    .argument("[words...]", "a command path or a topic")
+    .action(bind(() => import("./help-topics.js")));
+  withExamples(cmd, [
+    { command: "sbx help exit-codes", description: "what each exit code means" },
+    { command: "sbx help receipts resubmit", description: "help on one command" },
+  ]);
+}
+
+export function declareCancel(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("cancel")
+    .summary("cancel a running execution")
+    .description(
+      "Ask the backend to cancel an execution (its process group gets SIGTERM, then SIGKILL). The\n" +
+        "acknowledgement is not proof: sbx says `cancelled` only once the outcome is cancelled, and\n" +
+        "`cancel requested` until then. With --wait it waits for the end (exit 255 if it does not come).",
+    )
+    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
+    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
+    .option("--reason <text>", "why, recorded by the backend")
+    .option("--wait", "wait until the execution has really ended")
+    .option("--timeout <dur>", "how long --wait waits (default: 60s)")
+    .option("--json", "print {execution_id, receipt_id, cancel, state, outcome, exit_code, signal}")
+    .action(bind(() => import("./cancel.js")));
+  declareCompletion(cmd, "<execution>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx cancel exe_12ab --wait", description: "cancel and wait until it is gone" },
+    { command: "sbx cancel rcp_0mhx --reason 'wrong branch'", description: "by receipt, with a reason" },
+  ]);
+}
+
+export function declareCompletionCommand(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("completion")
+    .summary("print a shell completion script (bash, zsh, fish)")
+    .description("Print a completion script for bash, zsh or fish, generated from sbx's command tree.")
+    .argument("<shell>", "bash, zsh or fish")
+    .action(bind(() => import("./completion.js")));
+  declareChoices(cmd, "<shell>", SHELLS);
+  withExamples(cmd, [
+    { command: "sbx completion bash > ~/.local/share/bash-completion/completions/sbx", description: "bash" },
+    { command: 'sbx completion zsh > "${fpath[1]}/_sbx"', description: "zsh" },
+    { command: "sbx completion fish > ~/.config/fish/completions/sbx.fish", description: "fish" },
+  ]);
+}
+
+export function declareRecover(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("recover")
+    .summary("observe every receipt in doubt once and say what is resolved")
+    .description(
+      "For every receipt in doubt (dispatched, outcome_unknown, local_timeout, result_unconfirmed,\n" +
+        "in_progress, record_pending) or running, observe the execution once (by execution id, or by\n" +
+        "idempotency key; a jobs submission by its request id), record what was learned, and print what\n" +
+        "is resolved, what is running (not in doubt: the backend says where it is) and, for the rest,\n" +
+        "the next step. It never re-sends anything. Exits 0 when nothing is left in doubt, 255 otherwise.",
+    )
+    .option("--json", "print {resolved: [...], running: [...], in_doubt: [...]}")
+    .action(bind(() => import("./recover.js")));
+  withExamples(cmd, [
+    { command: "sbx recover", description: "after an incident: what ran, what is still unknown" },
+    { command: "sbx recover --json | jq '.in_doubt[].receipt_id'", description: "for scripts" },
+  ]);
+}
+
+export function declareInit(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("init")
+    .summary("set up the backend sbx uses (interactive)")
+    .description(
+      "Choose the backend sbx uses: the embedded one on this machine (profile `local`, started on\n" +
+        "demand) or a remote one (a profile with an API URL and a key, read hidden). On a terminal it\n" +
+        "asks; elsewhere it refuses unless flags give the answers (--yes takes the defaults). A remote\n" +
+        "backend is asked for its health before it is saved. The chosen profile becomes the current one.",
+    )
+    .option("--profile-name <name>", "name of the remote profile to create or replace")
+    .option("--api-url <url>", "the remote backend: https://host[:port] or unix:/path.sock")
+    .option("--api-key-stdin", "read the API key from stdin")
+    .option("-y, --yes", "accept the defaults without asking (the embedded backend)")
+    .option("--json", "print {profile, api_url, api_key, current, backend, health}")
+    .action(bind(() => import("./init.js")));
+  withExamples(cmd, [
+    { command: "sbx init", description: "answer a few questions" },
+    { command: "sbx init --yes", description: "the embedded backend, no questions" },
+    {
+      command: 'printf %s "$KEY" | sbx init --profile-name prod --api-url https://sbx.example.com --api-key-stdin',
+      description: "a remote backend, for scripts",
+    },
+  ]);
+}
+
+export function declareExec(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("exec")
+    .summary("run a command in a sandbox and record a receipt")
+    .description(
+      "Run ARGV (no shell) or --shell STRING (through /bin/sh -c, deliberately) in a sandbox.\n" +
+        "Before anything is sent, the Idempotency-Key and the exact request are committed to the\n" +
+        "local receipt store. The request is sent once, never retried; the answer (or its absence)\n" +
+        "is classified and sbx exits with the code the classification gives (see `sbx help exit-codes`).",
+    )
+    .argument("[argv...]", "the command and its arguments (put them after --)")
+    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
+    .option("--timeout <dur>", "server-side timeout, 1s..10m (default: 2m)")
+    .option("--client-timeout <dur>", "local deadline for an answer (default: timeout + 30s)")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
+    .option("--env-file <file>", "read K=V lines from a file")
+    .option("--stdin", "send sbx's standard input to the command (one-shot)")
+    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
+    .option("--stream", "show output live (SSE); a dropped stream is resumed, never re-sent")
+    .option("--detach", "return once the command has started; print the receipt and execution ids")
+    .addOption(new Option("--json", "print the receipt as JSON and nothing else on stdout"))
+    .action(bind(() => import("./exec.js")));
+  declareCompletion(cmd, "[argv...]", "command");
+  declareCompletion(cmd, "--env-file", "file");
+  withExamples(cmd, [
+    { command: "sbx exec -- echo hello", description: "run argv in the default sandbox" },
+    { command: "sbx exec --shell 'make test 2>&1 | tail -5'", description: "run a shell string, deliberately" },
+    { command: "sbx exec -s build --timeout 5m --env CI=1 -- make", description: "another sandbox, longer timeout" },
+    { command: "sbx exec --json -- ./deploy.sh | jq .classification", description: "a receipt for scripts" },
+    { command: "sbx exec --stream -- make test", description: "live output, resumed if the stream drops" },
+    { command: "sbx exec --detach -- ./long-job.sh", description: "start it and return; then sbx logs EXE -f" },
+  ]);
+}
+
+export function declareCp(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("cp")
+    .summary("copy files and directories into a sandbox or out of it")
+    .description(
+      "Copy a file or a directory between this machine and a sandbox's /workspace, byte for byte\n" +
+        "with modes kept (symlinks are copied as symlinks). One side is SANDBOX:PATH, where PATH\n" +
+        "is under /workspace (absolute, or relative to it); the other a local path, or - for a tar\n" +
+        "stream on stdin (into the sandbox) or stdout (out of it). Copied onto a directory that\n" +
+        "exists, a file or directory goes inside it. Paths that lead out of /workspace (.., or\n" +
+        "symlinks pointing elsewhere) are refused and nothing is written.",
+    )
+    .argument("<source>", "local path, SANDBOX:PATH, or -")
+    .argument("<destination>", "SANDBOX:PATH, local path, or -")
+    .option("--json", "print {source, destination, type, bytes, sha256, entries}")
+    .action(bind(() => import("./cp.js")));
+  withExamples(cmd, [
+    { command: "sbx cp ./src default:/workspace/src", description: "copy a directory in" },
+    { command: "sbx cp build.sh default:", description: "a file into /workspace" },
+    { command: "sbx cp default:/workspace/out/report.html .", description: "a file out, into the current directory" },
+    { command: "tar -c -C dist . | sbx cp - default:/workspace/dist", description: "a tar stream in" },
+    { command: "sbx cp default:/workspace/logs - | tar -t", description: "a directory out as a tar stream" },
+  ]);
+}
