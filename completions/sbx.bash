@@ -21,6 +21,7 @@ _sbx_subcommand() {
     "|config") REPLY="config" ;;
     "|completion") REPLY="completion" ;;
     "|help") REPLY="help" ;;
+    "|version") REPLY="version" ;;
     "receipts|list") REPLY="receipts list" ;;
     "receipts|show") REPLY="receipts show" ;;
     "receipts|wait") REPLY="receipts wait" ;;
@@ -67,7 +68,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec receipts recover logs cancel process ps jobs sandbox cp daemon init profile config completion help"
+      _sbx_commands="exec receipts recover logs cancel process ps jobs sandbox cp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -395,6 +396,12 @@ _sbx_spec() {
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "version")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
       ;;
   esac
 }

@@ -37,6 +37,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'completion'
         case '|help'
             set -g __sbx_next 'help'
+        case '|version'
+            set -g __sbx_next 'version'
         case 'receipts|list'
             set -g __sbx_next 'receipts list'
         case 'receipts|show'
@@ -191,7 +193,7 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
             return 0
-        case 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -272,6 +274,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a profile -d 'manage backend profiles'
 complete -c sbx -n '__sbx_arg "" 0' -a config -d 'read and change settings'
 complete -c sbx -n '__sbx_arg "" 0' -a completion -d 'print a shell completion script (bash, zsh, fish)'
 complete -c sbx -n '__sbx_arg "" 0' -a help -d 'help on a command or a topic (exit-codes)'
+complete -c sbx -n '__sbx_arg "" 0' -a version -d 'print the version (as --version does)'
 complete -c sbx -n '__sbx_at ""' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at ""' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at ""' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
@@ -509,7 +512,7 @@ complete -c sbx -n '__sbx_arg "process show" 0' -a '(__sbx_receipt_ids)' -d 'pro
 
 # sbx process logs
 complete -c sbx -n '__sbx_at "process logs"' -s s -l sandbox -x -d 'sandbox (default: default)'
-complete -c sbx -n '__sbx_at "process logs"' -l stream -x -a 'stdout stderr' -d 'stdout or stderr (default: stdout)'
+complete -c sbx -n '__sbx_at "process logs"' -l stream -x -a 'stdout stderr' -d 'only stdout or only stderr (default: both)'
 complete -c sbx -n '__sbx_at "process logs"' -l offset -x -d 'start at this logical byte offset (default: 0)'
 complete -c sbx -n '__sbx_at "process logs"' -l limit -x -d 'read at most N bytes'
 complete -c sbx -n '__sbx_at "process logs"' -s f -l follow -d 'follow until the process ends'
@@ -979,3 +982,13 @@ complete -c sbx -n '__sbx_at "help"' -l no-color -d 'no colour (also NO_COLOR)'
 complete -c sbx -n '__sbx_at "help"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "help"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "help"' -s h -l help -d 'show help'
+
+# sbx version
+complete -c sbx -n '__sbx_at "version"' -l json -d 'print {version, protocol}'
+complete -c sbx -n '__sbx_at "version"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "version"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "version"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "version"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "version"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "version"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "version"' -s h -l help -d 'show help'

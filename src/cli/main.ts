@@ -52,6 +52,11 @@ export async function main(
     cmd.commands.forEach(configure);
   };
   configure(program);
+  // Nothing asked: the help is the answer, on stdout like any data.
+  if (argv.length === 0) {
+    io.writeOut(program.helpInformation());
+    return 0;
+  }
   try {
     await program.parseAsync(argv, { from: "user" });
     return rt.exitCode;

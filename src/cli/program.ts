@@ -1,6 +1,6 @@
 // The command tree. Generated docs (man page, completions) read this same tree.
 
-import { Command, Option } from "commander";
+import { Command, Help, Option } from "commander";
 import { VERSION } from "../version.js";
 import { type Bind, makeBinder, type Runtime, withExamples } from "./command.js";
 import {
@@ -12,6 +12,7 @@ import {
   declareInit,
   declareLogs,
   declareRecover,
+  declareVersion,
 } from "./commands/index.js";
 import * as configCmd from "./commands/config/index.js";
 import * as daemon from "./commands/daemon/index.js";
@@ -28,6 +29,13 @@ export function buildProgram(rt: Runtime): Command {
       "Run commands in sandboxes and keep an honest, durable receipt of every execution.\n" +
         "With no configuration, sbx starts its own embedded backend (sbx daemon) on demand.",
     )
+    .configureHelp({
+      // Descriptions are written as paragraphs: a line break inside one is the source's,
+      // not the reader's; the terminal's width (80 in a pipe) decides where lines end.
+      boxWrap(this: Help, str: string, width: number) {
+        return Help.prototype.boxWrap.call(this, unwrapParagraphs(str), width);
+      },
+    })
     .version(VERSION, "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .addHelpCommand(false)
@@ -53,6 +61,7 @@ export function buildProgram(rt: Runtime): Command {
   configCmd.register(program, bind);
   declareCompletionCommand(program, bind);
   declareHelp(program, bind);
+  declareVersion(program, bind);
   withExamples(program, [
     { command: "sbx exec -- echo hello", description: "run argv in the default local sandbox" },
     { command: "sbx receipts list", description: "what ran, newest first" },
@@ -60,4 +69,9 @@ export function buildProgram(rt: Runtime): Command {
     { command: "sbx help exit-codes", description: "what each exit code and classification means" },
   ]);
   return program;
+}
+
+/** Joins the lines of each paragraph; blank lines and indented (preformatted) lines stay. */
+export function unwrapParagraphs(text: string): string {
+  return text.replace(/([^\n])\n(?=[^\s])/g, "$1 ");
 }

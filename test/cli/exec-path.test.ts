@@ -152,6 +152,6 @@ describe("sbx process logs", () => {
     expect(r.bytes.subarray(3_000_000).equals(Buffer.from([0xff, ...Buffer.from("end")]))).toBe(true);
     expect(json).not.toHaveBeenCalled();
     expect(raw).toHaveBeenCalled();
-    expect(r.err).toContain(`next offset ${3_000_004}`);
+    expect(r.err).toContain(`next offset stdout ${3_000_004}, stderr 0`);
   });
 });

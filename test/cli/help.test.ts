@@ -95,3 +95,54 @@ describe("typos exit 125 with a suggestion", () => {
     expect(err.toLowerCase()).toContain(`did you mean ${suggestion}?`);
   });
 });
+
+describe("help reads as prose at any width", () => {
+  /** The description paragraph of a command's --help: the lines between "Usage:" and the first section. */
+  function descriptionLines(help: string): string[] {
+    const lines = help.split("\n");
+    const end = lines.findIndex((l, i) => i > 0 && /^[A-Z][a-z]+( [A-Z][a-z]+)?:$/.test(l));
+    return lines.slice(2, end === -1 ? undefined : end - 1);
+  }
+
+  it.each(commands.map((c) => [c.path] as const))("%s --help wraps only where an 80-column line is full", async (p) => {
+    const r = await run([...p.split(" "), "--help"]);
+    expect(r.code).toBe(0);
+    const lines = descriptionLines(r.out);
+    lines.forEach((line, i) => {
+      const next = lines[i + 1];
+      // A line followed by more of the same paragraph was cut by the width, not by the source.
+      if (next !== undefined && next !== "" && !/^\s/.test(next)) {
+        expect(
+          `${line}|${next.split(" ")[0]}`.length,
+          `${JSON.stringify(line)} then ${JSON.stringify(next)}`,
+        ).toBeGreaterThan(80);
+      }
+    });
+  });
+});
+
+describe("sbx with nothing, sbx version, --quiet", () => {
+  it("sbx alone prints its help on stdout and exits 0", async () => {
+    const r = await run([]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^Usage: sbx \[options\] \[command\]/);
+    expect(r.out).toContain("Commands:");
+    expect(r.err).toBe("");
+  });
+
+  it("sbx version prints what --version prints; --json adds the protocol", async () => {
+    const plain = await run(["version"]);
+    const flag = await run(["--version"]);
+    expect(plain).toMatchObject({ code: 0, err: "" });
+    expect(plain.out).toBe(flag.out);
+    const json = await run(["version", "--json"]);
+    expect(JSON.parse(json.out)).toEqual({ version: plain.out.trim(), protocol: 1 });
+  });
+
+  it("--quiet leaves only the rows of a table, no header", async () => {
+    const r = await run(["-q", "profile", "list"]);
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain("PROFILE");
+    expect(r.out).toContain("local");
+  });
+});

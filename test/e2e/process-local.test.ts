@@ -50,7 +50,9 @@ describe("sbx process against the local backend", () => {
     expect((await sbx(["process", "stdin", id, "--eof"], bytes)).code).toBe(0);
     // Wait for the end (eof), then read the bytes as JSON (base64), which keeps them exact.
     expect((await runSbx(["process", "logs", id, "-f", "--raw"], { home })).code).toBe(0);
-    const json = lines((await sbx(["process", "logs", id, "--json"])).stdout).map((l) => JSON.parse(l));
+    const json = lines((await sbx(["process", "logs", id, "--json", "--stream", "stdout"])).stdout).map((l) =>
+      JSON.parse(l),
+    );
     const data = Buffer.concat(json.map((c) => Buffer.from(c.data, "base64")));
     expect(data.equals(bytes)).toBe(true);
   });
@@ -61,13 +63,14 @@ describe("sbx process against the local backend", () => {
     const expected = createHash("sha256")
       .update(`${Array.from({ length: 2_100_000 }, (_, i) => i + 1).join("\n")}\n`)
       .digest("hex");
-    const first = lines((await sbx(["process", "logs", id, "--json", "--limit", "1000003"])).stdout).map((l) =>
-      JSON.parse(l),
-    );
+    const first = lines(
+      (await sbx(["process", "logs", id, "--json", "--stream", "stdout", "--limit", "1000003"])).stdout,
+    ).map((l) => JSON.parse(l));
     const next = first.at(-1).next_offset;
     expect(next).toBe(1_000_003);
     const rest = lines(
-      (await sbx(["process", "logs", id, "--json", "--offset", String(next)], undefined, 60_000)).stdout,
+      (await sbx(["process", "logs", id, "--json", "--stream", "stdout", "--offset", String(next)], undefined, 60_000))
+        .stdout,
     ).map((l) => JSON.parse(l));
     const all = Buffer.concat([...first, ...rest].map((c) => Buffer.from(c.data, "base64")));
     expect(all.length).toBeGreaterThan(15_000_000);
@@ -133,16 +136,16 @@ describe("process logs across rotation", () => {
       const started = await runSbx(["process", "start", "--", "seq", "1", "5000"], { home });
       const id = started.stdout.trim();
       await runSbx(["process", "result", id, "--wait", "20s"], { home });
-      const read = await runSbx(["process", "logs", id, "--raw"], { home });
+      const read = await runSbx(["process", "logs", id, "--raw", "--stream", "stdout"], { home });
       expect(read.code).toBe(0);
-      expect(read.stderr).toMatch(/bytes \(offsets 0\.\.(\d+)\) were rotated away/);
+      expect(read.stderr).toMatch(/bytes of stdout \(offsets 0\.\.(\d+)\) were rotated away/);
       const all = `${Array.from({ length: 5000 }, (_, i) => i + 1).join("\n")}\n`;
       expect(all.endsWith(read.stdout)).toBe(true);
       expect(read.stdout.length).toBeGreaterThanOrEqual(3 * 1024);
       expect(read.stdout.length).toBeLessThan(all.length);
-      const chunks = lines((await runSbx(["process", "logs", id, "--json"], { home })).stdout).map((l) =>
-        JSON.parse(l),
-      );
+      const chunks = lines(
+        (await runSbx(["process", "logs", id, "--json", "--stream", "stdout"], { home })).stdout,
+      ).map((l) => JSON.parse(l));
       expect(chunks[0]).toMatchObject({ rotated: true });
       expect(chunks[0].offset).toBe(chunks[0].oldest_offset);
       expect(chunks.at(-1).next_offset).toBe(Buffer.byteLength(all));

@@ -185,3 +185,13 @@ export function declareCp(program: Command, bind: Bind): void {
     { command: "sbx cp default:/workspace/logs - | tar -t", description: "a directory out as a tar stream" },
   ]);
 }
+
+export function declareVersion(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("version")
+    .summary("print the version (as --version does)")
+    .description("Print sbx's version; with --json, {version, protocol}.")
+    .option("--json", "print {version, protocol}")
+    .action(bind(() => import("./version.js")));
+  withExamples(cmd, [{ command: "sbx version", description: "the version of this sbx" }]);
+}

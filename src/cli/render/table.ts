@@ -6,9 +6,10 @@ import type { IO } from "../io/io.js";
 
 const require = createRequire(import.meta.url);
 
+/** With --quiet only the rows are printed (no header line): data and nothing else. */
 export function printTable(io: IO, head: string[], rows: string[][]): void {
-  if (!io.stdoutIsTTY) {
-    io.out(head.join("\t"));
+  if (!io.stdoutIsTTY || io.quiet) {
+    if (!io.quiet) io.out(head.join("\t"));
     for (const r of rows) io.out(r.map((c) => c.replace(/[\t\n]/g, " ")).join("\t"));
     return;
   }

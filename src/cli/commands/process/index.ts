@@ -124,16 +124,20 @@ function declareLogs(noun: Command, bind: Bind): void {
     .command("logs")
     .summary("read a process's output by offset (-f to follow)")
     .description(
-      "Read a process's stdout or stderr from a logical byte offset (monotonic over all restarts and\n" +
-        "rotations). Raw bytes by default (binary-safe); --text (the default on a terminal) decodes\n" +
-        "UTF-8 without splitting a character between reads; --json prints each read as\n" +
-        "{offset, next_offset, data (base64), eof, rotated, oldest_offset, generation}. With -f it\n" +
-        "follows with server long-polls until the process has ended and everything was read, and\n" +
-        "says on stderr when bytes were rotated away before they could be read.",
+      "Read a process's output: both streams by default, its stdout to stdout and its stderr to\n" +
+        "stderr (marked in red on a terminal), or one with --stream, from a logical byte offset\n" +
+        "(monotonic over all restarts and rotations; --offset and --limit need --stream). Raw bytes\n" +
+        "by default (binary-safe); --text (the default on a terminal) decodes UTF-8 without\n" +
+        "splitting a character between reads; --json prints each read as {stream, offset,\n" +
+        "next_offset, data (base64), eof, rotated, oldest_offset, generation}. With -f it follows\n" +
+        "with server long-polls until the process has ended and everything was read, and says on\n" +
+        "stderr when bytes were rotated away before they could be read.",
     )
     .argument("<process>", "process id (prc_…), name, or the receipt of its start")
     .option("-s, --sandbox <id>", "sandbox (default: default)")
-    .addOption(new Option("--stream <name>", "stdout or stderr (default: stdout)").choices(["stdout", "stderr"]))
+    .addOption(
+      new Option("--stream <name>", "only stdout or only stderr (default: both)").choices(["stdout", "stderr"]),
+    )
     .option("--offset <n>", "start at this logical byte offset (default: 0)")
     .option("--limit <n>", "read at most N bytes", positiveIntArg)
     .option("-f, --follow", "follow until the process ends")
@@ -144,7 +148,7 @@ function declareLogs(noun: Command, bind: Bind): void {
   declareChoices(cmd, "--stream", ["stdout", "stderr"]);
   declareCompletion(cmd, "<process>", "receipt-id");
   withExamples(cmd, [
-    { command: "sbx process logs web -f", description: "follow stdout until it ends" },
+    { command: "sbx process logs web -f", description: "follow both streams until it ends" },
     { command: "sbx process logs prc_12ab --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
     { command: "sbx process logs prc_12ab --json | jq .next_offset", description: "offsets for scripts" },
   ]);

@@ -11,7 +11,8 @@ import { resolveProcess } from "./target.js";
 export interface ProcessLogsOptions {
   ref: string;
   sandbox: string | undefined;
-  stream: ProcessStream;
+  /** The streams to read: both by default (stdout to stdout, stderr to stderr), or the one asked for. */
+  streams: ProcessStream[];
   offset: number;
   limit: number;
   follow: boolean;
@@ -42,11 +43,14 @@ export function parseProcessLogsOptions(
   if (raw.offset !== undefined && !/^\d+$/.test(raw.offset))
     throw new UsageError("--offset takes a byte offset (a whole number)");
   if (raw.text && raw.raw) throw new UsageError("--text and --raw exclude each other");
+  if (raw.stream === undefined && (raw.offset !== undefined || raw.limit !== undefined)) {
+    throw new UsageError("--offset and --limit are offsets of one stream: add --stream stdout or --stream stderr");
+  }
   const view = raw.json ? "json" : raw.text ? "text" : raw.raw ? "raw" : stdoutIsTTY ? "text" : "raw";
   return {
     ref,
     sandbox: raw.sandbox,
-    stream: (raw.stream ?? "stdout") as ProcessStream,
+    streams: raw.stream === undefined ? ["stdout", "stderr"] : [raw.stream as ProcessStream],
     offset: Number(raw.offset ?? 0),
     limit: raw.limit ?? Number.POSITIVE_INFINITY,
     follow: raw.follow === true,
@@ -56,7 +60,31 @@ export function parseProcessLogsOptions(
 
 export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<number> {
   const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
+  // Both streams are read side by side, each to its own side of sbx (as docker logs does).
+  const ends = await Promise.all(opts.streams.map((stream) => readStream(t, stream, opts, ctx)));
+  if (opts.view !== "json") {
+    ctx.io.info(
+      `sbx: next offset ${opts.streams.map((s, i) => (ends.length > 1 ? `${s} ${ends[i]}` : `${ends[i]}`)).join(", ")}`,
+    );
+  }
+  return 0;
+}
+
+/** Reads one stream from its offset to its end (following with -f); returns the next offset. */
+async function readStream(
+  t: Awaited<ReturnType<typeof resolveProcess>>,
+  stream: ProcessStream,
+  opts: ProcessLogsOptions,
+  ctx: Context,
+): Promise<number> {
   const decoder = new TextDecoder("utf-8");
+  // stderr of the process goes to sbx's stderr; on a terminal it is marked (red) as it is by docker and kubectl users' tools.
+  const toStderr = stream === "stderr" && opts.streams.length > 1;
+  const mark = toStderr && opts.view === "text" && ctx.io.stderrIsTTY;
+  const write = (bytes: Uint8Array) =>
+    toStderr
+      ? ctx.io.writeErrPaced(mark ? Buffer.from(ctx.io.errChalk.red(Buffer.from(bytes).toString("utf8"))) : bytes)
+      : ctx.io.writeOutPaced(bytes);
   let offset = opts.offset;
   let left = opts.limit;
   for (;;) {
@@ -64,7 +92,7 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
     const read = {
       sandbox: t.sandbox,
       id: t.processId,
-      stream: opts.stream,
+      stream,
       offset,
       limit: Math.min(opts.view === "json" ? JSON_READ_LIMIT : RAW_READ_LIMIT, left),
       waitMs: opts.follow ? FOLLOW_WAIT_MS : 0,
@@ -74,9 +102,10 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
     let eof: boolean;
     if (opts.view === "json") {
       const chunk = await t.api.readLogsFrom(read);
-      sayRotated(ctx, offset, chunk.offset, chunk.rotated);
+      sayRotated(ctx, stream, offset, chunk.offset, chunk.rotated);
       ctx.io.out(
         JSON.stringify({
+          stream,
           offset: chunk.offset,
           next_offset: chunk.next_offset,
           data: chunk.data,
@@ -92,11 +121,11 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
     } else {
       // Raw bytes, written on as they arrive (with back-pressure), never base64.
       const piece = await t.api.openLogs(read);
-      sayRotated(ctx, offset, piece.offset, piece.rotated);
+      sayRotated(ctx, stream, offset, piece.offset, piece.rotated);
       got = await deliverPiece(piece, `logs of ${t.processId}`, (data) => {
-        if (opts.view === "raw") return ctx.io.writeOutPaced(data);
+        if (opts.view === "raw") return write(data);
         const text = decoder.decode(data, { stream: true });
-        return text ? ctx.io.writeOutPaced(Buffer.from(text)) : undefined;
+        return text ? write(Buffer.from(text)) : undefined;
       });
       next = piece.nextOffset;
       eof = piece.eof;
@@ -108,15 +137,16 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   }
   if (opts.view === "text") {
     const rest = decoder.decode();
-    if (rest) ctx.io.writeOut(rest);
+    if (rest) await write(Buffer.from(rest));
   }
-  if (opts.view !== "json") ctx.io.info(`sbx: next offset ${offset}`);
-  return 0;
+  return offset;
 }
 
-function sayRotated(ctx: Context, asked: number, from: number, rotated: boolean): void {
+function sayRotated(ctx: Context, stream: ProcessStream, asked: number, from: number, rotated: boolean): void {
   if (rotated && from > asked) {
-    ctx.io.err(`sbx: ${from - asked} bytes (offsets ${asked}..${from}) were rotated away before they could be read`);
+    ctx.io.err(
+      `sbx: ${from - asked} bytes of ${stream} (offsets ${asked}..${from}) were rotated away before they could be read`,
+    );
   }
 }
 
