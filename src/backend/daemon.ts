@@ -7,7 +7,7 @@ import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { VERSION } from "../version.js";
-import { BackendError } from "./errors.js";
+import { DaemonStartError } from "./errors.js";
 import { type BackendHandle, type BackendOptions, dataDirInUse, socketAnswers, startBackend } from "./server.js";
 
 export interface DaemonOptions extends BackendOptions {
@@ -26,7 +26,7 @@ const STARTING_DAEMON_WAIT_MS = 2000;
 
 /**
  * Runs the daemon until it is told to stop or goes idle, then closes it. Throws a
- * BackendError `daemon_already_running` when another daemon owns the pid file and
+ * DaemonStartError `daemon_already_running` when another daemon owns the pid file and
  * answers on its socket.
  */
 export async function runDaemon(opts: DaemonOptions): Promise<void> {
@@ -97,13 +97,13 @@ async function acquirePidFile(pidFile: string, opts: DaemonOptions): Promise<voi
     const pid = readPid(pidFile);
     // A backend holding the data directory owns it, answering yet or not (it may be recovering).
     if (pid !== null && isAlive(pid) && ((await dataDirInUse(opts.dataDir)) === true || (await answersSoon(opts)))) {
-      throw new BackendError("daemon_already_running", `the sbx daemon is already running (pid ${pid})`);
+      throw new DaemonStartError("daemon_already_running", `the sbx daemon is already running (pid ${pid})`);
     }
     // Stale: its process is gone, or it never came to answer.
     opts.log?.(`replacing stale pid file ${pidFile}${pid === null ? "" : ` (pid ${pid})`}`);
     fs.rmSync(pidFile, { force: true });
   }
-  throw new BackendError("daemon_already_running", `could not take the pid file ${pidFile}`);
+  throw new DaemonStartError("daemon_already_running", `could not take the pid file ${pidFile}`);
 }
 
 function readPid(pidFile: string): number | null {

@@ -15,7 +15,7 @@ import { isValidIdempotencyKey } from "../protocol/validate.js";
 import { MUTATION_ROUTES, type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
 import { DriverSet, type DriverSetOptions } from "./drivers/drivers.js";
-import { BackendError } from "./errors.js";
+import { DaemonStartError } from "./errors.js";
 import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
@@ -112,13 +112,13 @@ type Transport = "unix" | "tcp";
 
 export async function startBackend(opts: BackendOptions): Promise<BackendHandle> {
   if (!opts.socketPath && !opts.listen) {
-    throw new BackendError("no_listener", "the backend needs a Unix socket path or a TCP listen address");
+    throw new DaemonStartError("no_listener", "the backend needs a Unix socket path or a TCP listen address");
   }
   if (opts.listen && !opts.token) {
-    throw new BackendError("token_required", "listening on TCP requires a token");
+    throw new DaemonStartError("token_required", "listening on TCP requires a token");
   }
   if (opts.listen && opts.token && opts.token.length < DAEMON_TOKEN_MIN_LENGTH) {
-    throw new BackendError(
+    throw new DaemonStartError(
       "token_too_weak",
       `the TCP token is ${opts.token.length} characters; at least ${DAEMON_TOKEN_MIN_LENGTH} are required`,
     );
@@ -531,7 +531,7 @@ function dataDirLockFile(dataDir: string): string {
 function lockDataDir(dataDir: string): { release(): void } {
   const lock = tryExclusiveLock(dataDirLockFile(dataDir));
   if (lock === null) {
-    throw new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`);
+    throw new DaemonStartError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`);
   }
   return lock;
 }
@@ -584,7 +584,7 @@ async function listenOnUnixSocket(server: http.Server, socketPath: string): Prom
   } catch (err) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     if ((err as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new BackendError("socket_in_use", `another process took ${socketPath} while this backend started`);
+      throw new DaemonStartError("socket_in_use", `another process took ${socketPath} while this backend started`);
     }
     throw err;
   } finally {
@@ -608,10 +608,10 @@ function preparePrivateDir(dir: string): void {
     st = fs.statSync(dir);
   }
   if (!ours) {
-    throw new BackendError("unsafe_directory", `${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
+    throw new DaemonStartError("unsafe_directory", `${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
   }
   if ((st.mode & 0o022) !== 0 && !shared) {
-    throw new BackendError("unsafe_directory", `others may write to ${dir}; it must be private`);
+    throw new DaemonStartError("unsafe_directory", `others may write to ${dir}; it must be private`);
   }
 }
 
@@ -623,10 +623,10 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
     return;
   }
   if (!st.isSocket()) {
-    throw new BackendError("socket_path_not_socket", `${socketPath} exists and is not a socket; not replacing it`);
+    throw new DaemonStartError("socket_path_not_socket", `${socketPath} exists and is not a socket; not replacing it`);
   }
   if (await socketAnswers(socketPath)) {
-    throw new BackendError("socket_in_use", `another process is listening on ${socketPath}`);
+    throw new DaemonStartError("socket_in_use", `another process is listening on ${socketPath}`);
   }
   // Remove the dead file only if it is still the one found dead (not a socket bound meanwhile).
   try {

@@ -5,7 +5,7 @@
 
 import { type Command, InvalidArgumentError } from "commander";
 import type { Context, GlobalOptions } from "./context.js";
-import { parseDuration } from "./duration.js";
+import { parseDuration } from "../common/duration.js";
 import type { ColorChoice, IO } from "./io/io.js";
 
 export interface Runtime {

@@ -16,7 +16,8 @@ import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import { ReceiptStoreBusy, ReceiptStoreUnusable } from "../receipts/errors.js";
 import { observationRow, type ReceiptStore, type StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
-import { ExitCodes, SbxError, UsageError } from "./errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
+import { SbxError, UsageError } from "../common/errors.js";
 import { cancelOnFirstInterrupt } from "./interrupt-cancel.js";
 
 export interface DispatchOutcome {

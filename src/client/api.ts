@@ -1,7 +1,8 @@
 // Typed calls of /api/v1 for reads and administration. Mutations that need a
 // receipt (execute) go through src/cli/dispatch.ts, which sends them exactly once.
 
-import { BackendError, ExitCodes, SbxError } from "../cli/errors.js";
+import { BackendError, SbxError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
 import type { HttpObserved } from "../receipts/classify.js";
 import {
   API_PREFIX,
@@ -62,7 +63,7 @@ export function answerOrThrow(
       mutation ? `${what}: ${why}; it may have taken effect` : `${what}: ${why}`,
       null,
       mutation ? "look before repeating it (e.g. sbx process show, sbx logs)" : undefined,
-      mutation ? ExitCodes.inDoubt : 1,
+      mutation ? ExitCodes.inDoubt : ExitCodes.failure,
     );
   }
   if (obs.kind === "transport") {

@@ -2,7 +2,7 @@
 // the record's bounded, UTF-8 tail and the event budget leave out, exactly as
 // written, handed on as they arrive (never a whole output in memory).
 
-import { BackendError } from "../cli/errors.js";
+import { BackendError } from "../common/errors.js";
 import type { Api } from "./api.js";
 import { paths } from "./api.js";
 import type { StreamName } from "./follow.js";

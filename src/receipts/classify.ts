@@ -2,7 +2,7 @@
 // Every row of the classification table (docs/classification.md) lives here and nowhere else.
 
 import { constants } from "node:os";
-import { ExitCodes } from "../exit-codes.js";
+import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
 import { checkExecutionRecord } from "../protocol/validate.js";
 
@@ -417,7 +417,7 @@ export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" |
     case "failed": {
       if (c.exit_code !== null && c.exit_code > 0 && c.exit_code <= 255) return c.exit_code;
       const n = c.signal === null ? null : signalNumber(c.signal);
-      return n === null ? ExitCodes.inDoubt : 128 + n;
+      return n === null ? ExitCodes.inDoubt : signalExitCode(n);
     }
     case "timed_out":
       return ExitCodes.timedOut;

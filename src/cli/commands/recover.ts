@@ -7,7 +7,7 @@ import type { ReceiptStore } from "../../receipts/store.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { endpointOfReceipt } from "../dispatch.js";
-import { ExitCodes } from "../errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 import { observeOnce } from "../observe.js";
 import { printJson } from "../render/outcome.js";
 import { colorClassification } from "../render/receipt.js";

@@ -5,7 +5,8 @@ import { deliverPiece } from "../../../client/raw-read.js";
 import { PROCESS_LOG_LIMIT_MAX, type ProcessStream } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { ExitCodes, ExitWith, UsageError } from "../../errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
+import { ExitWith, UsageError } from "../../../common/errors.js";
 import { resolveProcess } from "./target.js";
 
 export interface ProcessLogsOptions {
@@ -111,7 +112,7 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
     if (rest) ctx.io.writeOut(rest);
   }
   if (opts.view !== "json") ctx.io.info(`sbx: next offset ${offset}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 function sayRotated(ctx: Context, asked: number, from: number, rotated: boolean): void {
