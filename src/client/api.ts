@@ -3,7 +3,7 @@
 
 import { BackendError, SbxError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
-import type { HttpObserved } from "../receipts/classify.js";
+import type { HttpObserved } from "./observed.js";
 import {
   API_PREFIX,
   type ExecutionRecord,

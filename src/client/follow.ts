@@ -4,7 +4,7 @@
 // deadline. Never re-sends the POST that started the execution.
 
 import { API_PREFIX } from "../protocol/types.js";
-import type { HttpObserved } from "../receipts/classify.js";
+import type { HttpObserved } from "./observed.js";
 import type { HttpClient, SseOpen } from "./http.js";
 import { idForKey } from "./key-lookup.js";
 import { SseReader, type SseEvent } from "./sse.js";

@@ -3,7 +3,7 @@
 
 import type { JobCancelAnswer, JobList, JobRecord, JobStatus } from "../protocol/jobs.js";
 import { API_PREFIX } from "../protocol/types.js";
-import type { HttpObserved } from "../receipts/classify.js";
+import type { HttpObserved } from "./observed.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient, SendRequest } from "./http.js";
 

@@ -2,6 +2,7 @@
 // Every row of the classification table (docs/classification.md) lives here and nowhere else.
 
 import { constants } from "node:os";
+import { type HttpObserved, isBeforeSendError } from "../client/observed.js";
 import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
 import { checkExecutionRecord } from "../protocol/validate.js";
@@ -50,11 +51,9 @@ export const IN_DOUBT: readonly Classification[] = [
   "record_pending",
 ];
 
-/** What was observed: an HTTP answer, a transport failure, or the local deadline. */
+/** What was observed: what one request observed (the client's HttpObserved), or what following a stream did. */
 export type Observed =
-  | { kind: "answer"; status: number; headers: Record<string, string | undefined>; body: string }
-  | { kind: "transport"; sent: boolean; code: string; message: string }
-  | { kind: "deadline"; sent: boolean; interrupted?: boolean }
+  | HttpObserved
   /** The execution started and sbx stopped following it on purpose (detach). */
   | { kind: "started"; execution_id: string }
   | {
@@ -68,9 +67,6 @@ export type Observed =
       stdout_truncated?: boolean;
       stderr_truncated?: boolean;
     };
-
-/** What one HTTP request can observe (a stream is read by the SSE reader instead). */
-export type HttpObserved = Exclude<Observed, { kind: "stream" } | { kind: "started" }>;
 
 /**
  * dispatch: the answer to a mutation we sent (exec, resubmit).
@@ -99,22 +95,6 @@ export interface Classified {
   stderr: string | null;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
-}
-
-const BEFORE_SEND_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOENT",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EACCES",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
-/** True when a transport error code proves the request never left this machine. */
-export function isBeforeSendError(code: string): boolean {
-  return BEFORE_SEND_CODES.has(code);
 }
 
 function blank(): Classified {
