@@ -5,7 +5,7 @@
 import { randomInt } from "node:crypto";
 import { parseDuration } from "../common/duration.js";
 import { ErrorCodes } from "../protocol/types.js";
-import { ROUTE_NAMES, type RouteName } from "./context.js";
+import { ROUTE_NAMES, type RouteName } from "../protocol/routes.js";
 import { DaemonStartError } from "./errors.js";
 import { ApiError, notStarted, type Reply } from "./http.js";
 

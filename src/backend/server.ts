@@ -12,7 +12,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DAEMON_TOKEN_MIN_LENGTH, ErrorCodes, REQUEST_BODY_MAX_BYTES, WARNING_HEADER } from "../protocol/types.js";
 import { tryExclusiveLock } from "../platform/sqlite.js";
 import { isValidIdempotencyKey } from "../protocol/validate.js";
-import { MUTATION_ROUTES, type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
+import { ROUTES } from "../protocol/routes.js";
+import { type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
 import { DriverSet, type DriverSetOptions } from "./drivers/drivers.js";
 import { DaemonStartError } from "./errors.js";
@@ -383,7 +384,7 @@ class Backend {
     const token = transport === "tcp" ? this.authenticate(req) : null;
     const route = matchRoute(method, url.pathname);
     const body = STREAMED_BODY_ROUTES.includes(route.name) ? Buffer.alloc(0) : await readBody(req, this.maxBodyBytes);
-    const isMutation = MUTATION_ROUTES.includes(route.name);
+    const isMutation = ROUTES[route.name].mutation;
     let idempotencyKey: string | null = null;
     const keyHeader = req.headers["idempotency-key"];
     if (isMutation && keyHeader !== undefined) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ROUTE_NAMES } from "../../src/backend/context.js";
+import { ROUTE_NAMES } from "../../src/protocol/routes.js";
 import {
   applyAnswerFault,
   FAULT_SPEC_HELP,
