@@ -3,12 +3,12 @@
 // stops accepting, ends running process groups, removes the socket and pid file.
 
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { VERSION } from "../version.js";
 import { DaemonStartError } from "./errors.js";
-import { type BackendHandle, type BackendOptions, dataDirInUse, socketAnswers, startBackend } from "./server.js";
+import { dataDirInUse, listenerAnswers } from "./ownership.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "./server.js";
 
 export interface DaemonOptions extends BackendOptions {
   /** Default <dataDir>/daemon.pid. */
@@ -129,28 +129,17 @@ function isAlive(pid: number): boolean {
 async function answersSoon(opts: DaemonOptions): Promise<boolean> {
   const deadline = Date.now() + STARTING_DAEMON_WAIT_MS;
   for (;;) {
-    if (await listenerAnswers(opts)) return true;
+    if (await daemonAnswers(opts)) return true;
     if (Date.now() >= deadline) return false;
     await sleep(100);
   }
 }
 
-function listenerAnswers(opts: DaemonOptions): Promise<boolean> {
-  if (opts.socketPath) return socketAnswers(opts.socketPath, 500);
-  if (!opts.listen) return Promise.resolve(false);
-  const { host, port } = opts.listen;
-  if (port === 0) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const conn = net.connect(port, host);
-    const done = (answers: boolean) => {
-      clearTimeout(timer);
-      conn.destroy();
-      resolve(answers);
-    };
-    const timer = setTimeout(() => done(false), 500);
-    conn.once("connect", () => done(true));
-    conn.once("error", () => done(false));
-  });
+function daemonAnswers(opts: DaemonOptions): Promise<boolean> {
+  if (opts.socketPath) return listenerAnswers({ socketPath: opts.socketPath }, 500);
+  // Port 0 is any free port: nothing to ask.
+  if (!opts.listen || opts.listen.port === 0) return Promise.resolve(false);
+  return listenerAnswers(opts.listen, 500);
 }
 
 /** Removes the pid file if it is still ours. */
