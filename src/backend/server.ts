@@ -19,12 +19,13 @@ import { DaemonStartError } from "./errors.js";
 import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
-import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
+import { ApiError, invalidRequest, type Reply, readBody, refusalAnswer, writeReply } from "./http.js";
 import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
 import { JobManager } from "./jobs/manager.js";
 import { bindUnixSocket, lockDataDir, type OwnedSocket, preparePrivateDir } from "./ownership.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
+import { Refusal } from "./refusal.js";
 import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention.js";
 import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "./runner.js";
 import { matchRoute } from "./router.js";
@@ -445,6 +446,7 @@ class Backend {
 
   private errorReply(err: unknown, method: string, pathname: string): Reply {
     if (err instanceof ApiError) return err.toReply();
+    if (err instanceof Refusal) return refusalAnswer(err).toReply();
     this.log(`internal error on ${method} ${pathname}: ${(err as Error)?.stack ?? String(err)}`);
     return new ApiError(500, ErrorCodes.internal, "internal error in the backend").toReply();
   }

@@ -114,6 +114,25 @@ describe("the import graph of src/", () => {
     expect(describeEdges(bad)).toEqual([]);
   });
 
+  it("keeps HTTP in the backend's HTTP layer: domain code throws Refusals, never answers", () => {
+    const httpLayer = [
+      "server.ts",
+      "router.ts",
+      "http.ts",
+      "context.ts",
+      "idempotency.ts",
+      "faults.ts",
+      "stream.ts",
+      "handlers",
+    ].map((p) => path.join("backend", p));
+    const speaksHttp = EDGES.filter(
+      (e) =>
+        e.to === path.join("backend", "http.ts") &&
+        !httpLayer.some((p) => e.from === p || e.from.startsWith(`${p}${path.sep}`)),
+    );
+    expect(describeEdges(speaksHttp)).toEqual([]);
+  });
+
   it("follows docs/architecture.md for every other crossing", () => {
     const bad = crossings().filter((e) => {
       const [from, to] = e.key.split("->") as [Layer, Layer];
