@@ -53,6 +53,8 @@ export class SandboxRegistry {
     private readonly store: BackendStore,
     private readonly dataDir: string,
     private readonly drivers: DriverSet,
+    /** The clock a sandbox's created_at is read from. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Where a sandbox's commands run. */
@@ -221,7 +223,7 @@ export class SandboxRegistry {
       status: "ready",
       isolation: spec.isolation,
       network: spec.network ? 1 : 0,
-      created_at: new Date().toISOString(),
+      created_at: new Date(this.now()).toISOString(),
     };
     this.ensureWorkspace(sandboxId);
     try {

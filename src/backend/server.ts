@@ -83,7 +83,11 @@ export interface BackendOptions {
   retainBytes?: number;
   /** Between retention sweeps. Default 10 minutes. */
   retentionSweepMs?: number;
-  /** Test hook: the clock retention reads. */
+  /**
+   * The backend's clock (default Date.now): the times records say, runs' starts and
+   * ends, key and retention windows, restart back-off and process deadlines. Timers
+   * still wait real time; a test moves this clock instead of sleeping.
+   */
   now?: () => number;
   /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
   jobConcurrency?: number;
@@ -194,7 +198,8 @@ class Backend {
         ? `isolation: bwrap (${isolation.bwrap.version ?? "version unknown"})`
         : `isolation: none — ${isolation.bwrap.reason}`,
     );
-    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers);
+    const now = opts.now ?? Date.now;
+    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now);
     sandboxes.removeStagedUploads();
     const events = new EventLog({
       store,
@@ -208,8 +213,12 @@ class Backend {
     this.executions = new ExecutionManager({
       store,
       events,
-      runner: new ExecutionRunner(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      runner: new ExecutionRunner({
+        now,
+        ...(opts.killGraceMs !== undefined && { killGraceMs: opts.killGraceMs }),
+      }),
       log: this.log,
+      now,
       onSettled: () => this.armIdle(),
       ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
     });
@@ -223,6 +232,7 @@ class Backend {
       killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       log: this.log,
       onSettled: () => this.armIdle(),
+      now,
     });
     this.jobs = new JobManager({
       store,
@@ -232,6 +242,7 @@ class Backend {
       ...(opts.jobOutputBudgetBytes !== undefined && { outputBudgetBytes: opts.jobOutputBudgetBytes }),
       log: this.log,
       onSettled: () => this.armIdle(),
+      now,
     });
     this.retention = new Retention({
       store,
@@ -242,7 +253,7 @@ class Backend {
       retainBytes: opts.retainBytes ?? DEFAULT_RETAIN_BYTES,
       keyRetentionMs: opts.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS,
       log: this.log,
-      ...(opts.now && { now: opts.now }),
+      now,
     });
     this.services = {
       store,
@@ -254,11 +265,11 @@ class Backend {
       events,
       retention: this.retention,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
-      idempotency: new IdempotencyKeys(
-        store,
-        opts.keyRetentionMs === undefined ? {} : { retentionMs: opts.keyRetentionMs },
-      ),
-      startedAt: new Date().toISOString(),
+      idempotency: new IdempotencyKeys(store, {
+        now,
+        ...(opts.keyRetentionMs !== undefined && { retentionMs: opts.keyRetentionMs }),
+      }),
+      startedAt: new Date(now()).toISOString(),
     };
     if (unix) this.adoptServer(unix.server, "unix");
   }

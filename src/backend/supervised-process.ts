@@ -118,6 +118,7 @@ export class SupervisedProcess {
       ),
       stdin: this.row.stdin_enabled === 1,
       onOutput: (stream, chunk) => this.output(stream, chunk),
+      now: this.deps.now,
     });
     this.run = run;
     this.tracker.runStarted();
