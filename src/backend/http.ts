@@ -157,12 +157,21 @@ function tooLarge(limit: number): ApiError {
   );
 }
 
-/** An optional integer query parameter within [min, max]; 400 otherwise. */
+/** A whole number written in decimal digits, at most Number.MAX_SAFE_INTEGER; null for anything else. */
+export function parseWholeNumber(text: string): number | null {
+  if (!/^[0-9]{1,16}$/.test(text)) return null;
+  const value = Number(text);
+  return value <= Number.MAX_SAFE_INTEGER ? value : null;
+}
+
+/** An optional integer query parameter within [min, max]; 400 otherwise. The one reader of numbers in a query. */
 export function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
   const text = query.get(name);
   if (text === null) return null;
-  const value = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
+  const value = parseWholeNumber(text);
+  if (value === null || value < min || value > max) {
+    throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
+  }
   return value;
 }
 
