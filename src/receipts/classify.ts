@@ -3,53 +3,10 @@
 
 import { constants } from "node:os";
 import { type HttpObserved, isBeforeSendError } from "../client/observed.js";
+import type { Classification } from "./classifications.js";
 import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
 import { checkExecutionRecord } from "../protocol/validate.js";
-
-export type Classification =
-  | "succeeded"
-  | "failed"
-  | "timed_out"
-  | "cancelled"
-  | "outcome_unknown"
-  | "result_unconfirmed"
-  | "in_progress"
-  | "record_pending"
-  | "running"
-  | "not_started"
-  | "rejected"
-  | "local_timeout"
-  | "dispatched";
-
-export const CLASSIFICATIONS: readonly Classification[] = [
-  "succeeded",
-  "failed",
-  "timed_out",
-  "cancelled",
-  "outcome_unknown",
-  "result_unconfirmed",
-  "in_progress",
-  "record_pending",
-  "running",
-  "not_started",
-  "rejected",
-  "local_timeout",
-  "dispatched",
-];
-
-/**
- * Classifications that leave a person in doubt: something may have run, nothing is
- * confirmed. `running` is not among them: the backend said where it is (docs/classification.md).
- */
-export const IN_DOUBT: readonly Classification[] = [
-  "dispatched",
-  "outcome_unknown",
-  "local_timeout",
-  "result_unconfirmed",
-  "in_progress",
-  "record_pending",
-];
 
 /** What was observed: what one request observed (the client's HttpObserved), or what following a stream did. */
 export type Observed =

@@ -1,7 +1,7 @@
 // sbx recover: observe every receipt in doubt once, record what was learned, and say
 // what is resolved and what still needs a person. Never re-sends anything.
 
-import { type Classification, IN_DOUBT } from "../../receipts/classify.js";
+import { type Classification, IN_DOUBT } from "../../receipts/classifications.js";
 import { explain, receiptDocument } from "../../receipts/document.js";
 import type { ReceiptStore } from "../../receipts/store.js";
 import type { RunFn } from "../command.js";

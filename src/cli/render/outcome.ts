@@ -3,7 +3,7 @@
 // the receipt document and nothing else on stdout.
 
 import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
-import { IN_DOUBT } from "../../receipts/classify.js";
+import { IN_DOUBT } from "../../receipts/classifications.js";
 import { explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { Context } from "../context.js";
 import { ExitCodes } from "../../common/exit-codes.js";

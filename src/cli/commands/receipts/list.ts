@@ -1,6 +1,6 @@
 // sbx receipts list
 
-import { type Classification, CLASSIFICATIONS } from "../../../receipts/classify.js";
+import { type Classification, CLASSIFICATIONS } from "../../../receipts/classifications.js";
 import { receiptDocument } from "../../../receipts/document.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";

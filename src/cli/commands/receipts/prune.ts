@@ -1,6 +1,6 @@
 // sbx receipts prune: delete old receipts.
 
-import { IN_DOUBT } from "../../../receipts/classify.js";
+import { IN_DOUBT } from "../../../receipts/classifications.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
