@@ -5,14 +5,14 @@ import { BackendError, SbxError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
 import type { HttpObserved } from "./observed.js";
 import { routePath } from "../protocol/routes.js";
-import {
-  type ExecutionRecord,
-  type Health,
-  type Sandbox,
-  type SandboxCreateRequest,
-  type SandboxDetails,
-  type SandboxList,
-  type StorageReport,
+import type {
+  ExecutionRecord,
+  Health,
+  Sandbox,
+  SandboxCreateRequest,
+  SandboxDetails,
+  SandboxList,
+  StorageReport,
 } from "../protocol/types.js";
 import type { HttpClient, SendRequest } from "./http.js";
 

@@ -1,7 +1,7 @@
 // The receipt document: the documented --json contract of exec, receipts show and
 // receipts list. Built from stored rows; internal rows are never dumped as they are.
 
-import { type Classification } from "./classifications.js";
+import type { Classification } from "./classifications.js";
 import { decidingObservation, exitCodeFor, mayHaveRun } from "./classify.js";
 import type { ObservationRow, StoredReceipt } from "./store.js";
 
