@@ -29,10 +29,10 @@ import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./pro
 import { Refusal } from "./refusal.js";
 import { confineToWorkspace } from "./sandbox-registry.js";
 
-export const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
+const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
 
 /** Why a supervisor ends its process (first one wins). */
-export type StopIntent = "stop" | "timeout" | "shutdown";
+type StopIntent = "stop" | "timeout" | "shutdown";
 
 const INTENT_END: Record<StopIntent, { outcome: Outcome; reason: ProcessEndReason }> = {
   stop: { outcome: "cancelled", reason: "stopped" },
