@@ -6,14 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli.js";
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(p);
-    return p.endsWith(".ts") ? [p] : [];
-  });
-}
+import { typescriptFiles } from "../support/source-files.js";
 
 const RETURNED = /\breturn -?\d+;/;
 const CARRIED = [/\bexitCode: -?\d+\b/, /\bExitWith\(-?\d+\)/];
@@ -33,7 +26,7 @@ function bareExitCodes(files: string[], patterns: RegExp[]): string[] {
 describe("exit codes", () => {
   it("are never bare numbers in what a command returns (every number a run function returns is an exit code)", () => {
     const commands = [
-      ...sourceFiles(path.join(REPO_ROOT, "src", "cli", "commands")),
+      ...typescriptFiles(path.join(REPO_ROOT, "src", "cli", "commands")),
       path.join(REPO_ROOT, "src", "cli", "main.ts"),
     ];
     expect(bareExitCodes(commands, [RETURNED])).toEqual([]);
@@ -41,7 +34,7 @@ describe("exit codes", () => {
 
   it("are never bare numbers where an error or a runtime carries one", () => {
     // The backend's exit codes are the commands' own (126, 127 as a shell gives them): not sbx's.
-    const everywhere = sourceFiles(path.join(REPO_ROOT, "src")).filter(
+    const everywhere = typescriptFiles(path.join(REPO_ROOT, "src")).filter(
       (f) => !f.startsWith(path.join(REPO_ROOT, "src", "backend")),
     );
     expect(bareExitCodes(everywhere, CARRIED)).toEqual([]);

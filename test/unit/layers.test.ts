@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli.js";
+import { typescriptFiles } from "../support/source-files.js";
 
 const SRC = path.join(REPO_ROOT, "src");
 
@@ -41,14 +42,6 @@ interface Edge {
   to: string;
 }
 
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(p);
-    return p.endsWith(".ts") ? [p] : [];
-  });
-}
-
 /** Every relative import of a file: `import … from`, `export … from`, `import("…")`. */
 function importsOf(file: string): Edge[] {
   const text = fs.readFileSync(file, "utf8");
@@ -69,7 +62,7 @@ function layerOf(rel: string): Layer | null {
   return parts.length === 1 ? null : (parts[0] as Layer);
 }
 
-const EDGES = sourceFiles(SRC).flatMap(importsOf);
+const EDGES = typescriptFiles(SRC).flatMap(importsOf);
 
 /** The imports that cross from one layer into another. */
 function crossings(): Array<Edge & { key: `${Layer}->${Layer}` }> {
