@@ -2,6 +2,7 @@
 // the backend's services. Kept apart from server.ts so handlers do not import it.
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { RouteName } from "../protocol/routes.js";
 import type { BackendStore } from "./db.js";
 import type { DriverSet } from "./drivers/drivers.js";
 import type { EventLog } from "./events.js";
@@ -13,53 +14,6 @@ import type { JobManager } from "./jobs/manager.js";
 import type { ProcessSupervisor } from "./process-supervisor.js";
 import type { Retention } from "./retention.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
-
-/** Every route, named as the fault grammar names it. */
-export const ROUTE_NAMES = [
-  "health",
-  "storage",
-  "sandbox.create",
-  "sandboxes.list",
-  "sandbox.get",
-  "sandbox.delete",
-  "execute",
-  "executions.list",
-  "executions.get",
-  "executions.stream",
-  "executions.events",
-  "executions.output",
-  "executions.cancel",
-  "process.start",
-  "processes.list",
-  "process.get",
-  "process.result",
-  "process.logs",
-  "process.stdin",
-  "process.signal",
-  "process.stop",
-  "files.put",
-  "files.get",
-  "jobs.submit",
-  "jobs.list",
-  "jobs.get",
-  "jobs.cancel",
-] as const;
-export type RouteName = (typeof ROUTE_NAMES)[number];
-
-/** Routes that change state and so honour Idempotency-Key. */
-export const MUTATION_ROUTES: readonly RouteName[] = [
-  "sandbox.create",
-  "sandbox.delete",
-  "execute",
-  "executions.cancel",
-  "process.start",
-  "process.stdin",
-  "process.signal",
-  "process.stop",
-  "files.put",
-  "jobs.submit",
-  "jobs.cancel",
-];
 
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */
 export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put"];

@@ -3,12 +3,12 @@
 // stops accepting, ends running process groups, removes the socket and pid file.
 
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { VERSION } from "../version.js";
-import { BackendError } from "./errors.js";
-import { type BackendHandle, type BackendOptions, dataDirInUse, socketAnswers, startBackend } from "./server.js";
+import { DaemonStartError } from "./errors.js";
+import { dataDirInUse, listenerAnswers } from "./ownership.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "./server.js";
 
 export interface DaemonOptions extends BackendOptions {
   /** Default <dataDir>/daemon.pid. */
@@ -26,7 +26,7 @@ const STARTING_DAEMON_WAIT_MS = 2000;
 
 /**
  * Runs the daemon until it is told to stop or goes idle, then closes it. Throws a
- * BackendError `daemon_already_running` when another daemon owns the pid file and
+ * DaemonStartError `daemon_already_running` when another daemon owns the pid file and
  * answers on its socket.
  */
 export async function runDaemon(opts: DaemonOptions): Promise<void> {
@@ -97,13 +97,13 @@ async function acquirePidFile(pidFile: string, opts: DaemonOptions): Promise<voi
     const pid = readPid(pidFile);
     // A backend holding the data directory owns it, answering yet or not (it may be recovering).
     if (pid !== null && isAlive(pid) && ((await dataDirInUse(opts.dataDir)) === true || (await answersSoon(opts)))) {
-      throw new BackendError("daemon_already_running", `the sbx daemon is already running (pid ${pid})`);
+      throw new DaemonStartError("daemon_already_running", `the sbx daemon is already running (pid ${pid})`);
     }
     // Stale: its process is gone, or it never came to answer.
     opts.log?.(`replacing stale pid file ${pidFile}${pid === null ? "" : ` (pid ${pid})`}`);
     fs.rmSync(pidFile, { force: true });
   }
-  throw new BackendError("daemon_already_running", `could not take the pid file ${pidFile}`);
+  throw new DaemonStartError("daemon_already_running", `could not take the pid file ${pidFile}`);
 }
 
 function readPid(pidFile: string): number | null {
@@ -129,28 +129,17 @@ function isAlive(pid: number): boolean {
 async function answersSoon(opts: DaemonOptions): Promise<boolean> {
   const deadline = Date.now() + STARTING_DAEMON_WAIT_MS;
   for (;;) {
-    if (await listenerAnswers(opts)) return true;
+    if (await daemonAnswers(opts)) return true;
     if (Date.now() >= deadline) return false;
     await sleep(100);
   }
 }
 
-function listenerAnswers(opts: DaemonOptions): Promise<boolean> {
-  if (opts.socketPath) return socketAnswers(opts.socketPath, 500);
-  if (!opts.listen) return Promise.resolve(false);
-  const { host, port } = opts.listen;
-  if (port === 0) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const conn = net.connect(port, host);
-    const done = (answers: boolean) => {
-      clearTimeout(timer);
-      conn.destroy();
-      resolve(answers);
-    };
-    const timer = setTimeout(() => done(false), 500);
-    conn.once("connect", () => done(true));
-    conn.once("error", () => done(false));
-  });
+function daemonAnswers(opts: DaemonOptions): Promise<boolean> {
+  if (opts.socketPath) return listenerAnswers({ socketPath: opts.socketPath }, 500);
+  // Port 0 is any free port: nothing to ask.
+  if (!opts.listen || opts.listen.port === 0) return Promise.resolve(false);
+  return listenerAnswers(opts.listen, 500);
 }
 
 /** Removes the pid file if it is still ours. */

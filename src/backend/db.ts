@@ -232,6 +232,8 @@ export interface ExecutionRow {
   last_event_id: number;
   pgid: number | null;
   pgid_start_time: string | null;
+  /** When retention dropped its full output files for space (the record stays), or null. */
+  output_dropped_at: string | null;
   /** The boot the process group was started in (/proc/sys/kernel/random/boot_id). */
   boot_id: string | null;
   /** What restart recovery found of the process group, or null. */
@@ -328,37 +330,60 @@ export interface ExecutionQuery {
   withoutOutput?: boolean;
 }
 
+/**
+ * A table's columns as its row type names them: the record must name every field of
+ * `Row` and nothing else (the type checker says so), and a test compares each list
+ * with the table itself (test/backend/schema.test.ts, PRAGMA table_info).
+ */
+export function columnsOf<Row>(names: Record<keyof Row, true>): ReadonlyArray<keyof Row & string> {
+  return Object.keys(names) as Array<keyof Row & string>;
+}
+
+export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
+  sandbox_id: true,
+  name: true,
+  status: true,
+  isolation: true,
+  network: true,
+  created_at: true,
+});
+
+export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
+  seq: true,
+  execution_id: true,
+  sandbox_id: true,
+  idempotency_key: true,
+  command: true,
+  working_dir: true,
+  timeout_ms: true,
+  outcome: true,
+  exit_code: true,
+  signal: true,
+  system_error: true,
+  record_pending: true,
+  cancel_requested: true,
+  stdout: true,
+  stderr: true,
+  stdout_bytes: true,
+  stderr_bytes: true,
+  stdout_truncated: true,
+  stderr_truncated: true,
+  created_at: true,
+  started_at: true,
+  finished_at: true,
+  duration_ms: true,
+  last_event_id: true,
+  pgid: true,
+  pgid_start_time: true,
+  output_dropped_at: true,
+  boot_id: true,
+  recovery: true,
+});
+
 /** Every column of `executions` but the kept output, which reads as "". */
-const EXECUTION_COLUMNS_WITHOUT_OUTPUT = [
-  "seq",
-  "execution_id",
-  "sandbox_id",
-  "idempotency_key",
-  "command",
-  "working_dir",
-  "timeout_ms",
-  "outcome",
-  "exit_code",
-  "signal",
-  "system_error",
-  "record_pending",
-  "cancel_requested",
-  "'' AS stdout",
-  "'' AS stderr",
-  "stdout_bytes",
-  "stderr_bytes",
-  "stdout_truncated",
-  "stderr_truncated",
-  "created_at",
-  "started_at",
-  "finished_at",
-  "duration_ms",
-  "last_event_id",
-  "pgid",
-  "pgid_start_time",
-  "boot_id",
-  "recovery",
-].join(", ");
+const EXECUTION_COLUMNS_WITHOUT_OUTPUT = EXECUTION_COLUMNS.map((c) =>
+  c === "stdout" || c === "stderr" ? `'' AS ${c}` : c,
+).join(", ");
 
 export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
   return {
@@ -433,9 +458,8 @@ export class BackendStore {
 
   insertSandbox(row: SandboxRow): void {
     this.prepare(
-      `INSERT INTO sandboxes (sandbox_id, name, status, isolation, network, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-    ).run(row.sandbox_id, row.name, row.status, row.isolation, row.network, row.created_at);
+      `INSERT INTO sandboxes (${SANDBOX_COLUMNS.join(", ")}) VALUES (${SANDBOX_COLUMNS.map(() => "?").join(", ")})`,
+    ).run(...SANDBOX_COLUMNS.map((c) => row[c]));
   }
 
   getSandboxById(id: string): SandboxRow | undefined {
@@ -706,7 +730,7 @@ export class BackendStore {
   // ── supervised processes ─────────────────────────────────────────────────
 
   insertProcess(row: Omit<ProcessRow, "seq">): void {
-    const columns = Object.keys(row).filter((c) => PROCESS_COLUMNS.has(c));
+    const columns = Object.keys(row).filter((c) => PROCESS_WRITABLE.has(c));
     this.prepare(`INSERT INTO processes (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(
       ...columns.map((c) => row[c as keyof typeof row]),
     );
@@ -714,7 +738,7 @@ export class BackendStore {
 
   /** Writes the given columns of a process row. */
   updateProcess(processId: string, patch: ProcessPatch): void {
-    const columns = Object.keys(patch).filter((c) => PROCESS_COLUMNS.has(c));
+    const columns = Object.keys(patch).filter((c) => PROCESS_WRITABLE.has(c));
     if (columns.length === 0) return;
     this.prepare(`UPDATE processes SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE process_id = ?`).run(
       ...columns.map((c) => patch[c as keyof ProcessPatch]),
@@ -804,35 +828,39 @@ export interface ProcessRow {
 
 export type ProcessPatch = Partial<Omit<ProcessRow, "seq" | "process_id" | "sandbox_id" | "created_at">>;
 
-const PROCESS_COLUMNS: ReadonlySet<string> = new Set([
-  "process_id",
-  "sandbox_id",
-  "idempotency_key",
-  "name",
-  "command",
-  "working_dir",
-  "env",
-  "stdin_enabled",
-  "timeout_ms",
-  "restart",
-  "state",
-  "outcome",
-  "exit_code",
-  "signal",
-  "end_reason",
-  "restarts",
-  "restarts_in_window",
-  "stop_requested",
-  "os_pid",
-  "pgid_start_time",
-  "boot_id",
-  "recovery",
-  "last_run",
-  "next_restart_at",
-  "stdout_bytes",
-  "stderr_bytes",
-  "created_at",
-  "first_started_at",
-  "started_at",
-  "ended_at",
-]);
+export const PROCESS_COLUMNS = columnsOf<ProcessRow>({
+  seq: true,
+  process_id: true,
+  sandbox_id: true,
+  idempotency_key: true,
+  name: true,
+  command: true,
+  working_dir: true,
+  env: true,
+  stdin_enabled: true,
+  timeout_ms: true,
+  restart: true,
+  state: true,
+  outcome: true,
+  exit_code: true,
+  signal: true,
+  end_reason: true,
+  restarts: true,
+  restarts_in_window: true,
+  stop_requested: true,
+  os_pid: true,
+  pgid_start_time: true,
+  boot_id: true,
+  recovery: true,
+  last_run: true,
+  next_restart_at: true,
+  stdout_bytes: true,
+  stderr_bytes: true,
+  created_at: true,
+  first_started_at: true,
+  started_at: true,
+  ended_at: true,
+});
+
+/** What an insert or an update of a process row may write (`seq` is the table's own). */
+const PROCESS_WRITABLE: ReadonlySet<string> = new Set(PROCESS_COLUMNS.filter((c) => c !== "seq"));

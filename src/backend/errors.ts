@@ -1,7 +1,12 @@
-// Errors the backend raises outside an HTTP answer (start-up, daemon lifecycle,
-// configuration). Each carries a stable string code, like undici's errors.
+// Why the embedded backend could not start (a daemon already running, a socket or
+// directory it may not use, a bad option): SbxErrors with a stable code, so that
+// `sbx daemon run` exits like any other refusal (docs/classification.md). Errors
+// of a request are answers instead (http.ts, refusal.ts).
 
-export type BackendErrorCode =
+import { SbxError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
+
+export type DaemonStartErrorCode =
   | "daemon_already_running"
   | "socket_in_use"
   | "socket_path_not_socket"
@@ -11,12 +16,23 @@ export type BackendErrorCode =
   | "no_listener"
   | "invalid_fault_spec";
 
-export class BackendError extends Error {
-  readonly code: BackendErrorCode;
+/** Bad options are refused like bad input; an unsafe directory like an unusable store; the rest fail. */
+const EXIT_CODE: Record<DaemonStartErrorCode, number> = {
+  daemon_already_running: ExitCodes.failure,
+  socket_in_use: ExitCodes.failure,
+  socket_path_not_socket: ExitCodes.failure,
+  token_required: ExitCodes.failure,
+  token_too_weak: ExitCodes.usage,
+  unsafe_directory: ExitCodes.storeUnusable,
+  no_listener: ExitCodes.failure,
+  invalid_fault_spec: ExitCodes.usage,
+};
 
-  constructor(code: BackendErrorCode, message: string) {
-    super(message);
-    this.name = "BackendError";
-    this.code = code;
+export class DaemonStartError extends SbxError {
+  declare readonly code: DaemonStartErrorCode;
+
+  constructor(code: DaemonStartErrorCode, message: string) {
+    super(code, message, { exitCode: EXIT_CODE[code] });
+    this.name = "DaemonStartError";
   }
 }

@@ -61,6 +61,8 @@ export interface ExecutionManagerOptions {
   log?: (line: string) => void;
   /** Called whenever an execution ends (the server re-arms its idle timer). */
   onSettled?: () => void;
+  /** The clock record times are read from. */
+  now?: () => number;
 }
 
 export class ExecutionManager {
@@ -70,6 +72,7 @@ export class ExecutionManager {
   private readonly publishDelayMs: number;
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
+  private readonly now: () => number;
   private readonly live = new Map<string, LiveExecution>();
   /**
    * Ends that are known but not stored yet (a commit failed, e.g. on a full disk): the
@@ -86,6 +89,7 @@ export class ExecutionManager {
     this.publishDelayMs = opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS;
     this.log = opts.log ?? (() => {});
     this.onSettled = opts.onSettled ?? (() => {});
+    this.now = opts.now ?? Date.now;
   }
 
   /** False once shutdown began: nothing new may start. */
@@ -129,7 +133,7 @@ export class ExecutionManager {
           command: spec.command,
           working_dir: spec.workingDir,
           timeout_ms: spec.timeoutMs,
-          created_at: new Date().toISOString(),
+          created_at: new Date(this.now()).toISOString(),
         });
         spec.onAdmit?.(executionId);
       });
@@ -152,7 +156,7 @@ export class ExecutionManager {
       writer = this.events.open(executionId, sandboxId);
     } catch (err) {
       this.log(`execution ${executionId}: could not open its output files: ${(err as Error).message}`);
-      const end = lostEnd(SYSTEM_ERROR_DRIVER);
+      const end = lostEnd(SYSTEM_ERROR_DRIVER, this.now());
       this.events.appendEnding(executionId, sandboxId, endingOf(end), () =>
         this.store.finishExecution(executionId, end),
       );
@@ -184,7 +188,7 @@ export class ExecutionManager {
       });
     } catch (err) {
       this.log(`execution ${executionId}: driver failed to start it: ${(err as Error).message}`);
-      const end = lostEnd(SYSTEM_ERROR_DRIVER);
+      const end = lostEnd(SYSTEM_ERROR_DRIVER, this.now());
       writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
       return this.get(executionId)!;
     }
@@ -420,7 +424,7 @@ function isStorageFailure(err: unknown): boolean {
   return /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || code === "ENOSPC";
 }
 
-function lostEnd(systemError: string): ExecutionEnd {
+function lostEnd(systemError: string, now: number): ExecutionEnd {
   return {
     outcome: "unknown",
     exit_code: null,
@@ -433,7 +437,7 @@ function lostEnd(systemError: string): ExecutionEnd {
     stderr_bytes: 0,
     stdout_truncated: false,
     stderr_truncated: false,
-    finished_at: new Date().toISOString(),
+    finished_at: new Date(now).toISOString(),
     duration_ms: null,
   };
 }

@@ -3,9 +3,10 @@
 // answer accordingly. Used to rehearse the client's recovery paths.
 
 import { randomInt } from "node:crypto";
+import { parseDuration } from "../common/duration.js";
 import { ErrorCodes } from "../protocol/types.js";
-import { ROUTE_NAMES, type RouteName } from "./context.js";
-import { BackendError } from "./errors.js";
+import { ROUTE_NAMES, type RouteName } from "../protocol/routes.js";
+import { DaemonStartError } from "./errors.js";
 import { ApiError, notStarted, type Reply } from "./http.js";
 
 export const FAULT_KINDS = [
@@ -95,7 +96,7 @@ export function faultApplies(fault: FaultKind, route: RouteName): boolean {
   return APPLIES_TO[fault].includes(route);
 }
 
-/** Parses a fault spec (see FAULT_SPEC_HELP). Throws BackendError `invalid_fault_spec`. */
+/** Parses a fault spec (see FAULT_SPEC_HELP). Throws DaemonStartError `invalid_fault_spec`. */
 export function parseFaultSpec(spec: string): FaultRule[] {
   const trimmed = spec.trim();
   if (trimmed === "") return [];
@@ -104,7 +105,7 @@ export function parseFaultSpec(spec: string): FaultRule[] {
 
 function parseRule(raw: string, index: number): FaultRule {
   const fail = (why: string): never => {
-    throw new BackendError("invalid_fault_spec", `fault rule ${index} ${JSON.stringify(raw)}: ${why}`);
+    throw new DaemonStartError("invalid_fault_spec", `fault rule ${index} ${JSON.stringify(raw)}: ${why}`);
   };
   if (raw === "") fail("empty rule (expected ROUTE:FAULT[:WHEN])");
   const parts = raw.split(":");
@@ -132,7 +133,7 @@ function parseRule(raw: string, index: number): FaultRule {
     }
   } else if (faultText.startsWith("delay=")) {
     fault = "delay";
-    const ms = parseFaultDuration(faultText.slice("delay=".length));
+    const ms = parseDuration(faultText.slice("delay=".length));
     if (ms === null) fail(`invalid delay ${JSON.stringify(faultText.slice(6))} (use e.g. 500ms, 2s, 1m)`);
     else if (ms > MAX_DELAY_MS) fail("delay must be at most 10m");
     delayMs = ms ?? 0;
@@ -199,14 +200,6 @@ function parseWhen(text: string, fail: (why: string) => never): FaultWhen {
     return { kind: "probability", p: value };
   }
   return fail(`unknown WHEN ${JSON.stringify(text)} (expected always, once, times=N or p=P)`);
-}
-
-/** `500ms`, `2s`, `1.5s`, `1m` → milliseconds; null when malformed. */
-export function parseFaultDuration(text: string): number | null {
-  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$/.exec(text);
-  if (!m) return null;
-  const scale = m[2] === "ms" ? 1 : m[2] === "s" ? 1000 : 60_000;
-  return Math.round(Number(m[1]) * scale);
 }
 
 /** mulberry32: a tiny seeded PRNG, so `p=` rules are repeatable in tests. */

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../protocol/types.js";
+import type { Refusal, RefusalCode } from "./refusal.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
 export type Reply =
@@ -13,7 +14,7 @@ export type Reply =
   | { kind: "bytes"; status: number; body: Buffer; headers?: Record<string, string> }
   | { kind: "drop" };
 
-/** An answer in the documented error shape, thrown by handlers and turned into a Reply. */
+/** An answer in the documented error shape, thrown by handlers and turned into a Reply (a domain Refusal becomes one: refusalAnswer). */
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
@@ -39,6 +40,33 @@ export class ApiError extends Error {
     const body: ErrorBody = { error: { code: this.code, message: this.message, details: this.details } };
     return { kind: "json", status: this.status, body, headers: this.headers };
   }
+}
+
+/** The status of each domain refusal (refusal.ts) on the wire (docs/protocol.md, "Additions and error codes"). */
+const REFUSAL_STATUS: Record<RefusalCode, number> = {
+  invalid_request: 400,
+  isolation_unavailable: 400,
+  invalid_path: 400,
+  sandbox_not_found: 404,
+  file_not_found: 404,
+  sandbox_exists: 409,
+  sandbox_busy: 409,
+  path_conflict: 409,
+  job_id_conflict: 409,
+  request_id_conflict: 409,
+  process_not_running: 409,
+  stdin_not_enabled: 409,
+  stdin_closed: 409,
+  stdin_busy: 409,
+  invalid_cursor: 422,
+};
+
+/** The answer to a domain refusal: its code's status, its details, and Retry-After with a retry hint. */
+export function refusalAnswer(refusal: Refusal): ApiError {
+  const retryMs = refusal.details.retry_after_ms;
+  const headers: Record<string, string> =
+    typeof retryMs === "number" ? { "Retry-After": String(Math.ceil(retryMs / 1000)) } : {};
+  return new ApiError(REFUSAL_STATUS[refusal.code], refusal.code, refusal.message, refusal.details, headers);
 }
 
 export function jsonReply(status: number, body: unknown, headers?: Record<string, string>): Reply {
@@ -129,12 +157,21 @@ function tooLarge(limit: number): ApiError {
   );
 }
 
-/** An optional integer query parameter within [min, max]; 400 otherwise. */
+/** A whole number written in decimal digits, at most Number.MAX_SAFE_INTEGER; null for anything else. */
+export function parseWholeNumber(text: string): number | null {
+  if (!/^[0-9]{1,16}$/.test(text)) return null;
+  const value = Number(text);
+  return value <= Number.MAX_SAFE_INTEGER ? value : null;
+}
+
+/** An optional integer query parameter within [min, max]; 400 otherwise. The one reader of numbers in a query. */
 export function intParam(query: URLSearchParams, name: string, min: number, max: number): number | null {
   const text = query.get(name);
   if (text === null) return null;
-  const value = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value >= min && value <= max)) throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
+  const value = parseWholeNumber(text);
+  if (value === null || value < min || value > max) {
+    throw invalidRequest(name, `${name} must be an integer from ${min} to ${max}`);
+  }
   return value;
 }
 

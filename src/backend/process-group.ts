@@ -32,6 +32,9 @@ export interface GroupLeaderSpec {
 /** After the leader exits, how long the rest of the group may hold the output pipes before it is killed. */
 export const LEADER_EXIT_LINGER_MS = 250;
 
+/** A run that was ended (timeout, cancel): how long to wait for its last process to disappear. */
+const GROUP_GONE_WAIT_MS = 5000;
+
 /** After SIGKILL, how long to wait for the pipes to close before giving up on them. */
 const CLOSE_FALLBACK_MS = 1000;
 const GROUP_GONE_POLL_MS = 20;
@@ -125,6 +128,16 @@ export class ProcessGroup {
     this.child?.stdin?.destroy();
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
+  }
+
+  /**
+   * The run is over: release() it, then `report` its end. A run that was ended (a
+   * timeout, a cancel) is reported once no process of it is left, not when signalled.
+   */
+  releaseThenReport(ended: boolean, report: () => void): void {
+    this.release();
+    if (ended && this.pgid !== null) void this.waitUntilGone(GROUP_GONE_WAIT_MS).then(report);
+    else report();
   }
 
   /** Whether no live process of the run is left (true when it never started). */

@@ -18,6 +18,8 @@ export interface ProcessRunSpec {
   /** A pipe for later writes; otherwise stdin is /dev/null. */
   stdin: boolean;
   onOutput: (stream: ProcessStream, chunk: Buffer) => void;
+  /** The clock the run's start and end are read from. */
+  now: () => number;
   /** Set when the working directory may not be used (it leads outside the workspace): nothing starts, exit 126. */
   cwdProblem?: string;
 }
@@ -46,7 +48,7 @@ export class StdinError extends Error {
 }
 
 export class ProcessRun {
-  readonly startedAt = new Date();
+  readonly startedAt: Date;
   readonly done: Promise<RunExit>;
 
   private resolveDone!: (exit: RunExit) => void;
@@ -57,6 +59,7 @@ export class ProcessRun {
   private stdinEnded = false;
 
   constructor(private readonly spec: ProcessRunSpec) {
+    this.startedAt = new Date(spec.now());
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
@@ -177,7 +180,7 @@ export class ProcessRun {
       exitCode: this.exit?.code ?? null,
       signal: this.exit?.signal ?? null,
       startedAt: this.startedAt,
-      endedAt: new Date(),
+      endedAt: new Date(this.spec.now()),
     });
   }
 

@@ -1,7 +1,9 @@
-// The route table of /api/v1 and matching a request to it.
+// Matching a request to its route (the table is src/protocol/routes.ts) and the
+// handler attached to each route.
 
 import { API_PREFIX, ErrorCodes } from "../protocol/types.js";
-import type { Handler, RouteName } from "./context.js";
+import { ROUTE_NAMES, ROUTES, type RouteName } from "../protocol/routes.js";
+import type { Handler } from "./context.js";
 import {
   cancelExecution,
   execute,
@@ -27,52 +29,52 @@ import {
 import { createSandbox, deleteSandbox, getSandbox, listSandboxes } from "./handlers/sandboxes.js";
 import { ApiError } from "./http.js";
 
+/** The handler of every route of the table (src/protocol/routes.ts): the type checker keeps it whole. */
+const HANDLERS: Record<RouteName, Handler> = {
+  health,
+  storage,
+  "sandbox.create": createSandbox,
+  "sandboxes.list": listSandboxes,
+  "sandbox.get": getSandbox,
+  "sandbox.delete": deleteSandbox,
+  execute,
+  "executions.list": listExecutions,
+  "executions.get": getExecution,
+  "executions.stream": streamExecution,
+  "executions.events": listExecutionEvents,
+  "executions.output": readExecutionOutput,
+  "executions.cancel": cancelExecution,
+  "process.start": startProcess,
+  "processes.list": listProcesses,
+  "process.get": getProcess,
+  "process.stop": stopProcess,
+  "process.result": getProcessResult,
+  "process.logs": getProcessLogs,
+  "process.stdin": writeProcessStdin,
+  "process.signal": signalProcess,
+  "files.put": putFile,
+  "files.get": getFile,
+  "jobs.submit": submitJobs,
+  "jobs.list": listJobs,
+  "jobs.get": getJob,
+  "jobs.cancel": cancelJob,
+};
+
 interface RouteDef {
   name: RouteName;
   method: string;
-  /** Segments after /api/v1; `:name` binds a parameter. Earlier routes win. */
+  /** Segments after /api/v1; `:name` binds a parameter. */
   segments: string[];
   handler: Handler;
 }
 
-function route(name: RouteName, method: string, pattern: string, handler: Handler): RouteDef {
-  return { name, method, segments: pattern.split("/"), handler };
-}
-
-const ROUTES: readonly RouteDef[] = [
-  route("health", "GET", "health", health),
-  route("storage", "GET", "storage", storage),
-  route("sandbox.create", "POST", "sandbox/create", createSandbox),
-  route("sandboxes.list", "GET", "sandboxes", listSandboxes),
-  route("sandbox.get", "GET", "sandbox/:id", getSandbox),
-  route("sandbox.delete", "DELETE", "sandbox/:id", deleteSandbox),
-  route("execute", "POST", "sandbox/:id/execute", execute),
-  route("executions.list", "GET", "sandbox/:id/executions", listExecutions),
-  route("executions.get", "GET", "sandbox/:id/executions/:eid", getExecution),
-  route("executions.stream", "GET", "sandbox/:id/executions/:eid/stream", streamExecution),
-  route("executions.events", "GET", "sandbox/:id/executions/:eid/events", listExecutionEvents),
-  route("executions.output", "GET", "sandbox/:id/executions/:eid/output", readExecutionOutput),
-  route("executions.cancel", "POST", "sandbox/:id/executions/:eid/cancel", cancelExecution),
-  route("process.start", "POST", "sandbox/:id/processes", startProcess),
-  route("processes.list", "GET", "sandbox/:id/processes", listProcesses),
-  route("process.get", "GET", "sandbox/:id/processes/:pid", getProcess),
-  route("process.stop", "DELETE", "sandbox/:id/processes/:pid", stopProcess),
-  route("process.result", "GET", "sandbox/:id/processes/:pid/result", getProcessResult),
-  route("process.logs", "GET", "sandbox/:id/processes/:pid/logs", getProcessLogs),
-  route("process.stdin", "POST", "sandbox/:id/processes/:pid/stdin", writeProcessStdin),
-  route("process.signal", "POST", "sandbox/:id/processes/:pid/signal", signalProcess),
-  route("files.put", "PUT", "sandbox/:id/files", putFile),
-  route("files.get", "GET", "sandbox/:id/files", getFile),
-  route("jobs.submit", "POST", "sandbox/:id/jobs", submitJobs),
-  route("jobs.list", "GET", "sandbox/:id/jobs", listJobs),
-  route("jobs.get", "GET", "sandbox/:id/jobs/:jid", getJob),
-  route("jobs.cancel", "POST", "sandbox/:id/jobs/:jid/cancel", cancelJob),
-];
-
-/** Every route as served: name, method and path pattern (`:name` for a parameter); docs/protocol.md lists them. */
-export function routeTable(): Array<{ name: RouteName; method: string; pattern: string }> {
-  return ROUTES.map((r) => ({ name: r.name, method: r.method, pattern: `${API_PREFIX}/${r.segments.join("/")}` }));
-}
+/** The table in its order (an earlier route wins), each with its handler. */
+const ROUTE_DEFS: readonly RouteDef[] = ROUTE_NAMES.map((name) => ({
+  name,
+  method: ROUTES[name].method,
+  segments: ROUTES[name].path.split("/"),
+  handler: HANDLERS[name],
+}));
 
 export interface RouteMatch {
   name: RouteName;
@@ -85,7 +87,7 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
   const segments = splitPath(pathname);
   const allowed: string[] = [];
   if (segments) {
-    for (const def of ROUTES) {
+    for (const def of ROUTE_DEFS) {
       const params = matchSegments(def.segments, segments);
       if (!params) continue;
       if (def.method === method) return { name: def.name, handler: def.handler, params };

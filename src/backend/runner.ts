@@ -71,28 +71,30 @@ export interface ExecutionRunnerOptions {
   killGraceMs?: number;
   /** Bytes of each stream kept for the record. Default RECORD_OUTPUT_LIMIT. */
   outputLimit?: number;
+  /** The clock a run's start and end are read from. */
+  now?: () => number;
 }
 
 export const DEFAULT_KILL_GRACE_MS = 5000;
-/** A group that was ended: how long to wait for its last process to disappear. */
-const GROUP_GONE_WAIT_MS = 5000;
 /** Starts executions on their sandbox's driver. */
 export class ExecutionRunner {
   private readonly killGraceMs: number;
   private readonly outputLimit: number;
+  private readonly now: () => number;
 
   constructor(opts: ExecutionRunnerOptions = {}) {
     this.killGraceMs = opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     this.outputLimit = opts.outputLimit ?? RECORD_OUTPUT_LIMIT;
+    this.now = opts.now ?? Date.now;
   }
 
   start(spec: RunSpec): RunHandle {
-    return new LocalRun(spec, this.killGraceMs, this.outputLimit);
+    return new LocalRun(spec, this.killGraceMs, this.outputLimit, this.now);
   }
 }
 
 class LocalRun implements RunHandle {
-  readonly startedAt = new Date();
+  readonly startedAt: Date;
   readonly done: Promise<RunResult>;
 
   private resolveDone!: (result: RunResult) => void;
@@ -105,7 +107,13 @@ class LocalRun implements RunHandle {
   private ending: "timed_out" | "cancelled" | null = null;
   private settled = false;
 
-  constructor(spec: RunSpec, killGraceMs: number, outputLimit: number) {
+  constructor(
+    spec: RunSpec,
+    killGraceMs: number,
+    outputLimit: number,
+    private readonly now: () => number,
+  ) {
+    this.startedAt = new Date(now());
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
@@ -167,13 +175,12 @@ class LocalRun implements RunHandle {
   private finish(): void {
     if (this.settled) return;
     this.settled = true;
-    this.group.release();
     const code = this.exit?.code ?? null;
     const signal = this.exit?.signal ?? null;
     // A terminal outcome other than unknown always carries exit_code or signal (docs/protocol.md).
     const known = code !== null || signal !== null;
     const outcome: RunOutcome = !known ? "unknown" : (this.ending ?? (code === 0 ? "succeeded" : "failed"));
-    const resolve = () =>
+    this.group.releaseThenReport(this.ending !== null, () =>
       this.resolveDone({
         outcome,
         exitCode: code,
@@ -182,11 +189,9 @@ class LocalRun implements RunHandle {
         stdout: this.stdout.summary(),
         stderr: this.stderr.summary(),
         startedAt: this.startedAt,
-        finishedAt: new Date(),
-      });
-    // An ended (cancelled, timed out) run is reported once its group is gone, not when signalled.
-    if (this.ending !== null && this.pgid !== null) void this.group.waitUntilGone(GROUP_GONE_WAIT_MS).then(resolve);
-    else resolve();
+        finishedAt: new Date(this.now()),
+      }),
+    );
   }
 
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */

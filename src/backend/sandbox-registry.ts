@@ -18,7 +18,7 @@ import { isValidSandboxRef } from "../protocol/validate.js";
 import type { BackendStore, SandboxRow } from "./db.js";
 import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
 import type { DriverSet } from "./drivers/drivers.js";
-import { ApiError, invalidRequest } from "./http.js";
+import { invalidField, Refusal } from "./refusal.js";
 
 export const DEFAULT_SANDBOX = "default";
 /** Names that would read as a route segment. */
@@ -53,6 +53,8 @@ export class SandboxRegistry {
     private readonly store: BackendStore,
     private readonly dataDir: string,
     private readonly drivers: DriverSet,
+    /** The clock a sandbox's created_at is read from. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Where a sandbox's commands run. */
@@ -64,7 +66,7 @@ export class SandboxRegistry {
     return this.drivers.driver(row.isolation);
   }
 
-  /** Throws 400 isolation_unavailable when the sandbox's driver cannot run commands on this backend. */
+  /** Refuses (isolation_unavailable) when the sandbox's driver cannot run commands on this backend. */
   requireRunnable(row: SandboxRow): void {
     const probe = this.drivers.probe(row.isolation);
     if (!probe.available) throw isolationUnavailable(row.isolation, `sandbox ${row.name}: ${probe.reason}`);
@@ -108,9 +110,9 @@ export class SandboxRegistry {
     return path.join(this.sandboxDir(sandboxId), "workspace");
   }
 
-  /** Finds a sandbox by id or name; `default` is created when first named. Throws 400/404. */
+  /** Finds a sandbox by id or name; `default` is created when first named. Refuses a bad ref, or one that names nothing. */
   resolve(ref: string, opts: ResolveOptions): SandboxRow {
-    if (!isValidSandboxRef(ref)) throw invalidRequest("sandbox", `invalid sandbox id or name ${JSON.stringify(ref)}`);
+    if (!isValidSandboxRef(ref)) throw invalidField("sandbox", `invalid sandbox id or name ${JSON.stringify(ref)}`);
     const row = this.store.getSandboxById(ref) ?? this.store.getSandboxByName(ref);
     if (row) return row;
     if (opts.createDefault && ref === DEFAULT_SANDBOX) {
@@ -119,18 +121,18 @@ export class SandboxRegistry {
         opts.warn?.(noIsolationWarning(created.name, this.drivers.probe("bwrap").reason));
       return created;
     }
-    throw new ApiError(404, ErrorCodes.sandboxNotFound, `no sandbox ${JSON.stringify(ref)}`, { sandbox: ref });
+    throw new Refusal(ErrorCodes.sandboxNotFound, `no sandbox ${JSON.stringify(ref)}`, { sandbox: ref });
   }
 
-  /** Creates a sandbox from a validated request. Throws 400 (isolation unavailable) and 409 (name taken). */
+  /** Creates a sandbox from a validated request. Refuses an isolation that cannot run here, and a name that is taken or reserved. */
   create(req: SandboxCreateRequest): SandboxRow {
     const { isolation, network } = this.choose(req);
     if (req.name !== undefined) {
       if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
-        throw invalidRequest("name", `the name ${JSON.stringify(req.name)} is reserved`);
+        throw invalidField("name", `the name ${JSON.stringify(req.name)} is reserved`);
       }
       if (this.store.getSandboxByName(req.name) || this.store.getSandboxById(req.name)) {
-        throw new ApiError(409, ErrorCodes.sandboxExists, `a sandbox named ${JSON.stringify(req.name)} exists`, {
+        throw new Refusal(ErrorCodes.sandboxExists, `a sandbox named ${JSON.stringify(req.name)} exists`, {
           name: req.name,
         });
       }
@@ -138,12 +140,11 @@ export class SandboxRegistry {
     return this.insert({ name: req.name, isolation, network });
   }
 
-  /** Removes a sandbox, its executions, processes and workspace. Throws 409 while anything runs in it. */
+  /** Removes a sandbox, its executions, processes and workspace. Refused (sandbox_busy) while anything runs in it. */
   remove(row: SandboxRow): void {
     const running = this.store.countPending(row.sandbox_id);
     if (running > 0) {
-      throw new ApiError(
-        409,
+      throw new Refusal(
         ErrorCodes.sandboxBusy,
         `sandbox ${row.name} has ${running} running execution(s); wait for them, cancel them, or remove it with force`,
         { sandbox_id: row.sandbox_id, running },
@@ -151,8 +152,7 @@ export class SandboxRegistry {
     }
     const processes = this.store.countUnendedProcesses(row.sandbox_id);
     if (processes > 0) {
-      throw new ApiError(
-        409,
+      throw new Refusal(
         ErrorCodes.sandboxBusy,
         `sandbox ${row.name} has ${processes} supervised process(es) not ended; stop them, or remove it with force`,
         { sandbox_id: row.sandbox_id, processes },
@@ -173,16 +173,16 @@ export class SandboxRegistry {
 
   /**
    * workspaceCwd for a request's `working_dir`, which must be a directory that exists and,
-   * symlinks followed, lies in the workspace. `cwd` is its real path. Throws 400.
+   * symlinks followed, lies in the workspace. `cwd` is its real path. Refuses it (invalid_request) otherwise.
    */
   existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): { workspaceDir: string; cwd: string } {
     const place = this.workspaceCwd(sandbox.sandbox_id, workingDir);
     const confined = confineToWorkspace(place.workspaceDir, place.cwd);
     if (confined.problem === "outside") {
-      throw invalidRequest("working_dir", `${workingDir} leads outside ${WORKSPACE} (through a symlink)`);
+      throw invalidField("working_dir", `${workingDir} leads outside ${WORKSPACE} (through a symlink)`);
     }
     if (confined.problem !== null || !isDirectory(confined.cwd)) {
-      throw invalidRequest("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
+      throw invalidField("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
     }
     return { workspaceDir: place.workspaceDir, cwd: confined.cwd };
   }
@@ -199,7 +199,7 @@ export class SandboxRegistry {
   /**
    * The isolation and network a request gets: `auto` (the default) is bwrap where it
    * works, else none; network is off under bwrap unless asked for, and cannot be
-   * withheld without isolation. Throws 400 isolation_unavailable saying why.
+   * withheld without isolation. Refuses (isolation_unavailable) saying why.
    */
   private choose(req: SandboxCreateRequest): { isolation: Isolation; network: boolean } {
     const asked = req.isolation ?? "auto";
@@ -223,7 +223,7 @@ export class SandboxRegistry {
       status: "ready",
       isolation: spec.isolation,
       network: spec.network ? 1 : 0,
-      created_at: new Date().toISOString(),
+      created_at: new Date(this.now()).toISOString(),
     };
     this.ensureWorkspace(sandboxId);
     try {
@@ -256,8 +256,8 @@ export function confineToWorkspace(
   return inside ? { cwd: realCwd, problem: null } : { cwd: null, problem: "outside" };
 }
 
-function isolationUnavailable(isolation: Isolation, reason: string): ApiError {
-  return new ApiError(400, ErrorCodes.isolationUnavailable, `isolation ${isolation} is not available: ${reason}`, {
+function isolationUnavailable(isolation: Isolation, reason: string): Refusal {
+  return new Refusal(ErrorCodes.isolationUnavailable, `isolation ${isolation} is not available: ${reason}`, {
     field: "isolation",
     isolation,
     reason,

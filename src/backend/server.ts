@@ -1,29 +1,31 @@
-// The embedded backend's entry point: opens backend.db (recovering what an earlier
-// run left), listens on a private Unix socket and optionally on TCP with a token,
-// and serves /api/v1 (routes in router.ts, handlers in handlers/).
+// The embedded backend's entry point: takes what it owns for its life (the data
+// directory's lock and its Unix socket: ownership.ts), opens backend.db (recovering
+// what an earlier run left), listens on the socket and optionally on TCP with a
+// token, and serves /api/v1 (routes in router.ts, handlers in handlers/).
 
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import net from "node:net";
-import os from "node:os";
+import type net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DAEMON_TOKEN_MIN_LENGTH, ErrorCodes, REQUEST_BODY_MAX_BYTES, WARNING_HEADER } from "../protocol/types.js";
-import { tryExclusiveLock } from "../platform/sqlite.js";
 import { isValidIdempotencyKey } from "../protocol/validate.js";
-import { MUTATION_ROUTES, type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
+import { ROUTES } from "../protocol/routes.js";
+import { type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
 import { BackendStore } from "./db.js";
 import { DriverSet, type DriverSetOptions } from "./drivers/drivers.js";
-import { BackendError } from "./errors.js";
+import { DaemonStartError } from "./errors.js";
 import { EventLog } from "./events.js";
 import { ExecutionManager } from "./executions.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
-import { ApiError, invalidRequest, type Reply, readBody, writeReply } from "./http.js";
+import { ApiError, invalidRequest, type Reply, readBody, refusalAnswer, writeReply } from "./http.js";
 import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
 import { JobManager } from "./jobs/manager.js";
+import { bindUnixSocket, lockDataDir, type OwnedSocket, preparePrivateDir } from "./ownership.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "./process-logs.js";
 import { ProcessSupervisor } from "./process-supervisor.js";
+import { Refusal } from "./refusal.js";
 import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention.js";
 import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "./runner.js";
 import { matchRoute } from "./router.js";
@@ -81,7 +83,11 @@ export interface BackendOptions {
   retainBytes?: number;
   /** Between retention sweeps. Default 10 minutes. */
   retentionSweepMs?: number;
-  /** Test hook: the clock retention reads. */
+  /**
+   * The backend's clock (default Date.now): the times records say, runs' starts and
+   * ends, key and retention windows, restart back-off and process deadlines. Timers
+   * still wait real time; a test moves this clock instead of sleeping.
+   */
   now?: () => number;
   /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
   jobConcurrency?: number;
@@ -112,13 +118,13 @@ type Transport = "unix" | "tcp";
 
 export async function startBackend(opts: BackendOptions): Promise<BackendHandle> {
   if (!opts.socketPath && !opts.listen) {
-    throw new BackendError("no_listener", "the backend needs a Unix socket path or a TCP listen address");
+    throw new DaemonStartError("no_listener", "the backend needs a Unix socket path or a TCP listen address");
   }
   if (opts.listen && !opts.token) {
-    throw new BackendError("token_required", "listening on TCP requires a token");
+    throw new DaemonStartError("token_required", "listening on TCP requires a token");
   }
   if (opts.listen && opts.token && opts.token.length < DAEMON_TOKEN_MIN_LENGTH) {
-    throw new BackendError(
+    throw new DaemonStartError(
       "token_too_weak",
       `the TCP token is ${opts.token.length} characters; at least ${DAEMON_TOKEN_MIN_LENGTH} are required`,
     );
@@ -192,7 +198,8 @@ class Backend {
         ? `isolation: bwrap (${isolation.bwrap.version ?? "version unknown"})`
         : `isolation: none — ${isolation.bwrap.reason}`,
     );
-    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers);
+    const now = opts.now ?? Date.now;
+    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now);
     sandboxes.removeStagedUploads();
     const events = new EventLog({
       store,
@@ -206,8 +213,12 @@ class Backend {
     this.executions = new ExecutionManager({
       store,
       events,
-      runner: new ExecutionRunner(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      runner: new ExecutionRunner({
+        now,
+        ...(opts.killGraceMs !== undefined && { killGraceMs: opts.killGraceMs }),
+      }),
       log: this.log,
+      now,
       onSettled: () => this.armIdle(),
       ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
     });
@@ -221,6 +232,7 @@ class Backend {
       killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       log: this.log,
       onSettled: () => this.armIdle(),
+      now,
     });
     this.jobs = new JobManager({
       store,
@@ -230,6 +242,7 @@ class Backend {
       ...(opts.jobOutputBudgetBytes !== undefined && { outputBudgetBytes: opts.jobOutputBudgetBytes }),
       log: this.log,
       onSettled: () => this.armIdle(),
+      now,
     });
     this.retention = new Retention({
       store,
@@ -240,7 +253,7 @@ class Backend {
       retainBytes: opts.retainBytes ?? DEFAULT_RETAIN_BYTES,
       keyRetentionMs: opts.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS,
       log: this.log,
-      ...(opts.now && { now: opts.now }),
+      now,
     });
     this.services = {
       store,
@@ -252,11 +265,11 @@ class Backend {
       events,
       retention: this.retention,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
-      idempotency: new IdempotencyKeys(
-        store,
-        opts.keyRetentionMs === undefined ? {} : { retentionMs: opts.keyRetentionMs },
-      ),
-      startedAt: new Date().toISOString(),
+      idempotency: new IdempotencyKeys(store, {
+        now,
+        ...(opts.keyRetentionMs !== undefined && { retentionMs: opts.keyRetentionMs }),
+      }),
+      startedAt: new Date(now()).toISOString(),
     };
     if (unix) this.adoptServer(unix.server, "unix");
   }
@@ -383,7 +396,7 @@ class Backend {
     const token = transport === "tcp" ? this.authenticate(req) : null;
     const route = matchRoute(method, url.pathname);
     const body = STREAMED_BODY_ROUTES.includes(route.name) ? Buffer.alloc(0) : await readBody(req, this.maxBodyBytes);
-    const isMutation = MUTATION_ROUTES.includes(route.name);
+    const isMutation = ROUTES[route.name].mutation;
     let idempotencyKey: string | null = null;
     const keyHeader = req.headers["idempotency-key"];
     if (isMutation && keyHeader !== undefined) {
@@ -444,6 +457,7 @@ class Backend {
 
   private errorReply(err: unknown, method: string, pathname: string): Reply {
     if (err instanceof ApiError) return err.toReply();
+    if (err instanceof Refusal) return refusalAnswer(err).toReply();
     this.log(`internal error on ${method} ${pathname}: ${(err as Error)?.stack ?? String(err)}`);
     return new ApiError(500, ErrorCodes.internal, "internal error in the backend").toReply();
   }
@@ -476,178 +490,4 @@ function parseTarget(target: string | undefined): URL {
 /** Fixed-length digests make the comparison constant-time whatever the lengths. */
 function digest(token: string): Buffer {
   return createHash("sha256").update(token).digest();
-}
-
-/** A Unix socket this backend bound, recognised by its file's device and inode. */
-interface OwnedSocket {
-  server: http.Server;
-  /** Removes the socket file if it is still the one bound here. */
-  removeFile(): void;
-  /** Stops listening and removes the file (a start that failed after binding). */
-  release(): Promise<void>;
-}
-
-/** Binds a Unix socket born 0600 in a 0700 directory, replacing only a dead socket file. No request handler yet. */
-async function bindUnixSocket(socketPath: string): Promise<OwnedSocket> {
-  const server = http.createServer();
-  await listenOnUnixSocket(server, socketPath);
-  const st = fs.lstatSync(socketPath);
-  const removeFile = () => {
-    try {
-      const now = fs.lstatSync(socketPath);
-      if (now.dev === st.dev && now.ino === st.ino) fs.rmSync(socketPath, { force: true });
-    } catch {
-      // Gone already.
-    }
-  };
-  return {
-    server,
-    removeFile,
-    release: async () => {
-      await closeNetServer(server);
-      removeFile();
-    },
-  };
-}
-
-/** Stops listening (connections still open are left to end). */
-function closeNetServer(server: net.Server): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) return resolve();
-    server.close(() => resolve());
-  });
-}
-
-/**
- * The data directory's lock: an exclusive lock on <dataDir>/daemon.lock, inside the
- * private data directory (nobody else can create, replace or hold it first), which
- * the kernel releases when its process dies, so it is never left stale.
- */
-function dataDirLockFile(dataDir: string): string {
-  return path.join(dataDir, "daemon.lock");
-}
-
-/** Takes the data directory's lock for this backend's life; throws daemon_already_running when another holds it. */
-function lockDataDir(dataDir: string): { release(): void } {
-  const lock = tryExclusiveLock(dataDirLockFile(dataDir));
-  if (lock === null) {
-    throw new BackendError("daemon_already_running", `another sbx backend is using the data directory ${dataDir}`);
-  }
-  return lock;
-}
-
-/** Whether a running backend holds the data directory (see lockDataDir); null when this cannot be told. */
-export async function dataDirInUse(dataDir: string): Promise<boolean | null> {
-  const file = dataDirLockFile(dataDir);
-  if (!fs.existsSync(file)) return false;
-  try {
-    const lock = tryExclusiveLock(file);
-    lock?.release();
-    return lock === null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Listens on a Unix socket born 0600 in a 0700 directory, replacing only a dead socket
- * file. The socket is bound under a temporary name and linked into place: link()
- * fails if anything took the path meanwhile, and closing the server later unlinks
- * only the temporary name (Node unlinks the path it bound), never a file at
- * `socketPath` that is not ours.
- */
-async function listenOnUnixSocket(server: http.Server, socketPath: string): Promise<void> {
-  const dir = path.dirname(socketPath);
-  preparePrivateDir(dir);
-  await removeStaleSocket(socketPath);
-  const temporary = path.join(dir, `.${randomBytes(4).toString("hex")}`);
-  // A temporary name that may not fit a socket address (107 bytes on Linux): bind in place then.
-  const fits = Buffer.byteLength(temporary) <= Math.max(Buffer.byteLength(socketPath), 100);
-  const bindPath = fits ? temporary : socketPath;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    // The bind happens inside listen(); the umask makes the socket 0600 from birth.
-    const previous = process.umask(0o177);
-    try {
-      server.listen(bindPath, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    } finally {
-      process.umask(previous);
-    }
-  });
-  fs.chmodSync(bindPath, 0o600);
-  if (bindPath === socketPath) return;
-  try {
-    fs.linkSync(bindPath, socketPath);
-  } catch (err) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new BackendError("socket_in_use", `another process took ${socketPath} while this backend started`);
-    }
-    throw err;
-  } finally {
-    fs.rmSync(bindPath, { force: true });
-  }
-}
-
-/**
- * A directory the backend keeps its socket or data in: tightened to 0700 when it is
- * ours (never a shared one such as /tmp or $HOME); refused when another user owns it
- * or others may replace what is in it (writable, without the sticky bit).
- */
-function preparePrivateDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let st = fs.statSync(dir);
-  const uid = process.getuid?.();
-  const ours = uid === undefined || st.uid === uid;
-  const shared = (st.mode & 0o1000) !== 0 || dir === os.homedir() || dir === "/";
-  if ((st.mode & 0o077) !== 0 && ours && !shared) {
-    fs.chmodSync(dir, 0o700);
-    st = fs.statSync(dir);
-  }
-  if (!ours) {
-    throw new BackendError("unsafe_directory", `${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
-  }
-  if ((st.mode & 0o022) !== 0 && !shared) {
-    throw new BackendError("unsafe_directory", `others may write to ${dir}; it must be private`);
-  }
-}
-
-async function removeStaleSocket(socketPath: string): Promise<void> {
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(socketPath);
-  } catch {
-    return;
-  }
-  if (!st.isSocket()) {
-    throw new BackendError("socket_path_not_socket", `${socketPath} exists and is not a socket; not replacing it`);
-  }
-  if (await socketAnswers(socketPath)) {
-    throw new BackendError("socket_in_use", `another process is listening on ${socketPath}`);
-  }
-  // Remove the dead file only if it is still the one found dead (not a socket bound meanwhile).
-  try {
-    const now = fs.lstatSync(socketPath);
-    if (now.dev === st.dev && now.ino === st.ino) fs.rmSync(socketPath, { force: true });
-  } catch {
-    // Gone already.
-  }
-}
-
-/** True when something accepts connections on the socket. */
-export function socketAnswers(socketPath: string, timeoutMs = 1000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const conn = net.connect(socketPath);
-    const done = (answers: boolean) => {
-      clearTimeout(timer);
-      conn.destroy();
-      resolve(answers);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    conn.once("connect", () => done(true));
-    conn.once("error", () => done(false));
-  });
 }

@@ -10,7 +10,7 @@ import type { ExecutionEventType } from "../protocol/types.js";
 import type { EventRow } from "./db.js";
 import type { EventLog } from "./events.js";
 import type { StreamFault } from "./faults.js";
-import type { Reply } from "./http.js";
+import { parseWholeNumber, type Reply } from "./http.js";
 
 export const DEFAULT_SSE_PING_MS = 15_000;
 /** Events read from the log at a time. */
@@ -35,7 +35,7 @@ export const SSE_PING = ": ping\n\n";
  */
 export function parseStreamCursor(lastEventId: string | undefined, after: string | null): number | null {
   const text = lastEventId !== undefined && lastEventId.trim() !== "" ? lastEventId.trim() : (after ?? "0");
-  return /^[0-9]{1,15}$/.test(text) ? Number(text) : null;
+  return parseWholeNumber(text);
 }
 
 export interface EventStreamSpec {

@@ -10,13 +10,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { WORKSPACE } from "../protocol/types.js";
 import { atDir } from "../files/tar.js";
+import { Refusal } from "./refusal.js";
 
-export class WorkspacePathError extends Error {
-  constructor(
-    readonly code: "invalid_path" | "file_not_found" | "path_conflict",
-    message: string,
-  ) {
-    super(message);
+/** A files path refused: outside /workspace, nothing there, or the other kind in the way (`details.field`: path). */
+export class WorkspacePathError extends Refusal {
+  constructor(code: "invalid_path" | "file_not_found" | "path_conflict", message: string) {
+    super(code, message, { field: "path" });
     this.name = "WorkspacePathError";
   }
 }

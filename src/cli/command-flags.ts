@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import { isValidEnvName, isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../protocol/validate.js";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../common/errors.js";
 
 /** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
 export function parseEnvFile(text: string, file: string): Record<string, string> {

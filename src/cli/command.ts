@@ -5,7 +5,8 @@
 
 import { type Command, InvalidArgumentError } from "commander";
 import type { Context, GlobalOptions } from "./context.js";
-import { parseDuration } from "./duration.js";
+import { parseDuration } from "../common/duration.js";
+import { ExitCodes } from "../common/exit-codes.js";
 import type { ColorChoice, IO } from "./io/io.js";
 
 export interface Runtime {
@@ -59,7 +60,7 @@ export function makeBinder(rt: Runtime): Bind {
       });
       try {
         const code = await run(ctx, cmd);
-        rt.exitCode = code ?? 0;
+        rt.exitCode = code ?? ExitCodes.ok;
       } finally {
         await ctx.close();
       }
@@ -99,6 +100,28 @@ export function declareVerbsLater(noun: Command, declare: () => void): void {
     });
   }
   pending.set(noun, declare);
+}
+
+/** A verb's declaration: what it takes and teaches, and the module it runs (bound with `bind`). */
+export type DeclareVerb = (noun: Command, bind: Bind) => void;
+
+export interface NounSpec {
+  name: string;
+  summary: string;
+  description: string;
+  /** In the order --help lists them; declared only when the noun runs or the tree is read. */
+  verbs: readonly DeclareVerb[];
+  examples: Example[];
+}
+
+/** Declares a noun (`sbx process`) with its help; its verbs are declared later (declareVerbsLater). */
+export function declareNoun(program: Command, bind: Bind, spec: NounSpec): Command {
+  const noun = program.command(spec.name).summary(spec.summary).description(spec.description);
+  declareVerbsLater(noun, () => {
+    for (const declare of spec.verbs) declare(noun, bind);
+  });
+  withExamples(noun, spec.examples);
+  return noun;
 }
 
 /** Declares every verb still pending: for what reads the whole tree (help, completions, the man page). */

@@ -12,7 +12,7 @@ import type { Endpoint } from "../client/endpoint.js";
 import { HttpClient } from "../client/http.js";
 import { selfInvocation } from "../platform/self.js";
 import type { Context } from "./context.js";
-import { BackendError } from "./errors.js";
+import { BackendError } from "../common/errors.js";
 
 const START_DEADLINE_MS = 20_000;
 const STALE_LOCK_MS = 30_000;

@@ -4,11 +4,9 @@
 // loses nothing: the answer is kept in memory and handed back as `unrecorded`.
 
 import type { Api } from "../client/api.js";
-import { paths as apiPaths } from "../client/api.js";
 import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
-import { jobPaths } from "../client/jobs.js";
 import { type FollowResult, type FollowSinks, followExecution } from "../client/follow.js";
-import { processPaths } from "../client/processes.js";
+import { routePath } from "../protocol/routes.js";
 import { LOCAL_PROFILE } from "../config/config.js";
 import { REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
 import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
@@ -16,7 +14,8 @@ import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import { ReceiptStoreBusy, ReceiptStoreUnusable } from "../receipts/errors.js";
 import { observationRow, type ReceiptStore, type StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
-import { ExitCodes, SbxError, UsageError } from "./errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
+import { SbxError, UsageError } from "../common/errors.js";
 import { cancelOnFirstInterrupt } from "./interrupt-cancel.js";
 
 export interface DispatchOutcome {
@@ -217,15 +216,15 @@ export async function dispatchNew(
   return sendOnce(ctx, api, store.get(row.receipt_id), 1, { ...req, path }, streaming);
 }
 
+/** Where each kind of request is sent (docs/protocol.md). */
+const ROUTE_OF: Record<RequestKind, "execute" | "process.start" | "jobs.submit"> = {
+  execute: "execute",
+  process_start: "process.start",
+  jobs_submit: "jobs.submit",
+};
+
 function pathFor(kind: RequestKind, sandbox: string): string {
-  switch (kind) {
-    case "execute":
-      return apiPaths.execute(sandbox);
-    case "process_start":
-      return processPaths.processes(sandbox);
-    case "jobs_submit":
-      return jobPaths.jobs(sandbox);
-  }
+  return routePath(ROUTE_OF[kind], { id: sandbox });
 }
 
 /** An explicit re-send: the original key and the original body bytes, as a new attempt. */

@@ -8,7 +8,7 @@ import { ReceiptNotFound } from "../receipts/errors.js";
 import type { StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
 import { endpointOfReceipt } from "./dispatch.js";
-import { NotFoundError, UsageError } from "./errors.js";
+import { NotFoundError, UsageError } from "../common/errors.js";
 
 export interface ExecutionTarget {
   api: Api;

@@ -3,7 +3,8 @@
 
 import { type Command, CommanderError } from "commander";
 import type { Runtime } from "./command.js";
-import { ExitCodes, ExitWith } from "./errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
+import { ExitWith } from "../common/errors.js";
 import { createProcessIO, type IO } from "./io/io.js";
 import { buildProgram } from "./program.js";
 
@@ -37,7 +38,7 @@ export async function main(
         if (firstInterrupt === handler) firstInterrupt = null;
       };
     },
-    exitCode: 0,
+    exitCode: ExitCodes.ok,
     exitsAfter: opts.exitsAfter === true,
   };
   const program = buildProgram(rt);
@@ -55,7 +56,7 @@ export async function main(
   // Nothing asked: the help is the answer, on stdout like any data.
   if (argv.length === 0) {
     io.writeOut(program.helpInformation());
-    return 0;
+    return ExitCodes.ok;
   }
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -63,7 +64,7 @@ export async function main(
   } catch (err) {
     if (err instanceof ExitWith) return err.exitCode;
     if (err instanceof CommanderError) {
-      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(err.code)) return 0;
+      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(err.code)) return ExitCodes.ok;
       if (err.code === "commander.unknownOption" && argv.includes("exec") && !argv.includes("--")) {
         io.err("hint: put the command after --, e.g. sbx exec -- ls -la");
       }

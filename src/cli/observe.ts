@@ -3,9 +3,8 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Api } from "../client/api.js";
-import { jobPaths } from "../client/jobs.js";
 import { itemForKey, jobsOfRequest } from "../client/key-lookup.js";
-import { processPaths } from "../client/processes.js";
+import { routePath } from "../protocol/routes.js";
 import { type Classified, classifyObservation } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
@@ -36,15 +35,15 @@ export async function observeOnce(
     // The request id is the submission's identity: read what it admitted, never submit again.
     const answer = await api.http.send({
       method: "GET",
-      path: `${jobPaths.jobs(r.sandbox_id)}?request_id=${encodeURIComponent(r.idempotency_key)}`,
+      path: routePath("jobs.list", { id: r.sandbox_id }, { request_id: r.idempotency_key }),
       deadlineMs,
     });
     const found = jobsOfRequest(answer, r.idempotency_key);
     classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "jobs_submit");
   } else if (r.kind === "process_start") {
     const path = executionId
-      ? processPaths.process(r.sandbox_id, executionId)
-      : `${processPaths.processes(r.sandbox_id)}?idempotency_key=${encodeURIComponent(r.idempotency_key)}`;
+      ? routePath("process.get", { id: r.sandbox_id, pid: executionId })
+      : routePath("processes.list", { id: r.sandbox_id }, { idempotency_key: r.idempotency_key });
     const answer = await api.http.send({ method: "GET", path, deadlineMs });
     const found = executionId ? answer : itemForKey(answer, "processes", r.idempotency_key);
     classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "process_start");

@@ -2,7 +2,8 @@
 // an isolation it cannot run) changed nothing: it exits 125 like every refusal
 // (docs/classification.md), saying so, rather than 1, which reads as a command's exit.
 
-import { BackendError, ExitCodes, SbxError } from "./errors.js";
+import { BackendError, SbxError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
 
 export async function refusalIsUsage<T>(send: () => Promise<T>, nothing = "nothing was changed"): Promise<T> {
   try {

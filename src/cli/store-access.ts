@@ -7,8 +7,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ReceiptStoreBusy } from "../receipts/errors.js";
 import type { Context } from "./context.js";
-import { formatDuration, parseDuration } from "./duration.js";
-import { ExitCodes, SbxError } from "./errors.js";
+import { formatDuration, parseDuration } from "../common/duration.js";
+import { ExitCodes } from "../common/exit-codes.js";
+import { SbxError } from "../common/errors.js";
 
 /** How long one SQLite statement waits for the lock before sbx sleeps and tries again. */
 export const STATEMENT_BUSY_MS = 250;

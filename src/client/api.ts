@@ -1,35 +1,20 @@
 // Typed calls of /api/v1 for reads and administration. Mutations that need a
 // receipt (execute) go through src/cli/dispatch.ts, which sends them exactly once.
 
-import { BackendError, ExitCodes, SbxError } from "../cli/errors.js";
-import type { HttpObserved } from "../receipts/classify.js";
-import {
-  API_PREFIX,
-  type ExecutionRecord,
-  type Health,
-  type Sandbox,
-  type SandboxCreateRequest,
-  type SandboxDetails,
-  type SandboxList,
-  type StorageReport,
+import { BackendError, SbxError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
+import type { HttpObserved } from "./observed.js";
+import { routePath } from "../protocol/routes.js";
+import type {
+  ExecutionRecord,
+  Health,
+  Sandbox,
+  SandboxCreateRequest,
+  SandboxDetails,
+  SandboxList,
+  StorageReport,
 } from "../protocol/types.js";
 import type { HttpClient, SendRequest } from "./http.js";
-
-const seg = (s: string) => encodeURIComponent(s);
-
-export const paths = {
-  health: () => `${API_PREFIX}/health`,
-  storage: () => `${API_PREFIX}/storage`,
-  sandboxCreate: () => `${API_PREFIX}/sandbox/create`,
-  sandboxes: () => `${API_PREFIX}/sandboxes`,
-  sandbox: (id: string) => `${API_PREFIX}/sandbox/${seg(id)}`,
-  execute: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/execute`,
-  executions: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/executions`,
-  execution: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/executions/${seg(id)}`,
-  executionCancel: (sandbox: string, id: string) => `${paths.execution(sandbox, id)}/cancel`,
-  executionEvents: (sandbox: string, id: string) => `${paths.execution(sandbox, id)}/events`,
-  executionOutput: (sandbox: string, id: string) => `${paths.execution(sandbox, id)}/output`,
-};
 
 export interface CancelAnswer {
   execution_id: string;
@@ -62,7 +47,7 @@ export function answerOrThrow(
       mutation ? `${what}: ${why}; it may have taken effect` : `${what}: ${why}`,
       null,
       mutation ? "look before repeating it (e.g. sbx process show, sbx logs)" : undefined,
-      mutation ? ExitCodes.inDoubt : 1,
+      mutation ? ExitCodes.inDoubt : ExitCodes.failure,
     );
   }
   if (obs.kind === "transport") {
@@ -97,48 +82,50 @@ export class Api {
   }
 
   health(deadlineMs = 3_000): Promise<Health> {
-    return this.call("health", { method: "GET", path: paths.health(), deadlineMs });
+    return this.call("health", { method: "GET", path: routePath("health", {}), deadlineMs });
   }
 
   /** What the embedded backend keeps and its size (sbx; docs/protocol.md). */
   storage(): Promise<StorageReport> {
-    return this.call("storage", { method: "GET", path: paths.storage(), deadlineMs: 10_000 });
+    return this.call("storage", { method: "GET", path: routePath("storage", {}), deadlineMs: 10_000 });
   }
 
   createSandbox(req: SandboxCreateRequest, idempotencyKey: string): Promise<Sandbox> {
     return this.call("create sandbox", {
       method: "POST",
-      path: paths.sandboxCreate(),
+      path: routePath("sandbox.create", {}),
       body: Buffer.from(JSON.stringify(req)),
       idempotencyKey,
     });
   }
 
   async listSandboxes(): Promise<Sandbox[]> {
-    return (await this.call<SandboxList>("list sandboxes", { method: "GET", path: paths.sandboxes() })).sandboxes;
+    return (await this.call<SandboxList>("list sandboxes", { method: "GET", path: routePath("sandboxes.list", {}) }))
+      .sandboxes;
   }
 
   /** The sandbox; the embedded backend adds its driver and host workspace (and its size with `usage`). */
   getSandbox(id: string, opts: { usage?: boolean } = {}): Promise<Sandbox & Partial<SandboxDetails>> {
-    const q = opts.usage ? "?usage=true" : "";
-    return this.call(`sandbox ${id}`, { method: "GET", path: `${paths.sandbox(id)}${q}`, deadlineMs: 120_000 });
+    return this.call(`sandbox ${id}`, {
+      method: "GET",
+      path: routePath("sandbox.get", { id }, { usage: opts.usage }),
+      deadlineMs: 120_000,
+    });
   }
 
   /** Removes a sandbox and its workspace; with `force`, what runs in it is ended first. */
   async removeSandbox(id: string, opts: { force?: boolean } = {}): Promise<void> {
-    const q = opts.force ? "?force=true" : "";
     await this.call(`remove sandbox ${id}`, {
       method: "DELETE",
-      path: `${paths.sandbox(id)}${q}`,
+      path: routePath("sandbox.delete", { id }, { force: opts.force }),
       deadlineMs: 120_000,
     });
   }
 
   getExecution(sandbox: string, executionId: string, waitMs = 0): Promise<ExecutionRecord> {
-    const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
     return this.call(`execution ${executionId}`, {
       method: "GET",
-      path: `${paths.execution(sandbox, executionId)}${q}`,
+      path: executionPath(sandbox, executionId, waitMs),
       deadlineMs: waitMs + 15_000,
     });
   }
@@ -152,7 +139,7 @@ export class Api {
   ): Promise<CancelAnswer> {
     return this.call(`cancel ${executionId}`, {
       method: "POST",
-      path: paths.executionCancel(sandbox, executionId),
+      path: routePath("executions.cancel", { id: sandbox, eid: executionId }),
       body: Buffer.from(JSON.stringify(reason === undefined ? {} : { reason })),
       idempotencyKey,
     });
@@ -161,22 +148,26 @@ export class Api {
   listEvents(sandbox: string, executionId: string, afterSequence: number, limit: number): Promise<EventPage> {
     return this.call(`events of ${executionId}`, {
       method: "GET",
-      path: `${paths.executionEvents(sandbox, executionId)}?after_sequence=${afterSequence}&limit=${limit}`,
+      path: routePath("executions.events", { id: sandbox, eid: executionId }, { after_sequence: afterSequence, limit }),
     });
   }
 
   /** Reads an execution record (optionally waiting server-side); the raw observation, for classification. */
   observeExecution(sandbox: string, executionId: string, waitMs: number, deadlineMs: number): Promise<HttpObserved> {
-    const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
-    return this.http.send({ method: "GET", path: `${paths.execution(sandbox, executionId)}${q}`, deadlineMs });
+    return this.http.send({ method: "GET", path: executionPath(sandbox, executionId, waitMs), deadlineMs });
   }
 
   /** Finds the execution an idempotency key created: the raw observation of the list answer. */
   findExecutionByKey(sandbox: string, key: string, deadlineMs: number): Promise<HttpObserved> {
     return this.http.send({
       method: "GET",
-      path: `${paths.executions(sandbox)}?idempotency_key=${encodeURIComponent(key)}&limit=1`,
+      path: routePath("executions.list", { id: sandbox }, { idempotency_key: key, limit: 1 }),
       deadlineMs,
     });
   }
+}
+
+/** An execution's record, waiting server-side up to `waitMs` for its end when that is more than 0. */
+function executionPath(sandbox: string, executionId: string, waitMs: number): string {
+  return routePath("executions.get", { id: sandbox, eid: executionId }, { wait_ms: waitMs > 0 ? waitMs : undefined });
 }

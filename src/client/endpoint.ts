@@ -1,6 +1,6 @@
 // Which backend to talk to and how: resolved from flag > environment > profile > default.
 
-import { ConfigError } from "../cli/errors.js";
+import { ConfigError } from "../common/errors.js";
 import { type ConfigStore, LOCAL_PROFILE } from "../config/config.js";
 import type { SbxPaths } from "../config/paths.js";
 

@@ -1,8 +1,8 @@
 // API calls for files in and out of a sandbox (docs/protocol.md, "Files"). Uploads
 // and downloads stream; an upload is a mutation sent once with its Idempotency-Key.
 
+import { routePath } from "../protocol/routes.js";
 import {
-  API_PREFIX,
   FILE_MODE_HEADER,
   FILE_TYPE_HEADER,
   type FileStat,
@@ -11,12 +11,6 @@ import {
 } from "../protocol/types.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient } from "./http.js";
-
-const seg = (s: string) => encodeURIComponent(s);
-
-export const filePaths = {
-  files: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/files`,
-};
 
 export interface Download {
   type: "file" | "directory";
@@ -38,7 +32,7 @@ export class FilesApi {
   async stat(sandbox: string, path: string): Promise<FileStat | null> {
     const obs = await this.http.send({
       method: "GET",
-      path: `${filePaths.files(sandbox)}?path=${seg(path)}&stat=true`,
+      path: routePath("files.get", { id: sandbox }, { path, stat: true }),
       deadlineMs: 30_000,
     });
     if (obs.kind === "answer" && obs.status === 404) {
@@ -55,10 +49,13 @@ export class FilesApi {
     body: AsyncIterable<Uint8Array>,
     opts: { tar: boolean; mode?: number; idempotencyKey: string },
   ): Promise<FileUpload> {
-    const mode = opts.mode === undefined ? "" : `&mode=0${(opts.mode & 0o7777).toString(8)}`;
     const obs = await this.http.send({
       method: "PUT",
-      path: `${filePaths.files(sandbox)}?path=${seg(path)}${mode}`,
+      path: routePath(
+        "files.put",
+        { id: sandbox },
+        { path, mode: opts.mode === undefined ? undefined : `0${(opts.mode & 0o7777).toString(8)}` },
+      ),
       body,
       contentType: opts.tar ? TAR_CONTENT_TYPE : "application/octet-stream",
       idempotencyKey: opts.idempotencyKey,
@@ -71,7 +68,7 @@ export class FilesApi {
   async download(sandbox: string, path: string, opts: { tar: boolean }): Promise<Download> {
     const r = await this.http.openRaw({
       method: "GET",
-      path: `${filePaths.files(sandbox)}?path=${seg(path)}`,
+      path: routePath("files.get", { id: sandbox }, { path }),
       ...(opts.tar && { accept: TAR_CONTENT_TYPE }),
       deadlineMs: TRANSFER_DEADLINE_MS,
     });

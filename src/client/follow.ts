@@ -3,8 +3,8 @@
 // read, so allowed) with Last-Event-ID of the last complete event, within the
 // deadline. Never re-sends the POST that started the execution.
 
-import { API_PREFIX } from "../protocol/types.js";
-import type { HttpObserved } from "../receipts/classify.js";
+import { routePath } from "../protocol/routes.js";
+import type { HttpObserved } from "./observed.js";
 import type { HttpClient, SseOpen } from "./http.js";
 import { idForKey } from "./key-lookup.js";
 import { SseReader, type SseEvent } from "./sse.js";
@@ -118,7 +118,7 @@ const RECONNECT_MIN_MS = 200;
 const RECONNECT_MAX_MS = 2_000;
 
 function streamPath(sandbox: string, eid: string): string {
-  return `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions/${encodeURIComponent(eid)}/stream`;
+  return routePath("executions.stream", { id: sandbox, eid });
 }
 
 /** The id the key created; null when there is none yet; the observation when the read failed. */
@@ -131,7 +131,7 @@ async function lookupByKey(
 ): Promise<string | HttpObserved | null> {
   const obs = await http.send({
     method: "GET",
-    path: `${API_PREFIX}/sandbox/${encodeURIComponent(sandbox)}/executions?idempotency_key=${encodeURIComponent(key)}&limit=1`,
+    path: routePath("executions.list", { id: sandbox }, { idempotency_key: key, limit: 1 }),
     deadlineMs,
     startBackend,
   });

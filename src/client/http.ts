@@ -4,7 +4,7 @@
 
 import { type NotSentMark, openTransport, type Transport } from "../platform/http-transport.js";
 import { WARNING_HEADER } from "../protocol/types.js";
-import { isBeforeSendError, type HttpObserved } from "../receipts/classify.js";
+import { type HttpObserved, isBeforeSendError } from "./observed.js";
 import type { Endpoint } from "./endpoint.js";
 import { redact } from "./redact.js";
 

@@ -2,17 +2,10 @@
 // through src/cli/dispatch.ts (sent once); these are the reads and the cancel.
 
 import type { JobCancelAnswer, JobList, JobRecord, JobStatus } from "../protocol/jobs.js";
-import { API_PREFIX } from "../protocol/types.js";
-import type { HttpObserved } from "../receipts/classify.js";
+import { routePath } from "../protocol/routes.js";
+import type { HttpObserved } from "./observed.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient, SendRequest } from "./http.js";
-
-const seg = (s: string) => encodeURIComponent(s);
-
-export const jobPaths = {
-  jobs: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/jobs`,
-  job: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/jobs/${seg(id)}`,
-};
 
 export interface JobReadOptions {
   /** Output chunks after this seq (a follower's cursor); the wait also ends when some arrive. */
@@ -21,13 +14,6 @@ export interface JobReadOptions {
   outputLimit?: number;
   /** Server-side wait (≤ 25 s) for the job to end. */
   waitMs?: number;
-}
-
-function query(params: Record<string, string | number | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
-  const text = q.toString();
-  return text === "" ? "" : `?${text}`;
 }
 
 export class JobsApi {
@@ -40,7 +26,11 @@ export class JobsApi {
   list(sandbox: string, filter: { requestId?: string; status?: JobStatus; waitMs?: number } = {}): Promise<JobList> {
     return this.call("list jobs", {
       method: "GET",
-      path: `${jobPaths.jobs(sandbox)}${query({ request_id: filter.requestId, status: filter.status, wait_ms: filter.waitMs })}`,
+      path: routePath(
+        "jobs.list",
+        { id: sandbox },
+        { request_id: filter.requestId, status: filter.status, wait_ms: filter.waitMs },
+      ),
       deadlineMs: (filter.waitMs ?? 0) + 30_000,
     });
   }
@@ -48,7 +38,11 @@ export class JobsApi {
   get(sandbox: string, id: string, opts: JobReadOptions = {}): Promise<JobRecord> {
     return this.call(`job ${id}`, {
       method: "GET",
-      path: `${jobPaths.job(sandbox, id)}${query({ after_seq: opts.afterSeq, output_limit: opts.outputLimit, wait_ms: opts.waitMs })}`,
+      path: routePath(
+        "jobs.get",
+        { id: sandbox, jid: id },
+        { after_seq: opts.afterSeq, output_limit: opts.outputLimit, wait_ms: opts.waitMs },
+      ),
       deadlineMs: (opts.waitMs ?? 0) + 30_000,
     });
   }
@@ -57,7 +51,7 @@ export class JobsApi {
   cancel(sandbox: string, id: string, dependents: boolean, idempotencyKey: string): Promise<JobCancelAnswer> {
     return this.call(`cancel ${id}`, {
       method: "POST",
-      path: `${jobPaths.job(sandbox, id)}/cancel`,
+      path: routePath("jobs.cancel", { id: sandbox, jid: id }),
       body: Buffer.from(JSON.stringify(dependents ? { dependents: true } : {})),
       idempotencyKey,
     });
@@ -67,7 +61,7 @@ export class JobsApi {
   observeRequest(sandbox: string, requestId: string, deadlineMs: number): Promise<HttpObserved> {
     return this.http.send({
       method: "GET",
-      path: `${jobPaths.jobs(sandbox)}${query({ request_id: requestId })}`,
+      path: routePath("jobs.list", { id: sandbox }, { request_id: requestId }),
       deadlineMs,
     });
   }

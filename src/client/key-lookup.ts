@@ -3,7 +3,7 @@
 // very key: a server that ignores the filter must never settle a receipt with
 // someone else's execution.
 
-import type { HttpObserved } from "../receipts/classify.js";
+import type { HttpObserved } from "./observed.js";
 
 export type KeyedList = "executions" | "processes";
 

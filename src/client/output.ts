@@ -2,9 +2,9 @@
 // the record's bounded, UTF-8 tail and the event budget leave out, exactly as
 // written, handed on as they arrive (never a whole output in memory).
 
-import { BackendError } from "../cli/errors.js";
+import { BackendError } from "../common/errors.js";
 import type { Api } from "./api.js";
-import { paths } from "./api.js";
+import { routePath } from "../protocol/routes.js";
 import type { StreamName } from "./follow.js";
 import { deliverPiece, openRawRead } from "./raw-read.js";
 
@@ -44,7 +44,11 @@ export async function readOutputRange(
   for (;;) {
     if (to !== null && at >= to) return { reached: at, eof: false, notKept: false, streamBytes };
     const limit = to === null ? OUTPUT_READ_MAX : Math.min(OUTPUT_READ_MAX, to - at);
-    const path = `${paths.executionOutput(target.sandbox, target.executionId)}?stream=${stream}&offset=${at}&limit=${limit}`;
+    const path = routePath(
+      "executions.output",
+      { id: target.sandbox, eid: target.executionId },
+      { stream, offset: at, limit },
+    );
     let piece: Awaited<ReturnType<typeof openRawRead>>;
     try {
       piece = await openRawRead(api.http, path, what, READ_DEADLINE_MS);

@@ -9,17 +9,10 @@ import type {
   ProcessStdinAnswer,
   ProcessStream,
 } from "../protocol/types.js";
-import { API_PREFIX } from "../protocol/types.js";
+import { routePath } from "../protocol/routes.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient, SendRequest } from "./http.js";
 import { openRawRead, type RawPiece } from "./raw-read.js";
-
-const seg = (s: string) => encodeURIComponent(s);
-
-export const processPaths = {
-  processes: (sandbox: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/processes`,
-  process: (sandbox: string, id: string) => `${API_PREFIX}/sandbox/${seg(sandbox)}/processes/${seg(id)}`,
-};
 
 /** One read of a process's log: where, from which offset, how much, and how long to wait for bytes. */
 export interface LogRead {
@@ -32,7 +25,11 @@ export interface LogRead {
 }
 
 function logsPath(r: LogRead): string {
-  return `${processPaths.process(r.sandbox, r.id)}/logs?stream=${r.stream}&offset=${r.offset}&limit=${r.limit}&wait_ms=${r.waitMs}`;
+  return routePath(
+    "process.logs",
+    { id: r.sandbox, pid: r.id },
+    { stream: r.stream, offset: r.offset, limit: r.limit, wait_ms: r.waitMs },
+  );
 }
 
 export class ProcessesApi {
@@ -43,19 +40,22 @@ export class ProcessesApi {
   }
 
   async list(sandbox: string): Promise<ProcessRecord[]> {
-    return (await this.call<ProcessList>("list processes", { method: "GET", path: processPaths.processes(sandbox) }))
-      .processes;
+    return (
+      await this.call<ProcessList>("list processes", {
+        method: "GET",
+        path: routePath("processes.list", { id: sandbox }),
+      })
+    ).processes;
   }
 
   get(sandbox: string, id: string): Promise<ProcessRecord> {
-    return this.call(`process ${id}`, { method: "GET", path: processPaths.process(sandbox, id) });
+    return this.call(`process ${id}`, { method: "GET", path: routePath("process.get", { id: sandbox, pid: id }) });
   }
 
   result(sandbox: string, id: string, waitMs = 0): Promise<ProcessResult> {
-    const q = waitMs > 0 ? `?wait_ms=${waitMs}` : "";
     return this.call(`result of ${id}`, {
       method: "GET",
-      path: `${processPaths.process(sandbox, id)}/result${q}`,
+      path: routePath("process.result", { id: sandbox, pid: id }, { wait_ms: waitMs > 0 ? waitMs : undefined }),
       deadlineMs: waitMs + 30_000,
     });
   }
@@ -83,7 +83,7 @@ export class ProcessesApi {
   ): Promise<ProcessStdinAnswer> {
     return this.call(`stdin of ${id}`, {
       method: "POST",
-      path: `${processPaths.process(sandbox, id)}/stdin${eof ? "?eof=true" : ""}`,
+      path: routePath("process.stdin", { id: sandbox, pid: id }, { eof }),
       body: bytes,
       contentType: "application/octet-stream",
       idempotencyKey,
@@ -93,7 +93,7 @@ export class ProcessesApi {
   signal(sandbox: string, id: string, signal: string, idempotencyKey: string): Promise<ProcessSignalAnswer> {
     return this.call(`signal ${id}`, {
       method: "POST",
-      path: `${processPaths.process(sandbox, id)}/signal`,
+      path: routePath("process.signal", { id: sandbox, pid: id }),
       body: Buffer.from(JSON.stringify({ signal })),
       idempotencyKey,
     });
@@ -106,7 +106,7 @@ export class ProcessesApi {
   stop(sandbox: string, id: string, graceMs: number): Promise<ProcessRecord> {
     return this.call(`stop ${id}`, {
       method: "DELETE",
-      path: `${processPaths.process(sandbox, id)}?grace_ms=${graceMs}`,
+      path: routePath("process.stop", { id: sandbox, pid: id }, { grace_ms: graceMs }),
       deadlineMs: graceMs + 30_000,
     });
   }
@@ -115,7 +115,7 @@ export class ProcessesApi {
   async remove(sandbox: string, id: string, graceMs: number): Promise<void> {
     await this.call(`remove ${id}`, {
       method: "DELETE",
-      path: `${processPaths.process(sandbox, id)}?grace_ms=${graceMs}&remove=true`,
+      path: routePath("process.stop", { id: sandbox, pid: id }, { grace_ms: graceMs, remove: true }),
       deadlineMs: graceMs + 30_000,
     });
   }

@@ -3,7 +3,7 @@
 // Sbx-* headers, handed over unread so that callers write them on as they arrive.
 // A backend that answers JSON instead (it does not know raw reads) is read as JSON.
 
-import { BackendError } from "../cli/errors.js";
+import { BackendError } from "../common/errors.js";
 import { OCTET_STREAM, RAW_HEADERS } from "../protocol/types.js";
 import { answerOrThrow } from "./api.js";
 import type { HttpClient } from "./http.js";

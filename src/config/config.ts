@@ -4,9 +4,9 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { parseDuration } from "../cli/duration.js";
+import { parseDuration } from "../common/duration.js";
 import { isValidSandboxRef } from "../protocol/validate.js";
-import { ConfigFileError } from "../cli/errors.js";
+import { ConfigFileError } from "../common/errors.js";
 import { checkPrivateDir, ensurePrivateDir, type SbxPaths } from "./paths.js";
 
 export const LOCAL_PROFILE = "local";

@@ -5,6 +5,8 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { LocalStateError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
 
 export interface SbxPaths {
   configDir: string;
@@ -53,13 +55,13 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): SbxPaths {
  * to it can replace what sbx keeps there (the daemon's socket, receipts, config) and
  * receive every command or forge every answer.
  */
-export class UnsafeDirectory extends Error {
+export class UnsafeDirectory extends LocalStateError {
   constructor(
     readonly dir: string,
     readonly reason: string,
-    readonly hint: string,
+    hint: string,
   ) {
-    super(`refusing to use ${dir}: ${reason}`);
+    super("unsafe_directory", `refusing to use ${dir}: ${reason}`, ExitCodes.storeUnusable, hint);
     this.name = "UnsafeDirectory";
   }
 }

@@ -325,6 +325,8 @@ export const ErrorCodes = {
   stdinNotEnabled: "stdin_not_enabled",
   /** A stdin write after `eof` was sent to the current run. */
   stdinClosed: "stdin_closed",
+  /** A stdin write while more than 1 MiB written earlier is not read yet; nothing was written. */
+  stdinBusy: "stdin_busy",
   /** A signal or stdin write while no run of the process is alive (backoff, stopping, exited). */
   processNotRunning: "process_not_running",
   /** No job with this id in this sandbox. */
@@ -335,6 +337,8 @@ export const ErrorCodes = {
   requestIdConflict: "request_id_conflict",
   internal: "internal_error",
 } as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
 export const TIMEOUT_MIN_MS = 1_000;
 export const TIMEOUT_MAX_MS = 600_000;

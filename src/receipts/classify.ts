@@ -2,59 +2,15 @@
 // Every row of the classification table (docs/classification.md) lives here and nowhere else.
 
 import { constants } from "node:os";
-import { ExitCodes } from "../exit-codes.js";
+import { type HttpObserved, isBeforeSendError } from "../client/observed.js";
+import type { Classification } from "./classifications.js";
+import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
 import { checkExecutionRecord } from "../protocol/validate.js";
 
-export type Classification =
-  | "succeeded"
-  | "failed"
-  | "timed_out"
-  | "cancelled"
-  | "outcome_unknown"
-  | "result_unconfirmed"
-  | "in_progress"
-  | "record_pending"
-  | "running"
-  | "not_started"
-  | "rejected"
-  | "local_timeout"
-  | "dispatched";
-
-export const CLASSIFICATIONS: readonly Classification[] = [
-  "succeeded",
-  "failed",
-  "timed_out",
-  "cancelled",
-  "outcome_unknown",
-  "result_unconfirmed",
-  "in_progress",
-  "record_pending",
-  "running",
-  "not_started",
-  "rejected",
-  "local_timeout",
-  "dispatched",
-];
-
-/**
- * Classifications that leave a person in doubt: something may have run, nothing is
- * confirmed. `running` is not among them: the backend said where it is (docs/classification.md).
- */
-export const IN_DOUBT: readonly Classification[] = [
-  "dispatched",
-  "outcome_unknown",
-  "local_timeout",
-  "result_unconfirmed",
-  "in_progress",
-  "record_pending",
-];
-
-/** What was observed: an HTTP answer, a transport failure, or the local deadline. */
+/** What was observed: what one request observed (the client's HttpObserved), or what following a stream did. */
 export type Observed =
-  | { kind: "answer"; status: number; headers: Record<string, string | undefined>; body: string }
-  | { kind: "transport"; sent: boolean; code: string; message: string }
-  | { kind: "deadline"; sent: boolean; interrupted?: boolean }
+  | HttpObserved
   /** The execution started and sbx stopped following it on purpose (detach). */
   | { kind: "started"; execution_id: string }
   | {
@@ -68,9 +24,6 @@ export type Observed =
       stdout_truncated?: boolean;
       stderr_truncated?: boolean;
     };
-
-/** What one HTTP request can observe (a stream is read by the SSE reader instead). */
-export type HttpObserved = Exclude<Observed, { kind: "stream" } | { kind: "started" }>;
 
 /**
  * dispatch: the answer to a mutation we sent (exec, resubmit).
@@ -99,22 +52,6 @@ export interface Classified {
   stderr: string | null;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
-}
-
-const BEFORE_SEND_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOENT",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EACCES",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
-/** True when a transport error code proves the request never left this machine. */
-export function isBeforeSendError(code: string): boolean {
-  return BEFORE_SEND_CODES.has(code);
 }
 
 function blank(): Classified {
@@ -417,7 +354,7 @@ export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" |
     case "failed": {
       if (c.exit_code !== null && c.exit_code > 0 && c.exit_code <= 255) return c.exit_code;
       const n = c.signal === null ? null : signalNumber(c.signal);
-      return n === null ? ExitCodes.inDoubt : 128 + n;
+      return n === null ? ExitCodes.inDoubt : signalExitCode(n);
     }
     case "timed_out":
       return ExitCodes.timedOut;

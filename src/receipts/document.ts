@@ -1,7 +1,8 @@
 // The receipt document: the documented --json contract of exec, receipts show and
 // receipts list. Built from stored rows; internal rows are never dumped as they are.
 
-import { type Classification, decidingObservation, exitCodeFor, mayHaveRun } from "./classify.js";
+import type { Classification } from "./classifications.js";
+import { decidingObservation, exitCodeFor, mayHaveRun } from "./classify.js";
 import type { ObservationRow, StoredReceipt } from "./store.js";
 
 export interface ReceiptDocument {

@@ -1,16 +1,19 @@
-// Errors of naming a receipt, and of the receipt store itself. Apart from the store
-// so that the CLI can recognise them (src/cli/main.ts) without loading the store and
-// its SQLite driver at start-up.
+// Errors of naming a receipt, and of the receipt store itself: SbxErrors with their
+// exit codes (docs/classification.md). Apart from the store so that the CLI can
+// recognise them without loading the store and its SQLite driver at start-up.
 
 import fs from "node:fs";
+import { NotFoundError, LocalStateError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
 
-export class ReceiptNotFound extends Error {
+export class ReceiptNotFound extends NotFoundError {
   constructor(readonly ref: string) {
-    super(`no receipt matches ${JSON.stringify(ref)}`);
+    super(`no receipt matches ${JSON.stringify(ref)}`, "see `sbx receipts list`", "receipt_not_found");
+    this.name = "ReceiptNotFound";
   }
 }
 
-export class AmbiguousReceipt extends Error {
+export class AmbiguousReceipt extends NotFoundError {
   constructor(
     readonly ref: string,
     /** The newest of the receipts it matches (a few are named). */
@@ -20,38 +23,49 @@ export class AmbiguousReceipt extends Error {
   ) {
     super(
       `${JSON.stringify(ref)} matches ${total} receipts: ${candidates.slice(0, 5).join(", ")}${total > 5 ? ", …" : ""}`,
+      "give more characters of the id",
+      "ambiguous_receipt",
     );
+    this.name = "AmbiguousReceipt";
   }
 }
 
-/** Another process holds the receipt store's write lock (SQLITE_BUSY): worth waiting for. */
-export class ReceiptStoreBusy extends Error {
+/** Another process holds the receipt store's write lock (SQLITE_BUSY): worth waiting for; exit 75. */
+export class ReceiptStoreBusy extends LocalStateError {
   constructor(
     readonly file: string,
     /** How long sbx waited, when it gave up. */
     readonly waitedMs = 0,
   ) {
     super(
+      "store_busy",
       waitedMs > 0
         ? `the receipt store ${file} stayed busy for ${Math.round(waitedMs / 1000)}s (another process holds it)`
         : `the receipt store ${file} is busy (another process holds it)`,
+      ExitCodes.notStarted,
+      "try again once it is free; SBX_STORE_WAIT sets how long sbx waits (default 2m)",
     );
     this.name = "ReceiptStoreBusy";
   }
 }
 
-/** The receipt store cannot be used: disk full, corrupt, unreadable, newer than this sbx. */
-export class ReceiptStoreUnusable extends Error {
+/** The receipt store cannot be used: disk full, corrupt, unreadable, newer than this sbx; exit 74. */
+export class ReceiptStoreUnusable extends LocalStateError {
   constructor(
     readonly file: string,
     /** What is wrong, for a person: "the disk is full". */
     readonly reason: string,
-    /** SQLITE_FULL, ENOSPC, …; null when there is none. */
-    readonly code: string | null,
+    /** The failure's own code: SQLITE_FULL, ENOSPC, …; null when there is none. */
+    readonly systemCode: string | null,
     /** What to do about it. */
-    readonly hint: string,
+    hint: string,
   ) {
-    super(`the receipt store ${file} is unusable: ${reason}${code ? ` (${code})` : ""}`);
+    super(
+      "store_unusable",
+      `the receipt store ${file} is unusable: ${reason}${systemCode ? ` (${systemCode})` : ""}`,
+      ExitCodes.storeUnusable,
+      hint,
+    );
     this.name = "ReceiptStoreUnusable";
   }
 }

@@ -4,7 +4,8 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { type Database, migrate, openDatabase } from "../platform/sqlite.js";
-import { type Classification, type Classified, decidingObservation, type RequestKind } from "./classify.js";
+import type { Classification } from "./classifications.js";
+import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
 import { AmbiguousReceipt, ReceiptNotFound, storeFailure } from "./errors.js";
 import { MIGRATIONS } from "./migrations.js";
 

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ROUTE_NAMES } from "../../src/backend/context.js";
+import { ROUTE_NAMES } from "../../src/protocol/routes.js";
 import {
   applyAnswerFault,
   FAULT_SPEC_HELP,
   FaultInjector,
-  parseFaultDuration,
   parseFaultSpec,
   preemptingReply,
 } from "../../src/backend/faults.js";
@@ -108,7 +107,7 @@ describe("parseFaultSpec", () => {
     } catch (err) {
       caught = err;
     }
-    expect(caught).toMatchObject({ name: "BackendError", code: "invalid_fault_spec" });
+    expect(caught).toMatchObject({ name: "DaemonStartError", code: "invalid_fault_spec" });
     expect((caught as Error).message).toContain(message);
   });
 
@@ -138,19 +137,24 @@ describe("parseFaultSpec", () => {
   });
 });
 
-describe("parseFaultDuration", () => {
+describe("delay durations (read like every duration: src/common/duration.ts)", () => {
   it.each([
     ["500ms", 500],
     ["2s", 2000],
     ["1.5s", 1500],
     ["1m", 60_000],
     ["0ms", 0],
-    ["2", null],
-    ["s", null],
-    ["-1s", null],
-    ["1h", null],
-  ])("%s → %s", (text, ms) => {
-    expect(parseFaultDuration(text)).toBe(ms);
+  ])("delay=%s waits %d ms", (text, ms) => {
+    expect(parseFaultSpec(`execute:delay=${text}`)[0]).toMatchObject({ fault: "delay", delayMs: ms });
+  });
+
+  it.each([
+    ["2", "invalid delay"],
+    ["s", "invalid delay"],
+    ["-1s", "invalid delay"],
+    ["1h", "delay must be at most 10m"],
+  ])("refuses delay=%s", (text, message) => {
+    expect(() => parseFaultSpec(`execute:delay=${text}`)).toThrow(message);
   });
 });
 

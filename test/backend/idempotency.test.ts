@@ -95,10 +95,11 @@ describe("Idempotency-Key on execute", () => {
   });
 
   it("forgets keys after the retention period", async () => {
-    backend = await startTestBackend({ keyRetentionMs: 50 });
+    let now = Date.now();
+    backend = await startTestBackend({ keyRetentionMs: 60_000, now: () => now });
     const body = { command: "echo x" };
     const first = await backend.api("POST", EXECUTE, { body, headers: key("k-old") });
-    await new Promise((r) => setTimeout(r, 80));
+    now += 60_001;
     const second = await backend.api("POST", EXECUTE, { body, headers: key("k-old") });
     expect(second.headers["idempotent-replayed"]).toBeUndefined();
     expect(second.json.execution_id).not.toBe(first.json.execution_id);

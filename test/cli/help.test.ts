@@ -8,7 +8,7 @@ import { examplesOf } from "../../src/cli/command.js";
 import { docsProgram } from "../../src/cli/docs/generate.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
-import { CLASSIFICATIONS } from "../../src/receipts/classify.js";
+import { CLASSIFICATIONS } from "../../src/receipts/classifications.js";
 
 function walk(cmd: Command, path: string[] = []): Array<{ path: string; cmd: Command }> {
   return cmd.commands.flatMap((c) => {

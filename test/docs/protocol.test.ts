@@ -1,10 +1,12 @@
-// The protocol page says what the backend serves: every route of the route table is
-// in its route index (and nothing else is), with the fault grammar's route name.
+// The protocol page says what the backend serves: every route of the route table
+// (src/protocol/routes.ts, which the backend's router serves and the client builds
+// its paths from) is in its route index, and nothing else is, with the fault
+// grammar's route name.
 
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { routeTable } from "../../src/backend/router.js";
+import { ROUTE_NAMES, ROUTES } from "../../src/protocol/routes.js";
 import { REPO_ROOT } from "../support/cli.js";
 
 const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "protocol.md"), "utf8");
@@ -17,7 +19,9 @@ function indexedRoutes(): string[] {
 
 describe("docs/protocol.md", () => {
   it("lists every route the backend serves, and only those", () => {
-    const served = routeTable().map((r) => `${r.method} ${r.pattern.replace(/:([a-z]+)/g, "{$1}")} ${r.name}`);
+    const served = ROUTE_NAMES.map(
+      (name) => `${ROUTES[name].method} /api/v1/${ROUTES[name].path.replace(/:([a-z]+)/g, "{$1}")} ${name}`,
+    );
     expect(indexedRoutes().sort()).toEqual(served.sort());
   });
 

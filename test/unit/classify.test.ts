@@ -1,12 +1,10 @@
 // The classifier, one row per row of docs/classification.md.
 
 import { describe, expect, it } from "vitest";
+import { CLASSIFICATIONS, type Classification, IN_DOUBT } from "../../src/receipts/classifications.js";
 import {
-  CLASSIFICATIONS,
-  type Classification,
   type Classified,
   classifyObservation,
-  IN_DOUBT,
   exitCodeFor,
   mayHaveRun,
   type Observed,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, parseDuration, parseTimeArg } from "../../src/cli/duration.js";
+import { formatDuration, parseDuration } from "../../src/common/duration.js";
+import { parseTimeArg } from "../../src/cli/duration.js";
 
 describe("parseDuration", () => {
   it.each([

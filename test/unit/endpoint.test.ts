@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/cli/errors.js";
+import { ConfigError } from "../../src/common/errors.js";
 import { parseApiUrl, resolveEndpoint } from "../../src/client/endpoint.js";
 import { ConfigStore } from "../../src/config/config.js";
 import { resolvePaths } from "../../src/config/paths.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { executeBody, parseExecOptions } from "../../src/cli/commands/exec.js";
 import { parseEnvFile } from "../../src/cli/command-flags.js";
-import { UsageError } from "../../src/cli/errors.js";
+import { UsageError } from "../../src/common/errors.js";
 
 const parse = (argv: string[], raw: Record<string, unknown> = {}) => parseExecOptions(argv, raw, {});
 

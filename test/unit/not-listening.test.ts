@@ -8,7 +8,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BackendError } from "../../src/cli/errors.js";
+import { BackendError } from "../../src/common/errors.js";
 import { parseApiUrl } from "../../src/client/endpoint.js";
 import { HttpClient } from "../../src/client/http.js";
 import { classifyObservation } from "../../src/receipts/classify.js";

@@ -187,8 +187,7 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
 export async function listExecutions(ctx: RequestContext): Promise<Reply> {
   const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const limit = intParam(ctx.query, "limit", 1, LIST_LIMIT_MAX) ?? LIST_LIMIT_DEFAULT;
-  const cursor = ctx.query.get("cursor");
-  if (cursor !== null && !/^[1-9][0-9]{0,15}$/.test(cursor)) throw invalidRequest("cursor", "invalid cursor");
+  const cursor = intParam(ctx.query, "cursor", 1, Number.MAX_SAFE_INTEGER);
   const outcome = ctx.query.get("outcome");
   if (outcome !== null && !OUTCOMES.includes(outcome as Outcome)) {
     throw invalidRequest("outcome", `outcome must be one of ${OUTCOMES.join(", ")}`);
@@ -202,7 +201,7 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
     limit: limit + 1,
     // Items leave the kept output out (a page could otherwise reach limit × 2 MiB); GET one execution for it.
     withoutOutput: true,
-    ...(cursor !== null && { beforeSeq: Number(cursor) }),
+    ...(cursor !== null && { beforeSeq: cursor }),
     ...(outcome !== null && { outcome: outcome as Outcome }),
     ...(key !== null && { idempotencyKey: key }),
   });

@@ -28,7 +28,6 @@ import {
   sandboxPath,
   statInWorkspace,
   uploadTarget,
-  WorkspacePathError,
 } from "../workspace-files.js";
 
 const DEFAULT_FILE_MODE = 0o644;
@@ -41,7 +40,7 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
   const isTree = (ctx.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE);
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
   // Refused before a byte of the body is read: nothing is staged for a path that cannot be written.
-  const target = confined(() => uploadTarget(workspaceDir, requested));
+  const target = uploadTarget(workspaceDir, requested);
   const staging = fs.mkdtempSync(path.join(sandboxes.incomingDir(sandbox.sandbox_id), "upload-"));
   try {
     const sha256 = createHash("sha256");
@@ -76,7 +75,8 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
     return await runFixedAnswerMutation(
       ctx,
       async () => {
-        confined(() => (isTree ? placeTree(workspaceDir, target, staged) : placeFile(workspaceDir, target, staged)));
+        if (isTree) placeTree(workspaceDir, target, staged);
+        else placeFile(workspaceDir, target, staged);
         const answer: FileUpload = {
           path: sandboxPath(target),
           type: isTree ? "directory" : "file",
@@ -99,11 +99,11 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
   const requested = requiredPath(ctx);
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
   if (ctx.query.get("stat") === "true") {
-    const st = confined(() => statInWorkspace(workspaceDir, requested));
+    const st = statInWorkspace(workspaceDir, requested);
     const answer: FileStat = { ...st, mode: octal(st.mode) };
     return jsonReply(200, answer);
   }
-  const entry = confined(() => openForReading(workspaceDir, requested));
+  const entry = openForReading(workspaceDir, requested);
   try {
     const asTar = entry.kind === "directory" || (ctx.headers.accept ?? "").includes(TAR_CONTENT_TYPE);
     const headers = { [FILE_TYPE_HEADER]: entry.kind, [FILE_MODE_HEADER]: octal(entry.mode) };
@@ -146,23 +146,6 @@ function parseMode(text: string | null): number | null {
 
 function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;
-}
-
-/** Runs a workspace operation, turning its path errors into API errors. */
-function confined<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (!(err instanceof WorkspacePathError)) throw err;
-    const status = err.code === "file_not_found" ? 404 : err.code === "path_conflict" ? 409 : 400;
-    const code =
-      err.code === "file_not_found"
-        ? ErrorCodes.fileNotFound
-        : err.code === "path_conflict"
-          ? ErrorCodes.pathConflict
-          : ErrorCodes.invalidPath;
-    throw new ApiError(status, code, `${err.message}`, { field: "path" });
-  }
 }
 
 async function writeStaged(source: AsyncIterable<Buffer>, file: string, mode: number): Promise<void> {

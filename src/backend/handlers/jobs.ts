@@ -27,7 +27,6 @@ import {
   type Reply,
 } from "../http.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
-import { JobConflictError } from "../jobs/admission.js";
 import type { JobRow } from "../jobs/store.js";
 
 /**
@@ -62,15 +61,10 @@ export function submitJobs(ctx: RequestContext): Promise<Reply> {
       }
       const req = body as JobSubmitRequest;
       if (!jobs.accepting) throw notStartedShuttingDown();
-      try {
-        const { answer, replayed } = jobs.submit(sandbox, req, () =>
-          claim?.recordResponse(201, { request_id: req.request_id }),
-        );
-        return jsonReply(201, answer, replayed ? { [REPLAYED_HEADER]: "true" } : undefined);
-      } catch (err) {
-        if (err instanceof JobConflictError) throw new ApiError(409, err.code, err.message, err.details);
-        throw err;
-      }
+      const { answer, replayed } = jobs.submit(sandbox, req, () =>
+        claim?.recordResponse(201, { request_id: req.request_id }),
+      );
+      return jsonReply(201, answer, replayed ? { [REPLAYED_HEADER]: "true" } : undefined);
     },
   });
 }

@@ -13,6 +13,7 @@ import {
 } from "../../protocol/jobs.js";
 import { ErrorCodes } from "../../protocol/types.js";
 import { resolveWorkingDir } from "../../protocol/validate.js";
+import { Refusal } from "../refusal.js";
 
 export interface NormalizedJob {
   jobId: string;
@@ -88,13 +89,13 @@ export function normalizeSubmission(sandboxId: string, req: JobSubmitRequest): N
 }
 
 /** A submission refused because an id already names something else; nothing was admitted. */
-export class JobConflictError extends Error {
+export class JobConflictError extends Refusal {
   constructor(
-    readonly code: typeof ErrorCodes.jobIdConflict | typeof ErrorCodes.requestIdConflict,
+    code: typeof ErrorCodes.jobIdConflict | typeof ErrorCodes.requestIdConflict,
     message: string,
-    readonly details: Record<string, unknown>,
+    details: Record<string, unknown>,
   ) {
-    super(message);
+    super(code, message, details);
     this.name = "JobConflictError";
   }
 }

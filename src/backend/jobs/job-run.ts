@@ -29,6 +29,8 @@ export interface JobRunSpec {
   timeoutMs: number;
   /** Between SIGTERM and SIGKILL to the group. */
   killGraceMs: number;
+  /** The clock the run's start and end are read from. */
+  now: () => number;
   /**
    * Set when the working directory may not be used (missing, or leading out of the
    * workspace; the caller checks it): nothing starts, exit 126 with this on stderr.
@@ -46,11 +48,8 @@ export interface JobRunResult extends RunEnd {
   finishedAt: Date;
 }
 
-/** A group that was ended: how long to wait for its last process to disappear. */
-const GROUP_GONE_WAIT_MS = 5000;
-
 export class JobRun {
-  readonly startedAt = new Date();
+  readonly startedAt: Date;
   /** Resolves once the run is over (or never, once abandoned). */
   readonly done: Promise<JobRunResult>;
 
@@ -63,6 +62,7 @@ export class JobRun {
   private lingering: string[] = [];
 
   constructor(private readonly spec: JobRunSpec) {
+    this.startedAt = new Date(spec.now());
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
@@ -145,19 +145,16 @@ export class JobRun {
     this.settled = true;
     // The main process has exited: whatever is still in its group was left behind by it.
     const leftovers = this.exit === null ? [] : [...this.lingering, ...this.members()];
-    this.group.release();
-    const resolve = () =>
+    this.group.releaseThenReport(this.ending !== null, () =>
       this.resolveDone({
         exitCode: this.exit?.code ?? null,
         signal: this.exit?.signal ?? null,
         ending: this.ending,
         leftovers,
         startedAt: this.startedAt,
-        finishedAt: new Date(),
-      });
-    // An ended (cancelled, timed out) run is over once its group is gone, not when signalled.
-    if (this.ending !== null && this.pgid !== null) void this.group.waitUntilGone(GROUP_GONE_WAIT_MS).then(resolve);
-    else resolve();
+        finishedAt: new Date(this.spec.now()),
+      }),
+    );
   }
 
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */

@@ -41,6 +41,8 @@ export interface JobManagerOptions {
   log?: (line: string) => void;
   /** Called whenever a job ended (the server re-arms its idle timer). */
   onSettled?: () => void;
+  /** The clock: record times and runs' starts and ends. */
+  now?: () => number;
 }
 
 interface LiveJob {
@@ -58,6 +60,7 @@ export class JobManager {
   private readonly concurrency: number;
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
+  private readonly now: () => number;
   private readonly live = new Map<string, LiveJob>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private shuttingDown = false;
@@ -73,6 +76,7 @@ export class JobManager {
     }
     this.log = opts.log ?? (() => {});
     this.onSettled = opts.onSettled ?? (() => {});
+    this.now = opts.now ?? Date.now;
     this.output = new JobOutputLog({
       store: this.rows,
       ...(opts.outputBudgetBytes !== undefined && { budgetBytes: opts.outputBudgetBytes }),
@@ -112,7 +116,7 @@ export class JobManager {
   ): { answer: JobSubmitAnswer; replayed: boolean } {
     const sandboxId = sandbox.sandbox_id;
     const sub = normalizeSubmission(sandboxId, req);
-    const now = new Date().toISOString();
+    const now = new Date(this.now()).toISOString();
     const verdict = this.rows.transaction(() => {
       const judged = judgeSubmission(sub, {
         request: this.rows.getRequest(sandboxId, sub.requestId),
@@ -215,7 +219,7 @@ export class JobManager {
     const others = dependents
       ? transitiveDependents(row.job_id, this.rows.jobsOfRequest(row.sandbox_id, row.request_id).map(planJobOf))
       : [];
-    const now = new Date().toISOString();
+    const now = new Date(this.now()).toISOString();
     const toEnd: string[] = [];
     this.rows.transaction(() => {
       for (const id of [row.job_id, ...others]) {
@@ -270,7 +274,7 @@ export class JobManager {
    */
   recover(): { interrupted: number; lost: number; wrappedUp: number } {
     const counts = { interrupted: 0, lost: 0, wrappedUp: 0 };
-    const now = new Date().toISOString();
+    const now = new Date(this.now()).toISOString();
     for (const row of this.rows.unfinishedJobs()) {
       if (row.status !== "running" && row.status !== "cancel_requested") continue;
       let patch: JobPatch;
@@ -354,7 +358,7 @@ export class JobManager {
     }
     const plan = planJobs([...known.values()].map(planJobOf), this.concurrency);
     if (plan.changes.length === 0 && plan.start.length === 0) return;
-    const now = new Date().toISOString();
+    const now = new Date(this.now()).toISOString();
     const status = new Map([...known.values()].map((r) => [r.job_id, r.status]));
     for (const c of plan.changes) status.set(c.id, c.status);
     this.rows.transaction(() => {
@@ -422,6 +426,7 @@ export class JobManager {
         stdin: row.stdin === null ? null : Buffer.from(row.stdin),
         timeoutMs: row.timeout_ms,
         killGraceMs: this.killGraceMs,
+        now: this.now,
         ...(cwdProblem !== undefined && { cwdProblem }),
         onOutput: (stream, chunk) => writer.push(stream, chunk),
         onMainExit: (end) => this.mainExited(row.job_id, end),
@@ -448,7 +453,7 @@ export class JobManager {
       exit_code: end.exitCode,
       signal: end.signal,
       end_intent: end.ending,
-      main_exited_at: new Date().toISOString(),
+      main_exited_at: new Date(this.now()).toISOString(),
     });
   }
 
@@ -485,7 +490,7 @@ export class JobManager {
 
   /** A job that could not be started at all ends `failed` with the reason. */
   private endUnstarted(row: JobRow, why: string): void {
-    this.patch(row.job_id, { status: "failed", error: why, finished_at: new Date().toISOString() });
+    this.patch(row.job_id, { status: "failed", error: why, finished_at: new Date(this.now()).toISOString() });
     this.log(`job ${row.job_id} (${row.name}): failed: ${why}`);
     this.notify([row.job_id]);
     queueMicrotask(() => this.schedule());

@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
-import type { BackendStore } from "../db.js";
+import { type BackendStore, columnsOf } from "../db.js";
 
 export interface JobRequestRow {
   sandbox_id: string;
@@ -77,7 +77,8 @@ export type NewJobRow = Omit<
   | "finished_at"
 >;
 
-export type JobPatch = Partial<Omit<JobRow, "seq" | "job_id" | "sandbox_id" | "request_id" | "created_at">>;
+type FixedJobColumn = "seq" | "job_id" | "sandbox_id" | "request_id" | "created_at";
+export type JobPatch = Partial<Omit<JobRow, FixedJobColumn>>;
 
 export interface JobOutputRow {
   seq: number;
@@ -89,36 +90,55 @@ export interface JobOutputRow {
 
 const UNFINISHED = "('queued', 'waiting', 'running', 'cancel_requested')";
 
-const PATCHABLE: ReadonlySet<string> = new Set([
-  "job_index",
-  "name",
-  "digest",
-  "command",
-  "working_dir",
-  "env",
-  "stdin",
-  "timeout_ms",
-  "depends_on",
-  "dependency_ids",
-  "dependency_policy",
-  "queue_key",
-  "status",
-  "exit_code",
-  "signal",
-  "error",
-  "leftover_processes",
-  "cancel_requested",
-  "end_intent",
-  "pgid",
-  "pgid_start_time",
-  "boot_id",
-  "main_exited_at",
-  "output_bytes",
-  "output_omitted_bytes",
-  "output_last_seq",
-  "started_at",
-  "finished_at",
-]);
+export const JOB_REQUEST_COLUMNS = columnsOf<JobRequestRow>({
+  sandbox_id: true,
+  request_id: true,
+  digest: true,
+  created_at: true,
+});
+
+export const JOB_COLUMNS = columnsOf<JobRow>({
+  seq: true,
+  job_id: true,
+  sandbox_id: true,
+  request_id: true,
+  job_index: true,
+  name: true,
+  digest: true,
+  command: true,
+  working_dir: true,
+  env: true,
+  stdin: true,
+  timeout_ms: true,
+  depends_on: true,
+  dependency_ids: true,
+  dependency_policy: true,
+  queue_key: true,
+  status: true,
+  exit_code: true,
+  signal: true,
+  error: true,
+  leftover_processes: true,
+  cancel_requested: true,
+  end_intent: true,
+  pgid: true,
+  pgid_start_time: true,
+  boot_id: true,
+  main_exited_at: true,
+  output_bytes: true,
+  output_omitted_bytes: true,
+  output_last_seq: true,
+  created_at: true,
+  started_at: true,
+  finished_at: true,
+});
+
+/** A job's identity and placement, never changed once admitted (JobPatch leaves them out). */
+const FIXED_JOB_COLUMNS: readonly FixedJobColumn[] = ["seq", "job_id", "sandbox_id", "request_id", "created_at"];
+
+const PATCHABLE: ReadonlySet<string> = new Set(
+  JOB_COLUMNS.filter((c) => !(FIXED_JOB_COLUMNS as readonly string[]).includes(c)),
+);
 
 export function toJobSummary(row: JobRow): JobSummary {
   return {
@@ -164,8 +184,10 @@ export class JobStore {
 
   insertRequest(row: JobRequestRow): void {
     this.db
-      .statement("INSERT INTO job_requests (sandbox_id, request_id, digest, created_at) VALUES (?, ?, ?, ?)")
-      .run(row.sandbox_id, row.request_id, row.digest, row.created_at);
+      .statement(
+        `INSERT INTO job_requests (${JOB_REQUEST_COLUMNS.join(", ")}) VALUES (${JOB_REQUEST_COLUMNS.map(() => "?").join(", ")})`,
+      )
+      .run(...JOB_REQUEST_COLUMNS.map((c) => row[c]));
   }
 
   insertJob(row: NewJobRow): void {

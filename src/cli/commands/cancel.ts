@@ -7,7 +7,8 @@ import { classifyObservation } from "../../receipts/classify.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { durationOption } from "../duration.js";
-import { ExitCodes, SbxError } from "../errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
+import { SbxError } from "../../common/errors.js";
 import { resolveExecution } from "../execution-ref.js";
 import { printJson } from "../render/outcome.js";
 
@@ -82,7 +83,7 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
       hint: `sbx receipts wait ${target.receipt?.receipt.receipt_id ?? target.executionId}`,
     });
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx cancel` by the command tree (loaded when that command runs). */

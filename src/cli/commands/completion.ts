@@ -4,7 +4,8 @@ import type { Command } from "commander";
 import { completeTree, type RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { SHELLS, type Shell } from "../docs/shells.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../common/errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 
 export async function run(opts: { shell: string }, ctx: Context, program: Command): Promise<number> {
   if (!SHELLS.includes(opts.shell as Shell)) {
@@ -13,7 +14,7 @@ export async function run(opts: { shell: string }, ctx: Context, program: Comman
   // The generator walks the whole tree: loaded only when asked for.
   const { generateCompletion } = await import("../docs/completions.js");
   ctx.io.writeOut(generateCompletion(program, opts.shell as Shell));
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx completion` by the command tree (loaded when that command runs). */

@@ -12,10 +12,11 @@ import type { FileUpload } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
-import { SbxError, UsageError } from "../errors.js";
+import { SbxError, UsageError } from "../../common/errors.js";
 import { refusalIsUsage } from "../refusal.js";
 import { formatBytes } from "../render/bytes.js";
 import { printJson } from "../render/outcome.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 
 export type Location =
   | { kind: "local"; path: string }
@@ -111,7 +112,7 @@ export async function run(opts: CpOptions, ctx: Context): Promise<number> {
         : `${result.entries} entries, ${formatBytes(result.bytes)} of tar`;
     ctx.io.info(`sbx: copied ${what} to ${result.destination}`);
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 async function upload(
@@ -161,7 +162,7 @@ async function upload(
     throw new SbxError(
       "copy_corrupted",
       `the backend received bytes whose sha256 (${answer.sha256}) is not what was sent (${sha256})`,
-      { exitCode: 1, hint: "copy it again" },
+      { exitCode: ExitCodes.failure, hint: "copy it again" },
     );
   }
   return {
@@ -217,7 +218,7 @@ async function download(
   const there = await files.stat(source.sandbox, source.path);
   if (there === null) {
     throw new SbxError("file_not_found", `${source.sandbox}:${source.path}: no such file or directory`, {
-      exitCode: 1,
+      exitCode: ExitCodes.failure,
     });
   }
   const name = path.posix.basename(there.path);
@@ -256,7 +257,9 @@ async function download(
       bytes += chunk.length;
     }
     if (d.size !== null && bytes !== d.size) {
-      throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${there.path}`, { exitCode: 1 });
+      throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${there.path}`, {
+        exitCode: ExitCodes.failure,
+      });
     }
     fs.fchmodSync(fd, d.mode ?? 0o644);
     fs.closeSync(fd);

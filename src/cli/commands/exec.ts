@@ -12,7 +12,7 @@ import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
 import { durationOption } from "../duration.js";
-import { ExitCodes } from "../errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 import { printExactOutput } from "../exact-output.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../command-flags.js";
 import { answerNotRecorded, printDispatchOutcome, printJson } from "../render/outcome.js";

@@ -3,7 +3,8 @@
 import type { Command } from "commander";
 import { completeTree, type RunFn } from "../command.js";
 import type { Context } from "../context.js";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../common/errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 
 export interface ExitCodeRow {
   code: string;
@@ -129,12 +130,12 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
         .map(([k, t]) => `  sbx help ${k.padEnd(12)} ${t.summary}`)
         .join("\n")}`,
     );
-    return 0;
+    return ExitCodes.ok;
   }
   const topic = TOPICS[first];
   if (topic) {
     ctx.io.writeOut(topic.text());
-    return 0;
+    return ExitCodes.ok;
   }
   let cmd: Command | undefined = program;
   for (const w of opts.words) {
@@ -147,7 +148,7 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
     }
   }
   ctx.io.writeOut(cmd!.helpInformation());
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx help` by the command tree (loaded when that command runs). */

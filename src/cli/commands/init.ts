@@ -8,7 +8,8 @@ import { redact } from "../../client/redact.js";
 import { LOCAL_PROFILE } from "../../config/config.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
-import { ExitCodes, ExitWith, UsageError } from "../errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
+import { ExitWith, UsageError } from "../../common/errors.js";
 import { printJson } from "../render/outcome.js";
 import { checkProfileName } from "./profile/add.js";
 import { type ProfileSummary, profileSummaries } from "./profile/list.js";
@@ -245,10 +246,10 @@ export async function run(opts: InitOptions, ctx: Context): Promise<number> {
   }
   if (summary === null) {
     ctx.io.err("sbx: nothing was saved");
-    return 1;
+    return ExitCodes.failure;
   }
   if (opts.json) printJson(ctx, summary);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx init` by the command tree (loaded when that command runs). */

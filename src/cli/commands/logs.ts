@@ -11,7 +11,8 @@ import { readOutputRange } from "../../client/output.js";
 import type { SseEvent } from "../../client/sse.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
-import { BackendError, ExitCodes, ExitWith, UsageError } from "../errors.js";
+import { BackendError, ExitWith, UsageError } from "../../common/errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
 
 export interface LogsOptions {
@@ -114,9 +115,9 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     if (followed.endState?.state === "incomplete") {
       ctx.io.err(`sbx: the event log is incomplete (${followed.endState.reason ?? "no reason given"})`);
     }
-    return 0;
+    return ExitCodes.ok;
   }
-  if (!opts.json && opts.after === 0 && (await replayFullOutput(ctx, t))) return 0;
+  if (!opts.json && opts.after === 0 && (await replayFullOutput(ctx, t))) return ExitCodes.ok;
   // A replay of what exists now, page by page.
   const state = {
     executionId: t.executionId,
@@ -136,7 +137,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     }
     if (!page.has_more || page.events.length === 0) break;
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx logs` by the command tree (loaded when that command runs). */

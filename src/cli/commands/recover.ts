@@ -1,13 +1,13 @@
 // sbx recover: observe every receipt in doubt once, record what was learned, and say
 // what is resolved and what still needs a person. Never re-sends anything.
 
-import { type Classification, IN_DOUBT } from "../../receipts/classify.js";
+import { type Classification, IN_DOUBT } from "../../receipts/classifications.js";
 import { explain, receiptDocument } from "../../receipts/document.js";
 import type { ReceiptStore } from "../../receipts/store.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { endpointOfReceipt } from "../dispatch.js";
-import { ExitCodes } from "../errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 import { observeOnce } from "../observe.js";
 import { printJson } from "../render/outcome.js";
 import { colorClassification } from "../render/receipt.js";

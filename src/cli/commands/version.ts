@@ -2,11 +2,12 @@
 
 import { PROTOCOL_VERSION } from "../../protocol/types.js";
 import { VERSION } from "../../version.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 import type { RunFn } from "../command.js";
 
 export const action: RunFn = async (ctx, c) => {
   if (c.optsWithGlobals().json === true) {
     ctx.io.out(JSON.stringify({ version: VERSION, protocol: PROTOCOL_VERSION }));
   } else ctx.io.out(VERSION);
-  return 0;
+  return ExitCodes.ok;
 };

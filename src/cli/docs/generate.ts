@@ -9,6 +9,7 @@ import { buildProgram } from "../program.js";
 import { generateCompletion } from "./completions.js";
 import type { Shell } from "./shells.js";
 import { generateManPage } from "./manpage.js";
+import { ExitCodes } from "../../common/exit-codes.js";
 
 export const COMPLETION_FILES: Record<Shell, string> = {
   bash: "completions/sbx.bash",
@@ -23,7 +24,7 @@ export function docsProgram(): Command {
     env: {},
     interrupt: new AbortController().signal,
     onFirstInterrupt: () => () => undefined,
-    exitCode: 0,
+    exitCode: ExitCodes.ok,
   };
   return completeTree(buildProgram(rt));
 }

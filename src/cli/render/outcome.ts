@@ -3,10 +3,11 @@
 // the receipt document and nothing else on stdout.
 
 import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
-import { IN_DOUBT } from "../../receipts/classify.js";
+import { IN_DOUBT } from "../../receipts/classifications.js";
 import { explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { Context } from "../context.js";
-import { ExitCodes, SbxError } from "../errors.js";
+import { ExitCodes } from "../../common/exit-codes.js";
+import { SbxError } from "../../common/errors.js";
 import { redactForDisplay } from "../secrets.js";
 
 export function printJson(ctx: Context, doc: unknown): void {
@@ -24,7 +25,7 @@ export function printDispatchOutcome(
   json: boolean,
   opts: { outputShown?: boolean } = {},
 ): number {
-  const exit = doc.exit ?? 255;
+  const exit = doc.exit ?? ExitCodes.inDoubt;
   if (json) {
     printJson(ctx, doc);
     // The one line for anything not confirmed goes to stderr even with --json (and --quiet).

@@ -2,7 +2,7 @@
 // timeline, and on a doubtful receipt the exact next step.
 
 import type { ChalkInstance } from "chalk";
-import type { Classification } from "../../receipts/classify.js";
+import type { Classification } from "../../receipts/classifications.js";
 import { type DetailedReceiptDocument, explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { IO } from "../io/io.js";
 

@@ -3,7 +3,8 @@
 import { SETTINGS } from "../../../config/config.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { ExitCodes, UsageError } from "../../errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 
 export function checkKey(key: string): string {
@@ -19,7 +20,7 @@ export async function runGet(opts: { key: string | undefined; json: boolean }, c
     // Every known setting, null when unset: a fixed set of keys, whatever the file holds.
     if (opts.json) printJson(ctx, Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, settings[k] ?? null])));
     else for (const k of Object.keys(SETTINGS)) ctx.io.out(`${k}\t${settings[k] ?? ""}`);
-    return 0;
+    return ExitCodes.ok;
   }
   const value = settings[checkKey(opts.key)];
   if (opts.json) printJson(ctx, { [opts.key]: value ?? null });

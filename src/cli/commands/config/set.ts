@@ -3,8 +3,9 @@
 import { SETTINGS } from "../../../config/config.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { checkKey } from "./get.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function runSet(opts: { key: string; value: string }, ctx: Context): Promise<number> {
   const problem = SETTINGS[checkKey(opts.key)]!.check(opts.value);
@@ -12,7 +13,7 @@ export async function runSet(opts: { key: string; value: string }, ctx: Context)
   ctx.config.update((doc) => {
     doc.settings[opts.key] = opts.value;
   });
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx config set` by the command tree (loaded when that command runs). */

@@ -4,7 +4,7 @@
 
 import type { Command } from "commander";
 import { FAULT_SPEC_HELP } from "../../../backend/fault-spec-help.js";
-import { type Bind, withExamples, declareVerbsLater } from "../../command.js";
+import { type Bind, withExamples, declareNoun } from "../../command.js";
 
 /** How retention works, for --help (docs/protocol.md, "Retention"). */
 export const RETENTION_HELP = [
@@ -18,24 +18,19 @@ export const RETENTION_HELP = [
 ].join("\n");
 
 export function register(program: Command, bind: Bind): void {
-  const noun = program
-    .command("daemon")
-    .summary("run, start, stop and inspect the embedded backend")
-    .description(
+  declareNoun(program, bind, {
+    name: "daemon",
+    summary: "run, start, stop and inspect the embedded backend",
+    description:
       "The embedded backend serves the same /api/v1 as a remote one, on a Unix socket private to its\n" +
-        "user. sbx starts it on demand for the local profile (it exits after 10 idle minutes with\n" +
-        "nothing running); these commands manage it by hand.",
-    );
-  declareVerbsLater(noun, () => {
-    declareRun(noun, bind);
-    declareStart(noun, bind);
-    declareStop(noun, bind);
-    declareStatus(noun, bind);
+      "user. sbx starts it on demand for the local profile (it exits after 10 idle minutes with\n" +
+      "nothing running); these commands manage it by hand.",
+    verbs: [declareRun, declareStart, declareStop, declareStatus],
+    examples: [
+      { command: "sbx daemon status", description: "is the embedded backend running?" },
+      { command: "sbx daemon stop", description: "stop it (the next command starts it again)" },
+    ],
   });
-  withExamples(noun, [
-    { command: "sbx daemon status", description: "is the embedded backend running?" },
-    { command: "sbx daemon stop", description: "stop it (the next command starts it again)" },
-  ]);
 }
 
 function declareRun(noun: Command, bind: Bind): void {

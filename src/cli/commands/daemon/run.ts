@@ -7,8 +7,9 @@ import { ensurePrivateDir } from "../../../config/paths.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
@@ -159,7 +160,7 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.jobOutputMaxBytes === undefined ? {} : { jobOutputBudgetBytes: opts.jobOutputMaxBytes }),
     log,
   });
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx daemon run` by the command tree (loaded when that command runs). */

@@ -4,14 +4,15 @@ import { localEndpoint } from "../../../client/endpoint.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { spawnDaemon, waitForDaemon } from "../../daemon-launcher.js";
-import { BackendError } from "../../errors.js";
+import { BackendError } from "../../../common/errors.js";
 import { daemonStatus } from "./status.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { idleExit: string | undefined }, ctx: Context): Promise<number> {
   const before = await daemonStatus(ctx);
   if (before.running) {
     ctx.io.info(`sbx: the daemon is already running (pid ${before.pid ?? "?"})`);
-    return 0;
+    return ExitCodes.ok;
   }
   spawnDaemon(ctx, opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]);
   const [{ HttpClient }, { Api }] = await Promise.all([
@@ -30,7 +31,7 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
   }
   const after = await daemonStatus(ctx);
   ctx.io.info(`sbx: daemon running (pid ${after.pid ?? "?"}) on ${after.socket}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx daemon start` by the command tree (loaded when that command runs). */

@@ -8,7 +8,7 @@ import type { Context } from "../../context.js";
 import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
-import { ExitCodes } from "../../errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface DaemonStatus {
   running: boolean;

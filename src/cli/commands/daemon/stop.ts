@@ -1,20 +1,21 @@
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { SbxError } from "../../errors.js";
+import { SbxError } from "../../../common/errors.js";
 import { isAlive, readDaemonPid } from "./pid.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(_opts: Record<string, never>, ctx: Context): Promise<number> {
   const pid = readDaemonPid(ctx.paths.pidFile);
   if (pid === null || !isAlive(pid)) {
     ctx.io.info("sbx: the daemon is not running");
-    return 0;
+    return ExitCodes.ok;
   }
   process.kill(pid, "SIGTERM");
   const until = Date.now() + 20_000;
   while (Date.now() < until) {
     if (!isAlive(pid)) {
       ctx.io.info(`sbx: daemon (pid ${pid}) stopped`);
-      return 0;
+      return ExitCodes.ok;
     }
     await new Promise((r) => setTimeout(r, 50));
   }

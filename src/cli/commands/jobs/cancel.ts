@@ -7,6 +7,7 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { colorStatus } from "./render.js";
 import { jobsApi, sandboxOf } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface CancelOptions {
   jobId: string;
@@ -30,7 +31,7 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
       `sbx: its processes are being ended; it is cancelled once they are gone: sbx jobs wait ${answer.job_id}`,
     );
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx jobs cancel` by the command tree (loaded when that command runs). */

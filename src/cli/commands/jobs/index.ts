@@ -5,41 +5,26 @@
 
 import { type Command, Option } from "commander";
 import { JOB_STATUSES } from "../../../protocol/jobs.js";
-import {
-  type Bind,
-  collect,
-  declareChoices,
-  declareCompletion,
-  withExamples,
-  declareVerbsLater,
-} from "../../command.js";
+import { type Bind, collect, declareChoices, declareCompletion, withExamples, declareNoun } from "../../command.js";
 
 export const SANDBOX_FLAG = ["-s, --sandbox <id>", "sandbox id or name (default: default)"] as const;
 
 export function register(program: Command, bind: Bind): void {
-  const noun = program
-    .command("jobs")
-    .summary("one-shot jobs with dependencies and queue keys")
-    .description(
+  declareNoun(program, bind, {
+    name: "jobs",
+    summary: "one-shot jobs with dependencies and queue keys",
+    description:
       "Jobs are one-shot commands run by the backend: a submission of several, with dependencies\n" +
-        "(all_succeeded or all_terminal) and queue keys (one at a time, in order), is admitted once\n" +
-        "per request id and followed to the end. A job interrupted by a backend restart is never\n" +
-        "resumed: it says so (interrupted, lost).",
-    );
-  declareVerbsLater(noun, () => {
-    declareSubmit(noun, bind);
-    declareRun(noun, bind);
-    declareList(noun, bind);
-    declareShow(noun, bind);
-    declareLogs(noun, bind);
-    declareWait(noun, bind);
-    declareCancel(noun, bind);
+      "(all_succeeded or all_terminal) and queue keys (one at a time, in order), is admitted once\n" +
+      "per request id and followed to the end. A job interrupted by a backend restart is never\n" +
+      "resumed: it says so (interrupted, lost).",
+    verbs: [declareSubmit, declareRun, declareList, declareShow, declareLogs, declareWait, declareCancel],
+    examples: [
+      { command: "sbx jobs submit pipeline.json --wait", description: "a CI pipeline, followed to the end" },
+      { command: "sbx jobs run -- make test", description: "one job, like exec" },
+      { command: "sbx jobs list --status failed", description: "what failed" },
+    ],
   });
-  withExamples(noun, [
-    { command: "sbx jobs submit pipeline.json --wait", description: "a CI pipeline, followed to the end" },
-    { command: "sbx jobs run -- make test", description: "one job, like exec" },
-    { command: "sbx jobs list --status failed", description: "what failed" },
-  ]);
 }
 
 function declareRun(noun: Command, bind: Bind): void {

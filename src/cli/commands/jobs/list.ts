@@ -2,10 +2,11 @@ import type { JobStatus } from "../../../protocol/jobs.js";
 import { isValidIdempotencyKey } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { printJobs } from "./render.js";
 import { jobsApi, sandboxOf } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface ListOptions {
   sandbox: string;
@@ -31,7 +32,7 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
   });
   if (opts.json) printJson(ctx, { jobs });
   else printJobs(ctx.io, jobs, { request: opts.requestId === undefined });
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx jobs list` by the command tree (loaded when that command runs). */

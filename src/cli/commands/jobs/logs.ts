@@ -2,6 +2,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { jobsApi, sandboxOf } from "./target.js";
 import { readJobOutput } from "./waiting.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface LogsOptions {
   jobId: string;
@@ -20,9 +21,9 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     },
     omitted: (bytes) => ctx.io.err(`sbx: ${bytes} bytes of output were not kept here (the job's output budget)`),
   });
-  if (job === null) return 130;
+  if (job === null) return ExitCodes.cancelled;
   if (opts.follow && !opts.json) ctx.io.info(`sbx: ${job.job_id} ${job.status}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx jobs logs` by the command tree (loaded when that command runs). */

@@ -3,6 +3,7 @@
 
 import type { JobStatus, JobSummary } from "../../../protocol/jobs.js";
 import { signalNumber } from "../../../receipts/classify.js";
+import { ExitCodes, signalExitCode } from "../../../common/exit-codes.js";
 
 /** Statuses that leave a person in doubt: the backend lost the job (it may have done part of its work). */
 export const IN_DOUBT_JOB_STATUSES: readonly JobStatus[] = ["interrupted", "lost"];
@@ -17,31 +18,31 @@ export type JobsWaitEnd = "done" | "deadline" | "interrupted";
  * or had a dependency fail; 124 when the local --timeout passed first; 130 on Ctrl-C.
  */
 export function exitCodeForJobs(statuses: readonly JobStatus[], end: JobsWaitEnd): number {
-  if (end === "interrupted") return 130;
-  if (end === "deadline") return 124;
-  if (statuses.some((s) => IN_DOUBT_JOB_STATUSES.includes(s))) return 255;
-  if (statuses.some((s) => FAILED.includes(s))) return 1;
-  return 0;
+  if (end === "interrupted") return ExitCodes.cancelled;
+  if (end === "deadline") return ExitCodes.timedOut;
+  if (statuses.some((s) => IN_DOUBT_JOB_STATUSES.includes(s))) return ExitCodes.inDoubt;
+  if (statuses.some((s) => FAILED.includes(s))) return ExitCodes.failure;
+  return ExitCodes.ok;
 }
 
 /** `jobs run`, like exec: the exit code, 128+S for a signal, 124 timed out, 130 cancelled, 255 in doubt. */
 export function exitCodeForJob(job: Pick<JobSummary, "status" | "exit_code" | "signal">): number {
   switch (job.status) {
     case "succeeded":
-      return 0;
+      return ExitCodes.ok;
     case "failed": {
       if (job.exit_code !== null && job.exit_code > 0 && job.exit_code <= 255) return job.exit_code;
       const n = job.signal === null ? null : signalNumber(job.signal);
-      return n === null ? 1 : 128 + n;
+      return n === null ? ExitCodes.failure : signalExitCode(n);
     }
     case "timed_out":
-      return 124;
+      return ExitCodes.timedOut;
     case "cancelled":
-      return 130;
+      return ExitCodes.cancelled;
     case "dependency_failed":
-      return 1;
+      return ExitCodes.failure;
     default:
-      return 255;
+      return ExitCodes.inDoubt;
   }
 }
 

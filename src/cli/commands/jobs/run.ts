@@ -12,13 +12,14 @@ import type { RunFn } from "../../command.js";
 import { commandFromFlags, envFromFlags, workingDirFromFlag } from "../../command-flags.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
 import { exitText, noteOf } from "./render.js";
 import { freshRequestId, reportNotAdmitted, submit } from "./submission.js";
 import { sandboxOf } from "./target.js";
 import { readJobOutput, summaryOf } from "./waiting.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface RunOptions {
   sandbox: string;
@@ -73,7 +74,7 @@ export async function run(opts: RunOptions, ctx: Context): Promise<number> {
     jobs: [],
     waited: true,
     timed_out: false,
-    exit: doc.exit ?? 255,
+    exit: doc.exit ?? ExitCodes.inDoubt,
     stdout: "",
     stderr: "",
     ...over,
@@ -98,7 +99,7 @@ export async function run(opts: RunOptions, ctx: Context): Promise<number> {
   });
   if (job === null) {
     ctx.io.err(`sbx: stopped following; job ${jobId} keeps running. Cancel it: sbx jobs cancel ${jobId}`);
-    return 130;
+    return ExitCodes.cancelled;
   }
   const exit = exitCodeForJob(job);
   if (opts.json) {

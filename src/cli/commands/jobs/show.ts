@@ -7,6 +7,7 @@ import { printJson } from "../../render/outcome.js";
 import { formatCommand } from "../../render/receipt.js";
 import { colorStatus, exitText } from "./render.js";
 import { jobsApi, sandboxOf } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { jobId: string; sandbox: string; json: boolean }, ctx: Context): Promise<number> {
   const api = await jobsApi(ctx);
@@ -20,7 +21,7 @@ export async function run(opts: { jobId: string; sandbox: string; json: boolean 
       if (job.output.length === 0) break;
     }
     printJson(ctx, { ...job, output });
-    return 0;
+    return ExitCodes.ok;
   }
   const j = await api.get(opts.sandbox, opts.jobId, { outputLimit: 0 });
   const rows: Array<[string, string]> = [
@@ -45,7 +46,7 @@ export async function run(opts: { jobId: string; sandbox: string; json: boolean 
     ],
   ];
   for (const [k, v] of rows) ctx.io.out(`${k}\t${v}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx jobs show` by the command tree (loaded when that command runs). */

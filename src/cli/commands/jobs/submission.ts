@@ -10,9 +10,10 @@ import { checkJobSubmitRequest, type JobSubmitRequest, type JobSummary } from ".
 import { explain, type ReceiptDocument } from "../../../receipts/document.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
-import { SbxError, UsageError } from "../../errors.js";
+import { SbxError, UsageError } from "../../../common/errors.js";
 import { jobsApi } from "./target.js";
 import { Interrupted, read } from "./waiting.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 /** A fresh request id, for a submission that names none. */
 export const freshRequestId = () => `sbx-req-${randomUUID()}`;
@@ -71,7 +72,7 @@ export async function submit(ctx: Context, sandbox: string, request: JobSubmitRe
   } catch (err) {
     if (!(err instanceof Interrupted)) throw err;
     throw new SbxError("interrupted", `request ${request.request_id} was admitted; reading its jobs was interrupted`, {
-      exitCode: 130,
+      exitCode: ExitCodes.cancelled,
       hint: `sbx jobs list --request ${request.request_id}`,
     });
   }
@@ -79,8 +80,8 @@ export async function submit(ctx: Context, sandbox: string, request: JobSubmitRe
 
 /** Says why nothing is known to be admitted, and what to do; returns the exit code. */
 export function reportNotAdmitted(ctx: Context, doc: ReceiptDocument): number {
-  const exit = doc.exit ?? 255;
-  if (exit === 255) {
+  const exit = doc.exit ?? ExitCodes.inDoubt;
+  if (exit === ExitCodes.inDoubt) {
     ctx.io.err(
       ctx.io.errChalk.yellow(
         `sbx: the jobs of request ${doc.idempotency_key} may have been admitted (receipt ${doc.receipt_id}); ` +

@@ -6,7 +6,7 @@ import type { JobSubmitRequest, JobSummary } from "../../../protocol/jobs.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs, type JobsWaitEnd, type SubmissionDocument } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";

@@ -5,7 +5,7 @@ import { isValidIdempotencyKey } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";

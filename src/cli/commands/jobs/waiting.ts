@@ -13,7 +13,7 @@ import {
   type JobSummary,
 } from "../../../protocol/jobs.js";
 import type { Context } from "../../context.js";
-import { BackendError, SbxError } from "../../errors.js";
+import { BackendError, SbxError } from "../../../common/errors.js";
 import type { JobsWaitEnd } from "./outcome.js";
 
 /** How long reads go on failing to reach the backend (e.g. while it restarts) before giving up. */

@@ -12,35 +12,35 @@ import {
   positiveIntArg,
   wholeNumberArg,
   withExamples,
-  declareVerbsLater,
+  declareNoun,
 } from "../../command.js";
 
 export const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
 
 export function register(program: Command, bind: Bind): void {
-  const noun = program
-    .command("process")
-    .summary("supervised background processes")
-    .description(
+  declareNoun(program, bind, {
+    name: "process",
+    summary: "supervised background processes",
+    description:
       "Workers that outlive sbx, supervised by the backend: restart policies with back-off, logs by\n" +
-        "logical offset across restarts and rotation, stdin, signals.",
-    );
-  declareVerbsLater(noun, () => {
-    declareStart(noun, bind);
-    declareList(noun, bind);
-    declareShow(noun, bind);
-    declareLogs(noun, bind);
-    declareResult(noun, bind);
-    declareStdin(noun, bind);
-    declareSignal(noun, bind);
-    declareStop(noun, bind);
-    declareRm(noun, bind);
+      "logical offset across restarts and rotation, stdin, signals.",
+    verbs: [
+      declareStart,
+      declareList,
+      declareShow,
+      declareLogs,
+      declareResult,
+      declareStdin,
+      declareSignal,
+      declareStop,
+      declareRm,
+    ],
+    examples: [
+      { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
+      { command: "sbx process logs web -f", description: "follow its output" },
+      { command: "sbx ps", description: "what runs in the default sandbox" },
+    ],
   });
-  withExamples(noun, [
-    { command: "sbx process start --name web -- python3 -m http.server 8000", description: "a named worker" },
-    { command: "sbx process logs web -f", description: "follow its output" },
-    { command: "sbx ps", description: "what runs in the default sandbox" },
-  ]);
   const ps = configureList(
     new Command("ps")
       .summary("list supervised processes (sbx process list)")

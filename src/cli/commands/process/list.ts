@@ -6,6 +6,7 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { cell, formatTime, printTable } from "../../render/table.js";
 import { processesApi, sandboxOf } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export function commandOf(p: Pick<ProcessRecord, "command">): string {
   return typeof p.command === "string" ? `sh -c ${JSON.stringify(p.command)}` : p.command.join(" ");
@@ -15,7 +16,7 @@ export async function run(opts: { sandbox: string; json: boolean }, ctx: Context
   const processes = await (await processesApi(ctx)).list(opts.sandbox);
   if (opts.json) {
     printJson(ctx, { processes });
-    return 0;
+    return ExitCodes.ok;
   }
   const { io } = ctx;
   printTable(
@@ -32,7 +33,7 @@ export async function run(opts: { sandbox: string; json: boolean }, ctx: Context
       formatTime(io, p.started_at),
     ]),
   );
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx process list` and `sbx ps` by the command tree (loaded when that command runs). */

@@ -5,7 +5,8 @@ import { deliverPiece } from "../../../client/raw-read.js";
 import { PROCESS_LOG_LIMIT_MAX, type ProcessStream } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { ExitCodes, ExitWith, UsageError } from "../../errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
+import { ExitWith, UsageError } from "../../../common/errors.js";
 import { resolveProcess } from "./target.js";
 
 export interface ProcessLogsOptions {
@@ -67,7 +68,7 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
       `sbx: next offset ${opts.streams.map((s, i) => (ends.length > 1 ? `${s} ${ends[i]}` : `${ends[i]}`)).join(", ")}`,
     );
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Reads one stream from its offset to its end (following with -f); returns the next offset. */

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { PROCESS_SIGNALS } from "../../../protocol/types.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 
 export const newKey = () => `sbx-${randomUUID()}`;
 

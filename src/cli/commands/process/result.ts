@@ -3,7 +3,7 @@ import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
 import { printJson } from "../../render/outcome.js";
 import { resolveProcess } from "./target.js";
-import { ExitCodes } from "../../errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function runResult(
   opts: { ref: string; sandbox: string | undefined; waitMs: number; json: boolean },

@@ -2,6 +2,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { graceMs } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(
   opts: { ref: string; sandbox: string | undefined; graceMs: number },
@@ -10,7 +11,7 @@ export async function run(
   const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
   await t.api.remove(t.sandbox, t.processId, opts.graceMs);
   ctx.io.info(`sbx: removed ${t.processId}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx process rm` by the command tree (loaded when that command runs). */

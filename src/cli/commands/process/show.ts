@@ -3,6 +3,7 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { commandOf } from "./list.js";
 import { resolveProcess } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function runShow(
   opts: { ref: string; sandbox: string | undefined; json: boolean },
@@ -12,7 +13,7 @@ export async function runShow(
   const p = await t.api.get(t.sandbox, t.processId);
   if (opts.json) {
     printJson(ctx, p);
-    return 0;
+    return ExitCodes.ok;
   }
   const rows: Array<[string, string]> = [
     ["process", p.process_id],
@@ -31,7 +32,7 @@ export async function runShow(
     ["ended_at", p.ended_at ?? "-"],
   ];
   for (const [k, v] of rows) ctx.io.out(`${k}\t${v}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx process show` by the command tree (loaded when that command runs). */

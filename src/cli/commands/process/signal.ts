@@ -3,6 +3,7 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { newKey, normalizeSignal } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface SignalOptions {
   ref: string;
@@ -16,7 +17,7 @@ export async function run(opts: SignalOptions, ctx: Context): Promise<number> {
   const a = await t.api.signal(t.sandbox, t.processId, opts.signal, newKey());
   if (opts.json) printJson(ctx, a);
   else ctx.io.info(`sbx: sent ${a.signal} to ${t.processId} (pid ${a.os_pid})`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx process signal` by the command tree (loaded when that command runs). */

@@ -7,11 +7,12 @@ import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../../command-flags.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { RESTART_POLICIES } from "./index.js";
 import { explain } from "../../../receipts/document.js";
 import { answerNotRecorded, printJson } from "../../render/outcome.js";
 import { sandboxOf } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface StartOptions {
   sandbox: string;
@@ -88,10 +89,10 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
   if (doc.classification === "succeeded") {
     if (!opts.json) ctx.io.out(doc.execution_id ?? "");
     ctx.io.info(`sbx: started ${doc.execution_id}; logs: sbx process logs ${doc.execution_id} -f`);
-    return 0;
+    return ExitCodes.ok;
   }
   ctx.io.err(explain(doc));
-  return doc.exit ?? 255;
+  return doc.exit ?? ExitCodes.inDoubt;
 }
 
 /** Bound to `sbx process start` by the command tree (loaded when that command runs). */

@@ -3,10 +3,11 @@
 import fs from "node:fs";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { BackendError, UsageError } from "../../errors.js";
+import { BackendError, UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { newKey } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function runStdin(
   opts: { ref: string; sandbox: string | undefined; file: string | undefined; eof: boolean; json: boolean },
@@ -36,7 +37,7 @@ export async function runStdin(
     }
     throw err;
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx process stdin` by the command tree (loaded when that command runs). */

@@ -3,6 +3,7 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { graceMs } from "./mutation.js";
 import { resolveProcess } from "./target.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface StopOptions {
   ref: string;
@@ -16,7 +17,7 @@ export async function run(opts: StopOptions, ctx: Context): Promise<number> {
   const p = await t.api.stop(t.sandbox, t.processId, opts.graceMs);
   if (opts.json) printJson(ctx, p);
   else ctx.io.out(`${p.process_id}\t${p.state}\t${p.outcome}${p.signal ? `\t${p.signal}` : ""}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx process stop` by the command tree (loaded when that command runs). */

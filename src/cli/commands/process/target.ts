@@ -5,7 +5,7 @@ import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { checkSandboxRef } from "../../command-flags.js";
-import { NotFoundError, UsageError } from "../../errors.js";
+import { NotFoundError, UsageError } from "../../../common/errors.js";
 
 export interface ProcessTarget {
   api: ProcessesApi;

@@ -5,8 +5,9 @@ import { parseApiUrl } from "../../../client/endpoint.js";
 import { isValidName } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface AddOptions {
   name: string;
@@ -61,7 +62,7 @@ export async function run(opts: AddOptions, ctx: Context): Promise<number> {
     ctx.io.info(
       `sbx: saved profile ${opts.name}${key !== undefined ? " (with an API key)" : ""}${opts.use ? "; now in use" : ""}`,
     );
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx profile add` by the command tree (loaded when that command runs). */

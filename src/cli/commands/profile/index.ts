@@ -3,32 +3,26 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import type { Command } from "commander";
-import { type Bind, withExamples, declareVerbsLater } from "../../command.js";
+import { type Bind, withExamples, declareNoun } from "../../command.js";
 
 export function register(program: Command, bind: Bind): void {
-  const noun = program
-    .command("profile")
-    .summary("manage backend profiles")
-    .description(
+  declareNoun(program, bind, {
+    name: "profile",
+    summary: "manage backend profiles",
+    description:
       "A profile names a backend: an API URL and, when it needs one, an API key. `local` (the\n" +
-        "embedded backend) always exists and needs neither. Keys are read from stdin, stored in a\n" +
-        "0600 file, and never printed. Precedence: flag > environment > profile > default.",
-    );
-  declareVerbsLater(noun, () => {
-    declareAdd(noun, bind);
-    declareList(noun, bind);
-    declareUse(noun, bind);
-    declareShow(noun, bind);
-    declareRm(noun, bind);
+      "embedded backend) always exists and needs neither. Keys are read from stdin, stored in a\n" +
+      "0600 file, and never printed. Precedence: flag > environment > profile > default.",
+    verbs: [declareAdd, declareList, declareUse, declareShow, declareRm],
+    examples: [
+      {
+        command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
+        description: "a remote backend with a key",
+      },
+      { command: "sbx profile use prod", description: "use it from now on" },
+      { command: "sbx profile list", description: "all profiles, the current one marked *" },
+    ],
   });
-  withExamples(noun, [
-    {
-      command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
-      description: "a remote backend with a key",
-    },
-    { command: "sbx profile use prod", description: "use it from now on" },
-    { command: "sbx profile list", description: "all profiles, the current one marked *" },
-  ]);
 }
 
 function declareAdd(noun: Command, bind: Bind): void {

@@ -5,6 +5,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { printTable } from "../../render/table.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface ProfileSummary {
   profile: string;
@@ -44,7 +45,7 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
       ["", "PROFILE", "API URL", "KEY"],
       rows.map((r) => [r.current ? "*" : "", r.profile, r.api_url, r.api_key ? "stored" : "-"]),
     );
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx profile list` by the command tree (loaded when that command runs). */

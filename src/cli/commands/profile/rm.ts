@@ -3,8 +3,9 @@
 import { LOCAL_PROFILE } from "../../../config/config.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { NotFoundError, UsageError } from "../../errors.js";
+import { NotFoundError, UsageError } from "../../../common/errors.js";
 import { checkProfileName } from "./add.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { name: string }, ctx: Context): Promise<number> {
   if (opts.name === LOCAL_PROFILE) throw new UsageError("`local` is built in and cannot be removed");
@@ -15,7 +16,7 @@ export async function run(opts: { name: string }, ctx: Context): Promise<number>
   });
   ctx.config.setApiKey(opts.name, undefined);
   ctx.io.info(`sbx: removed profile ${opts.name} and its key`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx profile rm` by the command tree (loaded when that command runs). */

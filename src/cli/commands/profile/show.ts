@@ -3,9 +3,10 @@
 import { selectedProfile } from "../../../client/endpoint.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { NotFoundError } from "../../errors.js";
+import { NotFoundError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { profileSummaries } from "./list.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { name: string | undefined; json: boolean }, ctx: Context): Promise<number> {
   const all = profileSummaries(ctx);
@@ -18,7 +19,7 @@ export async function run(opts: { name: string | undefined; json: boolean }, ctx
     ctx.io.out(`api_url\t${p.api_url}`);
     ctx.io.out(`api_key\t${p.api_key ? "stored (not shown)" : "none"}`);
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx profile show` by the command tree (loaded when that command runs). */

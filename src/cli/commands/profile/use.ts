@@ -3,8 +3,9 @@
 import { LOCAL_PROFILE } from "../../../config/config.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { NotFoundError } from "../../errors.js";
+import { NotFoundError } from "../../../common/errors.js";
 import { checkProfileName } from "./add.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { name: string }, ctx: Context): Promise<number> {
   ctx.config.update((doc) => {
@@ -14,7 +15,7 @@ export async function run(opts: { name: string }, ctx: Context): Promise<number>
     doc.current_profile = opts.name;
   });
   ctx.io.info(`sbx: now using profile ${opts.name}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx profile use` by the command tree (loaded when that command runs). */

@@ -4,7 +4,8 @@ import { detailedReceiptDocument } from "../../../receipts/document.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface ExportOptions {
   since: string | undefined;
@@ -22,7 +23,7 @@ export async function run(opts: ExportOptions, ctx: Context): Promise<number> {
   const store = await ctx.receipts();
   const all = store.list(opts.since === undefined ? {} : { since: opts.since }).reverse();
   for (const r of all) ctx.io.out(JSON.stringify(detailedReceiptDocument(r)));
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx receipts export` by the command tree (loaded when that command runs). */

@@ -3,39 +3,31 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import type { Command } from "commander";
-import { CLASSIFICATIONS } from "../../../receipts/classify.js";
+import { CLASSIFICATIONS } from "../../../receipts/classifications.js";
 import {
   type Bind,
   declareChoices,
   declareCompletion,
   positiveIntArg,
   withExamples,
-  declareVerbsLater,
+  declareNoun,
 } from "../../command.js";
 
 export function register(program: Command, bind: Bind): void {
-  const noun = program
-    .command("receipts")
-    .summary("inspect, observe and resubmit receipts")
-    .description(
+  declareNoun(program, bind, {
+    name: "receipts",
+    summary: "inspect, observe and resubmit receipts",
+    description:
       "Every mutation sbx sends is first written as a receipt: the Idempotency-Key, the exact\n" +
-        "request bytes, where it was sent. Observations are appended as answers and reads arrive.\n" +
-        "A receipt is named by its id (rcp_…), its execution id, its idempotency key, or a unique prefix.",
-    );
-  declareVerbsLater(noun, () => {
-    declareList(noun, bind);
-    declareShow(noun, bind);
-    declareWait(noun, bind);
-    declareRefresh(noun, bind);
-    declareResubmit(noun, bind);
-    declareExport(noun, bind);
-    declarePrune(noun, bind);
+      "request bytes, where it was sent. Observations are appended as answers and reads arrive.\n" +
+      "A receipt is named by its id (rcp_…), its execution id, its idempotency key, or a unique prefix.",
+    verbs: [declareList, declareShow, declareWait, declareRefresh, declareResubmit, declareExport, declarePrune],
+    examples: [
+      { command: "sbx receipts list", description: "what ran, newest first" },
+      { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },
+      { command: "sbx receipts wait rcp_0mhx", description: "observe an execution in doubt until it settles" },
+    ],
   });
-  withExamples(noun, [
-    { command: "sbx receipts list", description: "what ran, newest first" },
-    { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },
-    { command: "sbx receipts wait rcp_0mhx", description: "observe an execution in doubt until it settles" },
-  ]);
 }
 
 function declareList(noun: Command, bind: Bind): void {

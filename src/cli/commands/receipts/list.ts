@@ -1,13 +1,14 @@
 // sbx receipts list
 
-import { type Classification, CLASSIFICATIONS } from "../../../receipts/classify.js";
+import { type Classification, CLASSIFICATIONS } from "../../../receipts/classifications.js";
 import { receiptDocument } from "../../../receipts/document.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { colorClassification, commandText } from "../../render/receipt.js";
 import { cell, formatTime, printTable } from "../../render/table.js";
 import { printJson } from "../../render/outcome.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface ListOptions {
   classification: Classification[] | undefined;
@@ -34,12 +35,12 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
     .map(receiptDocument);
   if (opts.json) {
     printJson(ctx, docs);
-    return 0;
+    return ExitCodes.ok;
   }
   const { io } = ctx;
   if (docs.length === 0 && io.stdoutIsTTY) {
     io.info("no receipts yet: run `sbx exec -- echo hello`");
-    return 0;
+    return ExitCodes.ok;
   }
   printTable(
     io,
@@ -53,7 +54,7 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
       formatTime(io, d.created_at),
     ]),
   );
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx receipts list` by the command tree (loaded when that command runs). */

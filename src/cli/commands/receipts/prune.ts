@@ -1,11 +1,12 @@
 // sbx receipts prune: delete old receipts.
 
-import { IN_DOUBT } from "../../../receipts/classify.js";
+import { IN_DOUBT } from "../../../receipts/classifications.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface PruneOptions {
   before: string;
@@ -32,7 +33,7 @@ export async function run(opts: PruneOptions, ctx: Context): Promise<number> {
       );
     }
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx receipts prune` by the command tree (loaded when that command runs). */

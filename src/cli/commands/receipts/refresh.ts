@@ -7,6 +7,7 @@ import { endpointOfReceipt } from "../../dispatch.js";
 import { observeOnce } from "../../observe.js";
 import { printJson } from "../../render/outcome.js";
 import { colorClassification } from "../../render/receipt.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface RefreshOptions {
   ref: string;
@@ -27,7 +28,7 @@ export async function run(opts: RefreshOptions, ctx: Context): Promise<number> {
     ctx.io.out(`${doc.receipt_id}\t${colorClassification(ctx.io.chalk, doc.classification)}`);
     ctx.io.info(`sbx: observed: ${learned}${doc.next ? `; next: ${doc.next}` : ""}`);
   }
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx receipts refresh` by the command tree (loaded when that command runs). */

@@ -2,7 +2,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt, resubmit, storedTimeoutMs } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { printExactOutput } from "../../exact-output.js";
 import { answerNotRecorded, printDispatchOutcome } from "../../render/outcome.js";
 

@@ -5,6 +5,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { printReceiptDetail } from "../../render/receipt.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface ShowOptions {
   ref: string;
@@ -16,7 +17,7 @@ export async function run(opts: ShowOptions, ctx: Context): Promise<number> {
   const doc = detailedReceiptDocument(store.get(store.resolve(opts.ref)));
   if (opts.json) printJson(ctx, doc);
   else printReceiptDetail(ctx.io, doc);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx receipts show` by the command tree (loaded when that command runs). */

@@ -5,7 +5,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
-import { ExitCodes } from "../../errors.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 import { printExactOutput } from "../../exact-output.js";
 import { type WaitEnd, waitUntilSettled } from "../../observe.js";
 import { printDispatchOutcome } from "../../render/outcome.js";

@@ -5,10 +5,11 @@ import type { IsolationRequest } from "../../../protocol/types.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { UsageError } from "../../errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { refusalIsUsage } from "../../refusal.js";
 import { printJson } from "../../render/outcome.js";
 import { printSandboxes, sandboxDocument } from "./render.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface CreateOptions {
   name: string | undefined;
@@ -48,7 +49,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
   );
   if (opts.json) printJson(ctx, sandboxDocument(sandbox));
   else printSandboxes(ctx.io, [sandbox]);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx sandbox create` by the command tree (loaded when that command runs). */

@@ -3,28 +3,23 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import { type Command, Option } from "commander";
-import { type Bind, declareChoices, withExamples, declareVerbsLater } from "../../command.js";
+import { type Bind, declareChoices, withExamples, declareNoun } from "../../command.js";
 
 export const ISOLATIONS = ["auto", "bwrap", "none"];
 
 export function register(program: Command, bind: Bind): void {
-  const noun = program
-    .command("sandbox")
-    .summary("manage sandboxes")
-    .description(
+  declareNoun(program, bind, {
+    name: "sandbox",
+    summary: "manage sandboxes",
+    description:
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
-        "The embedded backend creates `default` on first use.",
-    );
-  declareVerbsLater(noun, () => {
-    declareCreate(noun, bind);
-    declareList(noun, bind);
-    declareShow(noun, bind);
-    declareRm(noun, bind);
+      "The embedded backend creates `default` on first use.",
+    verbs: [declareCreate, declareList, declareShow, declareRm],
+    examples: [
+      { command: "sbx sandbox create build", description: "a sandbox named build" },
+      { command: "sbx sandbox list", description: "all sandboxes" },
+    ],
   });
-  withExamples(noun, [
-    { command: "sbx sandbox create build", description: "a sandbox named build" },
-    { command: "sbx sandbox list", description: "all sandboxes" },
-  ]);
 }
 
 function declareList(noun: Command, bind: Bind): void {

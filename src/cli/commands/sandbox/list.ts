@@ -2,12 +2,13 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { printSandboxes, sandboxDocument } from "./render.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
   const sandboxes = await (await ctx.api()).listSandboxes();
   if (opts.json) printJson(ctx, { sandboxes: sandboxes.map(sandboxDocument) });
   else printSandboxes(ctx.io, sandboxes);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx sandbox list` by the command tree (loaded when that command runs). */

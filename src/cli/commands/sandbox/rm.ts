@@ -2,6 +2,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { checkSandboxRef } from "../../command-flags.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { ref: string; force: boolean; json: boolean }, ctx: Context): Promise<number> {
   const progress = opts.force ? ctx.io.progress(`ending what runs in ${opts.ref}, then removing it…`) : null;
@@ -12,7 +13,7 @@ export async function run(opts: { ref: string; force: boolean; json: boolean }, 
   }
   if (opts.json) printJson(ctx, { removed: opts.ref });
   else ctx.io.info(`sbx: removed sandbox ${opts.ref} and its workspace`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx sandbox rm` by the command tree (loaded when that command runs). */

@@ -7,15 +7,16 @@ import { checkSandboxRef } from "../../command-flags.js";
 import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
+import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { ref: string; json: boolean }, ctx: Context): Promise<number> {
   const sandbox = await (await ctx.api()).getSandbox(opts.ref, { usage: true });
   if (opts.json) {
     printJson(ctx, sandboxDetailsDocument(sandbox));
-    return 0;
+    return ExitCodes.ok;
   }
   for (const [k, v] of detailRows(sandbox)) ctx.io.out(`${k}\t${v}`);
-  return 0;
+  return ExitCodes.ok;
 }
 
 function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string]> {

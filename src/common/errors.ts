@@ -1,9 +1,9 @@
-// Typed errors with a stable code and an exit code. src/cli/main.ts is the one
-// place that turns them into a process exit; the codes are named in src/exit-codes.ts.
+// Typed errors with a stable code and an exit code (undici's habit: every error class
+// carries a string `code`). Every layer throws them; src/cli/main.ts is the one place
+// that turns one into a process exit (error-report.ts says how), and the codes are
+// named in exit-codes.ts (docs/classification.md).
 
-import { ExitCodes } from "../exit-codes.js";
-
-export { ExitCodes };
+import { ExitCodes } from "./exit-codes.js";
 
 export class SbxError extends Error {
   readonly code: string;
@@ -46,8 +46,8 @@ export class ConfigFileError extends SbxError {
 
 /** Something named does not exist (a receipt, a sandbox, a profile). */
 export class NotFoundError extends SbxError {
-  constructor(message: string, hint?: string) {
-    super("not_found", message, { exitCode: ExitCodes.failure, ...(hint === undefined ? {} : { hint }) });
+  constructor(message: string, hint?: string, code = "not_found") {
+    super(code, message, { exitCode: ExitCodes.failure, ...(hint === undefined ? {} : { hint }) });
     this.name = "NotFoundError";
   }
 }
@@ -69,6 +69,18 @@ export class BackendError extends SbxError {
     super(code, message, { exitCode, ...(hint === undefined ? {} : { hint }) });
     this.name = "BackendError";
     this.status = status;
+  }
+}
+
+/**
+ * sbx's own state on this machine (the receipt store, the directories it keeps it
+ * in) cannot be used. Met before a request is sent, so it is told with "nothing was
+ * sent" (after sending, the answer is kept in memory instead: src/cli/dispatch.ts).
+ */
+export class LocalStateError extends SbxError {
+  constructor(code: string, message: string, exitCode: number, hint: string) {
+    super(code, message, { exitCode, hint });
+    this.name = "LocalStateError";
   }
 }
 

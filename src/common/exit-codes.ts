@@ -4,7 +4,10 @@
 
 export const ExitCodes = {
   ok: 0,
-  /** Other commands (not exec, wait, resubmit): something named does not exist, or an error answer. */
+  /**
+   * Other commands (not exec, wait, resubmit): something named does not exist, or an
+   * error answer; `sbx jobs wait`: a job failed, was cancelled or timed out.
+   */
   failure: 1,
   /** `sbx daemon status`: the daemon is not running. */
   notRunning: 3,
@@ -25,3 +28,8 @@ export const ExitCodes = {
   /** In doubt: it may have run. */
   inDoubt: 255,
 } as const;
+
+/** A command killed by signal number N exits 128 + N, as a shell reports it. */
+export function signalExitCode(signalNumber: number): number {
+  return 128 + signalNumber;
+}

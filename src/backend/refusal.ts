@@ -1,0 +1,44 @@
+// What the backend's domain refuses — a sandbox that does not exist, a name that is
+// taken, a process with no run to signal, a path outside /workspace, a job id that
+// names other inputs — named by the error code the protocol gives it (docs/protocol.md,
+// "Additions and error codes"). Sandboxes, processes, files and jobs throw a Refusal
+// and know nothing of HTTP; the HTTP layer gives each code its status (http.ts).
+
+import { ErrorCodes } from "../protocol/types.js";
+
+/** The codes a domain refusal may carry; http.ts gives each its status. */
+export const REFUSAL_CODES = [
+  ErrorCodes.invalidRequest,
+  ErrorCodes.isolationUnavailable,
+  ErrorCodes.invalidPath,
+  ErrorCodes.sandboxNotFound,
+  ErrorCodes.fileNotFound,
+  ErrorCodes.sandboxExists,
+  ErrorCodes.sandboxBusy,
+  ErrorCodes.pathConflict,
+  ErrorCodes.jobIdConflict,
+  ErrorCodes.requestIdConflict,
+  ErrorCodes.processNotRunning,
+  ErrorCodes.stdinNotEnabled,
+  ErrorCodes.stdinClosed,
+  ErrorCodes.stdinBusy,
+  ErrorCodes.invalidCursor,
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+export class Refusal extends Error {
+  constructor(
+    readonly code: RefusalCode,
+    message: string,
+    /** What the answer's `error.details` says (a `retry_after_ms` there is also sent as Retry-After). */
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "Refusal";
+  }
+}
+
+/** A request field that is not acceptable (400 invalid_request with `details.field`). */
+export function invalidField(field: string, message: string): Refusal {
+  return new Refusal(ErrorCodes.invalidRequest, message, { field });
+}

@@ -1,0 +1,138 @@
+// Layers point one way (docs/architecture.md): a static check over the import graph
+// of src/. Every import (static, re-export, or lazy import()) between two layers must
+// be one the page allows; nothing below the CLI imports from it, and the backend
+// stands beside the client on protocol, files, platform and common.
+
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/cli.js";
+import { typescriptFiles } from "../support/source-files.js";
+
+const SRC = path.join(REPO_ROOT, "src");
+
+/** A layer is a top-level folder of src/; a file directly in src/ (version.ts) is usable by all. */
+type Layer = "cli" | "client" | "receipts" | "config" | "backend" | "protocol" | "files" | "platform" | "common";
+
+/** What each layer may import besides itself (and the root files). */
+const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
+  cli: ["client", "receipts", "config", "backend", "protocol", "files", "platform", "common"],
+  client: ["config", "protocol", "files", "platform", "common"],
+  receipts: ["client", "protocol", "platform", "common"],
+  config: ["protocol", "platform", "common"],
+  backend: ["protocol", "files", "platform", "common"],
+  protocol: ["common"],
+  files: ["platform", "common"],
+  platform: ["common"],
+  common: [],
+};
+
+/**
+ * Narrow crossings the page names: the classifier reads what the client observed
+ * (types and one pure function, nothing that sends), and the CLI reaches the backend
+ * only to run it (`sbx daemon run`) and to print the fault grammar.
+ */
+const ONLY_THROUGH: Partial<Record<`${Layer}->${Layer}`, readonly string[]>> = {
+  "receipts->client": ["client/observed.ts"],
+  "cli->backend": ["backend/daemon.ts", "backend/fault-spec-help.ts"],
+};
+
+interface Edge {
+  from: string;
+  to: string;
+}
+
+/** Every relative import of a file: `import … from`, `export … from`, `import("…")`. */
+function importsOf(file: string): Edge[] {
+  const text = fs.readFileSync(file, "utf8");
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gms),
+    ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((m) => m[1]!);
+  return specs
+    .filter((s) => s.startsWith("."))
+    .map((s) => ({
+      from: path.relative(SRC, file),
+      to: path.relative(SRC, path.resolve(path.dirname(file), s)).replace(/\.js$/, ".ts"),
+    }));
+}
+
+function layerOf(rel: string): Layer | null {
+  const parts = rel.split(path.sep);
+  return parts.length === 1 ? null : (parts[0] as Layer);
+}
+
+const EDGES = typescriptFiles(SRC).flatMap(importsOf);
+
+/** The imports that cross from one layer into another. */
+function crossings(): Array<Edge & { key: `${Layer}->${Layer}` }> {
+  return EDGES.flatMap((e) => {
+    const from = layerOf(e.from);
+    const to = layerOf(e.to);
+    if (from === null || to === null || from === to) return [];
+    return [{ ...e, key: `${from}->${to}` as const }];
+  });
+}
+
+function describeEdges(edges: Edge[]): string[] {
+  return edges.map((e) => `${e.from} imports ${e.to}`);
+}
+
+describe("the import graph of src/", () => {
+  it("is read: the check sees the imports it is about", () => {
+    // A parser that found nothing would pass every rule below.
+    expect(EDGES.length).toBeGreaterThan(300);
+    expect(EDGES).toContainEqual({ from: path.join("cli", "main.ts"), to: path.join("cli", "program.ts") });
+    expect(
+      EDGES.some((e) => e.from === path.join("cli", "main.ts") && e.to === path.join("cli", "error-report.ts")),
+    ).toBe(true);
+  });
+
+  it("has every layer named in the rules, and every folder of src/ is a layer", () => {
+    const folders = fs
+      .readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    expect(folders).toEqual(Object.keys(MAY_IMPORT).sort());
+  });
+
+  it("never points up into the CLI: nothing below src/cli imports from it", () => {
+    const up = crossings().filter((e) => e.key.endsWith("->cli"));
+    expect(describeEdges(up)).toEqual([]);
+  });
+
+  it("keeps the backend beside the client: it imports no cli, client, receipts or config", () => {
+    const bad = crossings().filter((e) => /^backend->(cli|client|receipts|config)$/.test(e.key));
+    expect(describeEdges(bad)).toEqual([]);
+  });
+
+  it("keeps HTTP in the backend's HTTP layer: domain code throws Refusals, never answers", () => {
+    const httpLayer = [
+      "server.ts",
+      "router.ts",
+      "http.ts",
+      "context.ts",
+      "idempotency.ts",
+      "faults.ts",
+      "stream.ts",
+      "handlers",
+    ].map((p) => path.join("backend", p));
+    const speaksHttp = EDGES.filter(
+      (e) =>
+        e.to === path.join("backend", "http.ts") &&
+        !httpLayer.some((p) => e.from === p || e.from.startsWith(`${p}${path.sep}`)),
+    );
+    expect(describeEdges(speaksHttp)).toEqual([]);
+  });
+
+  it("follows docs/architecture.md for every other crossing", () => {
+    const bad = crossings().filter((e) => {
+      const [from, to] = e.key.split("->") as [Layer, Layer];
+      if (!MAY_IMPORT[from].includes(to)) return true;
+      const only = ONLY_THROUGH[e.key];
+      return only !== undefined && !only.includes(e.to.split(path.sep).join("/"));
+    });
+    expect(describeEdges(bad)).toEqual([]);
+  });
+});
