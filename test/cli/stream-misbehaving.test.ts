@@ -229,7 +229,7 @@ describe("review regressions", () => {
       status: 404,
       body: { error: { code: "execution_not_found", message: "no such execution" } },
     }));
-    const r = await runMain(["logs", "exe_bogus", "-f", "--api-url", server.url], { home, timeoutMs: 15_000 });
+    const r = await runMain(["logs", "exe_bogus", "-f", "--api-url", server.url], { home });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("execution_not_found");
   });
