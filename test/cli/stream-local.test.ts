@@ -134,4 +134,21 @@ describe("streams, logs and cancel on the local backend", () => {
     const again = await local.json<{ cancel: string }>(["cancel", executionId!, "--json"]);
     expect(again.doc.cancel).toBe("already_terminal");
   });
+
+  it("cancel --wait records what it learned on the receipt", async () => {
+    const detached = await sbx(["exec", "--detach", "--", "sleep", "30"]);
+    expect(detached.code).toBe(0);
+    const [receiptId, executionId] = detached.stdout.trim().split("\t");
+    const r = await sbx(["cancel", receiptId!, "--wait"]);
+    expect(r).toMatchObject({ code: 0, stdout: `${executionId}\tcancelled\n` });
+    // No refresh needed: the receipt already says so.
+    const shown = await local.json<ReceiptDocument & { observations: Array<{ source: string }> }>([
+      "receipts",
+      "show",
+      receiptId!,
+      "--json",
+    ]);
+    expect(shown.doc).toMatchObject({ classification: "cancelled", exit: 130 });
+    expect(shown.doc.observations.at(-1)?.source).toBe("cancel");
+  });
 });
