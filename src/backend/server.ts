@@ -81,7 +81,7 @@ export interface BackendOptions {
   retainBytes?: number;
   /** Between retention sweeps. Default 10 minutes. */
   retentionSweepMs?: number;
-  /** Test hook: the clock retention reads. */
+  /** Test hook: the clock retention and the expiry of Idempotency-Keys read. */
   now?: () => number;
   /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
   jobConcurrency?: number;
@@ -252,10 +252,10 @@ class Backend {
       events,
       retention: this.retention,
       ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
-      idempotency: new IdempotencyKeys(
-        store,
-        opts.keyRetentionMs === undefined ? {} : { retentionMs: opts.keyRetentionMs },
-      ),
+      idempotency: new IdempotencyKeys(store, {
+        ...(opts.keyRetentionMs !== undefined && { retentionMs: opts.keyRetentionMs }),
+        ...(opts.now && { now: opts.now }),
+      }),
       startedAt: new Date().toISOString(),
     };
     if (unix) this.adoptServer(unix.server, "unix");
