@@ -36,15 +36,15 @@ describe("kill -9 of the daemon while a job runs", () => {
     const waiter = spawnSbx(["jobs", "submit", file, "--wait", "--json"], { home });
     const waited = collect(waiter, 90_000, "sbx jobs submit --wait");
 
-    const running = async (): Promise<Json> => {
-      for (;;) {
+    const long = await until<Json>(
+      async () => {
         const { doc } = await runSbxJson<Json>(["jobs", "list", "--request", "kill-9", "--json"], { home });
-        const long = doc.jobs.find((j: Json) => j.name === "long");
-        if (long?.status === "running") return long;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    const long = await running();
+        const found = doc.jobs.find((j: Json) => j.name === "long");
+        return found?.status === "running" ? found : undefined;
+      },
+      30_000,
+      "the job to run",
+    );
     await until(() => processesWithArg(sleep).length === 1, 10_000, "the job's command to run");
     const sandbox = await runSbxJson<Json>(["sandbox", "show", "default", "--json"], { home });
     const endsWithDaemon = sandbox.doc.isolation === "bwrap";
