@@ -10,5 +10,6 @@ export default defineConfig({
     pool: "forks",
     // end-to-end tests spawn many processes; two cores want few workers
     maxWorkers: 2,
+    isolate: false,
   },
 });

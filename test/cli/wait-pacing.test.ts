@@ -1,6 +1,9 @@
 // receipts wait against a backend that answers `pending` at once, ignoring wait_ms:
-// reads start at least a second apart and back off, whatever the backend does.
+// reads start at least a second apart and back off, whatever the backend does. When a
+// read starts is seen where sbx starts it (undici's diagnostics channel, in this
+// process), not when it reaches the server: delivery times vary with the machine's load.
 
+import diagnostics from "node:diagnostics_channel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
@@ -11,11 +14,16 @@ import { executionRecord, type MisbehavingServer, startMisbehavingServer } from 
 let home: string;
 let server: MisbehavingServer;
 const readsAt: number[] = [];
+/** undici announces each request as it is created, before a byte is sent. */
+const onRequest = (message: unknown) => {
+  const { request } = message as { request: { method: string; origin: string | URL } };
+  if (request.method === "GET" && String(request.origin).startsWith(server.url)) readsAt.push(Date.now());
+};
 beforeEach(async () => {
   home = makeHome("sbx-pace-");
   readsAt.length = 0;
+  diagnostics.subscribe("undici:request:create", onRequest);
   server = await startMisbehavingServer((req) => {
-    if (req.method === "GET") readsAt.push(Date.now());
     const pending = executionRecord(req, {
       execution_id: "exe_pace1",
       outcome: "pending",
@@ -26,6 +34,7 @@ beforeEach(async () => {
   });
 });
 afterEach(async () => {
+  diagnostics.unsubscribe("undici:request:create", onRequest);
   await server.close();
   removeHome(home);
 });
