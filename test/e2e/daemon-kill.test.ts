@@ -3,7 +3,8 @@
 
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, removeHome, runSbx, runSbxJson, SBX_BIN } from "../support/cli.js";
+import { makeHome, removeHome, runSbxJson, SBX_BIN } from "../support/cli.js";
+import { stopDaemon } from "../support/daemon.js";
 import { until } from "../support/wait.js";
 
 interface Receipt {
@@ -18,7 +19,7 @@ describe("kill -9 of the daemon during a run", () => {
     home = makeHome("sbx-crash-");
   });
   afterAll(async () => {
-    await runSbx(["daemon", "stop"], { home }).catch(() => undefined);
+    await stopDaemon(home);
     removeHome(home);
   });
 

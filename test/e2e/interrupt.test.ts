@@ -9,6 +9,7 @@ import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { socketClient } from "../backend/support.js";
 import { collect, makeHome, removeHome, runSbx, runSbxJson, spawnSbx } from "../support/cli.js";
 import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
 interface Execution {
@@ -71,13 +72,16 @@ describe("Ctrl-C during sbx exec", () => {
   it("a second Ctrl-C stops waiting: 255, it may still be running, and how to follow it", async () => {
     const key = `int-second-${Date.now()}`;
     // TERM is ignored: the backend needs its kill grace (SIGKILL) to end it.
-    const child = spawnSbx(["exec", "--idempotency-key", key, "--shell", "trap '' TERM; sleep 30"], { home });
+    const sleep = uniqueSleep(30);
+    const child = spawnSbx(["exec", "--idempotency-key", key, "--shell", `trap '' TERM; sleep ${sleep}`], { home });
     let stderr = "";
     child.stderr?.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
     const done = collect(child, 30_000);
     const running = await started(key);
+    // The trap is set once the shell has started sleep: a TERM before it would end it at once.
+    await until(() => processesWithArg(sleep).length > 0, 30_000, "sleep to run (TERM ignored)");
     child.kill("SIGINT");
     await until(() => stderr.includes("cancel requested"), 30_000, "the cancel to be requested");
     child.kill("SIGINT");

@@ -8,6 +8,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
 import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
+import { stopDaemon } from "../support/daemon.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
@@ -21,7 +22,7 @@ describe("the local daemon", () => {
   it("is started without the caller's API key, tokens or other variables", async (t) => {
     const home = makeHome("sbx-e2e-env-");
     t.onTestFinished(async () => {
-      await runSbx(["daemon", "stop"], { home });
+      await stopDaemon(home);
       removeHome(home);
     });
     const secrets = { SBX_API_KEY: "sk-never-in-the-daemon", SBX_DAEMON_TOKEN: "tok-never", MY_MARKER: "marker-1" };
@@ -62,7 +63,7 @@ describe("the local daemon", () => {
     // The next command starts a daemon again: its recovery starts the `always` process as a new run.
     const list = await runSbx(["process", "list", "--json"], { home });
     t.onTestFinished(async () => {
-      await runSbx(["daemon", "stop"], { home });
+      await stopDaemon(home);
     });
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).processes).toEqual([expect.objectContaining({ restarts: 1, state: "running" })]);
@@ -73,7 +74,7 @@ describe("sbx cp of 1 GiB", () => {
   it("moves the file both ways byte for byte with the daemon's memory bounded", { timeout: 180_000 }, async (t) => {
     const home = makeHome("sbx-e2e-cp-");
     t.onTestFinished(async () => {
-      await runSbx(["daemon", "stop"], { home });
+      await stopDaemon(home);
       removeHome(home);
     });
     const started = await runSbx(["daemon", "start"], { home });
