@@ -1,6 +1,7 @@
 // `sbx exec --stream` against a server whose event streams drop, break inside a
 // frame, and reset: sbx resumes by reading (Last-Event-ID), never re-sends the POST,
-// and never lets a truncated stream pass for a result. In-process through main().
+// and never lets a truncated stream pass for a result. In-process through main();
+// every test has its own home and server, so they run concurrently.
 
 import { describe, expect, it, type TestContext } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
@@ -134,7 +135,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
   });
 });
 
-describe("observations go where the request went", () => {
+describe.concurrent("observations go where the request went", () => {
   it("refresh, wait and recover read from the receipt's backend, whatever the current profile says", async (t) => {
     const record = executionRecord(null, {
       execution_id: "exe_there",
@@ -183,7 +184,7 @@ describe("observations go where the request went", () => {
   });
 });
 
-describe("review regressions", () => {
+describe.concurrent("review regressions", () => {
   it("a server that ignores ?idempotency_key= never settles a receipt with someone else's execution", async (t) => {
     const theirs = executionRecord(null, {
       execution_id: "exe_theirs",
