@@ -4,7 +4,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
-import { makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
+import { makeHome, removeHome, runSbx } from "../support/cli.js";
+import { runMainJson } from "../support/in-process.js";
 import { behaviours, startMisbehavingServer } from "../support/misbehaving-server.js";
 
 const N = 16;
@@ -37,7 +38,7 @@ describe("16 concurrent sbx exec processes", () => {
     const postedKeys = posts.map((p) => p.headers["idempotency-key"] as string);
     expect(new Set(postedKeys).size).toBe(N);
 
-    const { result, doc: receipts } = await runSbxJson<ReceiptDocument[]>(
+    const { result, doc: receipts } = await runMainJson<ReceiptDocument[]>(
       ["receipts", "list", "--json", "--limit", "100"],
       { home },
     );

@@ -4,7 +4,8 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeHome, removeHome, runSbxJson, SBX_BIN } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
 interface Receipt {
@@ -25,19 +26,16 @@ describe("kill -9 of the daemon during a run", () => {
 
   it("leaves a receipt in doubt; after the restart wait reports outcome_unknown and the process is gone", async () => {
     const marker = `sbx-crash-marker-${process.pid}-${Date.now()}`;
-    const running = runSbxJson<Receipt>(["exec", "--json", "--", "sh", "-c", `sleep 60; echo ${marker}`], {
+    const sleep = uniqueSleep(60);
+    const running = runSbxJson<Receipt>(["exec", "--json", "--", "sh", "-c", `sleep ${sleep}; echo ${marker}`], {
       home,
       timeoutMs: 30_000,
     });
-    const status = await until(
-      async () => {
-        const s = await runSbxJson<{ pid: number | null }>(["daemon", "status", "--json"], { home });
-        return s.doc.pid !== null && processesNamed(marker).length > 0 ? s.doc.pid : undefined;
-      },
-      15_000,
-      "the daemon to run the command",
-    );
-    process.kill(status, "SIGKILL");
+    // The command itself runs (its sandbox is set up), not only the sbx asking for it.
+    await until(() => processesWithArg(sleep).length > 0, 15_000, "the daemon to run the command");
+    const [daemon] = daemonPids(home);
+    expect(daemon).toBeDefined();
+    process.kill(daemon!, "SIGKILL");
     const { result, doc } = await running;
     expect(result.code).toBe(255);
     expect(doc.classification).toBe("outcome_unknown");

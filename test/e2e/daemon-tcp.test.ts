@@ -4,8 +4,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeHome, removeHome, runSbx } from "../support/cli.js";
+import { makeHome, removeHome } from "../support/cli.js";
 import { startForegroundDaemon, stopForegroundDaemon } from "../support/daemon.js";
+import { runMain } from "../support/in-process.js";
 import { refusedPort } from "../support/misbehaving-server.js";
 
 describe("a daemon listening on TCP", () => {
@@ -15,11 +16,11 @@ describe("a daemon listening on TCP", () => {
     const daemon = await startForegroundDaemon(home, ["--listen", `127.0.0.1:${port}`]);
     try {
       const url = `http://127.0.0.1:${port}`;
-      const without = await runSbx(["exec", "--api-url", url, "--", "echo", "hi"], { home });
+      const without = await runMain(["exec", "--api-url", url, "--", "echo", "hi"], { home });
       expect(without.code).toBe(125);
       expect(without.stderr).toContain("unauthorized");
       const token = fs.readFileSync(path.join(home, "daemon", "token"), "utf8").trim();
-      const withToken = await runSbx(["exec", "--api-url", url, "--", "echo", "hi"], {
+      const withToken = await runMain(["exec", "--api-url", url, "--", "echo", "hi"], {
         home,
         env: { SBX_API_KEY: token },
       });

@@ -7,8 +7,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { socketClient } from "../backend/support.js";
-import { collect, makeHome, removeHome, runSbx, runSbxJson, spawnSbx } from "../support/cli.js";
+import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { runMain, runMainJson } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
@@ -65,7 +66,7 @@ describe("Ctrl-C during sbx exec", () => {
     expect(r.stderr).toContain("was cancelled");
     expect(r.stderr).not.toContain("deadline");
     expect((await execution(running.execution_id)).outcome).toBe("cancelled");
-    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", key, "--json"], { home });
+    const shown = await runMainJson<ReceiptDocument>(["receipts", "show", key, "--json"], { home });
     expect(shown.doc).toMatchObject({ classification: "cancelled", exit: 130, execution_id: running.execution_id });
   });
 
@@ -88,11 +89,11 @@ describe("Ctrl-C during sbx exec", () => {
     const r = await done;
     expect(r.code, stderr).toBe(255);
     expect(stderr).toContain("you stopped waiting before an answer; it may still be running");
-    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", key, "--json"], { home });
+    const shown = await runMainJson<ReceiptDocument>(["receipts", "show", key, "--json"], { home });
     expect(stderr).toContain(`sbx receipts wait ${shown.doc.receipt_id}`);
     expect(shown.doc).toMatchObject({ classification: "local_timeout", may_have_run: true });
     // The cancel still goes through at the backend; waiting shows it.
-    const waited = await runSbx(["receipts", "wait", key], { home, timeoutMs: 30_000 });
+    const waited = await runMain(["receipts", "wait", key], { home });
     expect(waited.code).toBe(130);
     expect((await execution(running.execution_id)).outcome).toBe("cancelled");
   });
@@ -122,7 +123,7 @@ describe("exec --stream when the local daemon is killed", () => {
     const r = await done;
     expect(r.code, r.stderr).toBe(255);
     expect(r.stderr).toContain("starting it again");
-    const receipts = await runSbxJson<ReceiptDocument[]>(["receipts", "list", "--json"], { home });
+    const receipts = await runMainJson<ReceiptDocument[]>(["receipts", "list", "--json"], { home });
     expect(receipts.doc[0]).toMatchObject({
       classification: "outcome_unknown",
       system_error: "exec_stream_lost",

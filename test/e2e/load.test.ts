@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { socketClient } from "../backend/support.js";
 import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
-import { collect, makeHome, receiptsDbOf, removeHome, runSbx, runSbxJson, spawnSbx } from "../support/cli.js";
+import { collect, makeHome, receiptsDbOf, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
+import { runMainJson } from "../support/in-process.js";
 import { connectionsTo } from "../support/sockets.js";
 import { holdStoreLock } from "../support/store-holder.js";
 import { until } from "../support/wait.js";
@@ -78,7 +79,7 @@ describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name
         expect(stderrs[i]).not.toMatch(/EPIPE|database is locked|may have run|internal error/);
       });
 
-      const list = await runSbxJson<ReceiptDocument[]>(["receipts", "list", "--json", "--limit", "1000"], { home });
+      const list = await runMainJson<ReceiptDocument[]>(["receipts", "list", "--json", "--limit", "1000"], { home });
       const mine = list.doc.filter((d) => /^n\d+$/.test(String((d.request.body as { command: string[] }).command[1])));
       expect(mine).toHaveLength(N);
       expect(new Set(mine.map((d) => d.idempotency_key)).size).toBe(N);

@@ -4,8 +4,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeHome, modeOf, removeHome, runSbx, runSbxJson } from "../support/cli.js";
+import { makeHome, modeOf, removeHome, runSbx } from "../support/cli.js";
 import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { runMain, runMainJson } from "../support/in-process.js";
 
 describe("sbx against the auto-started local daemon", () => {
   it("starts the daemon on first use and runs argv with no shell", async (t) => {
@@ -18,7 +19,7 @@ describe("sbx against the auto-started local daemon", () => {
     expect(r.stdout).toBe("hello $HOME\n");
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("starting the local backend");
-    const status = await runSbxJson<{ running: boolean; pid: number }>(["daemon", "status", "--json"], { home });
+    const status = await runMainJson<{ running: boolean; pid: number }>(["daemon", "status", "--json"], { home });
     expect(status.doc.running).toBe(true);
     expect(modeOf(path.join(home, "daemon", "daemon.sock"))).toBe(0o600);
     expect(modeOf(path.join(home, "receipts.db"))).toBe(0o600);
@@ -46,10 +47,10 @@ describe("daemon start-up", () => {
     try {
       expect((await runSbx(["daemon", "start"], { home })).code).toBe(0);
       expect(daemonPids(home)).toHaveLength(1);
-      expect((await runSbx(["daemon", "stop"], { home })).code).toBe(0);
+      expect((await runMain(["daemon", "stop"], { home })).code).toBe(0);
       expect(daemonPids(home)).toHaveLength(0);
       expect(fs.existsSync(path.join(home, "daemon", "daemon.sock"))).toBe(false);
-      const status = await runSbx(["daemon", "status"], { home });
+      const status = await runMain(["daemon", "status"], { home });
       expect(status.code).toBe(3);
       expect(status.stdout).toMatch(/^not running/);
       // Started on demand again, and --quiet leaves only the command's output: no start-up line.

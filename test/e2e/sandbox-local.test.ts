@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
 import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
+import { runMain } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
@@ -42,14 +43,17 @@ describe("the local daemon", () => {
 
   it.skipIf(!BWRAP.available)("killed with SIGKILL leaves no process of a sandbox running", async (t) => {
     const home = makeHome("sbx-e2e-kill-");
-    t.onTestFinished(() => removeHome(home));
+    t.onTestFinished(async () => {
+      await stopDaemon(home);
+      removeHome(home);
+    });
     const [supervised, executing] = [uniqueSleep(), uniqueSleep()];
     const started = await runSbx(["process", "start", "--restart", "always", "--", "sleep", supervised], { home });
     expect(started.code, started.stderr).toBe(0);
     const exec = spawnSbx(["exec", "--", "sleep", executing], { home });
     const execDone = collect(exec, 30_000, "sbx exec (its daemon killed)");
     await until(() => processesWithArg(supervised).length + processesWithArg(executing).length === 2, 10_000, "both");
-    const sandbox = await runSbx(["sandbox", "show", "default", "--json"], { home });
+    const sandbox = await runMain(["sandbox", "show", "default", "--json"], { home });
     expect(JSON.parse(sandbox.stdout).isolation).toBe("bwrap");
 
     process.kill(daemonPid(home), "SIGKILL");
@@ -62,9 +66,6 @@ describe("the local daemon", () => {
     await execDone;
     // The next command starts a daemon again: its recovery starts the `always` process as a new run.
     const list = await runSbx(["process", "list", "--json"], { home });
-    t.onTestFinished(async () => {
-      await stopDaemon(home);
-    });
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).processes).toEqual([expect.objectContaining({ restarts: 1, state: "running" })]);
   });
