@@ -69,6 +69,26 @@ export function spawnSbx(args: readonly string[], opts: SbxOptions): ChildProces
   return child;
 }
 
+/** Where a child that did not finish is: exited with its output still held open, or what it waits in and holds. */
+function processState(child: ChildProcess): string {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return `it exited (${child.exitCode ?? child.signalCode}); something else holds its stdout or stderr open`;
+  }
+  try {
+    const wchan = fs.readFileSync(`/proc/${child.pid}/wchan`, "utf8");
+    const fds = fs.readdirSync(`/proc/${child.pid}/fd`).map((fd) => {
+      try {
+        return `${fd}->${fs.readlinkSync(`/proc/${child.pid}/fd/${fd}`)}`;
+      } catch {
+        return fd;
+      }
+    });
+    return `still running, waiting in ${wchan || "?"}; fds ${fds.join(" ")}`;
+  } catch {
+    return "state unknown";
+  }
+}
+
 /** Collects a child's output and exit. */
 export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): Promise<SbxResult> {
   const out: Buffer[] = [];
@@ -77,10 +97,11 @@ export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): 
   child.stderr?.on("data", (c: Buffer) => err.push(c));
   return new Promise<SbxResult>((resolve, reject) => {
     const timer = setTimeout(() => {
+      const state = processState(child);
       child.kill("SIGKILL");
       reject(
         new Error(
-          `${what} did not exit within ${timeoutMs} ms\nstdout: ${Buffer.concat(out)}\nstderr: ${Buffer.concat(err)}`,
+          `${what} did not exit within ${timeoutMs} ms (${state})\nstdout: ${Buffer.concat(out)}\nstderr: ${Buffer.concat(err)}`,
         ),
       );
     }, timeoutMs);
