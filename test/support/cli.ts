@@ -83,7 +83,15 @@ function processState(child: ChildProcess): string {
         return fd;
       }
     });
-    return `still running, waiting in ${wchan || "?"}; fds ${fds.join(" ")}`;
+    const threads = fs.readdirSync(`/proc/${child.pid}/task`).map((tid) => {
+      const at = (f: string) => fs.readFileSync(`/proc/${child.pid}/task/${tid}/${f}`, "utf8").trim();
+      try {
+        return `${at("comm")}:${at("wchan") || "running"}`;
+      } catch {
+        return tid;
+      }
+    });
+    return `still running, waiting in ${wchan || "?"}; threads ${threads.join(" ")}; fds ${fds.join(" ")}`;
   } catch {
     return "state unknown";
   }
