@@ -7,7 +7,7 @@ import diagnostics from "node:diagnostics_channel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
-import { READ_PACE_MIN_MS } from "../../src/cli/observe.js";
+import { nextReadGap, READ_PACE_MIN_MS } from "../../src/cli/observe.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { executionRecord, type MisbehavingServer, startMisbehavingServer } from "../support/misbehaving-server.js";
 
@@ -58,8 +58,10 @@ describe("receipts wait paces its reads", () => {
     expect(readsAt.length).toBeGreaterThanOrEqual(2);
     const gaps = readsAt.slice(1).map((t, i) => t - readsAt[i]!);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(READ_PACE_MIN_MS - 5);
-    // Backing off: the gaps grow while nothing changes.
-    expect(gaps[gaps.length - 1]!).toBeGreaterThan(gaps[0]!);
+    // Backing off while nothing changes: a gap reaches the next step of the back-off. (A busy
+    // machine only lengthens gaps, and a read slow enough restarts the back-off, so the
+    // gaps' order is not asserted; on a quiet one a constant pace never gets there.)
+    expect(Math.max(...gaps)).toBeGreaterThanOrEqual(nextReadGap(READ_PACE_MIN_MS) - 5);
     expect(readsAt.length).toBeLessThanOrEqual(6);
   });
 });

@@ -19,9 +19,7 @@ describe("16 concurrent sbx exec processes", () => {
 
     // A fresh SBX_HOME: the processes also race to create and migrate receipts.db.
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        runSbx(["exec", "--api-url", server.url, "--", "echo", String(i)], { home, timeoutMs: 40_000 }),
-      ),
+      Array.from({ length: N }, (_, i) => runSbx(["exec", "--api-url", server.url, "--", "echo", String(i)], { home })),
     );
     results.forEach((r, i) => {
       expect(r.stderr).not.toMatch(/SQLITE_BUSY|database is locked/i);

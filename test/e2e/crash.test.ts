@@ -16,7 +16,7 @@ describe("sbx killed with SIGKILL after sending", () => {
     t.onTestFinished(() => server.close());
 
     const child = spawnSbx(["exec", "--api-url", server.url, "--", "echo", "hi"], { home });
-    const exited = collect(child, 20_000, "sbx exec (to be killed)");
+    const exited = collect(child, undefined, "sbx exec (to be killed)");
     await server.waitForRequests(1);
     expect(child.kill("SIGKILL")).toBe(true);
     const killed = await exited;

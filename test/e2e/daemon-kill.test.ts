@@ -29,7 +29,6 @@ describe("kill -9 of the daemon during a run", () => {
     const sleep = uniqueSleep(60);
     const running = runSbxJson<Receipt>(["exec", "--json", "--", "sh", "-c", `sleep ${sleep}; echo ${marker}`], {
       home,
-      timeoutMs: 30_000,
     });
     // The command itself runs (its sandbox is set up), not only the sbx asking for it.
     await until(() => processesWithArg(sleep).length > 0, 15_000, "the daemon to run the command");

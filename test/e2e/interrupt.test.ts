@@ -56,7 +56,7 @@ describe("Ctrl-C during sbx exec", () => {
   ])("%s: the first Ctrl-C cancels the execution, says so, and exits 130 once it is cancelled", async (_m, flags) => {
     const key = `int-first-${flags.length}-${Date.now()}`;
     const child = spawnSbx(["exec", ...flags, "--idempotency-key", key, "--", "sleep", "30"], { home });
-    const done = collect(child, 30_000);
+    const done = collect(child);
     const running = await started(key);
     child.kill("SIGINT");
     const r = await done;
@@ -79,7 +79,7 @@ describe("Ctrl-C during sbx exec", () => {
     child.stderr?.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
-    const done = collect(child, 30_000);
+    const done = collect(child);
     const running = await started(key);
     // The trap is set once the shell has started sleep: a TERM before it would end it at once.
     await until(() => processesWithArg(sleep).length > 0, 30_000, "sleep to run (TERM ignored)");

@@ -31,7 +31,7 @@ describe("daemon start-up", () => {
     const home = makeHome();
     try {
       const results = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => runSbx(["exec", "--", "echo", String(i)], { home, timeoutMs: 40_000 })),
+        Array.from({ length: 6 }, (_, i) => runSbx(["exec", "--", "echo", String(i)], { home })),
       );
       expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0, 0, 0]);
       expect(results.map((r) => r.stdout).sort()).toEqual(["0\n", "1\n", "2\n", "3\n", "4\n", "5\n"]);

@@ -51,7 +51,7 @@ describe("the local daemon", () => {
     const started = await runSbx(["process", "start", "--restart", "always", "--", "sleep", supervised], { home });
     expect(started.code, started.stderr).toBe(0);
     const exec = spawnSbx(["exec", "--", "sleep", executing], { home });
-    const execDone = collect(exec, 30_000, "sbx exec (its daemon killed)");
+    const execDone = collect(exec, undefined, "sbx exec (its daemon killed)");
     await until(() => processesWithArg(supervised).length + processesWithArg(executing).length === 2, 10_000, "both");
     const sandbox = await runMain(["sandbox", "show", "default", "--json"], { home });
     expect(JSON.parse(sandbox.stdout).isolation).toBe("bwrap");

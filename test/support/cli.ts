@@ -26,7 +26,10 @@ export interface SbxOptions {
   env?: Record<string, string | undefined>;
   /** Bytes for stdin; stdin is closed (empty) otherwise. */
   input?: string | Buffer;
-  /** Kill the process (SIGKILL) and fail after this long. Default 20 s. */
+  /**
+   * Kill the process (SIGKILL) and fail after this long. Default 50 s: a safety net under
+   * the test's own timeout, never a speed check (a machine busy with another suite is slow).
+   */
   timeoutMs?: number;
   /** Another sbx executable to run (the release binary) instead of `node bin/sbx`. */
   bin?: string;
@@ -98,7 +101,7 @@ function processState(child: ChildProcess): string {
 }
 
 /** Collects a child's output and exit. */
-export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): Promise<SbxResult> {
+export function collect(child: ChildProcess, timeoutMs = 50_000, what = "sbx"): Promise<SbxResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout?.on("data", (c: Buffer) => out.push(c));
@@ -131,7 +134,7 @@ export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): 
 
 /** Runs `node bin/sbx ARGS` to completion. */
 export function runSbx(args: readonly string[], opts: SbxOptions): Promise<SbxResult> {
-  return collect(spawnSbx(args, opts), opts.timeoutMs ?? 20_000, `sbx ${args.join(" ")}`);
+  return collect(spawnSbx(args, opts), opts.timeoutMs ?? 50_000, `sbx ${args.join(" ")}`);
 }
 
 /** Runs sbx and parses its stdout as one JSON document. */
