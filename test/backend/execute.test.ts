@@ -97,11 +97,10 @@ describeIsolations("executions", (isolation) => {
     });
 
     it("ends the whole process group at the timeout", async () => {
-      const started = Date.now();
-      const [a, b] = [uniqueSleep(), uniqueSleep()];
+      // Hour-long sleeps: an answer that waited for them to end would come long after the test's timeout.
+      const [a, b] = [uniqueSleep(3600), uniqueSleep(3600)];
       const res = await run({ command: `sleep ${a} & sleep ${b}; wait`, timeout: 1000 });
       expect(res.json).toMatchObject({ outcome: "timed_out", exit_code: null, signal: "SIGTERM" });
-      expect(Date.now() - started).toBeLessThan(5000);
       // The background sleep (a grandchild of the request) is gone too.
       await until(
         () => processesWithArg(a).length + processesWithArg(b).length === 0,
@@ -111,11 +110,10 @@ describeIsolations("executions", (isolation) => {
     });
 
     it("answers from the leader's exit when a background job holds the output pipes", async () => {
-      const started = Date.now();
-      const bg = uniqueSleep();
+      const bg = uniqueSleep(3600);
       const res = await run({ command: `sleep ${bg} & echo started`, timeout: 3000 });
+      // Succeeded, not timed_out: answered at the leader's exit, before the timeout, not when the pipes closed.
       expect(res.json).toMatchObject({ outcome: "succeeded", exit_code: 0, signal: null, stdout: "started\n" });
-      expect(Date.now() - started).toBeLessThan(2500);
       // The background job was killed with the rest of the group.
       await until(() => processesWithArg(bg).length === 0, 3000, "the background job to end");
     });

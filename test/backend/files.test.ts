@@ -190,8 +190,10 @@ describe("files of a sandbox", () => {
     expect(fs.readdirSync(path.join(path.dirname(workspace), "incoming"))).toEqual([]);
   });
 
-  it("never blocks on a fifo a command left in the workspace: refused alone, left out of a tree", async () => {
+  it("never blocks on a fifo a command left in the workspace: refused alone, left out of a tree", async (t) => {
     fs.mkdirSync(path.join(workspace, "pipes"));
+    // The workspace is shared by this file's tests: leave it as it was.
+    t.onTestFinished(() => fs.rmSync(path.join(workspace, "pipes"), { recursive: true, force: true }));
     spawnSync("mkfifo", [path.join(workspace, "pipes", "fifo")]);
     fs.writeFileSync(path.join(workspace, "pipes", "plain"), "plain");
     const alone = await get("path=pipes/fifo");

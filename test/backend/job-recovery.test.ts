@@ -174,16 +174,16 @@ describe("restart recovery of jobs", () => {
     const answer = await submit(b, {
       request_id: "idle",
       jobs: [
-        { name: "a", command: "while [ ! -e go ]; do sleep 0.02; done" },
+        { name: "a", command: "while [ ! -e go ]; do sleep 0.02; done; sleep 0.3; touch a-done" },
         { name: "b", command: "true" },
       ],
     });
     await until(async () => (await job(b, answer.jobs[0].job_id)).status === "running");
-    // No request for a while: the idle timer would have fired by now if jobs did not count.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(idleAt).toBe(0);
+    // No request from here on: a runs on for longer than the quiet period, and b waits its turn.
     fs.writeFileSync(path.join(ws, "go"), "");
     await until(() => idleAt > 0, 5000, "onIdle once every job ended");
+    // Not while a ran (it wrote a-done as its last act) or b waited: the timer counts jobs.
+    expect(idleAt).toBeGreaterThan(fs.statSync(path.join(ws, "a-done")).mtimeMs);
     expect((await job(b, answer.jobs[1].job_id)).status).toBe("succeeded");
   });
 });

@@ -341,7 +341,7 @@ describe("cancel", () => {
     const answer = await submit(b, {
       request_id: "c2",
       jobs: [
-        { name: "root", command: holdUntil("never") },
+        { name: "root", command: `touch root-running; ${holdUntil("never")}` },
         { name: "mid", command: "true", depends_on: ["root"] },
         { name: "leaf", command: "true", depends_on: ["mid"], dependency_policy: "all_terminal" },
         { name: "free", command: "echo free" },
@@ -349,6 +349,9 @@ describe("cancel", () => {
     });
     const ids = idsByName(answer);
     await until(async () => (await statusOf(b, ids.root!)) === "running");
+    // Its command runs (its sandbox is set up): a cancel then ends all of it.
+    const ws = await workspaceOf(b);
+    await until(() => fs.existsSync(path.join(ws, "root-running")), 10_000, "root's command to run");
     const res = await b.api("POST", `${JOBS}/${ids.root}/cancel`, { body: { dependents: true } });
     expect(res.status).toBe(202);
     expect(res.json).toEqual({
@@ -534,11 +537,14 @@ describe("server-side waits", () => {
     await b.api("POST", "/api/v1/sandbox/create", { body: { name: "busy" } });
     const answer = (
       await b.api("POST", "/api/v1/sandbox/busy/jobs", {
-        body: { request_id: "b", jobs: [{ name: "s", command: holdUntil("never") }] },
+        body: { request_id: "b", jobs: [{ name: "s", command: `touch running; ${holdUntil("never")}` }] },
       })
     ).json;
     const refused = await b.api("DELETE", "/api/v1/sandbox/busy");
     expect([refused.status, refused.json.error.code]).toEqual([409, "sandbox_busy"]);
+    // Its command runs (its sandbox is set up): a cancel then ends all of it.
+    const ws = (await b.api("GET", "/api/v1/sandbox/busy")).json.host_workspace;
+    await until(() => fs.existsSync(path.join(ws, "running")), 10_000, "the job's command to run");
     await b.api("POST", `/api/v1/sandbox/busy/jobs/${answer.jobs[0].job_id}/cancel`, {});
     await until(async () => (await b.api("DELETE", "/api/v1/sandbox/busy")).status === 200);
   });

@@ -4,7 +4,16 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDaemon } from "../../src/backend/daemon.js";
 import type { BackendHandle } from "../../src/backend/server.js";
-import { backendsPerTest, EXECUTE, processesWithArg, socketClient, tempDir, uniqueSleep, until } from "./support.js";
+import {
+  backendsPerTest,
+  EXECUTE,
+  processesWithArg,
+  socketClient,
+  tempDir,
+  uniqueSleep,
+  until,
+  workspaceOf,
+} from "./support.js";
 
 const started = backendsPerTest();
 
@@ -66,13 +75,13 @@ describe("graceful close", () => {
   it("calls onIdle only after a quiet period with nothing running", async () => {
     let idleAt = 0;
     const b = await started({ idleExitMs: 300, onIdle: () => (idleAt = Date.now()) });
-    const res = b.api("POST", EXECUTE, { body: { command: "sleep 0.5" } });
-    await new Promise((r) => setTimeout(r, 400));
-    expect(idleAt).toBe(0);
-    await res;
-    const ended = Date.now();
+    const ran = path.join(await workspaceOf(b), "ran");
+    // It runs longer than the quiet period, and writes `ran` as the last thing it does.
+    const res = await b.api("POST", EXECUTE, { body: { command: "sleep 0.5; touch ran" } });
+    expect(res.json.outcome).toBe("succeeded");
     await until(() => idleAt > 0, 3000, "onIdle");
-    expect(idleAt - ended).toBeGreaterThanOrEqual(250);
+    // Not while it ran: a quiet period (300 ms) after its end.
+    expect(idleAt - fs.statSync(ran).mtimeMs).toBeGreaterThanOrEqual(250);
   });
 });
 

@@ -2,7 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BackendStore } from "../../src/backend/db.js";
-import { backendsPerTest, groupAlive, processesWithArg, type TestBackend, uniqueSleep, until } from "./support.js";
+import {
+  backendsPerTest,
+  groupAlive,
+  processesWithArg,
+  type TestBackend,
+  uniqueSleep,
+  until,
+  workspaceOf,
+} from "./support.js";
 
 const PROCESSES = "/api/v1/sandbox/default/processes";
 
@@ -157,21 +165,31 @@ describe("the daemon around supervised processes", () => {
   it("does not go idle while a process runs or waits in back-off", async () => {
     let idleAt = 0;
     const b = await started({ idleExitMs: 200, onIdle: () => (idleAt = Date.now()) });
+    const ends = path.join(await workspaceOf(b), "ends");
+    // Two runs of 300 ms with a back-off of 800 ms between, each longer than the quiet
+    // period; each run writes when it ends (ns since the epoch) as the last thing it does.
     const p = await start(b, {
-      command: "sleep 0.3; exit 1",
+      command: "sleep 0.3; date +%s%N >> ends; exit 1",
       restart: { policy: "on-failure", max_restarts: 1, backoff_ms: 800 },
     });
-    await new Promise((r) => setTimeout(r, 550));
-    expect((await b.api("GET", `${PROCESSES}/${p.process_id}`)).json.state).toBe("backoff");
-    // Requests re-arm the timer too; wait without any.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(idleAt).toBe(0);
-    const ended = (await until(async () => {
-      const got = (await b.api("GET", `${PROCESSES}/${p.process_id}`)).json;
-      return got.state === "exited" ? Date.now() : undefined;
-    }))!;
+    // Requests re-arm the timer too: the file system says when the runs ended, without any.
+    const endsMs = await until(
+      () => {
+        const text = fs.existsSync(ends) ? fs.readFileSync(ends, "utf8") : "";
+        const stamps = text.split("\n").filter((l) => /^\d+$/.test(l));
+        return stamps.length === 2 && text.endsWith("\n")
+          ? stamps.map((ns) => Number(BigInt(ns) / 1_000_000n))
+          : undefined;
+      },
+      10_000,
+      "both runs to end",
+    );
+    // The back-off came between them (and the second run's 300 ms).
+    expect(endsMs[1]! - endsMs[0]!).toBeGreaterThanOrEqual(1000);
     await until(() => idleAt > 0, 3000, "onIdle");
-    expect(idleAt - ended).toBeGreaterThanOrEqual(150);
+    // Neither while a run ran nor while it waited in back-off: a quiet period after the last end.
+    expect(idleAt - fs.statSync(ends).mtimeMs).toBeGreaterThanOrEqual(150);
+    expect((await b.api("GET", `${PROCESSES}/${p.process_id}`)).json).toMatchObject({ state: "exited", restarts: 1 });
   });
 
   it("rotates process logs at the limits it was started with", async () => {

@@ -175,14 +175,17 @@ describeIsolations("processes", (isolation) => {
     });
 
     it("answers a large stdin write to a command that does not read it, and bounds what may wait", async () => {
-      const p = await start({ command: ["sleep", "30"], stdin: true });
+      const p = await start({ command: ["sleep", "3600"], stdin: true });
       const url = `${PROCESSES}/${p.process_id}/stdin`;
       const octets = (k: string) => ({ "content-type": "application/octet-stream", "idempotency-key": k });
-      const started = Date.now();
       const big = await backend.api("POST", url, { raw: Buffer.alloc(1024 * 1024, 0x61), headers: octets("w-1") });
       expect(big.status, big.text).toBe(200);
       expect(big.json).toMatchObject({ bytes_written: 1024 * 1024, eof: false });
-      expect(Date.now() - started).toBeLessThan(3000);
+      // Answered while the command still runs (for an hour), never reading: the write did not wait for it.
+      expect((await backend.api("GET", `${PROCESSES}/${p.process_id}`)).json).toMatchObject({
+        state: "running",
+        restarts: 0,
+      });
       // Its key is answered, not stuck in request_in_progress.
       const replay = await backend.api("POST", url, { raw: Buffer.alloc(1024 * 1024, 0x61), headers: octets("w-1") });
       expect([replay.status, replay.headers["idempotent-replayed"]]).toEqual([200, "true"]);
@@ -236,14 +239,17 @@ describeIsolations("processes", (isolation) => {
     });
 
     it("long-polls at the end of a stream and answers as soon as bytes arrive", async () => {
-      const p = await start({ command: "sleep 0.3; echo late; sleep 30" });
+      const p = await start({ command: "while [ ! -e go-late ]; do sleep 0.02; done; echo late; sleep 3600" });
+      // Asked before the bytes exist (they come once go-late does), with a wait longer than any answer takes.
+      const waitMs = 50_000;
       const t0 = Date.now();
-      const res = await backend.api("GET", `${PROCESSES}/${p.process_id}/logs?offset=0&wait_ms=10000`);
-      const waited = Date.now() - t0;
+      const asked = backend.api("GET", `${PROCESSES}/${p.process_id}/logs?offset=0&wait_ms=${waitMs}`);
+      fs.writeFileSync(path.join(workspace, "go-late"), "");
+      const res = await asked;
       expect(Buffer.from(res.json.data, "base64").toString()).toBe("late\n");
       expect(res.json.eof).toBe(false);
-      expect(waited).toBeGreaterThanOrEqual(200);
-      expect(waited).toBeLessThan(5000);
+      // Answered when the bytes came, not when its wait ran out.
+      expect(Date.now() - t0).toBeLessThan(waitMs);
       // Nothing more: the wait ends at wait_ms with no data and no eof.
       const idle = await backend.api("GET", `${PROCESSES}/${p.process_id}/logs?offset=5&wait_ms=200`);
       expect(idle.json).toMatchObject({ offset: 5, next_offset: 5, data: "", eof: false });
@@ -302,8 +308,11 @@ describeIsolations("processes", (isolation) => {
       const out = await readAll(p.process_id);
       expect(out.data.toString()).toBe("run 0\nrun 1\nrun 2\n");
       expect(out.chunks.at(-1).generation).toBe(2);
-      // Nothing starts later.
-      await new Promise((res) => setTimeout(res, 150));
+      // Nothing starts later: it is exited, not waiting in back-off for another run.
+      expect((await backend.api("GET", `${PROCESSES}/${p.process_id}`)).json).toMatchObject({
+        state: "exited",
+        restarts: 2,
+      });
       expect(fs.readFileSync(path.join(workspace, "runs.txt"), "utf8")).toBe("x\nx\nx\n");
     });
 

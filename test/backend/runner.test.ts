@@ -104,12 +104,11 @@ describe.each(ISOLATIONS)("ExecutionRunner on %s", (isolation) => {
   });
 
   it("ends a run when its leader exits although a background job holds the pipes", async () => {
-    const started = Date.now();
-    const run = new LocalProcessDriver().start({ ...spec, argv: ["sh", "-c", "sleep 30 & echo started"] });
+    const run = new LocalProcessDriver().start({ ...spec, argv: ["sh", "-c", "sleep 3600 & echo started"] });
     const result = await run.done;
+    // Succeeded, not timed_out (spec.timeoutMs): it ended at the leader's exit, not when the pipes closed.
     expect(result).toMatchObject({ outcome: "succeeded", exitCode: 0, signal: null, systemError: null });
     expect(result.stdout.text).toBe("started\n");
-    expect(Date.now() - started).toBeLessThan(3000);
     await until(() => groupMembers(run.pgid!).length === 0, 3000, "the background job to end");
   });
 });

@@ -1,11 +1,12 @@
-// The output contract, end to end against the built bin/sbx: every --json prints one
-// JSON document (JSON Lines for export) with exactly the declared fields and nothing
-// else on stdout; piped output carries no ANSI; NO_COLOR and --no-color win over
-// FORCE_COLOR; --quiet leaves only data.
+// The output contract, in-process through main() against the embedded backend on the
+// home's socket: every --json prints one JSON document (JSON Lines for export) with
+// exactly the declared fields and nothing else on stdout; piped output carries no
+// ANSI; NO_COLOR and --no-color win over FORCE_COLOR; --quiet leaves only data.
+// (That --quiet also hides the daemon's start-up line is in test/e2e/local-daemon.)
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lines, makeHome, removeHome, runSbx, type SbxResult } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { lines, makeHome, removeHome, type SbxResult } from "../support/cli.js";
+import { type LocalHome, localHome, runMain } from "../support/in-process.js";
 
 // The contracts. Changing a field list here is changing the documented interface.
 const RECEIPT_FIELDS = [
@@ -114,30 +115,32 @@ function expectDetailedReceipt(doc: unknown): void {
 }
 
 describe("--json: one document, the declared fields, nothing else on stdout", () => {
-  let home: string;
+  let local: LocalHome;
+  // The home's two receipts, oldest first: what the read commands below show.
+  let succeeded: SbxResult;
+  let failed: SbxResult;
   let receiptId: string;
   const sbx = (args: string[], env?: Record<string, string | undefined>) =>
-    runSbx(args, { home, ...(env === undefined ? {} : { env }) });
+    local.sbx(args, env === undefined ? {} : { env });
 
-  beforeAll(() => {
-    home = makeHome("sbx-json-");
+  beforeAll(async () => {
+    local = await localHome("sbx-json-");
+    succeeded = await sbx(["exec", "--json", "--", "echo", "hello"]);
+    failed = await sbx(["exec", "--json", "--api-url", DEAD_URL, "--", "echo", "never"]);
+    receiptId = (JSON.parse(succeeded.stdout) as Json).receipt_id as string;
   });
-  afterAll(async () => {
-    await stopDaemon(home);
-    removeHome(home);
-  });
+  afterAll(() => local.close());
 
-  it("exec --json: the receipt document, the command's output inside it", async () => {
-    const r = await sbx(["exec", "--json", "--", "echo", "hello"]);
+  it("exec --json: the receipt document, the command's output inside it", () => {
+    const r = succeeded;
     expect(r.code).toBe(0);
     const doc = oneDocument(r) as Json;
     expectReceipt(doc);
     expect(doc).toMatchObject({ classification: "succeeded", exit: 0, stdout: "hello\n", kind: "execute" });
-    receiptId = doc.receipt_id as string;
   });
 
-  it("exec --json of a failure: still one document; the explanation stays on stderr", async () => {
-    const r = await sbx(["exec", "--json", "--api-url", DEAD_URL, "--", "echo", "never"]);
+  it("exec --json of a failure: still one document; the explanation stays on stderr", () => {
+    const r = failed;
     expect(r.code).toBe(75);
     expectReceipt(oneDocument(r));
     expect(r.stderr).toContain("nothing ran");
@@ -194,8 +197,7 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
   });
 
   it("profile list/show --json: profile summaries, never a key", async () => {
-    const added = await runSbx(["profile", "add", "prod", "--api-url", DEAD_URL, "--api-key-stdin", "--json"], {
-      home,
+    const added = await local.sbx(["profile", "add", "prod", "--api-url", DEAD_URL, "--api-key-stdin", "--json"], {
       input: "sk-contract-secret",
     });
     expect(added.code).toBe(0);
@@ -255,19 +257,23 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
 });
 
 describe("piped output: no ANSI, tab-separated rows, ISO-8601 times", () => {
-  let home: string;
+  let local: LocalHome;
+  // Commands sent nowhere run in a home of their own, so the receipts listed here stay two.
+  let elsewhere: string;
   // No NO_COLOR, no FORCE_COLOR: what a script in a pipeline gets by default.
   const plain = { NO_COLOR: undefined, FORCE_COLOR: undefined };
-  const sbx = (args: string[], env: Record<string, string | undefined> = plain) => runSbx(args, { home, env });
+  const sbx = (args: string[], env: Record<string, string | undefined> = plain) =>
+    args.includes(DEAD_URL) ? runMain(args, { home: elsewhere, env }) : local.sbx(args, { env });
 
   beforeAll(async () => {
-    home = makeHome("sbx-pipe-");
+    local = await localHome("sbx-pipe-");
+    elsewhere = makeHome("sbx-pipe-dead-");
     expect((await sbx(["exec", "--", "true"])).code).toBe(0);
     expect((await sbx(["exec", "--", "sh", "-c", "exit 3"])).code).toBe(3);
   });
   afterAll(async () => {
-    await stopDaemon(home);
-    removeHome(home);
+    await local.close();
+    removeHome(elsewhere);
   });
 
   const noAnsi = (r: SbxResult) => {
@@ -352,23 +358,21 @@ describe("piped output: no ANSI, tab-separated rows, ISO-8601 times", () => {
 });
 
 describe("--quiet leaves only data", () => {
-  let home: string;
-  const sbx = (args: string[]) => runSbx(args, { home });
+  let local: LocalHome;
+  const sbx = (args: string[]) => local.sbx(args);
 
-  beforeAll(() => {
-    home = makeHome("sbx-quiet-");
+  beforeEach(async () => {
+    local = await localHome("sbx-quiet-");
   });
-  afterAll(async () => {
-    await stopDaemon(home);
-    removeHome(home);
-  });
+  afterEach(() => local.close());
 
-  it("exec: the command's output, not the daemon's start-up line", async () => {
+  it("exec: the command's output and nothing else", async () => {
     const r = await sbx(["--quiet", "exec", "--", "echo", "hi"]);
     expect(r).toMatchObject({ code: 0, stdout: "hi\n", stderr: "" });
   });
 
   it("data commands still print their data", async () => {
+    expect((await sbx(["exec", "--", "true"])).code).toBe(0);
     const list = await sbx(["-q", "receipts", "list"]);
     expect(list.stderr).toBe("");
     // Only the rows: --quiet leaves the header out.
@@ -402,8 +406,7 @@ describe("--quiet leaves only data", () => {
   });
 
   it("--verbose names the receipt, the key and the request before sending, never the key's secret", async () => {
-    const r = await runSbx(["--verbose", "exec", "--idempotency-key", "k-verbose-1", "--", "true"], {
-      home,
+    const r = await local.sbx(["--verbose", "exec", "--idempotency-key", "k-verbose-1", "--", "true"], {
       env: { SBX_API_KEY: "sk-verbose-secret" },
     });
     expect(r.code).toBe(0);

@@ -4,7 +4,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
-import { makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
+import { makeHome, removeHome, runSbx } from "../support/cli.js";
+import { runMainJson } from "../support/in-process.js";
 import { behaviours, startMisbehavingServer } from "../support/misbehaving-server.js";
 
 const N = 16;
@@ -18,9 +19,7 @@ describe("16 concurrent sbx exec processes", () => {
 
     // A fresh SBX_HOME: the processes also race to create and migrate receipts.db.
     const results = await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        runSbx(["exec", "--api-url", server.url, "--", "echo", String(i)], { home, timeoutMs: 40_000 }),
-      ),
+      Array.from({ length: N }, (_, i) => runSbx(["exec", "--api-url", server.url, "--", "echo", String(i)], { home })),
     );
     results.forEach((r, i) => {
       expect(r.stderr).not.toMatch(/SQLITE_BUSY|database is locked/i);
@@ -37,7 +36,7 @@ describe("16 concurrent sbx exec processes", () => {
     const postedKeys = posts.map((p) => p.headers["idempotency-key"] as string);
     expect(new Set(postedKeys).size).toBe(N);
 
-    const { result, doc: receipts } = await runSbxJson<ReceiptDocument[]>(
+    const { result, doc: receipts } = await runMainJson<ReceiptDocument[]>(
       ["receipts", "list", "--json", "--limit", "100"],
       { home },
     );

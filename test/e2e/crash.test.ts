@@ -4,7 +4,8 @@
 
 import { describe, expect, it } from "vitest";
 import type { DetailedReceiptDocument } from "../../src/receipts/document.js";
-import { collect, makeHome, removeHome, runSbxJson, spawnSbx } from "../support/cli.js";
+import { collect, makeHome, removeHome, spawnSbx } from "../support/cli.js";
+import { runMainJson } from "../support/in-process.js";
 import { behaviours, startMisbehavingServer } from "../support/misbehaving-server.js";
 
 describe("sbx killed with SIGKILL after sending", () => {
@@ -15,7 +16,7 @@ describe("sbx killed with SIGKILL after sending", () => {
     t.onTestFinished(() => server.close());
 
     const child = spawnSbx(["exec", "--api-url", server.url, "--", "echo", "hi"], { home });
-    const exited = collect(child, 20_000, "sbx exec (to be killed)");
+    const exited = collect(child, undefined, "sbx exec (to be killed)");
     await server.waitForRequests(1);
     expect(child.kill("SIGKILL")).toBe(true);
     const killed = await exited;
@@ -26,7 +27,7 @@ describe("sbx killed with SIGKILL after sending", () => {
     const key = first.headers["idempotency-key"] as string;
     expect(key).toMatch(/^[A-Za-z0-9_:.-]{1,255}$/);
 
-    const shown = await runSbxJson<DetailedReceiptDocument>(["receipts", "show", key, "--json"], { home });
+    const shown = await runMainJson<DetailedReceiptDocument>(["receipts", "show", key, "--json"], { home });
     expect(shown.result.code).toBe(0);
     const before = shown.doc;
     expect(before).toMatchObject({
@@ -41,7 +42,7 @@ describe("sbx killed with SIGKILL after sending", () => {
     expect(before.observations.map((o) => [o.source, o.classification])).toEqual([["dispatch", "dispatched"]]);
 
     server.setBehaviour(behaviours.succeeded());
-    const resub = await runSbxJson<DetailedReceiptDocument>(["receipts", "resubmit", before.receipt_id, "--json"], {
+    const resub = await runMainJson<DetailedReceiptDocument>(["receipts", "resubmit", before.receipt_id, "--json"], {
       home,
     });
     expect(resub.result.code, resub.result.stderr).toBe(0);
@@ -60,7 +61,7 @@ describe("sbx killed with SIGKILL after sending", () => {
     expect(second.body.equals(first.body)).toBe(true);
 
     const after = (
-      await runSbxJson<DetailedReceiptDocument>(["receipts", "show", before.receipt_id, "--json"], { home })
+      await runMainJson<DetailedReceiptDocument>(["receipts", "show", before.receipt_id, "--json"], { home })
     ).doc;
     expect(after.classification).toBe("succeeded");
     expect(after.attempts.map((a) => [a.attempt, a.body_sha256])).toEqual([
@@ -72,7 +73,7 @@ describe("sbx killed with SIGKILL after sending", () => {
       ["dispatch", 2, "dispatched"],
       ["answer", 2, "succeeded"],
     ]);
-    const list = await runSbxJson<unknown[]>(["receipts", "list", "--json"], { home });
+    const list = await runMainJson<unknown[]>(["receipts", "list", "--json"], { home });
     expect(list.doc).toHaveLength(1);
   });
 });

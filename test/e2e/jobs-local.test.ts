@@ -7,6 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { collect, makeHome, removeHome, runSbxJson, spawnSbx } from "../support/cli.js";
 import { startForegroundDaemon, stopDaemon } from "../support/daemon.js";
+import { runMainJson } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
@@ -36,17 +37,17 @@ describe("kill -9 of the daemon while a job runs", () => {
     const waiter = spawnSbx(["jobs", "submit", file, "--wait", "--json"], { home });
     const waited = collect(waiter, 90_000, "sbx jobs submit --wait");
 
-    const running = async (): Promise<Json> => {
-      for (;;) {
-        const { doc } = await runSbxJson<Json>(["jobs", "list", "--request", "kill-9", "--json"], { home });
-        const long = doc.jobs.find((j: Json) => j.name === "long");
-        if (long?.status === "running") return long;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    const long = await running();
+    const long = await until<Json>(
+      async () => {
+        const { doc } = await runMainJson<Json>(["jobs", "list", "--request", "kill-9", "--json"], { home });
+        const found = doc.jobs.find((j: Json) => j.name === "long");
+        return found?.status === "running" ? found : undefined;
+      },
+      30_000,
+      "the job to run",
+    );
     await until(() => processesWithArg(sleep).length === 1, 10_000, "the job's command to run");
-    const sandbox = await runSbxJson<Json>(["sandbox", "show", "default", "--json"], { home });
+    const sandbox = await runMainJson<Json>(["sandbox", "show", "default", "--json"], { home });
     const endsWithDaemon = sandbox.doc.isolation === "bwrap";
 
     const exited = new Promise((resolve) => daemon.once("exit", resolve));
@@ -60,7 +61,8 @@ describe("kill -9 of the daemon while a job runs", () => {
       expect(processesWithArg(sleep)).toHaveLength(1);
     }
 
-    // Any command of the local profile starts the backend again; its recovery ends the job.
+    // Any command of the local profile starts the backend again (a process of its own:
+    // in-process sbx cannot start one); its recovery ends the job.
     const shown = await runSbxJson<Json>(["jobs", "show", long.job_id, "--json"], { home });
     expect(shown.result.code, shown.result.stderr).toBe(0);
     expect(shown.doc).toMatchObject({

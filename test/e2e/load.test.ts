@@ -8,13 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { socketClient } from "../backend/support.js";
 import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
-import { collect, makeHome, receiptsDbOf, removeHome, runSbx, runSbxJson, spawnSbx } from "../support/cli.js";
+import { collect, makeHome, receiptsDbOf, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
+import { runMainJson } from "../support/in-process.js";
+import { connectionsTo } from "../support/sockets.js";
 import { holdStoreLock } from "../support/store-holder.js";
+import { until } from "../support/wait.js";
 
 const N = 64;
-/** Past Node's keep-alive timeout (5 s): connections pooled before the wait are closed by then. */
-const KEEP_ALIVE_GONE_MS = 7000;
 
 const runtimes: Array<[string, boolean]> = [
   ["node bin/sbx", true],
@@ -53,12 +54,17 @@ describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name
           return collect(child, 120_000, `sbx exec #${i}`);
         });
         // Every one of them is waiting for the store (each says so once).
-        const deadline = Date.now() + 90_000;
-        while (!stderrs.every((s) => s.includes("is busy (another process holds it)"))) {
-          if (Date.now() > deadline) throw new Error(`not all ${N} reached the store:\n${stderrs.join("\n")}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        await new Promise((r) => setTimeout(r, KEEP_ALIVE_GONE_MS));
+        await until(
+          () => stderrs.every((s) => s.includes("is busy (another process holds it)")),
+          90_000,
+          `all ${N} to reach the store`,
+        ).catch((err: Error) => {
+          throw new Error(`${err.message}:\n${stderrs.join("\n")}`);
+        });
+        // Connections pooled before the wait (health checks) are closed meanwhile: each
+        // request must go on a connection of its own.
+        const socket = path.join(home, "daemon", "daemon.sock");
+        await until(() => connectionsTo(socket) === 0, 60_000, "the daemon's idle connections to be closed");
         await holder.release();
         results = await Promise.all(children);
       } finally {
@@ -73,7 +79,7 @@ describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name
         expect(stderrs[i]).not.toMatch(/EPIPE|database is locked|may have run|internal error/);
       });
 
-      const list = await runSbxJson<ReceiptDocument[]>(["receipts", "list", "--json", "--limit", "1000"], { home });
+      const list = await runMainJson<ReceiptDocument[]>(["receipts", "list", "--json", "--limit", "1000"], { home });
       const mine = list.doc.filter((d) => /^n\d+$/.test(String((d.request.body as { command: string[] }).command[1])));
       expect(mine).toHaveLength(N);
       expect(new Set(mine.map((d) => d.idempotency_key)).size).toBe(N);

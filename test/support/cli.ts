@@ -31,7 +31,10 @@ export interface SbxOptions {
   env?: Record<string, string | undefined>;
   /** Bytes for stdin; stdin is closed (empty) otherwise. */
   input?: string | Buffer;
-  /** Kill the process (SIGKILL) and fail after this long. Default 20 s. */
+  /**
+   * Kill the process (SIGKILL) and fail after this long. Default 50 s: a safety net under
+   * the test's own timeout, never a speed check (a machine busy with another suite is slow).
+   */
   timeoutMs?: number;
   /** Another sbx executable to run (the release binary) instead of `node bin/sbx`. */
   bin?: string;
@@ -75,18 +78,47 @@ export function spawnSbx(args: readonly string[], opts: SbxOptions): ChildProces
   return child;
 }
 
+/** Where a child that did not finish is: exited with its output still held open, or what it waits in and holds. */
+function processState(child: ChildProcess): string {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return `it exited (${child.exitCode ?? child.signalCode}); something else holds its stdout or stderr open`;
+  }
+  try {
+    const wchan = fs.readFileSync(`/proc/${child.pid}/wchan`, "utf8");
+    const fds = fs.readdirSync(`/proc/${child.pid}/fd`).map((fd) => {
+      try {
+        return `${fd}->${fs.readlinkSync(`/proc/${child.pid}/fd/${fd}`)}`;
+      } catch {
+        return fd;
+      }
+    });
+    const threads = fs.readdirSync(`/proc/${child.pid}/task`).map((tid) => {
+      const at = (f: string) => fs.readFileSync(`/proc/${child.pid}/task/${tid}/${f}`, "utf8").trim();
+      try {
+        return `${at("comm")}:${at("wchan") || "running"}`;
+      } catch {
+        return tid;
+      }
+    });
+    return `still running, waiting in ${wchan || "?"}; threads ${threads.join(" ")}; fds ${fds.join(" ")}`;
+  } catch {
+    return "state unknown";
+  }
+}
+
 /** Collects a child's output and exit. */
-export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): Promise<SbxResult> {
+export function collect(child: ChildProcess, timeoutMs = 50_000, what = "sbx"): Promise<SbxResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout?.on("data", (c: Buffer) => out.push(c));
   child.stderr?.on("data", (c: Buffer) => err.push(c));
   return new Promise<SbxResult>((resolve, reject) => {
     const timer = setTimeout(() => {
+      const state = processState(child);
       child.kill("SIGKILL");
       reject(
         new Error(
-          `${what} did not exit within ${timeoutMs} ms\nstdout: ${Buffer.concat(out)}\nstderr: ${Buffer.concat(err)}`,
+          `${what} did not exit within ${timeoutMs} ms (${state})\nstdout: ${Buffer.concat(out)}\nstderr: ${Buffer.concat(err)}`,
         ),
       );
     }, timeoutMs);
@@ -108,7 +140,7 @@ export function collect(child: ChildProcess, timeoutMs = 20_000, what = "sbx"): 
 
 /** Runs `node bin/sbx ARGS` to completion. */
 export function runSbx(args: readonly string[], opts: SbxOptions): Promise<SbxResult> {
-  return collect(spawnSbx(args, opts), opts.timeoutMs ?? 20_000, `sbx ${args.join(" ")}`);
+  return collect(spawnSbx(args, opts), opts.timeoutMs ?? 50_000, `sbx ${args.join(" ")}`);
 }
 
 /** Runs sbx and parses its stdout as one JSON document. */

@@ -1,8 +1,12 @@
-// Finding and stopping the daemons that end-to-end tests start (by their SBX_HOME).
+// Finding, starting and stopping the daemons that end-to-end tests start (by their
+// SBX_HOME), without spawning sbx for it: signals and a health request on the socket.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
-import { runSbx, SBX_BIN, sbxEnv, TEST_BINARY } from "./cli.js";
+import http from "node:http";
+import { resolvePaths } from "../../src/config/paths.js";
+import { SBX_BIN, sbxEnv, TEST_BINARY } from "./cli.js";
+import { until } from "./wait.js";
 
 /** Pids of `sbx daemon run` processes whose SBX_HOME is this home (Linux /proc). */
 export function daemonPids(home: string): number[] {
@@ -21,16 +25,37 @@ export function daemonPids(home: string): number[] {
   return pids;
 }
 
-/** Stops the home's daemon (politely, then by force) so no test leaves one behind. */
-export async function stopDaemon(home: string): Promise<void> {
-  await runSbx(["daemon", "stop"], { home, timeoutMs: 30_000 }).catch(() => undefined);
-  for (const pid of daemonPids(home)) {
+function signal(pids: number[], sig: NodeJS.Signals): void {
+  for (const pid of pids) {
     try {
-      process.kill(pid, "SIGKILL");
+      process.kill(pid, sig);
     } catch {
       // already gone
     }
   }
+}
+
+/** Stops the home's daemon (SIGTERM, as `sbx daemon stop` does; SIGKILL if it lingers) so no test leaves one behind. */
+export async function stopDaemon(home: string): Promise<void> {
+  signal(daemonPids(home), "SIGTERM");
+  try {
+    await until(() => daemonPids(home).length === 0, 15_000, "the daemon to stop");
+  } catch {
+    signal(daemonPids(home), "SIGKILL");
+    await until(() => daemonPids(home).length === 0, 5_000, "the daemon to die");
+  }
+}
+
+/** Whether a daemon answers its health route on the home's socket. */
+function answers(home: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get({ socketPath: resolvePaths({ SBX_HOME: home }).socketPath, path: "/api/v1/health" }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.setTimeout(2_000, () => req.destroy());
+    req.on("error", () => resolve(false));
+  });
 }
 
 /** Runs `sbx daemon run ARGS` in the foreground as a child; resolves once it answers. */
@@ -45,15 +70,20 @@ export async function startForegroundDaemon(home: string, args: string[]): Promi
   child.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();
   });
-  const until = Date.now() + 15_000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}: ${stderr}`);
-    const status = await runSbx(["daemon", "status"], { home });
-    if (status.code === 0) return child;
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`daemon exited ${child.exitCode}: ${stderr}`);
+        return answers(home);
+      },
+      15_000,
+      "the daemon to answer",
+    );
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw new Error(`${(err as Error).message}\n${stderr}`);
   }
-  child.kill("SIGKILL");
-  throw new Error(`daemon did not answer: ${stderr}`);
+  return child;
 }
 
 /** SIGTERM to a foreground daemon, waiting for it to exit. */

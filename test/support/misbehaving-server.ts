@@ -184,6 +184,8 @@ export interface MisbehavingServer {
   setBehaviour(b: Behaviour): void;
   /** Resolves once at least n requests have arrived (body fully read). */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  /** Connections open now: 0 once every client has closed its own (nothing more is in flight). */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -273,6 +275,7 @@ export async function startMisbehavingServer(initial: Behaviour = behaviours.suc
           },
         });
       }),
+    openConnections: () => sockets.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -1,6 +1,8 @@
 // Finding a test's own processes on the host, whatever sandbox they run in.
 
 import fs from "node:fs";
+import path from "node:path";
+import { SBX_BIN } from "./cli.js";
 
 /** A sleep duration unique to one test ("30.123456"), to find its processes by their argv. */
 export function uniqueSleep(seconds = 30): string {
@@ -9,7 +11,8 @@ export function uniqueSleep(seconds = 30): string {
 
 /**
  * Pids of live processes whose argv contains `arg` (any namespace: /proc shows them
- * all), bwrap itself (whose argv ends with the command's) left out.
+ * all): the commands themselves. Left out: bwrap (whose argv ends with the command's)
+ * and the sbx client that asked for them (`sbx exec -- sleep ARG` carries it too).
  */
 export function processesWithArg(arg: string): number[] {
   const pids: number[] = [];
@@ -20,7 +23,8 @@ export function processesWithArg(arg: string): number[] {
       const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
-      if (argv.includes(arg) && state !== "Z" && comm !== "bwrap") pids.push(Number(name));
+      const sbxClient = argv.includes(SBX_BIN) || path.basename(argv[0] ?? "").startsWith("sbx");
+      if (argv.includes(arg) && state !== "Z" && comm !== "bwrap" && !sbxClient) pids.push(Number(name));
     } catch {
       // gone
     }

@@ -6,7 +6,10 @@ import path from "node:path";
 
 export const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
-/** relative path → "file MODE SHA256" | "dir MODE" | "link -> TARGET", for every entry under a directory. */
+/**
+ * relative path → "file MODE SHA256" | "dir MODE" | "link -> TARGET" | "special MODE" (a fifo,
+ * socket or device, never opened: a fifo would block), for every entry under a directory.
+ */
 export function treeOf(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (d: string, prefix: string) => {
@@ -19,7 +22,8 @@ export function treeOf(dir: string): Record<string, string> {
       else if (st.isDirectory()) {
         out[rel] = `dir ${mode}`;
         walk(p, rel);
-      } else out[rel] = `file ${mode} ${sha256(fs.readFileSync(p))}`;
+      } else if (st.isFile()) out[rel] = `file ${mode} ${sha256(fs.readFileSync(p))}`;
+      else out[rel] = `special ${mode}`;
     }
   };
   walk(dir, "");

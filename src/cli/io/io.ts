@@ -325,10 +325,17 @@ export interface BufferIO extends IO {
 /**
  * An IO over buffers, for tests: not a TTY, no colour unless asked, never a spinner.
  * `keys`, a readable stream (e.g. a PassThrough), stands in for the terminal that
- * prompts read; with `tty` it makes canPrompt true.
+ * prompts read; with `tty` it makes canPrompt true. With `env`, colour is decided from
+ * it (NO_COLOR, FORCE_COLOR, TERM) as for the process's own streams, unless `color` says.
  */
 export function createBufferIO(
-  opts: { stdin?: Buffer | string; tty?: boolean; color?: boolean; keys?: NodeJS.ReadableStream } = {},
+  opts: {
+    stdin?: Buffer | string;
+    tty?: boolean;
+    color?: boolean;
+    keys?: NodeJS.ReadableStream;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): BufferIO {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -350,9 +357,11 @@ export function createBufferIO(
           },
         }
       : Object.assign(opts.keys as unknown as StdinStream, { isTTY: opts.tty === true });
+  const env = opts.env ?? {};
+  const color = opts.color ?? (opts.env === undefined ? false : colorWanted(opts.tty === true, env));
   const io = makeIO(
-    { stdout: sink(out, opts.tty === true), stderr: sink(err, opts.tty === true), stdin, env: {} },
-    { color: opts.color ?? false, errColor: opts.color ?? false, quiet: false, verbose: false, spinners: false },
+    { stdout: sink(out, opts.tty === true), stderr: sink(err, opts.tty === true), stdin, env },
+    { color, errColor: color, quiet: false, verbose: false, spinners: false },
   );
   return {
     ...io,

@@ -1,45 +1,49 @@
-// End-to-end: supervised processes through bin/sbx against the embedded backend.
+// Supervised processes through sbx against the embedded backend, in-process through
+// main(): receipts, stdin byte for byte, large logs read back exactly, restarts,
+// timeouts and signals, rotation, and UTF-8 never split by --text.
 
 import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProcessResult } from "../../src/protocol/types.js";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
-import { lines, makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
-import { startForegroundDaemon, stopDaemon, stopForegroundDaemon } from "../support/daemon.js";
+import { lines } from "../support/cli.js";
+import { type LocalHome, localHome, startMain } from "../support/in-process.js";
+import { until } from "../support/wait.js";
 
 describe("sbx process against the local backend", () => {
-  let home: string;
-  const sbx = (args: string[], input?: string | Buffer, timeoutMs?: number) =>
-    runSbx(args, { home, ...(input === undefined ? {} : { input }), ...(timeoutMs ? { timeoutMs } : {}) });
+  let local: LocalHome;
+  const sbx = (args: string[], input?: string | Buffer) => local.sbx(args, input === undefined ? {} : { input });
   const start = async (args: string[]) => {
     const r = await sbx(["process", "start", ...args]);
     expect(r.code, r.stderr).toBe(0);
     return r.stdout.trim();
   };
   const result = async (id: string, wait = "30s") =>
-    (await runSbxJson<ProcessResult>(["process", "result", id, "--wait", wait, "--json"], { home })).doc;
+    (await local.json<ProcessResult>(["process", "result", id, "--wait", wait, "--json"])).doc;
 
   beforeAll(async () => {
-    home = makeHome("sbx-e2e-proc-");
-    await sbx(["daemon", "start"]);
+    local = await localHome("sbx-proc-");
   });
-  afterAll(async () => {
-    await stopDaemon(home);
-    removeHome(home);
-  });
+  afterAll(() => local.close());
 
   it("starts a worker with a receipt and prints its id", async () => {
-    const { result: r, doc } = await runSbxJson<ReceiptDocument>(
-      ["process", "start", "--json", "--name", "hello", "--", "echo", "hi"],
-      { home },
-    );
+    const { result: r, doc } = await local.json<ReceiptDocument>([
+      "process",
+      "start",
+      "--json",
+      "--name",
+      "hello",
+      "--",
+      "echo",
+      "hi",
+    ]);
     expect(r.code).toBe(0);
     expect(doc).toMatchObject({ kind: "process_start", classification: "succeeded", may_have_run: true });
     expect(doc.execution_id).toMatch(/^prc_/);
     expect(doc.request.path).toBe("/api/v1/sandbox/default/processes");
-    const listed = await runSbxJson<{ processes: Array<{ process_id: string; name: string }> }>(["ps", "--json"], {
-      home,
-    });
+    const listed = await local.json<{ processes: Array<{ process_id: string; name: string }> }>(["ps", "--json"]);
     expect(listed.doc.processes.map((p) => p.process_id)).toContain(doc.execution_id);
     expect((await sbx(["process", "logs", "hello", "-f"])).stdout).toBe("hi\n");
   });
@@ -49,7 +53,7 @@ describe("sbx process against the local backend", () => {
     const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     expect((await sbx(["process", "stdin", id, "--eof"], bytes)).code).toBe(0);
     // Wait for the end (eof), then read the bytes as JSON (base64), which keeps them exact.
-    expect((await runSbx(["process", "logs", id, "-f", "--raw"], { home })).code).toBe(0);
+    expect((await sbx(["process", "logs", id, "-f", "--raw"])).code).toBe(0);
     const json = lines((await sbx(["process", "logs", id, "--json", "--stream", "stdout"])).stdout).map((l) =>
       JSON.parse(l),
     );
@@ -69,8 +73,7 @@ describe("sbx process against the local backend", () => {
     const next = first.at(-1).next_offset;
     expect(next).toBe(1_000_003);
     const rest = lines(
-      (await sbx(["process", "logs", id, "--json", "--stream", "stdout", "--offset", String(next)], undefined, 60_000))
-        .stdout,
+      (await sbx(["process", "logs", id, "--json", "--stream", "stdout", "--offset", String(next)])).stdout,
     ).map((l) => JSON.parse(l));
     const all = Buffer.concat([...first, ...rest].map((c) => Buffer.from(c.data, "base64")));
     expect(all.length).toBeGreaterThan(15_000_000);
@@ -129,52 +132,48 @@ describe("sbx process against the local backend", () => {
 });
 
 describe("process logs across rotation", () => {
-  it("says on stderr when bytes were rotated away, and reads on from the oldest kept offset", async () => {
-    const home = makeHome("sbx-e2e-rot-");
-    const daemon = await startForegroundDaemon(home, ["--process-log-segment", "1k", "--process-log-keep", "4k"]);
-    try {
-      const started = await runSbx(["process", "start", "--", "seq", "1", "5000"], { home });
-      const id = started.stdout.trim();
-      await runSbx(["process", "result", id, "--wait", "20s"], { home });
-      const read = await runSbx(["process", "logs", id, "--raw", "--stream", "stdout"], { home });
-      expect(read.code).toBe(0);
-      expect(read.stderr).toMatch(/bytes of stdout \(offsets 0\.\.(\d+)\) were rotated away/);
-      const all = `${Array.from({ length: 5000 }, (_, i) => i + 1).join("\n")}\n`;
-      expect(all.endsWith(read.stdout)).toBe(true);
-      expect(read.stdout.length).toBeGreaterThanOrEqual(3 * 1024);
-      expect(read.stdout.length).toBeLessThan(all.length);
-      const chunks = lines(
-        (await runSbx(["process", "logs", id, "--json", "--stream", "stdout"], { home })).stdout,
-      ).map((l) => JSON.parse(l));
-      expect(chunks[0]).toMatchObject({ rotated: true });
-      expect(chunks[0].offset).toBe(chunks[0].oldest_offset);
-      expect(chunks.at(-1).next_offset).toBe(Buffer.byteLength(all));
-    } finally {
-      await stopForegroundDaemon(daemon);
-      removeHome(home);
-    }
+  it("says on stderr when bytes were rotated away, and reads on from the oldest kept offset", async (t) => {
+    const local = await localHome("sbx-rot-", { processLogSegmentBytes: 1024, processLogKeepBytes: 4096 });
+    t.onTestFinished(() => local.close());
+    const started = await local.sbx(["process", "start", "--", "seq", "1", "5000"]);
+    const id = started.stdout.trim();
+    await local.sbx(["process", "result", id, "--wait", "20s"]);
+    const read = await local.sbx(["process", "logs", id, "--raw", "--stream", "stdout"]);
+    expect(read.code).toBe(0);
+    expect(read.stderr).toMatch(/bytes of stdout \(offsets 0\.\.(\d+)\) were rotated away/);
+    const all = `${Array.from({ length: 5000 }, (_, i) => i + 1).join("\n")}\n`;
+    expect(all.endsWith(read.stdout)).toBe(true);
+    expect(read.stdout.length).toBeGreaterThanOrEqual(3 * 1024);
+    expect(read.stdout.length).toBeLessThan(all.length);
+    const chunks = lines((await local.sbx(["process", "logs", id, "--json", "--stream", "stdout"])).stdout).map((l) =>
+      JSON.parse(l),
+    );
+    expect(chunks[0]).toMatchObject({ rotated: true });
+    expect(chunks[0].offset).toBe(chunks[0].oldest_offset);
+    expect(chunks.at(-1).next_offset).toBe(Buffer.byteLength(all));
   });
 });
 
 describe("process logs --text", () => {
-  it("never splits a UTF-8 character between reads", async () => {
-    const home = makeHome("sbx-e2e-utf8-");
-    try {
-      const started = await runSbx(
-        [
-          "process",
-          "start",
-          "--shell",
-          "printf 'caf\\303'; sleep 0.7; printf '\\251 \\342\\202'; sleep 0.7; printf '\\254\\n'",
-        ],
-        { home },
-      );
-      const id = started.stdout.trim();
-      const text = await runSbx(["process", "logs", id, "-f", "--text"], { home });
-      expect(text.stdout).toBe("café €\n");
-    } finally {
-      await stopDaemon(home);
-      removeHome(home);
-    }
+  it("never splits a UTF-8 character between reads", async (t) => {
+    const local = await localHome("sbx-utf8-");
+    t.onTestFinished(() => local.close());
+    const { doc } = await local.json<{ host_workspace: string }>(["sandbox", "show", "default", "--json"]);
+    const release = (name: string) => fs.writeFileSync(path.join(doc.host_workspace, name), "");
+    const waitFor = (name: string) => `while [ ! -e ${name} ]; do sleep 0.02; done`;
+    // Each character is cut between two writes, and -f reads each part before the next is written.
+    const started = await local.sbx([
+      "process",
+      "start",
+      "--shell",
+      `printf 'caf\\303'; ${waitFor("go1")}; printf '\\251 \\342\\202'; ${waitFor("go2")}; printf '\\254\\n'`,
+    ]);
+    const id = started.stdout.trim();
+    const text = startMain(["process", "logs", id, "-f", "--text"], { home: local.home });
+    await until(() => text.io.stdoutText() === "caf", 20_000, "the text before the cut é");
+    release("go1");
+    await until(() => text.io.stdoutText() === "café ", 20_000, "the text before the cut €");
+    release("go2");
+    expect((await text.done).stdout).toBe("café €\n");
   });
 });

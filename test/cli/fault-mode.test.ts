@@ -1,11 +1,14 @@
 // Every non-happy row of the classification table, produced by the real embedded
-// backend in fault mode (`sbx daemon run --faults`), and what a person does next.
+// backend in fault mode (what `sbx daemon run --faults` serves), and what a person
+// does next; in-process through main(). (kill -9 of the daemon: test/e2e/daemon-kill.)
 
-import type { ChildProcess } from "node:child_process";
-import fs from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, removeHome, runSbx, runSbxJson, SBX_BIN, TEST_BINARY } from "../support/cli.js";
-import { startForegroundDaemon, stopDaemon, stopForegroundDaemon } from "../support/daemon.js";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { BackendOptions } from "../../src/backend/server.js";
+import { socketClient } from "../backend/support.js";
+import { startHomeBackend } from "../support/home-backend.js";
+import { type LocalHome, localHome, runMain, runMainJson } from "../support/in-process.js";
+import { until } from "../support/wait.js";
 
 interface Receipt {
   receipt_id: string;
@@ -20,22 +23,19 @@ interface Receipt {
   attempts?: unknown[];
 }
 
-/** One daemon per fault spec, each in its own SBX_HOME. */
-function withFaults(spec: string, body: (home: string) => Promise<void>) {
+/** One backend per fault spec, each in its own SBX_HOME. */
+function withFaults(spec: string, body: (home: string) => Promise<void>, opts: Partial<BackendOptions> = {}) {
   return async () => {
-    const home = makeHome("sbx-fault-");
-    let daemon: ChildProcess | undefined;
+    const local: LocalHome = await localHome("sbx-fault-", { faults: spec, ...opts });
     try {
-      daemon = await startForegroundDaemon(home, ["--faults", spec]);
-      await body(home);
+      await body(local.home);
     } finally {
-      if (daemon) await stopForegroundDaemon(daemon);
-      removeHome(home);
+      await local.close();
     }
   };
 }
 
-const exec = (home: string, args: string[]) => runSbxJson<Receipt>(["exec", "--json", ...args], { home });
+const exec = (home: string, args: string[]) => runMainJson<Receipt>(["exec", "--json", ...args], { home });
 
 describe.concurrent("the embedded backend's fault mode, as sbx classifies it", () => {
   it(
@@ -45,9 +45,9 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
       expect(result.code).toBe(75);
       expect(doc).toMatchObject({ classification: "not_started", may_have_run: false, retry_after_ms: 2000 });
       expect(doc.next).toBe(`sbx receipts resubmit ${doc.receipt_id}`);
-      const again = await runSbx(["receipts", "resubmit", doc.receipt_id], { home });
+      const again = await runMain(["receipts", "resubmit", doc.receipt_id], { home });
       expect(again).toMatchObject({ code: 0, stdout: "ran\n" });
-      const shown = await runSbxJson<Receipt>(["receipts", "show", doc.receipt_id, "--json"], { home });
+      const shown = await runMainJson<Receipt>(["receipts", "show", doc.receipt_id, "--json"], { home });
       expect(shown.doc.attempts).toHaveLength(2);
     }),
   );
@@ -60,21 +60,26 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
       expect(doc.classification).toBe("result_unconfirmed");
       expect(doc.execution_id).toMatch(/^exe_/);
       expect(result.stderr).toContain(`sbx receipts wait ${doc.receipt_id}`);
-      const waited = await runSbx(["receipts", "wait", doc.receipt_id], { home });
+      const waited = await runMain(["receipts", "wait", doc.receipt_id], { home });
       expect(waited).toMatchObject({ code: 0, stdout: "hi\n" });
     }),
   );
 
   it(
     "record_pending: 255 and 'do not resubmit'; wait sees it published",
-    withFaults("execute:record_pending", async (home) => {
-      const { result, doc } = await exec(home, ["--", "echo", "kept"]);
-      expect(result.code).toBe(255);
-      expect(doc.classification).toBe("record_pending");
-      expect(result.stderr).toContain("do not resubmit");
-      const waited = await runSbx(["receipts", "wait", doc.receipt_id, "--timeout", "20s"], { home });
-      expect(waited).toMatchObject({ code: 0, stdout: "kept\n" });
-    }),
+    withFaults(
+      "execute:record_pending",
+      async (home) => {
+        const { result, doc } = await exec(home, ["--", "echo", "kept"]);
+        expect(result.code).toBe(255);
+        expect(doc.classification).toBe("record_pending");
+        expect(result.stderr).toContain("do not resubmit");
+        const waited = await runMain(["receipts", "wait", doc.receipt_id, "--timeout", "20s"], { home });
+        expect(waited).toMatchObject({ code: 0, stdout: "kept\n" });
+      },
+      // Published sooner than the daemon's 3 s: what is waited for is the same.
+      { recordPendingPublishMs: 300 },
+    ),
   );
 
   it(
@@ -98,7 +103,7 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
       expect(result.code).toBe(255);
       expect(doc.classification).toBe("outcome_unknown");
       expect(doc.execution_id).toBeNull();
-      const waited = await runSbxJson<Receipt>(["receipts", "wait", doc.receipt_id, "--json"], { home });
+      const waited = await runMainJson<Receipt>(["receipts", "wait", doc.receipt_id, "--json"], { home });
       expect(waited.result.code).toBe(0);
       expect(waited.doc).toMatchObject({ classification: "succeeded", stdout: "dropped\n" });
       expect(waited.doc.execution_id).toMatch(/^exe_/);
@@ -108,10 +113,10 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
   it(
     "a dropped process start is in doubt (255); recover finds the process by its idempotency key",
     withFaults("process.start:drop:once", async (home) => {
-      const { result, doc } = await runSbxJson<Receipt>(["process", "start", "--json", "--", "sleep", "30"], { home });
+      const { result, doc } = await runMainJson<Receipt>(["process", "start", "--json", "--", "sleep", "30"], { home });
       expect(result.code).toBe(255);
       expect(doc).toMatchObject({ classification: "outcome_unknown", execution_id: null });
-      const recovered = await runSbxJson<{ resolved: Array<{ receipt_id: string; now: string }> }>(
+      const recovered = await runMainJson<{ resolved: Array<{ receipt_id: string; now: string }> }>(
         ["recover", "--json"],
         {
           home,
@@ -120,9 +125,9 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
       expect(recovered.doc.resolved).toEqual([
         expect.objectContaining({ receipt_id: doc.receipt_id, now: "succeeded" }),
       ]);
-      const shown = await runSbxJson<Receipt>(["receipts", "show", doc.receipt_id, "--json"], { home });
+      const shown = await runMainJson<Receipt>(["receipts", "show", doc.receipt_id, "--json"], { home });
       expect(shown.doc.execution_id).toMatch(/^prc_/);
-      const listed = await runSbxJson<{ processes: unknown[] }>(["ps", "--json"], { home });
+      const listed = await runMainJson<{ processes: unknown[] }>(["ps", "--json"], { home });
       expect(listed.doc.processes).toHaveLength(1); // started once, never twice
     }),
   );
@@ -133,7 +138,7 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
       const { result, doc } = await exec(home, ["--client-timeout", "1s", "--", "echo", "late"]);
       expect(result.code).toBe(255);
       expect(doc.classification).toBe("local_timeout");
-      const waited = await runSbx(["receipts", "wait", doc.receipt_id, "--timeout", "20s"], { home });
+      const waited = await runMain(["receipts", "wait", doc.receipt_id, "--timeout", "20s"], { home });
       expect(waited).toMatchObject({ code: 0, stdout: "late\n" });
     }),
   );
@@ -142,7 +147,7 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
     "a streamed exec whose stream is cut after 3 frames resumes by reading, with no duplicate and no lost output",
     withFaults("execute:cut_after=3:once", async (home) => {
       const script = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.1; done";
-      const r = await runSbx(["exec", "--stream", "--shell", script], { home });
+      const r = await runMain(["exec", "--stream", "--shell", script], { home });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe("line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n");
       expect(r.stderr).toContain("reconnecting");
@@ -201,72 +206,11 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
   );
 });
 
-describe("kill -9 of the daemon during a run", () => {
-  let home: string;
-  beforeAll(() => {
-    home = makeHome("sbx-crash-");
-  });
-  afterAll(async () => {
-    await runSbx(["daemon", "stop"], { home }).catch(() => undefined);
-    removeHome(home);
-  });
-
-  it("leaves a receipt in doubt; after the restart wait reports outcome_unknown and the process is gone", async () => {
-    const marker = `sbx-crash-marker-${process.pid}-${Date.now()}`;
-    const running = runSbxJson<Receipt>(["exec", "--json", "--", "sh", "-c", `sleep 60; echo ${marker}`], {
-      home,
-      timeoutMs: 30_000,
-    });
-    const status = await waitFor(async () => {
-      const s = await runSbxJson<{ pid: number | null }>(["daemon", "status", "--json"], { home });
-      return s.doc.pid !== null && processesNamed(marker).length > 0 ? s.doc.pid : null;
-    });
-    process.kill(status, "SIGKILL");
-    const { result, doc } = await running;
-    expect(result.code).toBe(255);
-    expect(doc.classification).toBe("outcome_unknown");
-    // The next command starts a fresh daemon, which marks the lost execution and ends its group.
-    const waited = await runSbxJson<Receipt>(["receipts", "wait", doc.receipt_id, "--json", "--timeout", "20s"], {
-      home,
-    });
-    expect(waited.result.code).toBe(255);
-    expect(waited.doc).toMatchObject({ classification: "outcome_unknown", system_error: "exec_stream_lost" });
-    expect(processesNamed(marker)).toEqual([]);
-  });
-});
-
-async function waitFor<T>(probe: () => Promise<T | null>, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const v = await probe();
-    if (v !== null) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("condition not met in time");
-}
-
-/** Sandboxed processes whose command line mentions name. */
-function processesNamed(name: string): number[] {
-  return fs
-    .readdirSync("/proc")
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        const cmdline = fs.readFileSync(`/proc/${e}/cmdline`, "utf8");
-        return cmdline.includes(name) && !cmdline.includes(TEST_BINARY ?? SBX_BIN); // the sandboxed process, not sbx itself
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 describe("sbx recover", () => {
   it("observes every receipt in doubt once, resolves what it can, and never re-sends", async () => {
-    const home = makeHome("sbx-recover-");
-    let daemon: ChildProcess | undefined;
+    const local = await localHome("sbx-recover-", { faults: "execute:drop:times=2" });
+    const home = local.home;
     try {
-      daemon = await startForegroundDaemon(home, ["--faults", "execute:drop:times=2"]);
       const dropped = await exec(home, ["--", "sh", "-c", "echo ran >> runs.log"]);
       expect(dropped.doc.classification).toBe("outcome_unknown");
       const dropped2 = await exec(home, ["--", "true"]);
@@ -274,8 +218,22 @@ describe("sbx recover", () => {
       // A receipt sent to a backend that is gone stays in doubt.
       const gone = await exec(home, ["--api-url", "http://127.0.0.1:9", "--", "true"]);
       expect(gone.doc.classification).toBe("not_started");
-      await new Promise((r) => setTimeout(r, 500));
-      const { result, doc } = await runSbxJson<{
+      // Both dropped executions have ended at the backend (recover then finds them settled).
+      const backend = socketClient(path.join(home, "daemon", "daemon.sock"));
+      try {
+        await until(
+          async () => {
+            const listed = await backend.api("GET", "/api/v1/sandbox/default/executions");
+            const executions = listed.json.executions as Array<{ outcome: string }>;
+            return executions.length === 2 && executions.every((e) => e.outcome === "succeeded");
+          },
+          20_000,
+          "the dropped executions to end",
+        );
+      } finally {
+        await backend.close();
+      }
+      const { result, doc } = await runMainJson<{
         resolved: Array<{ receipt_id: string; now: string }>;
         in_doubt: Array<{ receipt_id: string; next: string }>;
       }>(["recover", "--json"], { home });
@@ -286,35 +244,33 @@ describe("sbx recover", () => {
       expect(doc.in_doubt).toEqual([]);
       expect(result.code).toBe(0);
       // Nothing ran twice.
-      expect((await runSbx(["exec", "--", "cat", "runs.log"], { home })).stdout).toBe("ran\n");
-      const again = await runSbx(["recover"], { home });
+      expect((await runMain(["exec", "--", "cat", "runs.log"], { home })).stdout).toBe("ran\n");
+      const again = await runMain(["recover"], { home });
       expect(again.code).toBe(0);
       expect(again.stderr).toContain("no receipts in doubt");
     } finally {
-      if (daemon) await stopForegroundDaemon(daemon);
-      removeHome(home);
+      await local.close();
     }
   });
 
-  it("reports what it could not resolve, with the next step, and exits 255", async () => {
-    const home = makeHome("sbx-recover-");
-    let daemon: ChildProcess | undefined;
+  it("reports what it could not resolve, with the next step, and exits 255", async (t) => {
+    const local = await localHome("sbx-recover-", { faults: "execute:stream_lost" });
+    const home = local.home;
     try {
-      daemon = await startForegroundDaemon(home, ["--faults", "execute:stream_lost"]);
       const lost = await exec(home, ["--", "true"]);
       expect(lost.doc.classification).toBe("outcome_unknown");
-      await stopForegroundDaemon(daemon);
-      daemon = undefined;
-      const { result, doc } = await runSbxJson<{
+      // The backend started again, without faults: what it recorded is all there is to read.
+      await local.backend.close();
+      const restarted = await startHomeBackend(home);
+      t.onTestFinished(() => restarted.close());
+      const { result, doc } = await runMainJson<{
         in_doubt: Array<{ receipt_id: string; next: string; observed: string }>;
       }>(["recover", "--json"], { home, env: { SBX_API_URL: "http://127.0.0.1:9" } });
       expect(result.code).toBe(255);
       expect(doc.in_doubt.map((r) => r.receipt_id)).toEqual([lost.doc.receipt_id]);
       expect(doc.in_doubt[0]!.next).toContain(`sbx receipts wait ${lost.doc.receipt_id}`);
     } finally {
-      if (daemon) await stopForegroundDaemon(daemon);
-      await stopDaemon(home); // recover may have started one on demand
-      removeHome(home);
+      await local.close();
     }
   });
 });

@@ -1,11 +1,12 @@
 // API keys reach the server and nowhere else: not stdout, not stderr, not any file
-// under SBX_HOME except the 0600 credentials file.
+// under SBX_HOME except the 0600 credentials file. In-process through main().
 
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
-import { filesUnder, makeHome, modeOf, removeHome, runSbx, type SbxResult } from "../support/cli.js";
+import { filesUnder, makeHome, modeOf, removeHome, type SbxResult } from "../support/cli.js";
+import { runMain } from "../support/in-process.js";
 import {
   type Behaviour,
   behaviours,
@@ -50,7 +51,7 @@ describe("API keys", () => {
   it("are sent as Authorization: ApiKey and never printed or stored outside the 0600 credentials file", async (t) => {
     const { home, server, outputs } = await setup(t);
     const run = async (args: string[], env: Record<string, string> = {}, input?: string) => {
-      const r = await runSbx(args, { home, env, ...(input === undefined ? {} : { input }) });
+      const r = await runMain(args, { home, env, ...(input === undefined ? {} : { input }) });
       outputs.push(r);
       return r;
     };
@@ -125,12 +126,12 @@ describe("API keys", () => {
       [echo(500), 255],
     ] as const) {
       server.setBehaviour(b);
-      const r = await runSbx(["exec", "--api-url", server.url, "--", "echo", "hi"], { home, env: viaEnv });
+      const r = await runMain(["exec", "--api-url", server.url, "--", "echo", "hi"], { home, env: viaEnv });
       outputs.push(r);
       expect(r.code, r.stderr).toBe(code);
     }
     expect(server.posts().every((p) => p.headers.authorization === `ApiKey ${ENV_KEY}`)).toBe(true);
-    outputs.push(await runSbx(["receipts", "export"], { home, env: viaEnv }));
+    outputs.push(await runMain(["receipts", "export"], { home, env: viaEnv }));
     expectNoKeyInOutputs(outputs);
     expectNoKeyInFiles(home, ["receipts.db"]);
   });

@@ -1,10 +1,12 @@
 // `sbx exec --stream` against a server whose event streams drop, break inside a
 // frame, and reset: sbx resumes by reading (Last-Event-ID), never re-sends the POST,
-// and never lets a truncated stream pass for a result.
+// and never lets a truncated stream pass for a result. In-process through main();
+// every test has its own home and server, so they run concurrently.
 
 import { describe, expect, it, type TestContext } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
-import { makeHome, removeHome, runSbx, runSbxJson } from "../support/cli.js";
+import { makeHome, removeHome } from "../support/cli.js";
+import { runMain, runMainJson } from "../support/in-process.js";
 import {
   type Answer,
   executionRecord,
@@ -52,7 +54,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
       { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "one\n")], drop: true },
       () => ({ kind: "sse", chunks: [end(3, "incomplete", "exec_stream_lost")] }),
     );
-    const r = await runSbx(["exec", "--stream", "--api-url", server.url, "--", "echo", "one"], { home });
+    const r = await runMain(["exec", "--stream", "--api-url", server.url, "--", "echo", "one"], { home });
     expect(r.code).toBe(255);
     expect(r.stdout).toBe("one\n");
     expect(r.stderr).toMatch(/may have run/);
@@ -61,7 +63,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
     expect(gets.length).toBeGreaterThanOrEqual(1);
     expect(gets[0]!.headers["last-event-id"]).toBe("2");
     expect(gets[0]!.path).toBe(`/api/v1/sandbox/default/executions/${EID}/stream`);
-    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
+    const shown = await runMainJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
     expect(shown.doc).toMatchObject({ classification: "outcome_unknown", execution_id: EID, stdout: "one\n" });
   });
 
@@ -79,7 +81,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
           ? { kind: "sse", chunks: [last, exitFrame(4), end(5)] }
           : { kind: "json", status: 500, body: { error: { code: "wrong_cursor", message: "unexpected cursor" } } },
     );
-    const r = await runSbx(["exec", "--stream", "--api-url", server.url, "--", "printf", "a\\nb\\n"], { home });
+    const r = await runMain(["exec", "--stream", "--api-url", server.url, "--", "printf", "a\\nb\\n"], { home });
     expect(r.stdout).toBe("a\nb\n");
     expect(r.code).toBe(0);
     expect(server.posts()).toHaveLength(1);
@@ -98,7 +100,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
       { kind: "sse", chunks: [started, outputFrame(2, "stdout", 0, "old\n")], drop: true },
       () => ({ kind: "sse", chunks: [snapshot, outputFrame(4, "stdout", 5, "more\n"), exitFrame(5), end(6)] }),
     );
-    const { result, doc } = await runSbxJson<ReceiptDocument>(
+    const { result, doc } = await runMainJson<ReceiptDocument>(
       ["exec", "--stream", "--json", "--api-url", server.url, "--", "true"],
       { home },
     );
@@ -109,7 +111,7 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
 
   it("a stream that stays dropped past the client deadline is not success", async (t) => {
     const { home, server } = await setup(t, { kind: "sse", chunks: [started], drop: true }, () => ({ kind: "close" }));
-    const r = await runSbx(["exec", "--stream", "--client-timeout", "2s", "--api-url", server.url, "--", "true"], {
+    const r = await runMain(["exec", "--stream", "--client-timeout", "2s", "--api-url", server.url, "--", "true"], {
       home,
     });
     expect(r.code).toBe(255);
@@ -125,15 +127,15 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
         kind: "hang",
       }),
     );
-    const r = await runSbx(["exec", "--detach", "--api-url", server.url, "--", "sleep", "100"], { home });
+    const r = await runMain(["exec", "--detach", "--api-url", server.url, "--", "sleep", "100"], { home });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^rcp_\\w+\\t${EID}\\n$`));
-    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
+    const shown = await runMainJson<ReceiptDocument>(["receipts", "show", EID, "--json"], { home });
     expect(shown.doc.classification).toBe("running");
   });
 });
 
-describe("observations go where the request went", () => {
+describe.concurrent("observations go where the request went", () => {
   it("refresh, wait and recover read from the receipt's backend, whatever the current profile says", async (t) => {
     const record = executionRecord(null, {
       execution_id: "exe_there",
@@ -153,7 +155,7 @@ describe("observations go where the request went", () => {
       body: { error: { code: "wrong", message: "wrong backend" } },
     });
     t.onTestFinished(() => other.close());
-    const sent = await runSbxJson<ReceiptDocument>(
+    const sent = await runMainJson<ReceiptDocument>(
       [
         "exec",
         "--json",
@@ -169,8 +171,8 @@ describe("observations go where the request went", () => {
       { home },
     );
     expect(sent.doc.classification).toBe("local_timeout");
-    expect((await runSbx(["profile", "add", "elsewhere", "--api-url", other.url, "--use"], { home })).code).toBe(0);
-    const refreshed = await runSbxJson<ReceiptDocument>(["receipts", "refresh", sent.doc.receipt_id, "--json"], {
+    expect((await runMain(["profile", "add", "elsewhere", "--api-url", other.url, "--use"], { home })).code).toBe(0);
+    const refreshed = await runMainJson<ReceiptDocument>(["receipts", "refresh", sent.doc.receipt_id, "--json"], {
       home,
     });
     expect(refreshed.doc).toMatchObject({ classification: "succeeded", execution_id: "exe_there" });
@@ -182,7 +184,7 @@ describe("observations go where the request went", () => {
   });
 });
 
-describe("review regressions", () => {
+describe.concurrent("review regressions", () => {
   it("a server that ignores ?idempotency_key= never settles a receipt with someone else's execution", async (t) => {
     const theirs = executionRecord(null, {
       execution_id: "exe_theirs",
@@ -194,18 +196,18 @@ describe("review regressions", () => {
       status: 200,
       body: { executions: [theirs], next_cursor: null, live_count: 0 },
     }));
-    const sent = await runSbxJson<ReceiptDocument>(
+    const sent = await runMainJson<ReceiptDocument>(
       ["exec", "--json", "--api-url", server.url, "--", "rm", "-rf", "x"],
       {
         home,
       },
     );
     expect(sent.result.code).toBe(255);
-    const waited = await runSbx(["receipts", "wait", sent.doc.receipt_id, "--timeout", "20s"], { home });
+    const waited = await runMain(["receipts", "wait", sent.doc.receipt_id, "--timeout", "20s"], { home });
     expect(waited.stdout).not.toContain("not yours");
     expect(waited.code).toBe(255);
     expect(waited.stderr).toContain("does not know the execution");
-    const shown = await runSbxJson<ReceiptDocument>(["receipts", "show", sent.doc.receipt_id, "--json"], { home });
+    const shown = await runMainJson<ReceiptDocument>(["receipts", "show", sent.doc.receipt_id, "--json"], { home });
     expect(shown.doc.classification).toBe("outcome_unknown");
     expect(shown.doc.execution_id).toBeNull();
   });
@@ -216,7 +218,7 @@ describe("review regressions", () => {
       { kind: "json", status: 409, body: { error: { code: "request_in_progress", message: "busy" } } },
       () => ({ kind: "hang" }),
     );
-    const r = await runSbx(["exec", "--detach", "--api-url", server.url, "--", "sleep", "1"], { home });
+    const r = await runMain(["exec", "--detach", "--api-url", server.url, "--", "sleep", "1"], { home });
     expect(r.code).toBe(255);
     expect(r.stdout).not.toContain("null");
     expect(r.stderr).toContain("in progress");
@@ -228,7 +230,7 @@ describe("review regressions", () => {
       status: 404,
       body: { error: { code: "execution_not_found", message: "no such execution" } },
     }));
-    const r = await runSbx(["logs", "exe_bogus", "-f", "--api-url", server.url], { home, timeoutMs: 15_000 });
+    const r = await runMain(["logs", "exe_bogus", "-f", "--api-url", server.url], { home });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("execution_not_found");
   });
@@ -237,12 +239,14 @@ describe("review regressions", () => {
     const { home, server } = await setup(t, { kind: "json", status: 200, body: executionRecord(null, {}) }, () => ({
       kind: "hang",
     }));
-    const sent = await runSbxJson<ReceiptDocument>(["exec", "--json", "--api-url", server.url, "--", "true"], { home });
+    const sent = await runMainJson<ReceiptDocument>(["exec", "--json", "--api-url", server.url, "--", "true"], {
+      home,
+    });
     expect(sent.doc.classification).toBe("succeeded");
-    const refused = await runSbx(["receipts", "resubmit", sent.doc.receipt_id], { home });
+    const refused = await runMain(["receipts", "resubmit", sent.doc.receipt_id], { home });
     expect(refused.code).toBe(125);
     expect(server.posts()).toHaveLength(1);
-    const forced = await runSbx(["receipts", "resubmit", sent.doc.receipt_id, "--force"], { home });
+    const forced = await runMain(["receipts", "resubmit", sent.doc.receipt_id, "--force"], { home });
     expect(forced.code).toBe(0);
     expect(server.posts()).toHaveLength(2);
     expect(server.posts()[1]!.body.equals(server.posts()[0]!.body)).toBe(true);

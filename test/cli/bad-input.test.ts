@@ -1,8 +1,10 @@
 // Bad input is refused before anything is dispatched: exit 125, a one-line reason on
-// stderr, nothing on stdout, no request at the server and no receipt.
+// stderr, nothing on stdout, no request at the server and no receipt. In-process
+// through main(); that node itself does not take --env-file is test/e2e/node-flags.
 
 import { describe, expect, it, type TestContext } from "vitest";
-import { lines, makeHome, removeHome, runSbx, runSbxJson, type SbxResult } from "../support/cli.js";
+import { lines, makeHome, removeHome, type SbxResult } from "../support/cli.js";
+import { runMain, runMainJson } from "../support/in-process.js";
 import { type MisbehavingServer, startMisbehavingServer } from "../support/misbehaving-server.js";
 
 interface Case {
@@ -44,8 +46,6 @@ const cases: Case[] = [
     reason: /--cwd "\.\.\/\.\." escapes \/workspace/,
   },
   { name: "--cwd /etc", args: exec("--cwd", "/etc", "--", "echo", "hi"), reason: /--cwd "\/etc" escapes \/workspace/ },
-  // Node itself also reads --env-file, even after the script path, and exits 9 when the
-  // file is missing: `node bin/sbx exec --env-file F` must still be sbx's 125.
   {
     name: "--env-file that does not exist",
     args: exec("--env-file", "/nonexistent/sbx.env", "--", "echo", "hi"),
@@ -76,7 +76,7 @@ async function runCase(t: TestContext, c: Case): Promise<{ res: SbxResult; home:
   t.onTestFinished(() => removeHome(home));
   const server = await startMisbehavingServer();
   t.onTestFinished(() => server.close());
-  const res = await runSbx(
+  const res = await runMain(
     c.args.map((a) => (a === API ? server.url : a)),
     { home },
   );
@@ -96,7 +96,7 @@ describe.concurrent("bad input: exit 125, one line, nothing dispatched", () => {
     expect(res.stderr).not.toMatch(/\x1b\[/);
 
     expect(server.requests).toHaveLength(0);
-    const list = await runSbxJson<unknown[]>(["receipts", "list", "--json"], { home });
+    const list = await runMainJson<unknown[]>(["receipts", "list", "--json"], { home });
     expect(list.result.code).toBe(0);
     expect(list.doc).toEqual([]);
   });
