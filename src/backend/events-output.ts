@@ -67,14 +67,14 @@ export class OutputFiles {
     }
   }
 
-  /** Closes both files; with `sync`, their data reaches the disk first. */
+  /** Closes both files; with `sync`, their data reaches the disk first (a file with none has nothing to sync). */
   close(opts: { sync: boolean }): void {
     for (const stream of OUTPUT_STREAMS) {
       const fd = this.fds[stream];
       if (fd === null) continue;
       this.fds[stream] = null;
       try {
-        if (opts.sync) fs.fdatasyncSync(fd);
+        if (opts.sync && this.keptBytes[stream] > 0) fs.fdatasyncSync(fd);
       } finally {
         fs.closeSync(fd);
       }

@@ -483,10 +483,14 @@ export class EventWriter {
     readonly drafter: EventDrafter,
   ) {}
 
-  /** The first event. Put first even if output was already drafted (a program that failed to start). */
-  started(data: StartedEventData): void {
+  /**
+   * The first event. Put first even if output was already drafted (a program that
+   * failed to start). Committed at once, with `work` (the record's start) in the same
+   * transaction; false when that commit failed (the log keeps trying, in order).
+   */
+  started(data: StartedEventData, work?: () => void): boolean {
     this.drafter.unshift("started", data, data.started_at);
-    this.owner.flush();
+    return this.owner.flush(work);
   }
 
   /** Some of the stream went past the output file's cap and was not kept. */

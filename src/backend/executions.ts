@@ -193,19 +193,22 @@ export class ExecutionManager {
       return this.get(executionId)!;
     }
     const startedAt = handle.startedAt.toISOString();
-    try {
-      this.store.transaction(() =>
-        this.store.markExecutionStarted(executionId, startedAt, {
-          pgid: handle.pgid,
-          startTime: handle.pgidStartTime,
-          bootId: handle.pgid === null ? null : bootId(),
-        }),
-      );
-    } catch (err) {
-      // It runs: follow it; its end is stored (or retried) with its event log.
-      this.log(`execution ${executionId}: could not record its start: ${(err as Error).message}`);
+    const group = {
+      pgid: handle.pgid,
+      startTime: handle.pgidStartTime,
+      bootId: handle.pgid === null ? null : bootId(),
+    };
+    // The record's start (the group restart recovery ends) and the `started` event: one
+    // fsync'd transaction, not two. The row was stored (pending) before the spawn, so
+    // restart recovery finds the execution whenever a crash comes (docs/protocol.md:
+    // `unknown`/`exec_stream_lost`); the group it can end only once this is stored.
+    const stored = writer.started({ execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt }, () =>
+      this.store.markExecutionStarted(executionId, startedAt, group),
+    );
+    if (!stored) {
+      // It runs: follow it; its start and end are stored (or retried, in order) with its event log.
+      this.log(`execution ${executionId}: could not record its start yet; its event log keeps trying`);
     }
-    writer.started({ execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt });
     const entry: LiveExecution = {
       handle,
       writer,
