@@ -131,6 +131,9 @@ describe("what a command loads (node dist/cli/entry.js)", () => {
     expect(got.own).toContain("client/http.js");
     expect(matching(got.own, TERMINAL_CODE)).toEqual([]);
     expect(got.packages.filter((p) => TERMINAL_PACKAGES.includes(p))).toEqual([]);
+    // The store's addon is loaded from where it is built, not searched for by the `bindings` package.
+    expect(got.packages).toContain("better-sqlite3");
+    expect(got.packages).not.toContain("bindings");
     // No other verb's run code.
     const verbs = got.own.filter((f) => /^cli\/commands\/[^/]+\.js$/.test(f) && f !== "cli/commands/index.js");
     expect(verbs).toEqual(["cli/commands/exec.js"]);
