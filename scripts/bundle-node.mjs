@@ -4,8 +4,8 @@
 // import, so that `node bin/sbx` resolves and reads a few files instead of a module
 // graph (BENCHMARKS.md). Code that three or more chunks share goes into one common
 // chunk: Node 20's ESM loader costs about 0.4 ms per file, and split by the exact set
-// of commands that use each module (what Bun's bundler does), a warm exec read 45
-// files; now about a dozen. The backend stays a chunk of its own. better-sqlite3 stays
+// of commands that use each module (what Bun's bundler does), a warm exec read 44
+// files; now 13. The backend stays a chunk of its own. better-sqlite3 stays
 // out (a native addon). Names are kept (stack traces with --verbose stay readable).
 // Without rolldown (dev dependencies not installed), bin/sbx runs the modules tsc built.
 

@@ -156,7 +156,7 @@ describe("what a command reads of the Node bundle (node bin/sbx)", () => {
   it.skipIf(!fs.existsSync(BUNDLE))("a warm exec reads a dozen or so chunks, --version fewer", () => {
     // Node 20's ESM loader costs about 0.4 ms per file: code three or more chunks share
     // is one common chunk (scripts/bundle-node.mjs), where a split by the exact set of
-    // commands using each module had a warm exec read 45.
+    // commands using each module had a warm exec read 44.
     expect(loadedBy(["exec", "--", "true"], BUNDLE).code).toBe(0);
     const exec = loadedBy(["exec", "--", "true"], BUNDLE);
     expect(exec.code, exec.stderr).toBe(0);
