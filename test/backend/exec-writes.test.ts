@@ -1,18 +1,21 @@
-// What the backend writes for one execution: the row (pending) before the spawn; the
-// record's start with the `started` event in one transaction after it; the end with
-// `exit` and `end` in one transaction. Each is an fsync'd commit, so their number is
-// most of what a warm exec costs the daemon (BENCHMARKS.md). Output files are synced
-// at the end only when something was written to them.
+// What the backend writes for one execution. On `none`: the row (pending) before the
+// spawn; the record's start with the `started` event in one transaction after it. On
+// bwrap, whose runs are spawned held (nothing runs before bwrap reads its options): the
+// row, the start and the `started` event in one transaction before the command may
+// run. Then the end with `exit` and `end` in one transaction. Each is an fsync'd
+// commit, so their number is most of what a warm exec costs the daemon
+// (BENCHMARKS.md). Output files are synced at the end only when something was written.
 
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BackendStore } from "../../src/backend/db.js";
 import { OutputFiles } from "../../src/backend/events-output.js";
-import { backendsPerTest, EXECUTE, tempDir, until } from "./support.js";
+import { backendsPerTest, EXECUTE, groupAlive, tempDir, unavailable, until, workspaceOf } from "./support.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest("none");
+const startBwrap = backendsPerTest("bwrap");
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -65,6 +68,50 @@ describe("the durable writes of one execution", () => {
     const types = await eventTypes(b, id);
     expect(types[0]).toBe("1:started");
     expect(types.slice(-2).map((t) => t.split(":")[1])).toEqual(["exit", "end"]);
+  });
+});
+
+describe.skipIf(unavailable("bwrap"))("the durable writes of one execution under bwrap (spawned held)", () => {
+  it("are two transactions: admitted with its start and `started` event before the command runs, ended", async () => {
+    const b = await startBwrap();
+    expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
+
+    const transactions = vi.spyOn(BackendStore.prototype, "transaction");
+    const answer = await b.api("POST", EXECUTE, { body: { command: ["sh", "-c", "echo hi; exit 3"] } });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ outcome: "failed", exit_code: 3, stdout: "hi\n" });
+    expect(transactions).toHaveBeenCalledTimes(2);
+    transactions.mockRestore();
+
+    const record = (await b.api("GET", `${EXECUTIONS}/${answer.json.execution_id}`)).json;
+    expect(record.started_at).toEqual(expect.any(String));
+    const types = await eventTypes(b, answer.json.execution_id);
+    expect(types[0]).toBe("1:started");
+    expect(types.slice(-2).map((t) => t.split(":")[1])).toEqual(["exit", "end"]);
+  });
+
+  it("a run whose admission cannot be stored never runs: 503 not_started, its group ended, no files left", async () => {
+    const b = await startBwrap();
+    const workspace = await workspaceOf(b);
+    expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
+    let pgid: number | null = null;
+    const markStarted = vi
+      .spyOn(BackendStore.prototype, "markExecutionStarted")
+      .mockImplementationOnce((_id, _at, group) => {
+        pgid = group.pgid;
+        throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+      });
+    const r = await b.api("POST", EXECUTE, { body: { command: "touch ran" } });
+    expect(markStarted).toHaveBeenCalledTimes(1);
+    expect(r.status).toBe(503);
+    expect(r.json.error).toMatchObject({ code: "not_started", details: { reason: "storage_unavailable" } });
+    expect(pgid).toEqual(expect.any(Number));
+    await until(() => !groupAlive(pgid!), 10_000, "the held run's group to be gone");
+    expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false);
+    // Nothing of it was stored, and its output files went with it.
+    expect((await b.api("GET", EXECUTIONS)).json.executions).toHaveLength(1);
+    const executionsDir = path.join(path.dirname(workspace), "executions");
+    expect(fs.readdirSync(executionsDir)).toHaveLength(1);
   });
 });
 
