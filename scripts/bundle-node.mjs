@@ -5,8 +5,9 @@
 // graph (BENCHMARKS.md). Code that three or more chunks share goes into one common
 // chunk: Node 20's ESM loader costs about 0.4 ms per file, and split by the exact set
 // of commands that use each module (what Bun's bundler does), a warm exec read 44
-// files; now 13. The backend stays a chunk of its own. better-sqlite3 stays
-// out (a native addon). Names are kept (stack traces with --verbose stay readable).
+// files; now 13. The backend stays a chunk of its own. better-sqlite3's JavaScript is
+// in the bundle (src/platform/better-sqlite3.ts; its addon is loaded by path). Names
+// are kept (stack traces with --verbose stay readable).
 // Without rolldown (dev dependencies not installed), bin/sbx runs the modules tsc built.
 
 import fs from "node:fs";
@@ -25,7 +26,7 @@ fs.rmSync(outdir, { recursive: true, force: true });
 await build({
   input: { entry: path.join(root, "src", "cli", "entry.ts") },
   platform: "node",
-  external: [/^node:/, /^bun:/, "better-sqlite3"],
+  external: [/^node:/, /^bun:/],
   logLevel: "warn",
   onLog(level, log, handler) {
     // A module both imported lazily and statically stays where the static import puts it: expected here.

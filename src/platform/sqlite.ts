@@ -55,10 +55,24 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
   return db;
 }
 
+type BetterSqlite3 = typeof import("better-sqlite3");
+let imported: BetterSqlite3 | null = null;
+
+/**
+ * On Node, imports better-sqlite3 (./better-sqlite3.ts) for the next openDatabase: the
+ * Node bundle then has it in a chunk rather than in a dozen files of CommonJS. Nothing
+ * under Bun. Without it, openDatabase requires the package as it is installed.
+ */
+export async function preloadSqliteDriver(): Promise<void> {
+  if (isBunRuntime() || imported !== null) return;
+  imported = (await import("./better-sqlite3.js")).default;
+}
+
 /** Node: better-sqlite3 (a native addon). */
 function openBetterSqlite3(file: string): Database {
-  const BetterSqlite3 = require("better-sqlite3") as typeof import("better-sqlite3");
   const addon = betterSqlite3Addon();
+  // A bundled copy finds the addon only by its path (its own search would start from the bundle).
+  const BetterSqlite3 = imported !== null && addon !== null ? imported : (require("better-sqlite3") as BetterSqlite3);
   const db = new BetterSqlite3(file, addon === null ? {} : { nativeBinding: addon });
   return {
     exec: (sql) => {

@@ -20,6 +20,8 @@ const ENTRY = path.join(DIST, "cli", "entry.js");
 interface Loaded {
   own: string[];
   packages: string[];
+  /** Every file loaded, by path. */
+  files: string[];
   code: number | null;
   stdout: string;
   stderr: string;
@@ -47,7 +49,7 @@ function loadedBy(args: string[], entry = ENTRY): Loaded {
       files.map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1]).filter((p): p is string => p !== undefined),
     ),
   ];
-  return { own: own.sort(), packages: packages.sort(), code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { own: own.sort(), packages: packages.sort(), files, code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Client, store and backend code (and what they load). The fault grammar's help text is only text. */
@@ -165,6 +167,10 @@ describe("what a command reads of the Node bundle (node bin/sbx)", () => {
     const version = loadedBy(["--version"], BUNDLE);
     expect(version.code, version.stderr).toBe(0);
     expect(chunks(version).length).toBeLessThan(chunks(exec).length);
+    // better-sqlite3's JavaScript is in the bundle: of the package, only its addon is loaded.
+    expect(exec.files.filter((f) => f.includes("node_modules/better-sqlite3/"))).toEqual([
+      expect.stringMatching(/better-sqlite3\/build\/Release\/better_sqlite3\.node$/),
+    ]);
     // The backend is a chunk of its own, read only by the daemon.
     expect(exec.own.filter((f) => /^node\/daemon-(?!launcher)/.test(f))).toEqual([]);
   });
