@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The release binary: src/cli/entry.ts compiled by Bun into one executable, minified
 // and with its bytecode compiled ahead (start-up is most of a short command's time;
-// BENCHMARKS.md). `--format esm`: the entry awaits at top level. The binary uses
+// BENCHMARKS.md), as ESM (`--format esm`). The binary uses
 // bun:sqlite (src/platform/sqlite.ts); better-sqlite3's JavaScript is compiled in
 // (src/platform/better-sqlite3.ts imports it, for the Node bundle) but never loaded:
 // marked external, its import would be resolved when the binary starts, and fail.

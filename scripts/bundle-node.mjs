@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The Node entry as a bundle: src/cli/entry.ts (the same entry the release binary is
-// compiled from) bundled by rolldown for Node into dist/node/, split at every lazy
-// import, so that `node bin/sbx` resolves and reads a few files instead of a module
-// graph (BENCHMARKS.md). Code that three or more chunks share goes into one common
+// compiled from) bundled by rolldown for Node into dist/node/ as CommonJS (Node 20
+// starts a CommonJS program without its ESM loader: ~8 ms of every command), split at
+// every lazy import, so that `node bin/sbx` resolves and reads a few files instead of
+// a module graph (BENCHMARKS.md). Code that three or more chunks share goes into one common
 // chunk: Node 20's ESM loader costs about 0.4 ms per file, and split by the exact set
 // of commands that use each module (what Bun's bundler does), a warm exec read 44
 // files; now 13. The backend stays a chunk of its own. better-sqlite3's JavaScript is
@@ -35,7 +36,9 @@ await build({
   },
   output: {
     dir: outdir,
-    format: "esm",
+    format: "cjs",
+    entryFileNames: "[name].cjs",
+    chunkFileNames: "[name]-[hash].cjs",
     minify: { compress: false, mangle: false, codegen: { removeWhitespace: true } },
     codeSplitting: {
       groups: [{ name: "common", test: /[\\/]src[\\/](?!backend[\\/])/, minShareCount: 3 }],

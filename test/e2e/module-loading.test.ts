@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, REPO_ROOT, removeHome, sbxEnv } from "../support/cli.js";
+import { makeHome, REPO_ROOT, removeHome, SBX_BIN, sbxEnv } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 
 const DIST = path.join(REPO_ROOT, "dist");
@@ -152,11 +152,11 @@ describe("what a command loads (node dist/cli/entry.js)", () => {
 });
 
 describe("what a command reads of the Node bundle (node bin/sbx)", () => {
-  const BUNDLE = path.join(DIST, "node", "entry.js");
+  const BUNDLE = path.join(DIST, "node", "entry.cjs");
   const chunks = (got: Loaded) => got.own.filter((f) => f.startsWith(`node${path.sep}`));
 
   it.skipIf(!fs.existsSync(BUNDLE))("a warm exec reads a dozen or so chunks, --version fewer", () => {
-    // Node 20's ESM loader costs about 0.4 ms per file: code three or more chunks share
+    // Node costs about 0.4 ms per file it loads (as ESM; less as CommonJS): code three or more chunks share
     // is one common chunk (scripts/bundle-node.mjs), where a split by the exact set of
     // commands using each module had a warm exec read 44.
     expect(loadedBy(["exec", "--", "true"], BUNDLE).code).toBe(0);
@@ -173,5 +173,23 @@ describe("what a command reads of the Node bundle (node bin/sbx)", () => {
     ]);
     // The backend is a chunk of its own, read only by the daemon.
     expect(exec.own.filter((f) => /^node\/daemon-(?!launcher)/.test(f))).toEqual([]);
+  });
+
+  it.skipIf(!fs.existsSync(BUNDLE))("node bin/sbx runs CommonJS: Node's ESM loader is not started", () => {
+    const out = path.join(home, "builtins.txt");
+    const dump = path.join(home, "dump-builtins.cjs");
+    fs.writeFileSync(
+      dump,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));`,
+    );
+    const r = spawnSync(process.execPath, ["-r", dump, "--", SBX_BIN, "exec", "--", "true"], {
+      env: sbxEnv(home),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const builtins = fs.readFileSync(out, "utf8").split("\n");
+    // What resolves, reads and translates ES modules (with fs/promises and readline under it).
+    expect(builtins.filter((m) => /internal\/modules\/esm\/(translators|module_job|resolve)$/.test(m))).toEqual([]);
   });
 });
