@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The release binary: src/cli/entry.ts compiled by Bun into one executable, minified
 // and with its bytecode compiled ahead (start-up is most of a short command's time;
-// BENCHMARKS.md). `--format esm`: the entry awaits at top level. better-sqlite3 stays
-// out (the binary uses bun:sqlite, src/platform/sqlite.ts).
+// BENCHMARKS.md), as ESM (`--format esm`). The binary uses
+// bun:sqlite (src/platform/sqlite.ts); better-sqlite3's JavaScript is compiled in
+// (src/platform/better-sqlite3.ts imports it, for the Node bundle) but never loaded:
+// marked external, its import would be resolved when the binary starts, and fail.
 // Usage: node scripts/build-binary.mjs [OUTFILE]   (default dist/release/sbx)
 
 import { spawnSync } from "node:child_process";
@@ -21,8 +23,6 @@ const built = spawnSync(
     "--bytecode",
     "--format",
     "esm",
-    "--external",
-    "better-sqlite3",
     "--outfile",
     outfile,
     path.join(root, "src", "cli", "entry.ts"),

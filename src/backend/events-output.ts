@@ -24,6 +24,8 @@ export class OutputFiles {
     fds: Record<OutputStream, number>,
     /** Bytes kept per stream at most. */
     readonly maxBytes: number,
+    /** The directory of the two files. */
+    readonly dir: string,
   ) {
     this.fds = fds;
   }
@@ -35,7 +37,7 @@ export class OutputFiles {
       fs.openSync(outputFile(dir, stream), fs.constants.O_CREAT | fs.constants.O_WRONLY | fs.constants.O_APPEND, 0o600);
     const stdout = open("stdout");
     try {
-      return new OutputFiles({ stdout, stderr: open("stderr") }, maxBytes);
+      return new OutputFiles({ stdout, stderr: open("stderr") }, maxBytes, dir);
     } catch (err) {
       fs.closeSync(stdout);
       throw err;
@@ -67,14 +69,14 @@ export class OutputFiles {
     }
   }
 
-  /** Closes both files; with `sync`, their data reaches the disk first. */
+  /** Closes both files; with `sync`, their data reaches the disk first (a file with none has nothing to sync). */
   close(opts: { sync: boolean }): void {
     for (const stream of OUTPUT_STREAMS) {
       const fd = this.fds[stream];
       if (fd === null) continue;
       this.fds[stream] = null;
       try {
-        if (opts.sync) fs.fdatasyncSync(fd);
+        if (opts.sync && this.keptBytes[stream] > 0) fs.fdatasyncSync(fd);
       } finally {
         fs.closeSync(fd);
       }

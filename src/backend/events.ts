@@ -7,6 +7,7 @@
 // retention and wakes stream readers once a batch is committed. Readers only ever
 // see committed events, so an id once sent always names the same event.
 
+import fs from "node:fs";
 import {
   EVENT_OUTPUT_BUDGET,
   EVENT_OUTPUT_CHUNK_LIMIT,
@@ -275,6 +276,20 @@ export class EventLog {
     return stored;
   }
 
+  /**
+   * Commits `work` (an execution's admission) and then what its writer has drafted (its
+   * `started` event) in one transaction, now. Nothing is kept to try again: when it
+   * throws, the caller says nothing was started and discards the writer.
+   */
+  commitAdmission(writer: EventWriter, work: () => void): void {
+    const rows = writer.drafter.take().map((d) => writer.number(d));
+    this.store.transaction(() => {
+      work();
+      this.insert(writer.executionId, rows);
+    });
+    this.notify(writer.executionId);
+  }
+
   /** True while some events or an execution's end wait for a commit that failed. */
   get hasUnsaved(): boolean {
     return this.unsaved.length > 0;
@@ -483,10 +498,30 @@ export class EventWriter {
     readonly drafter: EventDrafter,
   ) {}
 
-  /** The first event. Put first even if output was already drafted (a program that failed to start). */
-  started(data: StartedEventData): void {
+  /**
+   * The first event. Put first even if output was already drafted (a program that
+   * failed to start). Committed at once, with `work` (the record's start) in the same
+   * transaction; false when that commit failed (the log keeps trying, in order).
+   */
+  started(data: StartedEventData, work?: () => void): boolean {
     this.drafter.unshift("started", data, data.started_at);
-    this.owner.flush();
+    return this.owner.flush(work);
+  }
+
+  /**
+   * The first event of a run spawned held, stored with its admission (`work`) in one
+   * transaction (EventLog.commitAdmission); throws when that commit fails.
+   */
+  admittedAndStarted(data: StartedEventData, work: () => void): void {
+    this.drafter.unshift("started", data, data.started_at);
+    this.owner.commitAdmission(this, work);
+  }
+
+  /** An execution that was never admitted: its files are closed and removed, and the log forgets it. */
+  discard(): void {
+    this.files.close({ sync: false });
+    this.owner.forget(this.executionId);
+    fs.rmSync(this.files.dir, { recursive: true, force: true });
   }
 
   /** Some of the stream went past the output file's cap and was not kept. */

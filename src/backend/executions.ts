@@ -120,28 +120,31 @@ export class ExecutionManager {
     return row === undefined || (row.outcome !== "pending" && !this.unsavedEnds.has(executionId));
   }
 
-  /** Stores the execution (pending), then starts it. Returns the record as admitted. */
+  /**
+   * Stores the execution (pending), then starts it. Returns the record as admitted.
+   * On a driver that starts runs held (bwrap), the run is spawned first, waiting, and
+   * its admission, its start (process group) and its `started` event are stored in one
+   * transaction before its command may run; otherwise the row is stored before the
+   * spawn and the start after it. Either way an execution is known before its command
+   * can have had any effect, and a run is never let go unless its admission is stored.
+   */
   admit(spec: AdmitSpec): ExecutionRecord {
     const executionId = `exe_${randomBytes(10).toString("hex")}`;
     const sandboxId = spec.sandbox.sandbox_id;
-    try {
-      this.store.transaction(() => {
-        this.store.insertExecution({
-          execution_id: executionId,
-          sandbox_id: sandboxId,
-          idempotency_key: spec.idempotencyKey,
-          command: spec.command,
-          working_dir: spec.workingDir,
-          timeout_ms: spec.timeoutMs,
-          created_at: new Date(this.now()).toISOString(),
-        });
-        spec.onAdmit?.(executionId);
+    const held = spec.driver.startsHeld;
+    const insert = () => {
+      this.store.insertExecution({
+        execution_id: executionId,
+        sandbox_id: sandboxId,
+        idempotency_key: spec.idempotencyKey,
+        command: spec.command,
+        working_dir: spec.workingDir,
+        timeout_ms: spec.timeoutMs,
+        created_at: new Date(this.now()).toISOString(),
       });
-    } catch (err) {
-      // Nothing was stored and nothing started: safe to send again later.
-      if (isStorageFailure(err)) throw new StorageUnavailable((err as Error).message);
-      throw err;
-    }
+      spec.onAdmit?.(executionId);
+    };
+    if (!held) this.storeAdmission(insert);
 
     const env = commandEnvironment(
       spec.driver,
@@ -155,6 +158,7 @@ export class ExecutionManager {
     try {
       writer = this.events.open(executionId, sandboxId);
     } catch (err) {
+      if (held) this.storeAdmission(insert);
       this.log(`execution ${executionId}: could not open its output files: ${(err as Error).message}`);
       const end = lostEnd(SYSTEM_ERROR_DRIVER, this.now());
       this.events.appendEnding(executionId, sandboxId, endingOf(end), () =>
@@ -174,6 +178,7 @@ export class ExecutionManager {
         env,
         stdin: spec.stdin,
         timeoutMs: spec.timeoutMs,
+        held,
         onOutput: (stream, chunk) => {
           try {
             writer.output(stream, chunk);
@@ -187,25 +192,33 @@ export class ExecutionManager {
         },
       });
     } catch (err) {
+      if (held) this.admitOrDiscard(insert, writer);
       this.log(`execution ${executionId}: driver failed to start it: ${(err as Error).message}`);
       const end = lostEnd(SYSTEM_ERROR_DRIVER, this.now());
       writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
       return this.get(executionId)!;
     }
     const startedAt = handle.startedAt.toISOString();
-    try {
-      this.store.transaction(() =>
-        this.store.markExecutionStarted(executionId, startedAt, {
-          pgid: handle.pgid,
-          startTime: handle.pgidStartTime,
-          bootId: handle.pgid === null ? null : bootId(),
-        }),
-      );
-    } catch (err) {
-      // It runs: follow it; its end is stored (or retried) with its event log.
-      this.log(`execution ${executionId}: could not record its start: ${(err as Error).message}`);
+    const group = {
+      pgid: handle.pgid,
+      startTime: handle.pgidStartTime,
+      bootId: handle.pgid === null ? null : bootId(),
+    };
+    const started = { execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt };
+    const markStarted = () => this.store.markExecutionStarted(executionId, startedAt, group);
+    if (held) {
+      // One fsync'd transaction for the admission, the start and the `started` event; then the command runs.
+      const admitStarted = () => {
+        insert();
+        markStarted();
+      };
+      this.admitOrDiscard(admitStarted, writer, started, handle);
+      handle.proceed();
+    } else if (!writer.started(started, markStarted)) {
+      // The start and the `started` event are one transaction. It runs: follow it; its
+      // start and end are stored (or retried, in order) with its event log.
+      this.log(`execution ${executionId}: could not record its start yet; its event log keeps trying`);
     }
-    writer.started({ execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt });
     const entry: LiveExecution = {
       handle,
       writer,
@@ -215,6 +228,39 @@ export class ExecutionManager {
     };
     this.live.set(executionId, entry);
     return this.get(executionId)!;
+  }
+
+  /** Stores an admission; a storage failure (nothing was stored, nothing started) is StorageUnavailable. */
+  private storeAdmission(work: () => void): void {
+    try {
+      this.store.transaction(work);
+    } catch (err) {
+      // Nothing was stored and nothing started: safe to send again later.
+      if (isStorageFailure(err)) throw new StorageUnavailable((err as Error).message);
+      throw err;
+    }
+  }
+
+  /**
+   * Stores the admission of a run spawned held (with its `started` event when given);
+   * when that fails, the run is ended before its command ever ran, its files go, and
+   * the failure is thrown (StorageUnavailable: nothing started).
+   */
+  private admitOrDiscard(
+    work: () => void,
+    writer: EventWriter,
+    started?: { execution_id: string; sandbox_id: string; started_at: string },
+    handle?: RunHandle,
+  ): void {
+    try {
+      if (started) writer.admittedAndStarted(started, work);
+      else this.storeAdmission(work);
+    } catch (err) {
+      handle?.discard();
+      writer.discard();
+      if (isStorageFailure(err)) throw new StorageUnavailable((err as Error).message);
+      throw err;
+    }
   }
 
   /** Resolves when the execution is no longer running, after `timeoutMs`, or on abort. */

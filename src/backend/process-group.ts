@@ -17,6 +17,8 @@ export interface GroupLeaderSpec {
   env: Record<string, string>;
   /** A pipe to the leader's stdin; otherwise stdin is /dev/null. */
   stdin: boolean;
+  /** Spawned held (the driver must start runs held): nothing runs before proceed(). */
+  held?: boolean;
   onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Nothing was started (may be called during spawn()). */
   onSpawnError: (program: string, err: NodeJS.ErrnoException) => void;
@@ -66,6 +68,7 @@ export class ProcessGroup {
         cwd: spec.cwd,
         env: spec.env,
         stdin: spec.stdin,
+        ...(spec.held === true && { held: true }),
       });
     } catch (err) {
       spec.onSpawnError(program, err as NodeJS.ErrnoException);
@@ -100,6 +103,11 @@ export class ProcessGroup {
     return true;
   }
 
+  /** A run spawned held starts its command. */
+  proceed(): void {
+    this.run?.proceed();
+  }
+
   /** Sends a signal to every process of the run; false when it is gone (or never started). */
   signal(signal: NodeJS.Signals): boolean {
     return this.pgid !== null && this.run?.signal(signal) === true;
@@ -125,9 +133,8 @@ export class ProcessGroup {
     this.clearTimers();
     // Whatever is left of the run (background jobs that closed their output) ends with it.
     if (this.pgid !== null) this.run?.signal("SIGKILL");
-    this.child?.stdin?.destroy();
-    this.child?.stdout?.destroy();
-    this.child?.stderr?.destroy();
+    // Every pipe to it (a driver's own too, e.g. bwrap's options of a run never let go).
+    for (const pipe of this.child?.stdio ?? []) pipe?.destroy();
   }
 
   /**

@@ -18,6 +18,8 @@ export interface RunSpec {
   /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
   stdin: Buffer | null;
   timeoutMs: number;
+  /** Spawned held (the driver must start runs held): the command starts at the handle's proceed(). */
+  held?: boolean;
   /** Every chunk of output as it arrives (the event log and the output files). */
   onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
 }
@@ -64,6 +66,10 @@ export interface RunHandle {
   cancel(): void;
   /** Forgets the process without ending it: how a crash looks (tests and restart recovery use it). */
   abandon(): void;
+  /** A run spawned held starts its command; its timeout counts from here. */
+  proceed(): void;
+  /** A run spawned held that must not start (its admission could not be stored): ended unreported. */
+  discard(): void;
 }
 
 export interface ExecutionRunnerOptions {
@@ -106,6 +112,8 @@ class LocalRun implements RunHandle {
   private exit: { code: number | null; signal: string | null } | null = null;
   private ending: "timed_out" | "cancelled" | null = null;
   private settled = false;
+  /** The timeout, until the run proceeds (then its timer is armed). */
+  private timeoutMs: number | null = null;
 
   constructor(
     spec: RunSpec,
@@ -128,6 +136,7 @@ class LocalRun implements RunHandle {
       cwd: spec.cwd,
       env: spec.env,
       stdin: spec.stdin !== null,
+      ...(spec.held === true && { held: true }),
       onOutput: (stream, chunk) => {
         (stream === "stdout" ? this.stdout : this.stderr).push(chunk);
         this.onOutput(stream, chunk);
@@ -144,7 +153,22 @@ class LocalRun implements RunHandle {
     });
     if (!started) return;
     if (spec.stdin) this.group.child?.stdin?.end(spec.stdin);
-    this.group.later(spec.timeoutMs, () => this.end("timed_out"));
+    this.timeoutMs = spec.timeoutMs;
+    if (spec.held !== true) this.proceed();
+  }
+
+  proceed(): void {
+    const timeoutMs = this.timeoutMs;
+    if (timeoutMs === null || this.settled) return;
+    this.timeoutMs = null;
+    this.group.proceed();
+    this.group.later(timeoutMs, () => this.end("timed_out"));
+  }
+
+  discard(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.group.release();
   }
 
   get pgid(): number | null {

@@ -72,6 +72,7 @@ export function createContext(
           import("../client/redact.js"),
           import("./store-access.js"),
         ]);
+        await ReceiptStore.preload();
         ensurePrivateDir(paths.stateDir);
         // Every key this sbx knows stays out of the store, whichever backend an answer came from.
         const secrets = knownSecrets(env, config);

@@ -55,10 +55,25 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Database {
   return db;
 }
 
+type BetterSqlite3 = typeof import("better-sqlite3");
+let imported: BetterSqlite3 | null = null;
+
+/**
+ * On Node, imports better-sqlite3 (./better-sqlite3.ts) for the next openDatabase: the
+ * Node bundle then has it in a chunk rather than in a dozen files of CommonJS. Nothing
+ * under Bun. Without it, openDatabase requires the package as it is installed.
+ */
+export async function preloadSqliteDriver(): Promise<void> {
+  if (isBunRuntime() || imported !== null) return;
+  imported = (await import("./better-sqlite3.js")).default;
+}
+
 /** Node: better-sqlite3 (a native addon). */
 function openBetterSqlite3(file: string): Database {
-  const BetterSqlite3 = require("better-sqlite3") as typeof import("better-sqlite3");
-  const db = new BetterSqlite3(file);
+  const addon = betterSqlite3Addon();
+  // A bundled copy finds the addon only by its path (its own search would start from the bundle).
+  const BetterSqlite3 = imported !== null && addon !== null ? imported : (require("better-sqlite3") as BetterSqlite3);
+  const db = new BetterSqlite3(file, addon === null ? {} : { nativeBinding: addon });
   return {
     exec: (sql) => {
       db.exec(sql);
@@ -68,6 +83,27 @@ function openBetterSqlite3(file: string): Database {
     pragma: (sql) => db.pragma(sql),
     close: () => db.close(),
   };
+}
+
+let addonPath: string | null | undefined;
+
+/**
+ * Where better-sqlite3's compiled addon is (its install builds it there). Left to
+ * itself, better-sqlite3 finds it through the `bindings` package (two more modules,
+ * a stack trace read to find the package, then a list of paths tried): about a
+ * millisecond of every command that opens a store; given the path, it loads the
+ * addon from there. Null when it is elsewhere (a debug build): better-sqlite3 then
+ * looks for it as it would.
+ */
+function betterSqlite3Addon(): string | null {
+  if (addonPath === undefined) {
+    try {
+      addonPath = require.resolve("better-sqlite3/build/Release/better_sqlite3.node");
+    } catch {
+      addonPath = null;
+    }
+  }
+  return addonPath;
 }
 
 interface BunStatement {

@@ -3,7 +3,7 @@
 // (WAL, busy_timeout, BEGIN IMMEDIATE for every write).
 
 import { createHash, randomBytes } from "node:crypto";
-import { type Database, migrate, openDatabase } from "../platform/sqlite.js";
+import { type Database, migrate, openDatabase, preloadSqliteDriver } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
 import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
 import { AmbiguousReceipt, ReceiptNotFound, storeFailure } from "./errors.js";
@@ -205,6 +205,11 @@ export class ReceiptStore {
     opts: StoreOptions,
   ) {
     this.redact = opts.redact ?? ((t) => t);
+  }
+
+  /** Loads what open() needs ahead (the SQLite driver, on Node); open() works without it, slower. */
+  static preload(): Promise<void> {
+    return preloadSqliteDriver();
   }
 
   static open(file: string, opts: StoreOptions = {}): ReceiptStore {

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, REPO_ROOT, removeHome, sbxEnv } from "../support/cli.js";
+import { makeHome, REPO_ROOT, removeHome, SBX_BIN, sbxEnv } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 
 const DIST = path.join(REPO_ROOT, "dist");
@@ -20,6 +20,8 @@ const ENTRY = path.join(DIST, "cli", "entry.js");
 interface Loaded {
   own: string[];
   packages: string[];
+  /** Every file loaded, by path. */
+  files: string[];
   code: number | null;
   stdout: string;
   stderr: string;
@@ -28,11 +30,11 @@ interface Loaded {
 let home: string;
 let hooks: string;
 
-function loadedBy(args: string[]): Loaded {
+function loadedBy(args: string[], entry = ENTRY): Loaded {
   const out = path.join(home, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   const r = spawnSync(
     process.execPath,
-    ["--import", pathToFileURL(path.join(hooks, "register.mjs")).href, "--", ENTRY, ...args],
+    ["--import", pathToFileURL(path.join(hooks, "register.mjs")).href, "--", entry, ...args],
     {
       env: { ...sbxEnv(home), SBX_LOADED_OUT: out },
       encoding: "utf8",
@@ -47,7 +49,7 @@ function loadedBy(args: string[]): Loaded {
       files.map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1]).filter((p): p is string => p !== undefined),
     ),
   ];
-  return { own: own.sort(), packages: packages.sort(), code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { own: own.sort(), packages: packages.sort(), files, code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Client, store and backend code (and what they load). The fault grammar's help text is only text. */
@@ -131,6 +133,9 @@ describe("what a command loads (node dist/cli/entry.js)", () => {
     expect(got.own).toContain("client/http.js");
     expect(matching(got.own, TERMINAL_CODE)).toEqual([]);
     expect(got.packages.filter((p) => TERMINAL_PACKAGES.includes(p))).toEqual([]);
+    // The store's addon is loaded from where it is built, not searched for by the `bindings` package.
+    expect(got.packages).toContain("better-sqlite3");
+    expect(got.packages).not.toContain("bindings");
     // No other verb's run code.
     const verbs = got.own.filter((f) => /^cli\/commands\/[^/]+\.js$/.test(f) && f !== "cli/commands/index.js");
     expect(verbs).toEqual(["cli/commands/exec.js"]);
@@ -143,5 +148,48 @@ describe("what a command loads (node dist/cli/entry.js)", () => {
     expect(got.own).toContain("receipts/store.js");
     expect(got.own.filter((f) => /^cli\/commands\/receipts\/(?!index|list)/.test(f))).toEqual([]);
     expect(matching(got.own, SERVICE_CODE).filter((f) => f.startsWith("backend/"))).toEqual([]);
+  });
+});
+
+describe("what a command reads of the Node bundle (node bin/sbx)", () => {
+  const BUNDLE = path.join(DIST, "node", "entry.cjs");
+  const chunks = (got: Loaded) => got.own.filter((f) => f.startsWith(`node${path.sep}`));
+
+  it.skipIf(!fs.existsSync(BUNDLE))("a warm exec reads a dozen or so chunks, --version fewer", () => {
+    // Node costs about 0.4 ms per file it loads (as ESM; less as CommonJS): code three or more chunks share
+    // is one common chunk (scripts/bundle-node.mjs), where a split by the exact set of
+    // commands using each module had a warm exec read 44.
+    expect(loadedBy(["exec", "--", "true"], BUNDLE).code).toBe(0);
+    const exec = loadedBy(["exec", "--", "true"], BUNDLE);
+    expect(exec.code, exec.stderr).toBe(0);
+    expect(chunks(exec).length).toBeGreaterThan(1);
+    expect(chunks(exec).length).toBeLessThanOrEqual(15);
+    const version = loadedBy(["--version"], BUNDLE);
+    expect(version.code, version.stderr).toBe(0);
+    expect(chunks(version).length).toBeLessThan(chunks(exec).length);
+    // better-sqlite3's JavaScript is in the bundle: of the package, only its addon is loaded.
+    expect(exec.files.filter((f) => f.includes("node_modules/better-sqlite3/"))).toEqual([
+      expect.stringMatching(/better-sqlite3\/build\/Release\/better_sqlite3\.node$/),
+    ]);
+    // The backend is a chunk of its own, read only by the daemon.
+    expect(exec.own.filter((f) => /^node\/daemon-(?!launcher)/.test(f))).toEqual([]);
+  });
+
+  it.skipIf(!fs.existsSync(BUNDLE))("node bin/sbx runs CommonJS: Node's ESM loader is not started", () => {
+    const out = path.join(home, "builtins.txt");
+    const dump = path.join(home, "dump-builtins.cjs");
+    fs.writeFileSync(
+      dump,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));`,
+    );
+    const r = spawnSync(process.execPath, ["-r", dump, "--", SBX_BIN, "exec", "--", "true"], {
+      env: sbxEnv(home),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const builtins = fs.readFileSync(out, "utf8").split("\n");
+    // What resolves, reads and translates ES modules (with fs/promises and readline under it).
+    expect(builtins.filter((m) => /internal\/modules\/esm\/(translators|module_job|resolve)$/.test(m))).toEqual([]);
   });
 });

@@ -51,6 +51,8 @@ export interface BwrapDriverOptions {
 export class BwrapDriver implements SandboxDriver {
   readonly isolation = "bwrap" as const;
   readonly runsEndWithBackend = true;
+  /** bwrap reads its options (--args 3) before it does anything: until they are written, nothing runs. */
+  readonly startsHeld = true;
   private probed: DriverProbe | null = null;
   private program: string | null = null;
   /** Arguments every run shares: namespaces, the host's read-only view. */
@@ -105,8 +107,11 @@ export class BwrapDriver implements SandboxDriver {
     argsPipe?.on("error", () => {
       // bwrap died before reading its arguments: its exit says why.
     });
-    argsPipe?.end(Buffer.from(args.map((a) => `${a}\0`).join("")));
-    return new BwrapChild(child);
+    // Held, bwrap waits for them; should the backend die meanwhile, the pipe ends empty
+    // and bwrap, with no root but an empty one, cannot start the command.
+    const writeArgs = () => argsPipe?.end(Buffer.from(args.map((a) => `${a}\0`).join("")));
+    if (!req.held) writeArgs();
+    return new BwrapChild(child, req.held ? writeArgs : null);
   }
 
   describe(_placement: SandboxPlacement): DriverDescription {
@@ -330,7 +335,17 @@ class BwrapChild implements SandboxChild {
   private readonly delivered = new Set<number>();
   private init: { pid: number; ns: string } | null = null;
 
-  constructor(readonly process: ChildProcess) {}
+  constructor(
+    readonly process: ChildProcess,
+    /** Writes bwrap's options to a held run (once); null when they were written at spawn. */
+    private writeArgs: (() => void) | null,
+  ) {}
+
+  proceed(): void {
+    const write = this.writeArgs;
+    this.writeArgs = null;
+    write?.();
+  }
 
   get pgid(): number {
     return this.process.pid ?? -1;

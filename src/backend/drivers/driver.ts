@@ -29,6 +29,12 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** A pipe to the leader's stdin; otherwise stdin is /dev/null. */
   stdin: boolean;
+  /**
+   * Spawn it held (drivers whose `startsHeld` is true): nothing of the command runs
+   * until the child's proceed(). The backend stores the run's start, its process
+   * group included, in the same transaction as its admission meanwhile.
+   */
+  held?: boolean;
 }
 
 /** A spawned run: the leader (its pipes and exit) and the processes it started. */
@@ -46,6 +52,8 @@ export interface SandboxChild {
   ): { code: number | null; signal: NodeJS.Signals | null };
   /** Command names of the live processes of the run; empty once it is gone. Throws when /proc cannot be read. */
   members(): string[];
+  /** A run spawned held starts its command (once); a no-op otherwise. */
+  proceed(): void;
 }
 
 /** What a driver found when the backend started. */
@@ -74,6 +82,12 @@ export interface SandboxDriver {
   readonly isolation: Isolation;
   /** Whether a run ends when the backend dies (bwrap: --die-with-parent); otherwise it may outlive it. */
   readonly runsEndWithBackend: boolean;
+  /**
+   * Whether it can spawn a run held (SpawnRequest.held): the leader exists, its process
+   * group known, and nothing of the command runs before proceed(). bwrap reads its
+   * options from a pipe before anything else; a `none` run is the command itself.
+   */
+  readonly startsHeld: boolean;
   /** Checked once when the backend starts; the answer is kept. */
   probe(): DriverProbe;
   /** The workspace as commands see it ("/workspace" for bwrap, the host directory for none). */

@@ -18,6 +18,7 @@ import { runMembers, signalProcessGroup } from "./proc.js";
 export class NoneDriver implements SandboxDriver {
   readonly isolation = "none" as const;
   readonly runsEndWithBackend = false;
+  readonly startsHeld = false;
 
   probe(): DriverProbe {
     return { available: true, reason: null, version: null };
@@ -71,5 +72,9 @@ class GroupChild implements SandboxChild {
 
   members(): string[] {
     return this.process.pid === undefined ? [] : runMembers(this.process.pid).map((p) => p.name);
+  }
+
+  proceed(): void {
+    // Never held: the command runs from its spawn.
   }
 }
