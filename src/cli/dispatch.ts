@@ -77,7 +77,7 @@ async function sendOnce(
           receiptId,
           executionId: () => executionId,
         })
-      : () => undefined;
+      : async () => undefined;
   let observed: Observed;
   try {
     const opened = await send({
@@ -131,7 +131,7 @@ async function sendOnce(
       cause: err,
     });
   } finally {
-    stopCancelling();
+    await stopCancelling();
   }
   const classified = classifyObservation(observed, "dispatch", req.kind);
   await noting;

@@ -20,8 +20,16 @@ export interface InterruptTarget {
   executionId: () => string | null;
 }
 
-/** Takes the first Ctrl-C for cancelling the target; returns the undo (call it once the answer is in). */
-export function cancelOnFirstInterrupt(ctx: Context, api: Api, target: InterruptTarget): () => void {
+/** How long an answer that is already in waits for a cancel on its way to say what it got. */
+const ACK_GRACE_MS = 2_000;
+
+/**
+ * Takes the first Ctrl-C for cancelling the target; returns the undo, to call once the
+ * answer is in. The undo lets a cancel already sent report first (for up to two seconds,
+ * or until a second Ctrl-C), so the lines come in the order things happened: cancelling,
+ * cancel requested, then the outcome.
+ */
+export function cancelOnFirstInterrupt(ctx: Context, api: Api, target: InterruptTarget): () => Promise<void> {
   let done = false;
   const say = (line: string) => {
     if (!done && !ctx.interrupt.aborted) ctx.io.err(line);
@@ -61,11 +69,20 @@ export function cancelOnFirstInterrupt(ctx: Context, api: Api, target: Interrupt
       say(`sbx: could not ask for the cancel of ${executionId} (${(err as Error).message}); still waiting`);
     }
   };
+  let sending: Promise<void> | null = null;
   const undo = ctx.onFirstInterrupt(() => {
-    void cancel();
+    sending = cancel();
   });
-  return () => {
-    done = true;
+  return async () => {
     undo();
+    if (sending !== null && !ctx.interrupt.aborted) {
+      const grace = new AbortController();
+      const stop = () => grace.abort();
+      ctx.interrupt.addEventListener("abort", stop, { once: true });
+      await Promise.race([sending, sleep(ACK_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined)]);
+      grace.abort();
+      ctx.interrupt.removeEventListener("abort", stop);
+    }
+    done = true;
   };
 }
