@@ -121,6 +121,18 @@ describe("help reads as prose at any width", () => {
   });
 });
 
+describe("examples fit 80 columns", () => {
+  it.each(commands.map((c) => [c.path] as const))("%s --help: no example line is wider than its command", async (p) => {
+    const r = await run([...p.split(" "), "--help"]);
+    const examples = r.out.slice(r.out.indexOf("\nExamples:\n"));
+    for (const line of examples.split("\n")) {
+      // Only a command longer than the line may make it overflow; its description goes below.
+      if (/^ {2}\$ /.test(line) && [...line].length > 80) expect(line, line).not.toMatch(/\S {3}\S/);
+      if (/^ {6}\S/.test(line)) expect([...line].length, line).toBeLessThanOrEqual(80);
+    }
+  });
+});
+
 describe("sbx with nothing, sbx version, --quiet", () => {
   it("sbx alone prints its help on stdout and exits 0", async () => {
     const r = await run([]);
