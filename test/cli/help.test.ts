@@ -73,6 +73,11 @@ describe("sbx help exit-codes", () => {
     for (const c of CLASSIFICATIONS) expect(out, c).toMatch(new RegExp(`\\b${c}\\b`));
   });
 
+  it("fits 80 columns", async () => {
+    const { out } = await run(["help", "exit-codes"]);
+    for (const line of out.split("\n")) expect([...line].length, line).toBeLessThanOrEqual(80);
+  });
+
   it("is reachable from `sbx help`", async () => {
     const { code, out } = await run(["help"]);
     expect(code).toBe(0);
