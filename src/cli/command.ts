@@ -157,9 +157,7 @@ export function withExamples(cmd: Command, examples: Example[]): Command {
     .reduce((best, col) => (aligned(col) > aligned(best) ? col : best), 0);
   const text = examples
     .map((e) =>
-      fits(e, width)
-        ? `  $ ${e.command.padEnd(width)}   ${e.description}`
-        : `  $ ${e.command}\n      ${e.description}`,
+      fits(e, width) ? `  $ ${e.command.padEnd(width)}   ${e.description}` : `  $ ${e.command}\n      ${e.description}`,
     )
     .join("\n");
   return cmd.addHelpText("after", `\nExamples:\n${text}\n`);
