@@ -147,12 +147,17 @@ const EXAMPLES = new WeakMap<Command, Example[]>();
 /** Declares examples: shown under --help and in the man page. */
 export function withExamples(cmd: Command, examples: Example[]): Command {
   EXAMPLES.set(cmd, examples);
-  const width = Math.max(...examples.map((e) => e.command.length));
+  // Descriptions line up in the column that keeps the most examples on one line of 80
+  // columns; an example that would not fit there has its description on the next line.
+  const fits = (e: Example, col: number) => e.command.length <= col && 4 + col + 3 + e.description.length <= 80;
+  const aligned = (col: number) => examples.filter((e) => fits(e, col)).length;
+  const width = examples
+    .map((e) => e.command.length)
+    .sort((a, b) => a - b)
+    .reduce((best, col) => (aligned(col) > aligned(best) ? col : best), 0);
   const text = examples
     .map((e) =>
-      e.command.length + 4 > 60
-        ? `  $ ${e.command}\n      ${e.description}`
-        : `  $ ${e.command.padEnd(width)}   ${e.description}`,
+      fits(e, width) ? `  $ ${e.command.padEnd(width)}   ${e.description}` : `  $ ${e.command}\n      ${e.description}`,
     )
     .join("\n");
   return cmd.addHelpText("after", `\nExamples:\n${text}\n`);

@@ -65,10 +65,12 @@ export function answerOrThrow(
   }
   if (obs.status < 200 || obs.status >= 300) {
     const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
+    const code = e?.code ?? `http_${obs.status}`;
     throw new BackendError(
-      e?.code ?? `http_${obs.status}`,
+      code,
       `${what}: ${e?.message || `HTTP ${obs.status}`}`,
       obs.status,
+      code === "sandbox_not_found" ? "see `sbx sandbox list`; `sbx sandbox create NAME` makes one" : undefined,
     );
   }
   return { status: obs.status, body };

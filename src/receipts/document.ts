@@ -113,7 +113,11 @@ export function explain(doc: ReceiptDocument): string {
     case "rejected":
       return `sbx: ${id}: refused by the backend (HTTP ${doc.http_status ?? "?"} ${doc.error?.code ?? ""}: ${
         doc.error?.message ?? ""
-      }); nothing ran.`;
+      }); nothing ran.${
+        doc.error?.code === "sandbox_not_found"
+          ? ` Create it first (sbx sandbox create ${doc.sandbox_id}) or pick one of sbx sandbox list.`
+          : ""
+      }`;
     case "timed_out":
       return `sbx: ${id}${exe} was killed at its timeout.`;
     case "cancelled":

@@ -64,6 +64,11 @@ const cases: Case[] = [
     reason: /--idempotency-key must be 1-255 characters/,
   },
   {
+    name: "receipts prune --before 1x (names the bad value, not a missing one)",
+    args: ["receipts", "prune", "--before", "1x"],
+    reason: /^sbx: --before "1x": use an ISO-8601 time or a duration ago like 30d$/,
+  },
+  {
     name: "unknown command exce",
     args: ["exce", "--api-url", API, "--", "echo", "hi"],
     reason: /unknown command 'exce'/,

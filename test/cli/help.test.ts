@@ -73,6 +73,11 @@ describe("sbx help exit-codes", () => {
     for (const c of CLASSIFICATIONS) expect(out, c).toMatch(new RegExp(`\\b${c}\\b`));
   });
 
+  it("fits 80 columns", async () => {
+    const { out } = await run(["help", "exit-codes"]);
+    for (const line of out.split("\n")) expect([...line].length, line).toBeLessThanOrEqual(80);
+  });
+
   it("is reachable from `sbx help`", async () => {
     const { code, out } = await run(["help"]);
     expect(code).toBe(0);
@@ -118,6 +123,18 @@ describe("help reads as prose at any width", () => {
         ).toBeGreaterThan(80);
       }
     });
+  });
+});
+
+describe("examples fit 80 columns", () => {
+  it.each(commands.map((c) => [c.path] as const))("%s --help: no example line is wider than its command", async (p) => {
+    const r = await run([...p.split(" "), "--help"]);
+    const examples = r.out.slice(r.out.indexOf("\nExamples:\n"));
+    for (const line of examples.split("\n")) {
+      // Only a command longer than the line may make it overflow; its description goes below.
+      if (/^ {2}\$ /.test(line) && [...line].length > 80) expect(line, line).not.toMatch(/\S {3}\S/);
+      if (/^ {6}\S/.test(line)) expect([...line].length, line).toBeLessThanOrEqual(80);
+    }
   });
 });
 

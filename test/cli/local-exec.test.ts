@@ -94,6 +94,14 @@ describe("sbx exec against the local backend", () => {
     const gone = await sbx(["exec", "-s", "build", "--", "true"]);
     expect(gone.code).toBe(125);
     expect(gone.stderr).toContain("sandbox_not_found");
+    // ... and says what to do about it, as a read of a missing sandbox does.
+    expect(gone.stderr).toContain("Create it first (sbx sandbox create build)");
+    const shown = await sbx(["sandbox", "show", "build"]);
+    expect(shown.code).toBe(1);
+    expect(lines(shown.stderr)).toEqual([
+      'sbx: sandbox build: no sandbox "build"',
+      "hint: see `sbx sandbox list`; `sbx sandbox create NAME` makes one",
+    ]);
   });
 
   it("refuses a key reused with a different body (422) as rejected, and replays the same body", async () => {

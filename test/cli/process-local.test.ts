@@ -117,6 +117,25 @@ describe("sbx process against the local backend", () => {
     expect(gone.stderr).toMatch(/^sbx: process prc_\w+: no process/m);
   });
 
+  it("finds a process of another sandbox by the id its start printed, without -s", async () => {
+    expect((await sbx(["sandbox", "create", "elsewhere", "--isolation", "none"])).code).toBe(0);
+    const started = await sbx(["process", "start", "-s", "elsewhere", "--", "echo", "there"]);
+    expect(started.code, started.stderr).toBe(0);
+    const id = started.stdout.trim();
+    // What start says to run next is what works.
+    expect(started.stderr).toContain(`sbx process logs ${id} -f`);
+    const logs = await sbx(["process", "logs", id, "-f"]);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toBe("there\n");
+    // -s still names the sandbox when given, and a name not found there says how to look.
+    const wrong = await sbx(["process", "show", "-s", "default", id]);
+    expect(wrong.code).toBe(1);
+    const unnamed = await sbx(["process", "show", "nosuchname"]);
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr).toContain("sbx process list -s default");
+    expect(unnamed.stderr).toContain("-s SANDBOX");
+  });
+
   it("refuses stdin for a process started without --stdin, and unknown ids, with clear errors", async () => {
     const id = await start(["--", "sleep", "5"]);
     const refused = await sbx(["process", "stdin", id], "data");

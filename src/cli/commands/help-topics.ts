@@ -83,36 +83,69 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["rejected", "the backend refused the request (400/401/403/404/422); nothing ran"],
 ];
 
+const WIDTH = 80;
+
+/** TEXT in lines of at most 80 columns: the first after FIRST, the others after INDENT spaces. */
+function wrap(text: string, first: string, indent: number): string {
+  const lines: string[] = [];
+  let line = first;
+  for (const word of text.split(" ")) {
+    const blank = line.trim() === "" || line.endsWith(" ");
+    if (!blank && line.length + 1 + word.length > WIDTH) {
+      lines.push(line);
+      line = " ".repeat(indent) + word;
+    } else {
+      line += blank ? word : ` ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines.join("\n");
+}
+
+const codeRow = (r: ExitCodeRow) =>
+  `${wrap(r.classification, `  ${r.code.padEnd(6)} `, 9)}\n${wrap(r.meaning, " ".repeat(9), 9)}`;
+
 export function exitCodesText(): string {
   const lines = [
     "sbx exec (and receipts wait/resubmit) exit with a code that says what is known:",
     "",
-    ...EXIT_CODES.map((r) => `  ${r.code.padEnd(6)} ${r.classification}\n         ${r.meaning}`),
+    ...EXIT_CODES.map(codeRow),
     "",
     "Classifications (receipts list --classification C):",
     "",
-    ...CLASSIFICATION_HELP.map(([c, m]) => `  ${c.padEnd(19)}${m}`),
+    ...CLASSIFICATION_HELP.map(([c, m]) => wrap(m, `  ${c.padEnd(19)}`, 21)),
     "",
-    "sbx jobs submit --wait and sbx jobs wait exit with what their jobs did (sbx jobs run exits",
-    "like exec; a submission is a receipt whose classification is that of the submission):",
+    wrap(
+      "sbx jobs submit --wait and sbx jobs wait exit with what their jobs did (sbx jobs run exits like exec; a submission is a receipt whose classification is that of the submission):",
+      "",
+      0,
+    ),
     "",
-    ...JOBS_EXIT_CODES.map((r) => `  ${r.code.padEnd(6)} ${r.classification}\n         ${r.meaning}`),
+    ...JOBS_EXIT_CODES.map(codeRow),
     "",
-    "Every classification that is not confirmed prints one line on stderr with what is known",
-    "and the exact next command. sbx never retries a mutation by itself; resubmitting is an",
-    "explicit `sbx receipts resubmit ID`, with the original key and body bytes.",
+    wrap(
+      "Every classification that is not confirmed prints one line on stderr with what is known and the exact next command. sbx never retries a mutation by itself; resubmitting is an explicit `sbx receipts resubmit ID`, with the original key and body bytes.",
+      "",
+      0,
+    ),
     "",
-    "sbx's own failures never borrow a code the command could have exited with: before anything",
-    "was sent, 75 when it is transient and 74 when the receipt store is unusable; 78 for a",
-    "configuration file that does not parse; 70 for a bug. After sending, a local failure is 255",
-    "and loses nothing received: the output is printed, and an answer that cannot be stored goes",
-    "to stderr as JSON.",
+    wrap(
+      "sbx's own failures never borrow a code the command could have exited with: before anything was sent, 75 when it is transient and 74 when the receipt store is unusable; 78 for a configuration file that does not parse; 70 for a bug. After sending, a local failure is 255 and loses nothing received: the output is printed, and an answer that cannot be stored goes to stderr as JSON.",
+      "",
+      0,
+    ),
     "",
-    "Ctrl-C during exec asks the backend to cancel the execution and waits for it (130 once it is",
-    "cancelled); a second Ctrl-C stops waiting (255: it may still be running).",
+    wrap(
+      "Ctrl-C during exec asks the backend to cancel the execution and waits for it (130 once it is cancelled); a second Ctrl-C stops waiting (255: it may still be running).",
+      "",
+      0,
+    ),
     "",
-    "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input,",
-    "and 74, 75, 78, 70 as above.",
+    wrap(
+      "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input, and 74, 75, 78, 70 as above.",
+      "",
+      0,
+    ),
   ];
   return `${lines.join("\n")}\n`;
 }

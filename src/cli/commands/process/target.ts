@@ -26,8 +26,12 @@ export async function resolveProcess(
   ref: string,
   sandboxFlag: string | undefined,
 ): Promise<ProcessTarget> {
-  if (ref.startsWith("prc_")) return { api: await processesApi(ctx), sandbox: sandboxOf(sandboxFlag), processId: ref };
-  if (ref.startsWith("rcp_")) {
+  if (ref.startsWith("prc_") && sandboxFlag !== undefined) {
+    return { api: await processesApi(ctx), sandbox: sandboxOf(sandboxFlag), processId: ref };
+  }
+  // A process id without -s: its start receipt knows the sandbox (and the backend), so
+  // the id `sbx process start -s web` printed works as it was printed.
+  if (ref.startsWith("rcp_") || ref.startsWith("prc_")) {
     const store = await ctx.receipts();
     try {
       const stored = store.get(store.resolve(ref));
@@ -41,6 +45,7 @@ export async function resolveProcess(
   }
   const api = await processesApi(ctx);
   const sandbox = sandboxOf(sandboxFlag);
+  if (ref.startsWith("prc_")) return { api, sandbox, processId: ref };
   const named = (await api.list(sandbox)).filter((p) => p.name === ref);
   if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id };
   if (named.length > 1) {
@@ -48,5 +53,8 @@ export async function resolveProcess(
       `${named.length} processes are named ${JSON.stringify(ref)}: ${named.map((p) => p.process_id).join(", ")}`,
     );
   }
-  throw new NotFoundError(`no process ${JSON.stringify(ref)} in sandbox ${sandbox}`, "see `sbx process list`");
+  throw new NotFoundError(
+    `no process ${JSON.stringify(ref)} in sandbox ${sandbox}`,
+    `see \`sbx process list -s ${sandbox}\`; a process of another sandbox needs -s SANDBOX`,
+  );
 }

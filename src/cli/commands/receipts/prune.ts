@@ -15,8 +15,13 @@ export interface PruneOptions {
 }
 
 export function parsePruneOptions(raw: { before?: string; includeInDoubt?: boolean; json?: boolean }): PruneOptions {
-  const before = raw.before === undefined ? null : parseTimeArg(raw.before);
-  if (before === null) throw new UsageError("--before TIME is required: an ISO-8601 time or a duration ago like 30d");
+  if (raw.before === undefined) {
+    throw new UsageError("--before TIME is required: an ISO-8601 time or a duration ago like 30d");
+  }
+  const before = parseTimeArg(raw.before);
+  if (before === null) {
+    throw new UsageError(`--before ${JSON.stringify(raw.before)}: use an ISO-8601 time or a duration ago like 30d`);
+  }
   return { before, includeInDoubt: raw.includeInDoubt === true, json: raw.json === true };
 }
 
