@@ -15,6 +15,7 @@ import type { Context } from "../context.js";
 import { SbxError, UsageError } from "../../common/errors.js";
 import { refusalIsUsage } from "../refusal.js";
 import { formatBytes } from "../render/bytes.js";
+import { counted } from "../render/words.js";
 import { printJson } from "../render/outcome.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 
@@ -109,7 +110,7 @@ export async function run(opts: CpOptions, ctx: Context): Promise<number> {
     const what =
       result.entries === null
         ? formatBytes(result.bytes)
-        : `${result.entries} entries, ${formatBytes(result.bytes)} of tar`;
+        : `${counted(result.entries, "entry", "entries")}, ${formatBytes(result.bytes)} of tar`;
     ctx.io.info(`sbx: copied ${what} to ${result.destination}`);
   }
   return ExitCodes.ok;
@@ -230,13 +231,13 @@ async function download(
     fs.mkdirSync(local, { recursive: true });
     const d = await files.download(source.sandbox, source.path, { tar: false });
     let bytes = 0;
-    const counted = (async function* () {
+    const tallied = (async function* () {
       for await (const chunk of meter.count(received, d.chunks)) {
         bytes += chunk.length;
         yield chunk;
       }
     })();
-    const summary = await unpackTree(counted, local);
+    const summary = await unpackTree(tallied, local);
     return {
       source: `${source.sandbox}:${there.path}`,
       destination: local,

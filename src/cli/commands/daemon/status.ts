@@ -6,6 +6,7 @@ import type { Health, IsolationStatus, StorageReport } from "../../../protocol/t
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { formatBytes } from "../../render/bytes.js";
+import { counted } from "../../render/words.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
@@ -57,9 +58,9 @@ export function storageLine(s: StorageReport): string {
   const days = (ms: number) => `${Math.round((ms / 86_400_000) * 10) / 10}d`;
   return [
     "kept",
-    `${s.executions.kept} executions (${s.executions.running} running${
+    `${counted(s.executions.kept, "execution")} (${s.executions.running} running${
       s.executions.outputs_dropped ? `, ${s.executions.outputs_dropped} without their full output` : ""
-    }), ${s.processes.kept} processes (${s.processes.running} running)`,
+    }), ${counted(s.processes.kept, "process", "processes")} (${s.processes.running} running)`,
     `${formatBytes(s.bytes.total)} of ${formatBytes(s.retention.retain_bytes)} (database ${formatBytes(s.bytes.database)}, output ${formatBytes(
       s.bytes.execution_output,
     )}, process logs ${formatBytes(s.bytes.process_logs)})`,
