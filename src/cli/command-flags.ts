@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import { isValidEnvName, isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../protocol/validate.js";
 import { UsageError } from "../common/errors.js";
+import type { Context } from "./context.js";
 
 /** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
 export function parseEnvFile(text: string, file: string): Record<string, string> {
@@ -73,6 +74,11 @@ export function idempotencyKeyFromFlag(key: string | undefined): string {
 }
 
 /** A sandbox id or name from a flag or an argument; 125 otherwise. */
+/** The sandbox a command works in: -s, else the `sandbox` setting, else `default` (every verb alike). */
+export function sandboxFor(ctx: Pick<Context, "config">, flag: string | undefined): string {
+  return checkSandboxRef(flag ?? ctx.config.read().settings.sandbox ?? "default");
+}
+
 export function checkSandboxRef(ref: string): string {
   if (!isValidSandboxRef(ref)) {
     throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name (letters, digits, _ . -)`);

@@ -7,6 +7,7 @@ import { idForKey } from "../client/key-lookup.js";
 import { ReceiptNotFound } from "../receipts/errors.js";
 import type { StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
+import { sandboxFor } from "./command-flags.js";
 import { endpointOfReceipt } from "./dispatch.js";
 import { NotFoundError, UsageError } from "../common/errors.js";
 
@@ -51,5 +52,5 @@ export async function resolveExecution(
   if (!ref.startsWith("exe_")) {
     throw new UsageError(`no receipt matches ${JSON.stringify(ref)}, and it is not an execution id (exe_…)`);
   }
-  return { api: await ctx.api(), sandbox: sandboxFlag ?? "default", executionId: ref, receipt: null };
+  return { api: await ctx.api(), sandbox: sandboxFor(ctx, sandboxFlag), executionId: ref, receipt: null };
 }

@@ -30,7 +30,7 @@ interface CredentialsDoc {
 /** Settings `sbx config get|set` knows, with how each value is checked. */
 export const SETTINGS: Record<string, { describe: string; check: (v: string) => string | null }> = {
   sandbox: {
-    describe: "default sandbox for exec (default: default)",
+    describe: "the sandbox every command uses without -s (default: default)",
     check: (v) => (isValidSandboxRef(v) ? null : "not a valid sandbox name"),
   },
   timeout: {

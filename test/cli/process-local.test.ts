@@ -196,3 +196,29 @@ describe("process logs --text", () => {
     expect((await text.done).stdout).toBe("café €\n");
   });
 });
+
+describe("the `sandbox` setting", () => {
+  let local: LocalHome;
+  beforeAll(async () => {
+    local = await localHome("sbx-proc-setting-");
+  });
+  afterAll(() => local.close());
+
+  it("is where every process verb looks without -s, as process start does", async () => {
+    expect((await local.sbx(["sandbox", "create", "work"])).code).toBe(0);
+    expect((await local.sbx(["config", "set", "sandbox", "work"])).code).toBe(0);
+    const started = await local.sbx(["process", "start", "--name", "srv", "--", "sh", "-c", "echo up; sleep 600"]);
+    expect(started.code, started.stderr).toBe(0);
+    const names = async (flags: string[]) =>
+      (
+        JSON.parse((await local.sbx(["process", "list", "--json", ...flags])).stdout) as {
+          processes: Array<{ name: string | null }>;
+        }
+      ).processes.map((p) => p.name);
+    expect(await names([])).toEqual(["srv"]);
+    expect(await names(["-s", "default"])).toEqual([]);
+    // By name (no receipt to say where it is): found in the setting's sandbox, not in default.
+    expect((await local.sbx(["process", "stop", "srv"])).code).toBe(0);
+    expect((await local.sbx(["process", "logs", "srv", "--stream", "stdout"])).stdout).toBe("up\n");
+  });
+});

@@ -80,7 +80,10 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["local_timeout", "the client's deadline (--client-timeout) passed, or Ctrl-C twice; it may still run. Wait"],
   ["dispatched", "sent, but sbx died before recording any answer. Wait"],
   ["not_started", "nothing ran (503 not_started, connection refused). Safe: sbx receipts resubmit ID"],
-  ["rejected", "the backend refused the request (400/401/403/404/422); nothing ran"],
+  [
+    "rejected",
+    "the backend refused the request (400/401/403/404/422, or 409 job_id_conflict / request_id_conflict for jobs); nothing ran",
+  ],
 ];
 
 const WIDTH = 80;

@@ -6,7 +6,8 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { colorStatus } from "./render.js";
-import { jobsApi, sandboxOf } from "./target.js";
+import { sandboxFor } from "../../command-flags.js";
+import { jobsApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface CancelOptions {
@@ -39,7 +40,7 @@ export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; dependents?: boolean; json?: boolean };
   const opts = {
     jobId: c.args[0]!,
-    sandbox: sandboxOf(ctx, raw.sandbox),
+    sandbox: sandboxFor(ctx, raw.sandbox),
     dependents: raw.dependents === true,
     json: raw.json === true,
   };

@@ -5,7 +5,8 @@ import type { Context } from "../../context.js";
 import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { printJobs } from "./render.js";
-import { jobsApi, sandboxOf } from "./target.js";
+import { sandboxFor } from "../../command-flags.js";
+import { jobsApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface ListOptions {
@@ -38,5 +39,5 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
 /** Bound to `sbx jobs list` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; status?: string; json?: boolean };
-  return run(parseListOptions(raw, sandboxOf(ctx, raw.sandbox)), ctx);
+  return run(parseListOptions(raw, sandboxFor(ctx, raw.sandbox)), ctx);
 };

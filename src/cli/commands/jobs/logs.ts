@@ -1,6 +1,7 @@
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { jobsApi, sandboxOf } from "./target.js";
+import { sandboxFor } from "../../command-flags.js";
+import { jobsApi } from "./target.js";
 import { readJobOutput } from "./waiting.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
@@ -31,7 +32,7 @@ export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; follow?: boolean; json?: boolean };
   const opts = {
     jobId: c.args[0]!,
-    sandbox: sandboxOf(ctx, raw.sandbox),
+    sandbox: sandboxFor(ctx, raw.sandbox),
     follow: raw.follow === true,
     json: raw.json === true,
   };

@@ -6,7 +6,8 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { formatCommand } from "../../render/receipt.js";
 import { colorStatus, exitText } from "./render.js";
-import { jobsApi, sandboxOf } from "./target.js";
+import { sandboxFor } from "../../command-flags.js";
+import { jobsApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function run(opts: { jobId: string; sandbox: string; json: boolean }, ctx: Context): Promise<number> {
@@ -52,5 +53,5 @@ export async function run(opts: { jobId: string; sandbox: string; json: boolean 
 /** Bound to `sbx jobs show` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; json?: boolean };
-  return run({ jobId: c.args[0]!, sandbox: sandboxOf(ctx, raw.sandbox), json: raw.json === true }, ctx);
+  return run({ jobId: c.args[0]!, sandbox: sandboxFor(ctx, raw.sandbox), json: raw.json === true }, ctx);
 };

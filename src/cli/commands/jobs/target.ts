@@ -3,12 +3,7 @@
 
 import { JobsApi } from "../../../client/jobs.js";
 import type { Context } from "../../context.js";
-import { checkSandboxRef } from "../../command-flags.js";
 
 export async function jobsApi(ctx: Context): Promise<JobsApi> {
   return new JobsApi((await ctx.api()).http);
-}
-
-export function sandboxOf(ctx: Context, flag: string | undefined): string {
-  return checkSandboxRef(flag ?? ctx.config.read().settings.sandbox ?? "default");
 }

@@ -9,7 +9,8 @@ import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
-import { jobsApi, sandboxOf } from "./target.js";
+import { sandboxFor } from "../../command-flags.js";
+import { jobsApi } from "./target.js";
 import { waitForJobs } from "./waiting.js";
 
 export interface WaitOptions {
@@ -73,5 +74,5 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
 /** Bound to `sbx jobs wait` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; timeout?: string; json?: boolean };
-  return run(parseWaitOptions(c.args, raw, sandboxOf(ctx, raw.sandbox)), ctx);
+  return run(parseWaitOptions(c.args, raw, sandboxFor(ctx, raw.sandbox)), ctx);
 };

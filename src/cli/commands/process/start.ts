@@ -6,12 +6,17 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
-import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../../command-flags.js";
+import {
+  checkSandboxRef,
+  commandFromFlags,
+  envFromFlags,
+  idempotencyKeyFromFlag,
+  workingDirFromFlag,
+} from "../../command-flags.js";
 import { UsageError } from "../../../common/errors.js";
 import { RESTART_POLICIES } from "./index.js";
 import { explain } from "../../../receipts/document.js";
 import { answerNotRecorded, printJson } from "../../render/outcome.js";
-import { sandboxOf } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface StartOptions {
@@ -70,7 +75,12 @@ export function parseStartOptions(argv: string[], raw: RawStartFlags, defaultSan
       ...(maxBackoff === undefined ? {} : { max_backoff_ms: maxBackoff }),
     },
   };
-  return { sandbox: sandboxOf(raw.sandbox ?? defaultSandbox), body, idempotencyKey: key, json: raw.json === true };
+  return {
+    sandbox: checkSandboxRef(raw.sandbox ?? defaultSandbox ?? "default"),
+    body,
+    idempotencyKey: key,
+    json: raw.json === true,
+  };
 }
 
 export async function run(opts: StartOptions, ctx: Context): Promise<number> {

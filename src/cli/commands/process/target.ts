@@ -4,17 +4,13 @@ import { ProcessesApi } from "../../../client/processes.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
-import { checkSandboxRef } from "../../command-flags.js";
+import { sandboxFor } from "../../command-flags.js";
 import { NotFoundError, UsageError } from "../../../common/errors.js";
 
 export interface ProcessTarget {
   api: ProcessesApi;
   sandbox: string;
   processId: string;
-}
-
-export function sandboxOf(flag: string | undefined): string {
-  return checkSandboxRef(flag ?? "default");
 }
 
 export async function processesApi(ctx: Context): Promise<ProcessesApi> {
@@ -27,7 +23,7 @@ export async function resolveProcess(
   sandboxFlag: string | undefined,
 ): Promise<ProcessTarget> {
   if (ref.startsWith("prc_") && sandboxFlag !== undefined) {
-    return { api: await processesApi(ctx), sandbox: sandboxOf(sandboxFlag), processId: ref };
+    return { api: await processesApi(ctx), sandbox: sandboxFor(ctx, sandboxFlag), processId: ref };
   }
   // A process id without -s: its start receipt knows the sandbox (and the backend), so
   // the id `sbx process start -s web` printed works as it was printed.
@@ -44,7 +40,7 @@ export async function resolveProcess(
     }
   }
   const api = await processesApi(ctx);
-  const sandbox = sandboxOf(sandboxFlag);
+  const sandbox = sandboxFor(ctx, sandboxFlag);
   if (ref.startsWith("prc_")) return { api, sandbox, processId: ref };
   const named = (await api.list(sandbox)).filter((p) => p.name === ref);
   if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id };
