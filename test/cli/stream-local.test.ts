@@ -150,5 +150,9 @@ describe("streams, logs and cancel on the local backend", () => {
     ]);
     expect(shown.doc).toMatchObject({ classification: "cancelled", exit: 130 });
     expect(shown.doc.observations.at(-1)?.source).toBe("cancel");
+    // Again, on a terminal: it has ended, so nothing is requested and nothing waited for.
+    const again = await local.sbx(["cancel", receiptId!, "--wait"], { tty: true });
+    expect(again).toMatchObject({ code: 0, stdout: `${executionId}\tcancelled\n` });
+    expect(again.stderr).not.toContain("waiting");
   });
 });

@@ -38,7 +38,7 @@ export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
     `sbx-cancel-${randomUUID()}`,
   );
   let record = await target.api.getExecution(target.sandbox, target.executionId);
-  if (opts.wait) {
+  if (opts.wait && !TERMINAL_OUTCOMES.includes(record.outcome)) {
     const until = Date.now() + opts.timeoutMs;
     const progress = ctx.io.stderrIsTTY ? ctx.io.info : () => undefined;
     progress(`sbx: cancel requested for ${target.executionId}; waiting for it to end…`);
