@@ -10,6 +10,7 @@ import { createBufferIO } from "../../src/cli/io/io.js";
 import { describeError } from "../../src/cli/error-report.js";
 import { main } from "../../src/cli/main.js";
 import { makeHome, receiptsDbOf, removeHome } from "../support/cli.js";
+import { startForegroundDaemon, stopForegroundDaemon } from "../support/daemon.js";
 import {
   behaviours,
   type MisbehavingServer,
@@ -188,5 +189,18 @@ describe("an API key is kept out of what is shown or stored, never out of what i
     expect(echoed.out + echoed.err).not.toContain(key);
     expect(JSON.parse(echoed.out).error.message).toBe("saw ApiKey [redacted]");
     expect(fs.readFileSync(receiptsDbOf(home)).includes(key)).toBe(false);
+  });
+});
+
+describe("daemon run --faults", () => {
+  it("names a bad fault spec (125) even while a daemon already runs", async () => {
+    const daemon = await startForegroundDaemon(home, []);
+    try {
+      const r = await sbx(["daemon", "run", "--faults", "bogus"]);
+      expect(r.code).toBe(125);
+      expect(r.err).toContain('fault rule 1 "bogus"');
+    } finally {
+      await stopForegroundDaemon(daemon);
+    }
   });
 });
