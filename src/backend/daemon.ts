@@ -7,6 +7,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { VERSION } from "../version.js";
 import { DaemonStartError } from "./errors.js";
+import { parseFaultSpec } from "./faults.js";
 import { dataDirInUse, listenerAnswers } from "./ownership.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "./server.js";
 
@@ -30,6 +31,8 @@ const STARTING_DAEMON_WAIT_MS = 2000;
  * answers on its socket.
  */
 export async function runDaemon(opts: DaemonOptions): Promise<void> {
+  // A bad fault spec is the user's to fix whatever else is wrong (a daemon already running, say).
+  if (opts.faults !== undefined) parseFaultSpec(opts.faults);
   const log = opts.log ?? (() => {});
   const pidFile = opts.pidFile ?? path.join(opts.dataDir, "daemon.pid");
   fs.mkdirSync(path.dirname(pidFile), { recursive: true, mode: 0o700 });

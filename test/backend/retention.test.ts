@@ -157,7 +157,7 @@ describe("sbx daemon status", () => {
       .stdoutText()
       .split("\n")
       .find((l) => l.startsWith("kept\t"))!;
-    expect(kept).toMatch(/^kept\t1 executions \(0 running\), 0 processes \(0 running\)\t/);
+    expect(kept).toMatch(/^kept\t1 execution \(0 running\), 0 processes \(0 running\)\t/);
     expect(kept).toMatch(/\t[\d.]+ (KiB|MiB) of 1\.0 GiB \(database /);
     expect(kept).toMatch(/\tfinished work kept 10d$/);
     const json = createBufferIO();

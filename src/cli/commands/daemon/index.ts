@@ -8,12 +8,13 @@ import { type Bind, withExamples, declareNoun } from "../../command.js";
 
 /** How retention works, for --help (docs/protocol.md, "Retention"). */
 export const RETENTION_HELP = [
-  "Retention: finished executions (record, events, output) and exited processes (record, logs)",
-  "older than --retain go, checked at start-up and every 10 minutes. --retain is never shorter",
-  "than --key-retention: a record some receipt may still be in doubt about stays readable, by",
-  "id or by idempotency key, as long as its key is kept. Past --retain-size, the oldest",
-  "finished executions' output files go first (records, tails and exit codes stay), then",
-  "records past the key window. Nothing still running is touched. `sbx daemon status` shows",
+  "Retention: finished executions (record, events, output) and exited processes",
+  "(record, logs) older than --retain go, checked at start-up and every 10",
+  "minutes. --retain is never shorter than --key-retention: a record some receipt",
+  "may still be in doubt about stays readable, by id or by idempotency key, as",
+  "long as its key is kept. Past --retain-size, the oldest finished executions'",
+  "output files go first (records, tails and exit codes stay), then records past",
+  "the key window. Nothing still running is touched. `sbx daemon status` shows",
   "what is kept and its size.",
 ].join("\n");
 

@@ -135,8 +135,6 @@ export function tcpToken(ctx: Context): string {
 
 export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number> {
   const { runDaemon } = await import("../../../backend/daemon.js");
-  // A bad spec is the user's to fix whatever else is wrong (a daemon already running, say).
-  if (opts.faults !== undefined) (await import("../../../backend/faults.js")).parseFaultSpec(opts.faults);
   ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const token = opts.listen ? tcpToken(ctx) : undefined;
   const log = (line: string) => ctx.io.err(`${new Date().toISOString()} ${line}`);
