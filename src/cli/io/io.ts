@@ -30,6 +30,8 @@ export interface PromptStreams {
 
 export interface IO {
   readonly stdoutIsTTY: boolean;
+  /** The terminal's width when stdout is one (tables fit it); null otherwise. */
+  readonly stdoutColumns: number | null;
   readonly stderrIsTTY: boolean;
   readonly stdinIsTTY: boolean;
   /** Colour on stdout. */
@@ -87,7 +89,7 @@ export interface IO {
 export type ColorChoice = "auto" | "always" | "never";
 
 export interface IOStreams {
-  stdout: Sink & { isTTY?: boolean };
+  stdout: Sink & { isTTY?: boolean; columns?: number };
   stderr: Sink & { isTTY?: boolean };
   /** Stdin, or how to get it when it is first used (creating it costs a start-up; BENCHMARKS.md). */
   stdin: StdinStream | (() => StdinStream);
@@ -218,6 +220,7 @@ function makeIO(s: IOStreams, st: IOState): IO {
   const animated = st.spinners && stderrIsTTY && st.errColor && !st.quiet;
   const io: IO = {
     stdoutIsTTY: s.stdout.isTTY === true,
+    stdoutColumns: s.stdout.isTTY === true && (s.stdout.columns ?? 0) > 0 ? s.stdout.columns! : null,
     stderrIsTTY,
     stdinIsTTY,
     color: st.color,
@@ -335,12 +338,15 @@ export function createBufferIO(
     color?: boolean;
     keys?: NodeJS.ReadableStream;
     env?: NodeJS.ProcessEnv;
+    /** The terminal's width when tty (default 80). */
+    columns?: number;
   } = {},
 ): BufferIO {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const sink = (into: Buffer[], tty: boolean) => ({
     isTTY: tty,
+    ...(tty ? { columns: opts.columns ?? 80 } : {}),
     write(chunk: string | Uint8Array, cb?: () => void) {
       into.push(Buffer.from(chunk));
       cb?.();

@@ -1,27 +1,71 @@
-// Rows for people and for pipes: a cli-table3 table on a terminal, tab-separated
-// rows (no ANSI, ISO-8601 times) everywhere else.
+// Rows for people and for pipes: aligned columns on a terminal (cli-table3, no box,
+// fitted to its width), tab-separated rows (no ANSI, ISO-8601 times) everywhere else.
 
 import { createRequire } from "node:module";
 import type { IO } from "../io/io.js";
 
 const require = createRequire(import.meta.url);
 
+export interface TableOptions {
+  /** The column (by its header) shortened with "…" when the table is wider than the terminal. */
+  shrink?: string;
+}
+
+/** No box: columns apart by two spaces, as `docker ps` and `kubectl get` print them. */
+const NO_BORDERS = {
+  top: "",
+  "top-mid": "",
+  "top-left": "",
+  "top-right": "",
+  bottom: "",
+  "bottom-mid": "",
+  "bottom-left": "",
+  "bottom-right": "",
+  left: "",
+  "left-mid": "",
+  mid: "",
+  "mid-mid": "",
+  right: "",
+  "right-mid": "",
+  middle: "  ",
+};
+const GAP = NO_BORDERS.middle.length;
+/** A shortened column keeps at least this much. */
+const SHRINK_MIN = 10;
+const ANSI = /\u001b\[[0-9;]*m/g;
+
 /** With --quiet only the rows are printed (no header line): data and nothing else. */
-export function printTable(io: IO, head: string[], rows: string[][]): void {
+export function printTable(io: IO, head: string[], rows: string[][], opts: TableOptions = {}): void {
   if (!io.stdoutIsTTY || io.quiet) {
     if (!io.quiet) io.out(head.join("\t"));
     for (const r of rows) io.out(r.map((c) => c.replace(/[\t\n]/g, " ")).join("\t"));
     return;
   }
   const Table = require("cli-table3") as typeof import("cli-table3");
+  const width = (text: string) => text.replace(ANSI, "").length;
+  const widths = head.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const total = widths.reduce((a, b) => a + b, 0) + GAP * (head.length - 1);
+  // Wider than the terminal: the column that may give way does (ids and times never do).
+  const colWidths: Array<number | null> = head.map(() => null);
+  const k = opts.shrink === undefined ? -1 : head.indexOf(opts.shrink);
+  if (k >= 0 && io.stdoutColumns !== null && total > io.stdoutColumns) {
+    colWidths[k] = Math.max(SHRINK_MIN, widths[k]! - (total - io.stdoutColumns));
+  }
   const table = new Table({
     head: head.map((h) => io.chalk.bold(h)),
-    style: { head: [], border: io.color ? ["grey"] : [] },
-    chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" },
+    chars: NO_BORDERS,
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 0 },
     wordWrap: false,
+    colWidths,
   });
   for (const r of rows) table.push(r);
-  io.out(table.toString());
+  io.out(
+    table
+      .toString()
+      .split("\n")
+      .map((line) => line.trimEnd())
+      .join("\n"),
+  );
 }
 
 /** A time for people (relative, on a terminal) or for pipes (ISO-8601). */

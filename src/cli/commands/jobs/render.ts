@@ -33,6 +33,7 @@ export function printJobs(io: IO, jobs: readonly JobSummary[], opts: { request?:
       formatTime(io, j.started_at),
       noteOf(j),
     ]),
+    { shrink: "NOTE" },
   );
 }
 

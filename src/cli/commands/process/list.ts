@@ -33,6 +33,7 @@ export async function run(opts: { sandbox: string; json: boolean }, ctx: Context
       cell(io, commandOf(p)),
       formatTime(io, p.started_at),
     ]),
+    { shrink: "COMMAND" },
   );
   return ExitCodes.ok;
 }

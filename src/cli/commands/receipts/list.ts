@@ -53,6 +53,7 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
       cell(io, commandText(d)),
       formatTime(io, d.created_at),
     ]),
+    { shrink: "COMMAND" },
   );
   return ExitCodes.ok;
 }
