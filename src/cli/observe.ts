@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Api } from "../client/api.js";
 import { itemForKey, jobsOfRequest } from "../client/key-lookup.js";
 import { routePath } from "../protocol/routes.js";
-import { type Classified, classifyObservation } from "../receipts/classify.js";
+import { afterRead, type Classified, classifyObservation, RECORD_GONE } from "../receipts/classify.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";
@@ -64,6 +64,8 @@ export async function observeOnce(
       classified = classifyObservation(await api.observeExecution(r.sandbox_id, id, waitMs, deadlineMs), "read");
     }
   }
+  // A running execution whose record is now gone will never be read back: say so, once.
+  classified = afterRead(r.classification, classified);
   await ctx.storeWrite((s) => s.recordObservation(r.receipt_id, source, classified));
   return classified;
 }
@@ -114,6 +116,8 @@ export async function waitUntilSettled(
     onProgress?.(c);
     // Settled: confirmed, or terminal at the backend (outcome unknown will not change).
     if (c.definitive || (c.outcome !== null && c.outcome !== "pending" && !c.record_pending)) return "settled";
+    // Its record is gone: nothing more will be learned by asking again.
+    if (c.system_error === RECORD_GONE) return "settled";
     const missing = c.http_status === 404 || c.error?.code === "nothing_for_key";
     notFound = missing ? notFound + 1 : 0;
     if (notFound >= NOT_FOUND_LIMIT) return "unknown_to_backend";

@@ -276,6 +276,35 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
   return out;
 }
 
+/** What a receipt says when the backend that reported its execution running no longer has it. */
+export const RECORD_GONE = "record_gone";
+
+/**
+ * A read answered 404 for an execution the backend had reported running: its record
+ * is gone (its sandbox was removed, or retention took it), so what it did can no longer
+ * be read back. That is not "nothing learned" (a failed read) but the end of what can
+ * be learned: the receipt is in doubt, `outcome_unknown`. Before a record was seen
+ * (record_pending, a lost answer) a 404 may only mean "not published yet" and teaches
+ * nothing. Pure.
+ */
+export function afterRead(before: Classification | null, read: Classified): Classified {
+  const gone =
+    before === "running" &&
+    read.classification === null &&
+    read.http_status === 404 &&
+    (read.error?.code === ErrorCodes.executionNotFound || read.error?.code === ErrorCodes.sandboxNotFound);
+  if (!gone) return read;
+  return {
+    ...read,
+    classification: "outcome_unknown",
+    system_error: RECORD_GONE,
+    error: {
+      code: RECORD_GONE,
+      message: `the backend no longer has the execution (${read.error!.code}): its sandbox was removed or its record expired`,
+    },
+  };
+}
+
 /** Classifies one observation. Pure: same input, same answer. */
 export function classifyObservation(obs: Observed, purpose: Purpose, kind: RequestKind = "execute"): Classified {
   switch (obs.kind) {

@@ -2,7 +2,7 @@
 // receipts list. Built from stored rows; internal rows are never dumped as they are.
 
 import type { Classification } from "./classifications.js";
-import { decidingObservation, exitCodeFor, mayHaveRun } from "./classify.js";
+import { decidingObservation, exitCodeFor, mayHaveRun, RECORD_GONE } from "./classify.js";
 import type { ObservationRow, StoredReceipt } from "./store.js";
 
 export interface ReceiptDocument {
@@ -64,7 +64,9 @@ export interface DetailedReceiptDocument extends ReceiptDocument {
 }
 
 /** The exact next command a person should run, for a receipt that is not settled. */
-export function nextStep(c: Classification, receiptId: string): string | null {
+export function nextStep(c: Classification, receiptId: string, systemError: string | null = null): string | null {
+  // Nothing more can be read back: no command helps; explain() says what to check.
+  if (systemError === RECORD_GONE) return null;
   switch (c) {
     case "dispatched":
     case "local_timeout":
@@ -89,6 +91,9 @@ export function explain(doc: ReceiptDocument): string {
     case "record_pending":
       return `sbx: ${id}${exe} ran, but the backend has not published its result yet; do not resubmit. Next: ${doc.next}`;
     case "outcome_unknown":
+      if (doc.system_error === RECORD_GONE) {
+        return `sbx: ${id}${exe} was running, but the backend no longer has it (its sandbox was removed or its record expired): what it did cannot be read back. Check what it should have done; resubmit only if running it twice is safe.`;
+      }
       return doc.system_error
         ? `sbx: ${id}${exe} may have run; the backend lost it (${doc.system_error}). Check the sandbox's state; resubmit only if running it twice is safe. Look again: ${doc.next}`
         : `sbx: ${id}${exe} may have run; no definitive answer (${doc.error?.message ?? "unknown"}). Next: ${doc.next}`;
@@ -190,7 +195,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     created_at: r.created_at,
     dispatched_at: lastAttempt?.dispatched_at ?? r.created_at,
     answered_at: answered?.at ?? null,
-    next: nextStep(classification, r.receipt_id),
+    next: nextStep(classification, r.receipt_id, answered?.system_error ?? null),
   };
 }
 

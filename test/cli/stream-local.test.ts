@@ -156,3 +156,41 @@ describe("streams, logs and cancel on the local backend", () => {
     expect(again.stderr).not.toContain("waiting");
   });
 });
+
+describe("a running execution whose sandbox is removed", () => {
+  let local: LocalHome;
+  beforeAll(async () => {
+    local = await localHome("sbx-gone-");
+  });
+  afterAll(() => local.close());
+
+  it("is in doubt once the backend no longer has it: wait says so (255) with no command to retry, recover counts it", async () => {
+    expect((await local.sbx(["sandbox", "create", "doomed"])).code).toBe(0);
+    const detached = await local.sbx(["exec", "-s", "doomed", "--detach", "--", "sleep", "600"]);
+    expect(detached.code, detached.stderr).toBe(0);
+    const [receiptId] = detached.stdout.trim().split("\t");
+    expect((await local.json<ReceiptDocument>(["receipts", "show", receiptId!, "--json"])).doc.classification).toBe(
+      "running",
+    );
+    expect((await local.sbx(["sandbox", "rm", "doomed", "--force"])).code).toBe(0);
+
+    const waited = await local.sbx(["receipts", "wait", receiptId!, "--timeout", "30s"]);
+    expect(waited.code).toBe(255);
+    expect(waited.stderr).toContain("no longer has it");
+    expect(waited.stderr).not.toContain("receipts wait");
+    const shown = await local.json<ReceiptDocument>(["receipts", "show", receiptId!, "--json"]);
+    expect(shown.doc).toMatchObject({
+      classification: "outcome_unknown",
+      system_error: "record_gone",
+      may_have_run: true,
+      next: null,
+    });
+    const recovered = await local.json<{ in_doubt: Array<{ receipt_id: string }>; running: unknown[] }>([
+      "recover",
+      "--json",
+    ]);
+    expect(recovered.result.code).toBe(255);
+    expect(recovered.doc.in_doubt.map((r) => r.receipt_id)).toEqual([receiptId]);
+    expect(recovered.doc.running).toEqual([]);
+  });
+});

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { CLASSIFICATIONS, type Classification, IN_DOUBT } from "../../src/receipts/classifications.js";
 import {
+  afterRead,
   type Classified,
   classifyObservation,
   exitCodeFor,
@@ -482,6 +483,64 @@ describe("classifyObservation (purpose: read) — a failed read teaches nothing"
     const c = classifyObservation(rec({ outcome: "failed", exit_code: 2 }), "read");
     expect(c).toMatchObject({ classification: "failed", exit_code: 2, definitive: true });
     expect(classifyObservation(rec({ outcome: "pending", exit_code: null }), "read").classification).toBe("running");
+  });
+});
+
+describe("afterRead: a running execution whose record is gone", () => {
+  const read = (observed: Observed) => classifyObservation(observed, "read");
+  it.each<{ name: string; before: Classification | null; observed: Observed; gone: boolean }>([
+    {
+      name: "running, then 404 execution_not_found",
+      before: "running",
+      observed: apiError(404, "execution_not_found"),
+      gone: true,
+    },
+    {
+      name: "running, then 404 sandbox_not_found",
+      before: "running",
+      observed: apiError(404, "sandbox_not_found"),
+      gone: true,
+    },
+    {
+      name: "record_pending, then 404 (not published yet)",
+      before: "record_pending",
+      observed: apiError(404, "execution_not_found"),
+      gone: false,
+    },
+    {
+      name: "local_timeout, then 404",
+      before: "local_timeout",
+      observed: apiError(404, "execution_not_found"),
+      gone: false,
+    },
+    { name: "never answered, then 404", before: null, observed: apiError(404, "execution_not_found"), gone: false },
+    {
+      name: "running, then a bare 404 (a proxy, not the backend)",
+      before: "running",
+      observed: raw(404, "Not Found"),
+      gone: false,
+    },
+    { name: "running, then 503", before: "running", observed: apiError(503, "not_started"), gone: false },
+    {
+      name: "running, then ECONNREFUSED",
+      before: "running",
+      observed: { kind: "transport", sent: false, code: "ECONNREFUSED", message: "refused" },
+      gone: false,
+    },
+  ])("$name → gone: $gone", ({ before, observed, gone }) => {
+    const c = afterRead(before, read(observed));
+    if (gone) {
+      expect(c).toMatchObject({ classification: "outcome_unknown", system_error: "record_gone", definitive: false });
+      expect(c.error?.code).toBe("record_gone");
+      expect(mayHaveRun(c.classification!)).toBe(true);
+    } else {
+      expect(c).toEqual(read(observed));
+    }
+  });
+
+  it("leaves a record that was read alone", () => {
+    const c = read(rec({ outcome: "succeeded", exit_code: 0 }));
+    expect(afterRead("running", c)).toEqual(c);
   });
 });
 
