@@ -78,6 +78,7 @@ async function sendOnce(
           executionId: () => executionId,
         })
       : async () => undefined;
+  let cancelReported: Promise<void> = Promise.resolve();
   let observed: Observed;
   try {
     const opened = await send({
@@ -131,13 +132,16 @@ async function sendOnce(
       cause: err,
     });
   } finally {
-    await stopCancelling();
+    // No new cancel from here on; one already sent may still report (awaited below).
+    cancelReported = stopCancelling();
   }
   const classified = classifyObservation(observed, "dispatch", req.kind);
   await noting;
   try {
     const store = await ctx.receipts();
     await ctx.storeWrite((s) => s.recordObservation(receiptId, "answer", classified, { attempt }));
+    // The answer is stored first: the wait for a cancel's report only orders the lines shown.
+    await cancelReported;
     return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)), unrecorded: null };
   } catch (err) {
     if (!isStoreFailure(err)) throw err;
@@ -147,6 +151,7 @@ async function sendOnce(
       receipt: { ...stored.receipt, execution_id: stored.receipt.execution_id ?? classified.execution_id },
       observations: [...stored.observations, observationRow(classified, "answer", attempt)],
     };
+    await cancelReported;
     return { receiptId, attempt, classified, document: receiptDocument(inMemory), unrecorded: err };
   }
 }
