@@ -132,6 +132,8 @@ export class ExecutionManager {
     const executionId = `exe_${randomBytes(10).toString("hex")}`;
     const sandboxId = spec.sandbox.sandbox_id;
     const held = spec.driver.startsHeld;
+    // Admitted now, before its run starts, even when the row is written after the spawn (held).
+    const createdAt = new Date(this.now()).toISOString();
     const insert = () => {
       this.store.insertExecution({
         execution_id: executionId,
@@ -140,7 +142,7 @@ export class ExecutionManager {
         command: spec.command,
         working_dir: spec.workingDir,
         timeout_ms: spec.timeoutMs,
-        created_at: new Date(this.now()).toISOString(),
+        created_at: createdAt,
       });
       spec.onAdmit?.(executionId);
     };

@@ -85,6 +85,8 @@ describe.skipIf(unavailable("bwrap"))("the durable writes of one execution under
 
     const record = (await b.api("GET", `${EXECUTIONS}/${answer.json.execution_id}`)).json;
     expect(record.started_at).toEqual(expect.any(String));
+    // Admitted before it started, though its row was written after the (held) spawn.
+    expect(Date.parse(record.created_at)).toBeLessThanOrEqual(Date.parse(record.started_at));
     const types = await eventTypes(b, answer.json.execution_id);
     expect(types[0]).toBe("1:started");
     expect(types.slice(-2).map((t) => t.split(":")[1])).toEqual(["exit", "end"]);
