@@ -65,7 +65,8 @@ export async function observeOnce(
     }
   }
   // A running execution whose record is now gone will never be read back: say so, once.
-  classified = afterRead(r.classification, classified);
+  const previous = stored.observations.at(-1);
+  classified = afterRead(r.classification, classified, previous ?? null);
   await ctx.storeWrite((s) => s.recordObservation(r.receipt_id, source, classified));
   return classified;
 }
@@ -117,7 +118,7 @@ export async function waitUntilSettled(
     // Settled: confirmed, or terminal at the backend (outcome unknown will not change).
     if (c.definitive || (c.outcome !== null && c.outcome !== "pending" && !c.record_pending)) return "settled";
     // Its record is gone: nothing more will be learned by asking again.
-    if (c.system_error === RECORD_GONE) return "settled";
+    if (c.error?.code === RECORD_GONE) return "settled";
     const missing = c.http_status === 404 || c.error?.code === "nothing_for_key";
     notFound = missing ? notFound + 1 : 0;
     if (notFound >= NOT_FOUND_LIMIT) return "unknown_to_backend";

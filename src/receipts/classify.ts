@@ -276,31 +276,42 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
   return out;
 }
 
-/** What a receipt says when the backend that reported its execution running no longer has it. */
+/** The error code of a receipt whose running execution the backend no longer has. */
 export const RECORD_GONE = "record_gone";
+
+/** What the previous read of the same receipt answered, as far as afterRead needs it. */
+export interface PreviousRead {
+  http_status: number | null;
+  error_code: string | null;
+}
 
 /**
  * A read answered 404 for an execution the backend had reported running: its record
- * is gone (its sandbox was removed, or retention took it), so what it did can no longer
- * be read back. That is not "nothing learned" (a failed read) but the end of what can
- * be learned: the receipt is in doubt, `outcome_unknown`. Before a record was seen
- * (record_pending, a lost answer) a 404 may only mean "not published yet" and teaches
- * nothing. Pure.
+ * is gone, so what it did can no longer be read back. That is not "nothing learned" (a
+ * failed read) but the end of what can be learned: the receipt is in doubt,
+ * `outcome_unknown` with error `record_gone`. `sandbox_not_found` says so at once (a
+ * sandbox does not come back); `execution_not_found` only when the previous read said
+ * the same, since a backend may publish a record after it announced the start. Before a
+ * record was reported (record_pending, a lost answer) a 404 may only mean "not yet" and
+ * teaches nothing. Pure.
  */
-export function afterRead(before: Classification | null, read: Classified): Classified {
+export function afterRead(
+  before: Classification | null,
+  read: Classified,
+  previous: PreviousRead | null = null,
+): Classified {
+  if (before !== "running" || read.classification !== null || read.http_status !== 404) return read;
+  const code = read.error?.code;
   const gone =
-    before === "running" &&
-    read.classification === null &&
-    read.http_status === 404 &&
-    (read.error?.code === ErrorCodes.executionNotFound || read.error?.code === ErrorCodes.sandboxNotFound);
+    code === ErrorCodes.sandboxNotFound ||
+    (code === ErrorCodes.executionNotFound && previous?.http_status === 404 && previous.error_code === code);
   if (!gone) return read;
   return {
     ...read,
     classification: "outcome_unknown",
-    system_error: RECORD_GONE,
     error: {
       code: RECORD_GONE,
-      message: `the backend no longer has the execution (${read.error!.code}): its sandbox was removed or its record expired`,
+      message: `the backend no longer has the execution (${code}): its sandbox was removed or its record expired`,
     },
   };
 }

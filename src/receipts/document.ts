@@ -64,9 +64,9 @@ export interface DetailedReceiptDocument extends ReceiptDocument {
 }
 
 /** The exact next command a person should run, for a receipt that is not settled. */
-export function nextStep(c: Classification, receiptId: string, systemError: string | null = null): string | null {
+export function nextStep(c: Classification, receiptId: string, errorCode: string | null = null): string | null {
   // Nothing more can be read back: no command helps; explain() says what to check.
-  if (systemError === RECORD_GONE) return null;
+  if (errorCode === RECORD_GONE) return null;
   switch (c) {
     case "dispatched":
     case "local_timeout":
@@ -91,7 +91,7 @@ export function explain(doc: ReceiptDocument): string {
     case "record_pending":
       return `sbx: ${id}${exe} ran, but the backend has not published its result yet; do not resubmit. Next: ${doc.next}`;
     case "outcome_unknown":
-      if (doc.system_error === RECORD_GONE) {
+      if (doc.error?.code === RECORD_GONE) {
         return `sbx: ${id}${exe} was running, but the backend no longer has it (its sandbox was removed or its record expired): what it did cannot be read back. Check what it should have done; resubmit only if running it twice is safe.`;
       }
       return doc.system_error
@@ -195,7 +195,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     created_at: r.created_at,
     dispatched_at: lastAttempt?.dispatched_at ?? r.created_at,
     answered_at: answered?.at ?? null,
-    next: nextStep(classification, r.receipt_id, answered?.system_error ?? null),
+    next: nextStep(classification, r.receipt_id, answered?.error_code ?? null),
   };
 }
 

@@ -181,7 +181,7 @@ describe("a running execution whose sandbox is removed", () => {
     const shown = await local.json<ReceiptDocument>(["receipts", "show", receiptId!, "--json"]);
     expect(shown.doc).toMatchObject({
       classification: "outcome_unknown",
-      system_error: "record_gone",
+      error: { code: "record_gone" },
       may_have_run: true,
       next: null,
     });

@@ -9,6 +9,7 @@ import {
   exitCodeFor,
   mayHaveRun,
   type Observed,
+  type PreviousRead,
   retryHintMs,
   signalNumber,
 } from "../../src/receipts/classify.js";
@@ -488,49 +489,88 @@ describe("classifyObservation (purpose: read) — a failed read teaches nothing"
 
 describe("afterRead: a running execution whose record is gone", () => {
   const read = (observed: Observed) => classifyObservation(observed, "read");
-  it.each<{ name: string; before: Classification | null; observed: Observed; gone: boolean }>([
-    {
-      name: "running, then 404 execution_not_found",
-      before: "running",
-      observed: apiError(404, "execution_not_found"),
-      gone: true,
-    },
+  const missing: PreviousRead = { http_status: 404, error_code: "execution_not_found" };
+  it.each<{
+    name: string;
+    before: Classification | null;
+    observed: Observed;
+    previous: PreviousRead | null;
+    gone: boolean;
+  }>([
     {
       name: "running, then 404 sandbox_not_found",
       before: "running",
       observed: apiError(404, "sandbox_not_found"),
+      previous: null,
       gone: true,
     },
     {
-      name: "record_pending, then 404 (not published yet)",
+      name: "running, then a second 404 execution_not_found",
+      before: "running",
+      observed: apiError(404, "execution_not_found"),
+      previous: missing,
+      gone: true,
+    },
+    {
+      name: "running, then a first 404 execution_not_found (published late?)",
+      before: "running",
+      observed: apiError(404, "execution_not_found"),
+      previous: null,
+      gone: false,
+    },
+    {
+      name: "running, a 503, then 404 execution_not_found",
+      before: "running",
+      observed: apiError(404, "execution_not_found"),
+      previous: { http_status: 503, error_code: "not_started" },
+      gone: false,
+    },
+    {
+      name: "record_pending, then 404s (not published yet)",
       before: "record_pending",
       observed: apiError(404, "execution_not_found"),
+      previous: missing,
       gone: false,
     },
     {
-      name: "local_timeout, then 404",
+      name: "local_timeout, then 404 sandbox_not_found",
       before: "local_timeout",
-      observed: apiError(404, "execution_not_found"),
+      observed: apiError(404, "sandbox_not_found"),
+      previous: null,
       gone: false,
     },
-    { name: "never answered, then 404", before: null, observed: apiError(404, "execution_not_found"), gone: false },
     {
-      name: "running, then a bare 404 (a proxy, not the backend)",
+      name: "never answered, then 404s",
+      before: null,
+      observed: apiError(404, "execution_not_found"),
+      previous: missing,
+      gone: false,
+    },
+    {
+      name: "running, then bare 404s (a proxy, not the backend)",
       before: "running",
       observed: raw(404, "Not Found"),
+      previous: { http_status: 404, error_code: "http_404" },
       gone: false,
     },
-    { name: "running, then 503", before: "running", observed: apiError(503, "not_started"), gone: false },
+    {
+      name: "running, then 503",
+      before: "running",
+      observed: apiError(503, "not_started"),
+      previous: null,
+      gone: false,
+    },
     {
       name: "running, then ECONNREFUSED",
       before: "running",
       observed: { kind: "transport", sent: false, code: "ECONNREFUSED", message: "refused" },
+      previous: null,
       gone: false,
     },
-  ])("$name → gone: $gone", ({ before, observed, gone }) => {
-    const c = afterRead(before, read(observed));
+  ])("$name → gone: $gone", ({ before, observed, previous, gone }) => {
+    const c = afterRead(before, read(observed), previous);
     if (gone) {
-      expect(c).toMatchObject({ classification: "outcome_unknown", system_error: "record_gone", definitive: false });
+      expect(c).toMatchObject({ classification: "outcome_unknown", system_error: null, definitive: false });
       expect(c.error?.code).toBe("record_gone");
       expect(mayHaveRun(c.classification!)).toBe(true);
     } else {
@@ -540,7 +580,7 @@ describe("afterRead: a running execution whose record is gone", () => {
 
   it("leaves a record that was read alone", () => {
     const c = read(rec({ outcome: "succeeded", exit_code: 0 }));
-    expect(afterRead("running", c)).toEqual(c);
+    expect(afterRead("running", c, missing)).toEqual(c);
   });
 });
 

@@ -73,7 +73,7 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["record_pending", "it ran; the backend keeps the result but has not published it yet. Do not resubmit: wait"],
   [
     "outcome_unknown",
-    "it may have run: no usable answer (dropped connection, gateway error, malformed body, lost process)",
+    "it may have run: no usable answer (dropped connection, gateway error, malformed body, lost process), or a running execution the backend no longer has (record_gone: its sandbox removed)",
   ],
   ["result_unconfirmed", "409: admitted, but the stored result could not be confirmed. Wait for it"],
   ["in_progress", "409: the same key is still being admitted. Wait"],
