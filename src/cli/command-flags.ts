@@ -73,12 +73,12 @@ export function idempotencyKeyFromFlag(key: string | undefined): string {
   return chosen;
 }
 
-/** A sandbox id or name from a flag or an argument; 125 otherwise. */
 /** The sandbox a command works in: -s, else the `sandbox` setting, else `default` (every verb alike). */
 export function sandboxFor(ctx: Pick<Context, "config">, flag: string | undefined): string {
   return checkSandboxRef(flag ?? ctx.config.read().settings.sandbox ?? "default");
 }
 
+/** A sandbox id or name from a flag or an argument; 125 otherwise. */
 export function checkSandboxRef(ref: string): string {
   if (!isValidSandboxRef(ref)) {
     throw new UsageError(`invalid sandbox ${JSON.stringify(ref)}: use a sandbox id or name (letters, digits, _ . -)`);

@@ -10,32 +10,51 @@ const ID = "rcp_0mx39n9i209kp2abtfims";
 const COMMAND = 'sh -c "echo a long command line that goes on"';
 const ROWS = [[ID, "succeeded", COMMAND, "5m ago"]];
 
-function table(opts: Parameters<typeof createBufferIO>[0], shrink?: string): string[] {
+async function table(
+  opts: Parameters<typeof createBufferIO>[0],
+  shrink?: string,
+  rows: string[][] = ROWS,
+): Promise<string[]> {
   const io = createBufferIO(opts);
-  printTable(io, HEAD, ROWS, shrink === undefined ? {} : { shrink });
+  await printTable(io, HEAD, rows, shrink === undefined ? {} : { shrink });
   return io.stdoutText().trimEnd().split("\n");
 }
 
 describe("printTable on a terminal", () => {
-  it("shortens the named column to fit the terminal, keeping ids and times whole", () => {
-    const lines = table({ tty: true, columns: 64 }, "COMMAND");
+  it("shortens the named column to fit the terminal, keeping ids and times whole", async () => {
+    const lines = await table({ tty: true, columns: 64 }, "COMMAND");
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(64);
     expect(lines[1]).toContain(ID);
     expect(lines[1]).toMatch(/…\s+5m ago$/);
     expect(lines[1]).toContain('sh -c "echo');
   });
 
-  it("keeps every cell whole where the terminal is wide enough, and without a column to shorten", () => {
-    expect(table({ tty: true, columns: 200 }, "COMMAND")[1]).toContain(COMMAND);
-    expect(table({ tty: true, columns: 60 })[1]).toContain(COMMAND);
+  it("keeps every cell whole where the terminal is wide enough, and without a column to shorten", async () => {
+    expect((await table({ tty: true, columns: 200 }, "COMMAND"))[1]).toContain(COMMAND);
+    expect((await table({ tty: true, columns: 60 }))[1]).toContain(COMMAND);
   });
 
-  it("never shortens a column below ten characters (the line may then wrap)", () => {
-    const lines = table({ tty: true, columns: 20 }, "COMMAND");
+  it("never shortens a column below ten characters (the line may then wrap)", async () => {
+    const lines = await table({ tty: true, columns: 20 }, "COMMAND");
     expect(lines[1]).toContain('sh -c "ec…');
   });
 
-  it("leaves a pipe's cells whole whatever the width", () => {
-    expect(table({ tty: false }, "COMMAND")[1]).toBe(`${ID}\tsucceeded\t${COMMAND}\t5m ago`);
+  it("leaves a pipe's cells whole whatever the width", async () => {
+    expect((await table({ tty: false }, "COMMAND"))[1]).toBe(`${ID}\tsucceeded\t${COMMAND}\t5m ago`);
+  });
+
+  it("measures what a terminal draws: wide characters take two columns", async () => {
+    const wide = [[ID, "succeeded", `echo ${"名前".repeat(20)}`, "5m ago"]];
+    const lines = await table({ tty: true, columns: 64 }, "COMMAND", wide);
+    const columns = (line: string) => [...line].reduce((n, ch) => n + (/[\u3000-\u9fff]/.test(ch) ? 2 : 1), 0);
+    for (const line of lines) expect(columns(line)).toBeLessThanOrEqual(64);
+  });
+
+  it("keeps each row on one line: a newline in a cell becomes a space", async () => {
+    const lines = await table({ tty: true, columns: 200 }, "COMMAND", [
+      [ID, "failed", "sh -c 'echo a\necho b'", "1s ago"],
+    ]);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain("sh -c 'echo a echo b'");
   });
 });

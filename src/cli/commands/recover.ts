@@ -68,7 +68,7 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
     ctx.io.info("sbx: no receipts in doubt");
   } else {
     const { chalk } = ctx.io;
-    printTable(
+    await printTable(
       ctx.io,
       ["RECEIPT", "WAS", "NOW", "EXIT", "NEXT"],
       rows.map((r) => [

@@ -1,10 +1,7 @@
 // Rows for people and for pipes: aligned columns on a terminal (cli-table3, no box,
 // fitted to its width), tab-separated rows (no ANSI, ISO-8601 times) everywhere else.
 
-import { createRequire } from "node:module";
 import type { IO } from "../io/io.js";
-
-const require = createRequire(import.meta.url);
 
 export interface TableOptions {
   /** The column (by its header) shortened with "…" when the table is wider than the terminal. */
@@ -32,18 +29,21 @@ const NO_BORDERS = {
 const GAP = NO_BORDERS.middle.length;
 /** A shortened column keeps at least this much. */
 const SHRINK_MIN = 10;
-const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** With --quiet only the rows are printed (no header line): data and nothing else. */
-export function printTable(io: IO, head: string[], rows: string[][], opts: TableOptions = {}): void {
+export async function printTable(io: IO, head: string[], rows: string[][], opts: TableOptions = {}): Promise<void> {
   if (!io.stdoutIsTTY || io.quiet) {
     if (!io.quiet) io.out(head.join("\t"));
     for (const r of rows) io.out(r.map((c) => c.replace(/[\t\n]/g, " ")).join("\t"));
     return;
   }
-  const Table = require("cli-table3") as typeof import("cli-table3");
-  const width = (text: string) => text.replace(ANSI, "").length;
-  const widths = head.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  // Loaded for a terminal only (imported, so the release binary's bundle carries them).
+  const { default: Table } = await import("cli-table3");
+  // Columns as a terminal draws them (colour codes take none, wide characters two), as cli-table3 lays them out.
+  const { default: width } = await import("string-width");
+  // A cell is one line: a newline in a command or a note would start what looks like a row.
+  const cells = rows.map((r) => r.map((c) => c.replace(/[\t\n\r]/g, " ")));
+  const widths = head.map((h, i) => Math.max(width(h), ...cells.map((r) => width(r[i] ?? ""))));
   const total = widths.reduce((a, b) => a + b, 0) + GAP * (head.length - 1);
   // Wider than the terminal: the column that may give way does (ids and times never do).
   const colWidths: Array<number | null> = head.map(() => null);
@@ -58,7 +58,7 @@ export function printTable(io: IO, head: string[], rows: string[][], opts: Table
     wordWrap: false,
     colWidths,
   });
-  for (const r of rows) table.push(r);
+  for (const r of cells) table.push(r);
   io.out(
     table
       .toString()

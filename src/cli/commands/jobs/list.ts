@@ -32,7 +32,7 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
     ...(opts.status !== undefined && { status: opts.status }),
   });
   if (opts.json) printJson(ctx, { jobs });
-  else printJobs(ctx.io, jobs, { request: opts.requestId === undefined });
+  else await printJobs(ctx.io, jobs, { request: opts.requestId === undefined });
   return ExitCodes.ok;
 }
 

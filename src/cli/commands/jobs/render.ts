@@ -19,8 +19,8 @@ export function exitText(job: Pick<JobSummary, "exit_code" | "signal">): string 
   return job.signal ?? (job.exit_code === null ? "-" : String(job.exit_code));
 }
 
-export function printJobs(io: IO, jobs: readonly JobSummary[], opts: { request?: boolean } = {}): void {
-  printTable(
+export async function printJobs(io: IO, jobs: readonly JobSummary[], opts: { request?: boolean } = {}): Promise<void> {
+  await printTable(
     io,
     ["JOB", "NAME", "STATUS", "EXIT", ...(opts.request ? ["REQUEST"] : []), "QUEUE", "STARTED", "NOTE"],
     jobs.map((j) => [

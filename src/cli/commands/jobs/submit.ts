@@ -97,7 +97,7 @@ export async function submitAndFollow(
   if (opts.json) {
     printJson(ctx, documentOf(submitted, jobs, exit, { waited: opts.wait, end }));
   } else {
-    printJobs(ctx.io, jobs);
+    await printJobs(ctx.io, jobs);
   }
   explainEnd(ctx, request.request_id, doc.receipt_id, opts.wait, end);
   return exit;

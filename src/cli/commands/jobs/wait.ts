@@ -65,7 +65,7 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
     result.end,
   );
   if (opts.json) printJson(ctx, { jobs, timed_out: result.end === "deadline", exit });
-  else printJobs(ctx.io, jobs);
+  else await printJobs(ctx.io, jobs);
   if (result.end === "deadline") ctx.io.err("sbx: stopped waiting at --timeout; nothing was cancelled");
   if (result.end === "interrupted") ctx.io.err("sbx: stopped waiting; nothing was cancelled");
   return exit;

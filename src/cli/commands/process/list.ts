@@ -20,7 +20,7 @@ export async function run(opts: { sandbox: string; json: boolean }, ctx: Context
     return ExitCodes.ok;
   }
   const { io } = ctx;
-  printTable(
+  await printTable(
     io,
     ["PROCESS", "NAME", "STATE", "OUTCOME", "RESTARTS", "PID", "COMMAND", "STARTED"],
     processes.map((p) => [

@@ -40,7 +40,7 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
   const rows = profileSummaries(ctx);
   if (opts.json) printJson(ctx, { profiles: rows });
   else
-    printTable(
+    await printTable(
       ctx.io,
       ["", "PROFILE", "API URL", "KEY"],
       rows.map((r) => [r.current ? "*" : "", r.profile, r.api_url, r.api_key ? "stored" : "-"]),

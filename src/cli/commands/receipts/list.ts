@@ -42,7 +42,7 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
     io.info("no receipts yet: run `sbx exec -- echo hello`");
     return ExitCodes.ok;
   }
-  printTable(
+  await printTable(
     io,
     ["RECEIPT", "CLASSIFICATION", "EXIT", "SANDBOX", "COMMAND", "CREATED"],
     docs.map((d) => [

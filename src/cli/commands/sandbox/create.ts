@@ -48,7 +48,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
     "no sandbox was created",
   );
   if (opts.json) printJson(ctx, sandboxDocument(sandbox));
-  else printSandboxes(ctx.io, [sandbox]);
+  else await printSandboxes(ctx.io, [sandbox]);
   return ExitCodes.ok;
 }
 

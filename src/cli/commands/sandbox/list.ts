@@ -7,7 +7,7 @@ import { ExitCodes } from "../../../common/exit-codes.js";
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
   const sandboxes = await (await ctx.api()).listSandboxes();
   if (opts.json) printJson(ctx, { sandboxes: sandboxes.map(sandboxDocument) });
-  else printSandboxes(ctx.io, sandboxes);
+  else await printSandboxes(ctx.io, sandboxes);
   return ExitCodes.ok;
 }
 

@@ -5,8 +5,8 @@ import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
 
-export function printSandboxes(io: IO, sandboxes: Sandbox[]): void {
-  printTable(
+export async function printSandboxes(io: IO, sandboxes: Sandbox[]): Promise<void> {
+  await printTable(
     io,
     ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "CREATED"],
     sandboxes.map((s) => [
