@@ -4,21 +4,27 @@
 // process of the run signalled at once and ended as a whole (TERM, then KILL after
 // a grace).
 
-import type { SandboxChild, SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
+import type { SandboxChild, SandboxDriver, SandboxPlacement, SpawnRequest } from "./drivers/driver.js";
 import { bootId, readProcessStartTime, signalProcessGroup } from "./drivers/proc.js";
 
-export interface GroupLeaderSpec {
+/** A command run once in a sandbox, as executions (runner.ts) and jobs (jobs/job-run.ts) start it. */
+export interface OneShotCommand {
   driver: SandboxDriver;
   placement: SandboxPlacement;
-  /** argv[0] is the program. */
+  /** argv[0] is the program; a shell command arrives here as ["/bin/sh", "-c", command]. */
   argv: string[];
-  /** The host directory to start in (inside the workspace). */
+  /** Real directory on this host, inside the workspace. */
   cwd: string;
+  /** The complete environment (commandEnvironment). */
   env: Record<string, string>;
-  /** A pipe to the leader's stdin; otherwise stdin is /dev/null. */
-  stdin: boolean;
-  /** Spawned held (the driver must start runs held): nothing runs before proceed(). */
-  held?: boolean;
+  /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
+  stdin: Buffer | null;
+  timeoutMs: number;
+}
+
+/** What the driver spawns (placement, argv, cwd, env, stdin, held), by which driver, and what to tell. */
+export interface GroupLeaderSpec extends SpawnRequest {
+  driver: SandboxDriver;
   onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Nothing was started (may be called during spawn()). */
   onSpawnError: (program: string, err: NodeJS.ErrnoException) => void;

@@ -3,21 +3,10 @@
 // KILL after a grace), with bounded output capture.
 
 import { RECORD_OUTPUT_LIMIT } from "../protocol/types.js";
-import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
-import { ProcessGroup, spawnFailure } from "./process-group.js";
+import { type OneShotCommand, ProcessGroup, spawnFailure } from "./process-group.js";
 
-export interface RunSpec {
+export interface RunSpec extends OneShotCommand {
   executionId: string;
-  driver: SandboxDriver;
-  placement: SandboxPlacement;
-  /** argv[0] is the program; a shell command arrives here as ["/bin/sh", "-c", command]. */
-  argv: string[];
-  /** Real directory on this host, inside the workspace. */
-  cwd: string;
-  env: Record<string, string>;
-  /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
-  stdin: Buffer | null;
-  timeoutMs: number;
   /** Spawned held (the driver must start runs held): the command starts at the handle's proceed(). */
   held?: boolean;
   /** Every chunk of output as it arrives (the event log and the output files). */

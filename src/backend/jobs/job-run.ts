@@ -10,23 +10,11 @@
 // of how the process is spawned.
 
 import type { JobStream } from "../../protocol/jobs.js";
-import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
 import { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "../drivers/proc.js";
-import { LEADER_EXIT_LINGER_MS, ProcessGroup, spawnFailure } from "../process-group.js";
+import { LEADER_EXIT_LINGER_MS, type OneShotCommand, ProcessGroup, spawnFailure } from "../process-group.js";
 import type { RunEnd, RunEnding } from "./schedule.js";
 
-export interface JobRunSpec {
-  driver: SandboxDriver;
-  placement: SandboxPlacement;
-  /** argv[0] is the program; a shell command arrives here as ["/bin/sh", "-c", command]. */
-  argv: string[];
-  /** Real directory on this host, inside the workspace. */
-  cwd: string;
-  /** The complete environment (commandEnvironment). */
-  env: Record<string, string>;
-  /** Bytes written once to stdin, then closed; null: stdin is /dev/null. */
-  stdin: Buffer | null;
-  timeoutMs: number;
+export interface JobRunSpec extends OneShotCommand {
   /** Between SIGTERM and SIGKILL to the group. */
   killGraceMs: number;
   /** The clock the run's start and end are read from. */
