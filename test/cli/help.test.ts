@@ -126,6 +126,13 @@ describe("help reads as prose at any width", () => {
   });
 });
 
+describe("every --help fits 80 columns", () => {
+  it.each(commands.map((c) => [c.path] as const))("%s --help", async (p) => {
+    const r = await run([...p.split(" "), "--help"]);
+    for (const line of r.out.split("\n")) expect([...line].length, line).toBeLessThanOrEqual(80);
+  });
+});
+
 describe("examples fit 80 columns", () => {
   it.each(commands.map((c) => [c.path] as const))("%s --help: no example line is wider than its command", async (p) => {
     const r = await run([...p.split(" "), "--help"]);

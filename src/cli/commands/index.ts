@@ -119,8 +119,8 @@ export function declareInit(program: Command, bind: Bind): void {
     { command: "sbx init", description: "answer a few questions" },
     { command: "sbx init --yes", description: "the embedded backend, no questions" },
     {
-      command: 'printf %s "$KEY" | sbx init --profile-name prod --api-url https://sbx.example.com --api-key-stdin',
-      description: "a remote backend, for scripts",
+      command: 'sbx init --profile-name prod --api-url "$URL" --api-key-stdin <key.txt',
+      description: "a remote backend, for scripts (the key from a file, never in argv)",
     },
   ]);
 }

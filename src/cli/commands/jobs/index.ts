@@ -104,8 +104,8 @@ function declareSubmit(noun: Command, bind: Bind): void {
     { command: "sbx jobs submit pipeline.json --wait", description: "submit and follow every job to its end" },
     { command: "sbx jobs submit pipeline.json", description: "submit and return; the job ids are printed" },
     {
-      command: 'jq -n \'{jobs: [{name: "hi", command: "echo hi"}]}\' | sbx jobs submit - --json',
-      description: "from stdin, for scripts",
+      command: 'jq -n \'{jobs: [{name: "hi", command: "echo hi"}]}\' | sbx jobs submit - -q',
+      description: "from stdin; -q prints only the jobs' rows, for scripts",
     },
     { command: "sbx jobs submit ci.json --wait --timeout 20m", description: "stop waiting after 20m (exit 124)" },
   ]);

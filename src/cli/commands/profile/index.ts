@@ -16,7 +16,7 @@ export function register(program: Command, bind: Bind): void {
     verbs: [declareAdd, declareList, declareUse, declareShow, declareRm],
     examples: [
       {
-        command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
+        command: 'printf %s "$KEY" | sbx profile add prod --api-url "$URL" --api-key-stdin',
         description: "a remote backend with a key",
       },
       { command: "sbx profile use prod", description: "use it from now on" },
@@ -41,7 +41,7 @@ function declareAdd(noun: Command, bind: Bind): void {
     .action(bind(() => import("./add.js")));
   withExamples(cmd, [
     {
-      command: 'printf %s "$KEY" | sbx profile add prod --api-url https://sbx.example.com --api-key-stdin',
+      command: 'printf %s "$KEY" | sbx profile add prod --api-url "$URL" --api-key-stdin',
       description: "a remote backend with a key",
     },
     {
