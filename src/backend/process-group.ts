@@ -22,6 +22,20 @@ export interface OneShotCommand {
   timeoutMs: number;
 }
 
+/** How a one-shot command's leader is spawned: stdin is a pipe when there are bytes to write to it. */
+export function leaderOf(
+  cmd: OneShotCommand,
+): Pick<GroupLeaderSpec, "driver" | "placement" | "argv" | "cwd" | "env" | "stdin"> {
+  return {
+    driver: cmd.driver,
+    placement: cmd.placement,
+    argv: cmd.argv,
+    cwd: cmd.cwd,
+    env: cmd.env,
+    stdin: cmd.stdin !== null,
+  };
+}
+
 /** What the driver spawns (placement, argv, cwd, env, stdin, held), by which driver, and what to tell. */
 export interface GroupLeaderSpec extends SpawnRequest {
   driver: SandboxDriver;

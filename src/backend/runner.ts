@@ -3,7 +3,7 @@
 // KILL after a grace), with bounded output capture.
 
 import { RECORD_OUTPUT_LIMIT } from "../protocol/types.js";
-import { type OneShotCommand, ProcessGroup, spawnFailure } from "./process-group.js";
+import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "./process-group.js";
 
 export interface RunSpec extends OneShotCommand {
   executionId: string;
@@ -119,12 +119,7 @@ class LocalRun implements RunHandle {
     this.stderr = new OutputTail(outputLimit);
     this.onOutput = spec.onOutput ?? (() => {});
     const started = this.group.spawn({
-      driver: spec.driver,
-      placement: spec.placement,
-      argv: spec.argv,
-      cwd: spec.cwd,
-      env: spec.env,
-      stdin: spec.stdin !== null,
+      ...leaderOf(spec),
       ...(spec.held === true && { held: true }),
       onOutput: (stream, chunk) => {
         (stream === "stdout" ? this.stdout : this.stderr).push(chunk);

@@ -74,8 +74,13 @@ export function idempotencyKeyFromFlag(key: string | undefined): string {
 }
 
 /** The sandbox a command works in: -s, else the `sandbox` setting, else `default` (every verb alike). */
+export function chooseSandbox(flag: string | undefined, setting: string | undefined): string {
+  return checkSandboxRef(flag ?? setting ?? "default");
+}
+
+/** chooseSandbox with the setting read from the config file (only when -s is absent). */
 export function sandboxFor(ctx: Pick<Context, "config">, flag: string | undefined): string {
-  return checkSandboxRef(flag ?? ctx.config.read().settings.sandbox ?? "default");
+  return chooseSandbox(flag, flag === undefined ? ctx.config.read().settings.sandbox : undefined);
 }
 
 /** A sandbox id or name from a flag or an argument; 125 otherwise. */

@@ -11,7 +11,7 @@
 
 import type { JobStream } from "../../protocol/jobs.js";
 import { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "../drivers/proc.js";
-import { LEADER_EXIT_LINGER_MS, type OneShotCommand, ProcessGroup, spawnFailure } from "../process-group.js";
+import { LEADER_EXIT_LINGER_MS, leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "../process-group.js";
 import type { RunEnd, RunEnding } from "./schedule.js";
 
 export interface JobRunSpec extends OneShotCommand {
@@ -59,12 +59,7 @@ export class JobRun {
       return;
     }
     const started = this.group.spawn({
-      driver: spec.driver,
-      placement: spec.placement,
-      argv: spec.argv,
-      cwd: spec.cwd,
-      env: spec.env,
-      stdin: spec.stdin !== null,
+      ...leaderOf(spec),
       onOutput: spec.onOutput,
       onSpawnError: (program, err) => this.failToStart(program, err),
       onExit: (code, signal) => {

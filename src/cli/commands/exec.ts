@@ -14,9 +14,14 @@ import { dispatchNew } from "../dispatch.js";
 import { durationOption } from "../duration.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { printExactOutput } from "../exact-output.js";
-import { commandFromFlags, envFromFlags, idempotencyKeyFromFlag, workingDirFromFlag } from "../command-flags.js";
+import {
+  chooseSandbox,
+  commandFromFlags,
+  envFromFlags,
+  idempotencyKeyFromFlag,
+  workingDirFromFlag,
+} from "../command-flags.js";
 import { answerNotRecorded, printDispatchOutcome, printJson } from "../render/outcome.js";
-import { checkSandboxRef } from "../command-flags.js";
 import { formatCommand } from "../render/receipt.js";
 
 export interface ExecOptions {
@@ -62,7 +67,7 @@ export function parseExecOptions(
   const timeoutMs = durationOption("--timeout", timeoutText, { min: TIMEOUT_MIN_MS, max: TIMEOUT_MAX_MS });
   const clientTimeoutMs =
     raw.clientTimeout === undefined ? timeoutMs + 30_000 : durationOption("--client-timeout", raw.clientTimeout);
-  const sandbox = checkSandboxRef(raw.sandbox ?? defaults.sandbox ?? "default");
+  const sandbox = chooseSandbox(raw.sandbox, defaults.sandbox);
   workingDirFromFlag(raw.cwd);
   const env = envFromFlags(raw.env, raw.envFile);
   const key = idempotencyKeyFromFlag(raw.idempotencyKey);

@@ -7,7 +7,7 @@ import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import {
-  checkSandboxRef,
+  chooseSandbox,
   commandFromFlags,
   envFromFlags,
   idempotencyKeyFromFlag,
@@ -76,7 +76,7 @@ export function parseStartOptions(argv: string[], raw: RawStartFlags, defaultSan
     },
   };
   return {
-    sandbox: checkSandboxRef(raw.sandbox ?? defaultSandbox ?? "default"),
+    sandbox: chooseSandbox(raw.sandbox, defaultSandbox),
     body,
     idempotencyKey: key,
     json: raw.json === true,
