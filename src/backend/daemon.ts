@@ -7,9 +7,9 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { VERSION } from "../version.js";
 import { DaemonStartError } from "./errors.js";
-import { parseFaultSpec } from "./faults.js";
-import { dataDirInUse, listenerAnswers } from "./ownership.js";
-import { type BackendHandle, type BackendOptions, startBackend } from "./server.js";
+import { parseFaultSpec } from "./http/faults.js";
+import { dataDirInUse, listenerAnswers } from "./http/ownership.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "./http/server.js";
 
 export interface DaemonOptions extends BackendOptions {
   /** Default <dataDir>/daemon.pid. */

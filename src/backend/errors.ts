@@ -1,7 +1,7 @@
 // Why the embedded backend could not start (a daemon already running, a socket or
 // directory it may not use, a bad option): SbxErrors with a stable code, so that
 // `sbx daemon run` exits like any other refusal (docs/classification.md). Errors
-// of a request are answers instead (http.ts, refusal.ts).
+// of a request are answers instead (http/replies.ts, refusal.ts).
 
 import { SbxError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";

@@ -2,11 +2,11 @@
 // taken, a process with no run to signal, a path outside /workspace, a job id that
 // names other inputs — named by the error code the protocol gives it (docs/protocol.md,
 // "Additions and error codes"). Sandboxes, processes, files and jobs throw a Refusal
-// and know nothing of HTTP; the HTTP layer gives each code its status (http.ts).
+// and know nothing of HTTP; the HTTP layer gives each code its status (http/replies.ts).
 
 import { ErrorCodes } from "../protocol/types.js";
 
-/** The codes a domain refusal may carry; http.ts gives each its status. */
+/** The codes a domain refusal may carry; http/replies.ts gives each its status. */
 export const REFUSAL_CODES = [
   ErrorCodes.invalidRequest,
   ErrorCodes.isolationUnavailable,

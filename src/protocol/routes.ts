@@ -1,6 +1,6 @@
 // Every route of /api/v1, once (docs/protocol.md, "Routes"): its name (the one the
 // fault grammar uses), method and path. The backend's router attaches a handler to
-// each name (src/backend/router.ts); the client builds its paths with routePath.
+// each name (src/backend/http/router.ts); the client builds its paths with routePath.
 
 import { API_PREFIX } from "./types.js";
 

@@ -9,8 +9,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BackendStore } from "../../src/backend/db.js";
-import { OutputFiles } from "../../src/backend/events-output.js";
+import { BackendStore } from "../../src/backend/store/db.js";
+import { OutputFiles } from "../../src/backend/executions/output-files.js";
 import { backendsPerTest, EXECUTE, groupAlive, tempDir, unavailable, until, workspaceOf } from "./support.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";

@@ -6,8 +6,8 @@ import {
   FaultInjector,
   parseFaultSpec,
   preemptingReply,
-} from "../../src/backend/faults.js";
-import type { Reply } from "../../src/backend/http.js";
+} from "../../src/backend/http/faults.js";
+import type { Reply } from "../../src/backend/http/replies.js";
 
 describe("parseFaultSpec", () => {
   it.each([

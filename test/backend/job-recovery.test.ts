@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BackendStore } from "../../src/backend/db.js";
+import { BackendStore } from "../../src/backend/store/db.js";
 import { backendsPerTest, groupAlive, type TestBackend, until, untilExecd, workspaceOf } from "./support.js";
 
 const JOBS = "/api/v1/sandbox/default/jobs";

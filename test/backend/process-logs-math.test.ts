@@ -9,7 +9,7 @@ import {
   planRetention,
   type StreamLayout,
   segmentFileName,
-} from "../../src/backend/process-logs-math.js";
+} from "../../src/backend/processes/logs-math.js";
 
 /** Three segments of 10 bytes: offsets 20..49 kept, 0..19 rotated away. */
 const ROTATED: StreamLayout = {

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ProcessLogStream } from "../../src/backend/process-logs.js";
+import { ProcessLogStream } from "../../src/backend/processes/logs.js";
 import { tempDir } from "./support.js";
 
 const TINY = { segmentBytes: 10, keepBytes: 25 };

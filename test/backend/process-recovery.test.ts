@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BackendStore } from "../../src/backend/db.js";
+import { BackendStore } from "../../src/backend/store/db.js";
 import {
   backendsPerTest,
   groupAlive,

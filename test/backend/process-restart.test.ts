@@ -5,7 +5,7 @@ import {
   RestartTracker,
   restartsInWindowAfterRun,
   STABLE_UPTIME_MS,
-} from "../../src/backend/process-restart.js";
+} from "../../src/backend/processes/restart.js";
 import type { RestartPolicy } from "../../src/protocol/types.js";
 
 const policy = (over: Partial<RestartPolicy> = {}): RestartPolicy => ({

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
 import type { SandboxDriver } from "../../src/backend/drivers/driver.js";
 import { NoneDriver } from "../../src/backend/drivers/none.js";
-import { ExecutionRunner, type ExecutionRunnerOptions, OutputTail, type RunSpec } from "../../src/backend/runner.js";
+import {
+  ExecutionRunner,
+  type ExecutionRunnerOptions,
+  OutputTail,
+  type RunSpec,
+} from "../../src/backend/executions/runner.js";
 import { groupMembers, ISOLATIONS, tempDir, unavailable, until } from "./support.js";
 
 describe("OutputTail", () => {

@@ -8,7 +8,7 @@ import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
 import { runMembers } from "../../src/backend/drivers/proc.js";
-import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/server.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
 
 /**
  * Command names of the live processes of a run recorded by its process group (an

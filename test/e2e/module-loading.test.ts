@@ -58,7 +58,7 @@ const SERVICE_CODE = [
   /^receipts\/store\.js$/,
   /^platform\/sqlite\.js$/,
   /^platform\/http-transport\.js$/,
-  /^backend\/(?!fault-spec-help\.js$)/,
+  /^backend\/(?!http\/fault-spec-help\.js$)/,
 ];
 const SERVICE_PACKAGES = ["undici", "better-sqlite3", "eventsource-parser", "tar-stream"];
 /** What only people at a terminal need: tables, spinners, prompts, the docs generators. */

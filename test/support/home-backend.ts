@@ -2,7 +2,7 @@
 // SBX_HOME=home finds it: on the home's socket, with the home's data directory.
 // The CLI then never spawns a daemon.
 
-import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/server.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
 import { resolvePaths } from "../../src/config/paths.js";
 
 export async function startHomeBackend(home: string, opts: Partial<BackendOptions> = {}): Promise<BackendHandle> {

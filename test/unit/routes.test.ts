@@ -2,7 +2,7 @@
 // routePath are the ones the backend's router matches, route by route.
 
 import { describe, expect, it } from "vitest";
-import { matchRoute } from "../../src/backend/router.js";
+import { matchRoute } from "../../src/backend/http/router.js";
 import { ROUTE_NAMES, ROUTES, type RouteName, type RouteParams, routePath } from "../../src/protocol/routes.js";
 
 /** A value for every parameter of a route's path, awkward on purpose (a space and a slash). */

@@ -1,13 +1,13 @@
 // A command run as the leader of its own process group, the way executions
-// (runner.ts) and supervised process runs (process-run.ts) are started: spawned by
+// (executions/runner.ts) and supervised process runs (processes/run.ts) are started: spawned by
 // the sandbox's driver (drivers/driver.ts), output handed on chunk by chunk, every
 // process of the run signalled at once and ended as a whole (TERM, then KILL after
 // a grace).
 
-import type { SandboxChild, SandboxDriver, SandboxPlacement, SpawnRequest } from "./drivers/driver.js";
-import { bootId, readProcessStartTime, signalProcessGroup } from "./drivers/proc.js";
+import type { SandboxChild, SandboxDriver, SandboxPlacement, SpawnRequest } from "./driver.js";
+import { bootId, readProcessStartTime, signalProcessGroup } from "./proc.js";
 
-/** A command run once in a sandbox, as executions (runner.ts) and jobs (jobs/job-run.ts) start it. */
+/** A command run once in a sandbox, as executions (executions/runner.ts) and jobs (jobs/job-run.ts) start it. */
 export interface OneShotCommand {
   driver: SandboxDriver;
   placement: SandboxPlacement;

@@ -19,15 +19,15 @@ import {
   type OutputStream,
   type ResetEventData,
   type StartedEventData,
-} from "../protocol/types.js";
-import type { BackendStore, EventBaseRow, EventRow } from "./db.js";
+} from "../../protocol/types.js";
+import type { BackendStore, EventBaseRow, EventRow } from "../store/db.js";
 import {
   DEFAULT_EXECUTION_OUTPUT_MAX_BYTES,
   OUTPUT_STREAMS,
   OutputFiles,
   outputSize,
   readOutputRange,
-} from "./events-output.js";
+} from "./output-files.js";
 
 export const DEFAULT_EVENT_FLUSH_MS = 25;
 /** Events kept per execution; older ones are folded into a `reset` snapshot. */

@@ -7,12 +7,18 @@
 // are ended) and shutdown (running groups are ended and marked).
 
 import { randomBytes } from "node:crypto";
-import type { EndEventData, ExecutionRecord, ExitEventData } from "../protocol/types.js";
-import { type BackendStore, type ExecutionEnd, type ExecutionRow, type SandboxRow, toExecutionRecord } from "./db.js";
-import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "./drivers/driver.js";
+import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protocol/types.js";
+import {
+  type BackendStore,
+  type ExecutionEnd,
+  type ExecutionRow,
+  type SandboxRow,
+  toExecutionRecord,
+} from "../store/db.js";
+import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "../drivers/driver.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
-import { bootId } from "./drivers/proc.js";
-import { endLostProcessGroup } from "./process-group.js";
+import { bootId } from "../drivers/proc.js";
+import { endLostProcessGroup } from "../drivers/process-group.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 
 export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;

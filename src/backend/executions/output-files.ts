@@ -7,7 +7,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import type { OutputStream } from "../protocol/types.js";
+import type { OutputStream } from "../../protocol/types.js";
 
 export const OUTPUT_STREAMS: readonly OutputStream[] = ["stdout", "stderr"];
 /** Bytes of each stream an execution's output file keeps at most. */

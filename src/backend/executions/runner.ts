@@ -1,9 +1,9 @@
 // Running one bounded command (an execution): spawned by its sandbox's driver as a
-// process group (process-group.ts), ended as a whole at its timeout (TERM, then
+// process group (drivers/process-group.ts), ended as a whole at its timeout (TERM, then
 // KILL after a grace), with bounded output capture.
 
-import { RECORD_OUTPUT_LIMIT } from "../protocol/types.js";
-import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "./process-group.js";
+import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
+import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "../drivers/process-group.js";
 
 export interface RunSpec extends OneShotCommand {
   executionId: string;

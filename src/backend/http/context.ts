@@ -2,18 +2,18 @@
 // the backend's services. Kept apart from server.ts so handlers do not import it.
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { RouteName } from "../protocol/routes.js";
-import type { BackendStore } from "./db.js";
-import type { DriverSet } from "./drivers/drivers.js";
-import type { EventLog } from "./events.js";
-import type { ExecutionManager } from "./executions.js";
+import type { RouteName } from "../../protocol/routes.js";
+import type { BackendStore } from "../store/db.js";
+import type { DriverSet } from "../drivers/drivers.js";
+import type { EventLog } from "../executions/events.js";
+import type { ExecutionManager } from "../executions/manager.js";
 import type { FaultDecision } from "./faults.js";
-import type { Reply } from "./http.js";
+import type { Reply } from "./replies.js";
 import type { IdempotencyKeys } from "./idempotency.js";
-import type { JobManager } from "./jobs/manager.js";
-import type { ProcessSupervisor } from "./process-supervisor.js";
-import type { Retention } from "./retention.js";
-import type { SandboxRegistry } from "./sandbox-registry.js";
+import type { JobManager } from "../jobs/manager.js";
+import type { ProcessSupervisor } from "../processes/supervisor.js";
+import type { Retention } from "../store/retention.js";
+import type { SandboxRegistry } from "../sandboxes/registry.js";
 
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */
 export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put"];
@@ -59,7 +59,7 @@ export interface RequestContext {
   signal: AbortSignal;
   /**
    * For answers written as a stream (SSE): the handler writes the response itself
-   * and returns STREAMED (stream.ts). Every other handler answers with a Reply.
+   * and returns STREAMED (sse.ts). Every other handler answers with a Reply.
    */
   response: ServerResponse;
   /** Adds a warning to the answer (the Sbx-Warning header), for the person behind the request. */

@@ -3,11 +3,11 @@
 // answer accordingly. Used to rehearse the client's recovery paths.
 
 import { randomInt } from "node:crypto";
-import { parseDuration } from "../common/duration.js";
-import { ErrorCodes } from "../protocol/types.js";
-import { ROUTE_NAMES, type RouteName } from "../protocol/routes.js";
-import { DaemonStartError } from "./errors.js";
-import { ApiError, notStarted, type Reply } from "./http.js";
+import { parseDuration } from "../../common/duration.js";
+import { ErrorCodes } from "../../protocol/types.js";
+import { ROUTE_NAMES, type RouteName } from "../../protocol/routes.js";
+import { DaemonStartError } from "../errors.js";
+import { ApiError, notStarted, type Reply } from "./replies.js";
 
 export const FAULT_KINDS = [
   "not_started",

@@ -5,10 +5,10 @@
 // and are purged lazily.
 
 import { createHash, type Hash } from "node:crypto";
-import { ErrorCodes } from "../protocol/types.js";
+import { ErrorCodes } from "../../protocol/types.js";
 import type { RequestContext } from "./context.js";
-import type { BackendStore, IdempotencyRow, IdempotencyScope } from "./db.js";
-import { ApiError, isSuccess, jsonReply, type Reply, withHeader } from "./http.js";
+import type { BackendStore, IdempotencyRow, IdempotencyScope } from "../store/db.js";
+import { ApiError, isSuccess, jsonReply, type Reply, withHeader } from "./replies.js";
 
 export const DEFAULT_KEY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 export const REPLAYED_HEADER = "Idempotent-Replayed";

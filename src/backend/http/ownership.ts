@@ -10,8 +10,8 @@ import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { tryExclusiveLock } from "../platform/sqlite.js";
-import { DaemonStartError } from "./errors.js";
+import { tryExclusiveLock } from "../../platform/sqlite.js";
+import { DaemonStartError } from "../errors.js";
 
 /** A Unix socket this backend bound, recognised by its file's device and inode. */
 export interface OwnedSocket {

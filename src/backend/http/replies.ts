@@ -4,8 +4,8 @@
 import fs from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../protocol/types.js";
-import type { Refusal, RefusalCode } from "./refusal.js";
+import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../../protocol/types.js";
+import type { Refusal, RefusalCode } from "../refusal.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
 export type Reply =

@@ -1,8 +1,8 @@
 // Matching a request to its route (the table is src/protocol/routes.ts) and the
 // handler attached to each route.
 
-import { API_PREFIX, ErrorCodes } from "../protocol/types.js";
-import { ROUTE_NAMES, ROUTES, type RouteName } from "../protocol/routes.js";
+import { API_PREFIX, ErrorCodes } from "../../protocol/types.js";
+import { ROUTE_NAMES, ROUTES, type RouteName } from "../../protocol/routes.js";
 import type { Handler } from "./context.js";
 import {
   cancelExecution,
@@ -27,7 +27,7 @@ import {
   writeProcessStdin,
 } from "./handlers/processes.js";
 import { createSandbox, deleteSandbox, getSandbox, listSandboxes } from "./handlers/sandboxes.js";
-import { ApiError } from "./http.js";
+import { ApiError } from "./replies.js";
 
 /** The handler of every route of the table (src/protocol/routes.ts): the type checker keeps it whole. */
 const HANDLERS: Record<RouteName, Handler> = {

@@ -6,11 +6,11 @@
 // force a `reset`) are applied here.
 
 import type { ServerResponse } from "node:http";
-import type { ExecutionEventType } from "../protocol/types.js";
-import type { EventRow } from "./db.js";
-import type { EventLog } from "./events.js";
+import type { ExecutionEventType } from "../../protocol/types.js";
+import type { EventRow } from "../store/db.js";
+import type { EventLog } from "../executions/events.js";
 import type { StreamFault } from "./faults.js";
-import { parseWholeNumber, type Reply } from "./http.js";
+import { parseWholeNumber, type Reply } from "./replies.js";
 
 export const DEFAULT_SSE_PING_MS = 15_000;
 /** Events read from the log at a time. */

@@ -11,7 +11,13 @@
 
 import type { JobStream } from "../../protocol/jobs.js";
 import { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "../drivers/proc.js";
-import { LEADER_EXIT_LINGER_MS, leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "../process-group.js";
+import {
+  LEADER_EXIT_LINGER_MS,
+  leaderOf,
+  type OneShotCommand,
+  ProcessGroup,
+  spawnFailure,
+} from "../drivers/process-group.js";
 import type { RunEnd, RunEnding } from "./schedule.js";
 
 export interface JobRunSpec extends OneShotCommand {

@@ -17,8 +17,8 @@ import type {
   JobSummary,
 } from "../../protocol/jobs.js";
 import { WORKSPACE } from "../../protocol/types.js";
-import type { BackendStore, SandboxRow } from "../db.js";
-import { confineToWorkspace, type SandboxRegistry } from "../sandbox-registry.js";
+import type { BackendStore, SandboxRow } from "../store/db.js";
+import { confineToWorkspace, type SandboxRegistry } from "../sandboxes/registry.js";
 import { judgeSubmission, normalizeSubmission } from "./admission.js";
 import { commandEnvironment } from "../drivers/driver.js";
 import { endLostJobGroup, JobRun, type JobRunResult } from "./job-run.js";

@@ -1,9 +1,9 @@
 // Row access for jobs in backend.db (tables job_requests, jobs, job_output; see the
-// migration in db.ts). Each method is one statement; callers group writes that must
+// migration in store/db.ts). Each method is one statement; callers group writes that must
 // land together in BackendStore.transaction.
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
-import { type BackendStore, columnsOf } from "../db.js";
+import { type BackendStore, columnsOf } from "../store/db.js";
 
 export interface JobRequestRow {
   sandbox_id: string;

@@ -1,13 +1,13 @@
 // One stream (stdout or stderr) of a supervised process on disk: segment files
 // `<stream>.<startOffset>.log` in the process's log directory, rotated at the
-// segment size and trimmed to the bytes kept (arithmetic in process-logs-math.ts).
+// segment size and trimmed to the bytes kept (arithmetic in logs-math.ts).
 // Writes and reads are synchronous, so a read always sees a consistent layout and
 // every byte counted in `end` is already in the page cache. Readers at the end may
 // wait for more bytes (long-poll).
 
 import fs from "node:fs";
 import path from "node:path";
-import type { ProcessStream } from "../protocol/types.js";
+import type { ProcessStream } from "../../protocol/types.js";
 import {
   layoutFromFiles,
   oldestOffset,
@@ -18,7 +18,7 @@ import {
   type Segment,
   type StreamLayout,
   segmentFileName,
-} from "./process-logs-math.js";
+} from "./logs-math.js";
 
 export const DEFAULT_LOG_SEGMENT_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_LOG_KEEP_BYTES = 64 * 1024 * 1024;

@@ -5,7 +5,7 @@
 // the `max_restarts` budget is whole again). After `max_restarts` restarts in one
 // window the process is left ended.
 
-import type { RestartPolicy } from "../protocol/types.js";
+import type { RestartPolicy } from "../../protocol/types.js";
 
 export const STABLE_UPTIME_MS = 30_000;
 

@@ -1,13 +1,13 @@
 // One run (generation) of a supervised process: its own process group (spawned
-// like an execution, see process-group.ts), output handed on chunk by chunk, an optional
+// like an execution, see drivers/process-group.ts), output handed on chunk by chunk, an optional
 // stdin pipe kept open for later writes, signals to the whole group, and ending
 // the group (TERM, then KILL after a grace). A run ends once its leader exited and
 // its output pipes closed; whatever is left of the group is then killed.
 
 import fs from "node:fs";
-import type { ProcessStream } from "../protocol/types.js";
-import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
-import { ProcessGroup, spawnFailure } from "./process-group.js";
+import type { ProcessStream } from "../../protocol/types.js";
+import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
+import { ProcessGroup, spawnFailure } from "../drivers/process-group.js";
 
 export interface ProcessRunSpec {
   driver: SandboxDriver;

@@ -1,9 +1,9 @@
 // One supervised process's supervision, from its first start until it ended for
 // good (docs/protocol.md, "Supervised processes"): it runs the process generation
-// after generation under its restart policy (process-restart.ts), writes its output
-// to rotated log files (process-logs.ts), ends it at its timeout or when stopped
+// after generation under its restart policy (restart.ts), writes its output
+// to rotated log files (logs.ts), ends it at its timeout or when stopped
 // (TERM to the group, KILL after a grace), and keeps its row in backend.db up to
-// date. The live ones, restart recovery and shutdown are process-supervisor.ts.
+// date. The live ones, restart recovery and shutdown are supervisor.ts.
 //
 // Outcomes: `pending` until the process ended for good; then the last run's
 // verdict (`succeeded` for exit 0, else `failed`, also when a signal killed it),
@@ -19,15 +19,15 @@ import {
   type ProcessRunSummary,
   type ProcessStream,
   type RestartPolicy,
-} from "../protocol/types.js";
-import type { BackendStore, ProcessPatch, ProcessRow } from "./db.js";
-import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "./drivers/driver.js";
-import { bootId } from "./drivers/proc.js";
-import type { ProcessLogStream } from "./process-logs.js";
-import { RestartTracker } from "./process-restart.js";
-import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./process-run.js";
-import { Refusal } from "./refusal.js";
-import { confineToWorkspace } from "./sandbox-registry.js";
+} from "../../protocol/types.js";
+import type { BackendStore, ProcessPatch, ProcessRow } from "../store/db.js";
+import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "../drivers/driver.js";
+import { bootId } from "../drivers/proc.js";
+import type { ProcessLogStream } from "./logs.js";
+import { RestartTracker } from "./restart.js";
+import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./run.js";
+import { Refusal } from "../refusal.js";
+import { confineToWorkspace } from "../sandboxes/registry.js";
 
 const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
 

@@ -18,13 +18,13 @@ import {
   type ProcessStream,
   type ProcessStreamCapture,
   type RestartPolicy,
-} from "../protocol/types.js";
-import type { BackendStore, ProcessRow, SandboxRow } from "./db.js";
-import { endLostProcessGroup } from "./process-group.js";
-import { type LogLimits, ProcessLogStream } from "./process-logs.js";
-import { STABLE_UPTIME_MS } from "./process-restart.js";
-import { Refusal } from "./refusal.js";
-import type { SandboxRegistry } from "./sandbox-registry.js";
+} from "../../protocol/types.js";
+import type { BackendStore, ProcessRow, SandboxRow } from "../store/db.js";
+import { endLostProcessGroup } from "../drivers/process-group.js";
+import { type LogLimits, ProcessLogStream } from "./logs.js";
+import { STABLE_UPTIME_MS } from "./restart.js";
+import { Refusal } from "../refusal.js";
+import type { SandboxRegistry } from "../sandboxes/registry.js";
 import {
   notRunning,
   parseLastRun,

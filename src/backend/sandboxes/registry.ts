@@ -13,12 +13,12 @@ import {
   type SandboxCreateRequest,
   type SandboxDetails,
   WORKSPACE,
-} from "../protocol/types.js";
-import { isValidSandboxRef } from "../protocol/validate.js";
-import type { BackendStore, SandboxRow } from "./db.js";
-import type { SandboxDriver, SandboxPlacement } from "./drivers/driver.js";
-import type { DriverSet } from "./drivers/drivers.js";
-import { invalidField, Refusal } from "./refusal.js";
+} from "../../protocol/types.js";
+import { isValidSandboxRef } from "../../protocol/validate.js";
+import type { BackendStore, SandboxRow } from "../store/db.js";
+import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
+import type { DriverSet } from "../drivers/drivers.js";
+import { invalidField, Refusal } from "../refusal.js";
 
 export const DEFAULT_SANDBOX = "default";
 /** Names that would read as a route segment. */

@@ -8,9 +8,9 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { WORKSPACE } from "../protocol/types.js";
-import { atDir } from "../files/tar.js";
-import { Refusal } from "./refusal.js";
+import { WORKSPACE } from "../../protocol/types.js";
+import { atDir } from "../../files/tar.js";
+import { Refusal } from "../refusal.js";
 
 /** A files path refused: outside /workspace, nothing there, or the other kind in the way (`details.field`: path). */
 export class WorkspacePathError extends Refusal {

@@ -2,8 +2,8 @@
 // row access. Each public method is one unit of work; callers that need several
 // writes to land together wrap them in `transaction`.
 
-import type { ExecutionRecord, Isolation, Outcome, ProcessEndReason, ProcessState } from "../protocol/types.js";
-import { type Database, migrate, openDatabase, type Statement } from "../platform/sqlite.js";
+import type { ExecutionRecord, Isolation, Outcome, ProcessEndReason, ProcessState } from "../../protocol/types.js";
+import { type Database, migrate, openDatabase, type Statement } from "../../platform/sqlite.js";
 
 /** Forward-only; never edit a released entry, append a new one. */
 export const MIGRATIONS: readonly string[] = [

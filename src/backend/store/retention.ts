@@ -9,11 +9,11 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import type { StorageReport } from "../protocol/types.js";
+import type { StorageReport } from "../../protocol/types.js";
 import type { BackendStore } from "./db.js";
-import type { EventLog } from "./events.js";
-import type { ProcessSupervisor } from "./process-supervisor.js";
-import type { SandboxRegistry } from "./sandbox-registry.js";
+import type { EventLog } from "../executions/events.js";
+import type { ProcessSupervisor } from "../processes/supervisor.js";
+import type { SandboxRegistry } from "../sandboxes/registry.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_RETAIN_MS = 30 * DAY_MS;

@@ -19,12 +19,12 @@ import {
   TERMINAL_OUTCOMES,
   TIMEOUT_DEFAULT_MS,
   WAIT_MAX_MS,
-} from "../../protocol/types.js";
-import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../protocol/validate.js";
+} from "../../../protocol/types.js";
+import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import { type IdempotencyRow, toExecutionRecord } from "../db.js";
-import { outputFile, outputSize, readOutputRange } from "../events-output.js";
-import { type EndMode, StorageUnavailable } from "../executions.js";
+import { type IdempotencyRow, toExecutionRecord } from "../../store/db.js";
+import { outputFile, outputSize, readOutputRange } from "../../executions/output-files.js";
+import { type EndMode, StorageUnavailable } from "../../executions/manager.js";
 import { exitEventShaper } from "../faults.js";
 import {
   acceptsBytes,
@@ -37,9 +37,9 @@ import {
   parseJsonBody,
   type Reply,
   sendFileRange,
-} from "../http.js";
+} from "../replies.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
-import { parseStreamCursor, STREAMED, serveEventStream } from "../stream.js";
+import { parseStreamCursor, STREAMED, serveEventStream } from "../sse.js";
 
 const OUTCOMES: readonly Outcome[] = ["pending", ...TERMINAL_OUTCOMES];
 const LIST_LIMIT_DEFAULT = 50;

@@ -15,12 +15,12 @@ import {
   type FileStat,
   type FileUpload,
   TAR_CONTENT_TYPE,
-} from "../../protocol/types.js";
-import { ArchiveError, packTree, readOpenFile, unpackTree } from "../../files/tar.js";
+} from "../../../protocol/types.js";
+import { ArchiveError, packTree, readOpenFile, unpackTree } from "../../../files/tar.js";
 import type { RequestContext } from "../context.js";
-import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../http.js";
+import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../replies.js";
 import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
-import { STREAMED } from "../stream.js";
+import { STREAMED } from "../sse.js";
 import {
   openForReading,
   placeFile,
@@ -28,7 +28,7 @@ import {
   sandboxPath,
   statInWorkspace,
   uploadTarget,
-} from "../workspace-files.js";
+} from "../../sandboxes/workspace-files.js";
 
 const DEFAULT_FILE_MODE = 0o644;
 

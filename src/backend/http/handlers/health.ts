@@ -1,9 +1,9 @@
 // GET /api/v1/health, and GET /api/v1/storage (sbx): what the backend keeps.
 
-import { type Health, PROTOCOL_VERSION } from "../../protocol/types.js";
-import { VERSION } from "../../version.js";
+import { type Health, PROTOCOL_VERSION } from "../../../protocol/types.js";
+import { VERSION } from "../../../version.js";
 import type { RequestContext } from "../context.js";
-import { jsonReply, type Reply } from "../http.js";
+import { jsonReply, type Reply } from "../replies.js";
 
 export async function health(ctx: RequestContext): Promise<Reply> {
   const body: Health = {

@@ -13,9 +13,9 @@ import {
   type JobRecord,
   type JobStatus,
   type JobSubmitRequest,
-} from "../../protocol/jobs.js";
-import { ErrorCodes } from "../../protocol/types.js";
-import { isValidIdempotencyKey } from "../../protocol/validate.js";
+} from "../../../protocol/jobs.js";
+import { ErrorCodes } from "../../../protocol/types.js";
+import { isValidIdempotencyKey } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import {
   ApiError,
@@ -25,9 +25,9 @@ import {
   notStartedShuttingDown,
   parseJsonBody,
   type Reply,
-} from "../http.js";
+} from "../replies.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
-import type { JobRow } from "../jobs/store.js";
+import type { JobRow } from "../../jobs/store.js";
 
 /**
  * POST …/jobs {request_id, jobs} → 201 {request_id, sandbox_id, jobs: [{job_id, name,

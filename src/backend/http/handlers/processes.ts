@@ -1,6 +1,6 @@
 // Supervised process routes under /sandbox/{id}/processes: start, list, get,
 // result, logs, stdin, signal and stop (DELETE). The supervision itself is in
-// process-supervisor.ts.
+// processes/supervisor.ts.
 
 import {
   ErrorCodes,
@@ -18,7 +18,7 @@ import {
   type ProcessStdinRequest,
   type ProcessStream,
   RAW_HEADERS,
-} from "../../protocol/types.js";
+} from "../../../protocol/types.js";
 import {
   checkProcessSignalRequest,
   checkProcessStartRequest,
@@ -27,9 +27,9 @@ import {
   processSignalName,
   resolveWorkingDir,
   withRestartDefaults,
-} from "../../protocol/validate.js";
+} from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import type { IdempotencyRow, ProcessRow, SandboxRow } from "../db.js";
+import type { IdempotencyRow, ProcessRow, SandboxRow } from "../../store/db.js";
 import {
   acceptsBytes,
   ApiError,
@@ -40,9 +40,9 @@ import {
   notStartedShuttingDown,
   parseJsonBody,
   type Reply,
-} from "../http.js";
+} from "../replies.js";
 import { runFixedAnswerMutation, runMutation } from "../idempotency.js";
-import { toProcessRecord } from "../process-supervisor.js";
+import { toProcessRecord } from "../../processes/supervisor.js";
 
 /** POST …/processes → 201 with the process as started. A replayed key answers the process as it is now. */
 export async function startProcess(ctx: RequestContext): Promise<Reply> {

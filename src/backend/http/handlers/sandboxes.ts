@@ -1,11 +1,11 @@
 // Sandbox routes: POST /sandbox/create, GET /sandboxes, GET and DELETE /sandbox/{id}.
 
-import { ErrorCodes, type SandboxCreateRequest, type SandboxList } from "../../protocol/types.js";
-import { checkSandboxCreateRequest } from "../../protocol/validate.js";
+import { ErrorCodes, type SandboxCreateRequest, type SandboxList } from "../../../protocol/types.js";
+import { checkSandboxCreateRequest } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../http.js";
+import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
-import { noIsolationWarning, toSandbox } from "../sandbox-registry.js";
+import { noIsolationWarning, toSandbox } from "../../sandboxes/registry.js";
 
 /** How long processes of a sandbox removed with force get between TERM and KILL. */
 const FORCE_STOP_GRACE_MS = 2000;

@@ -3,7 +3,7 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import type { Command } from "commander";
-import { FAULT_SPEC_HELP } from "../../../backend/fault-spec-help.js";
+import { FAULT_SPEC_HELP } from "../../../backend/http/fault-spec-help.js";
 import { type Bind, withExamples, declareNoun } from "../../command.js";
 
 /** How retention works, for --help (docs/protocol.md, "Retention"). */
