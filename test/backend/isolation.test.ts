@@ -192,6 +192,20 @@ describe("where bwrap cannot run", () => {
   );
 });
 
+describe("who the daemon is, as the backend is told", () => {
+  const started = backendsPerTest();
+
+  it("finds bwrap on the PATH and names the user it was given, not what its process reads", async () => {
+    const host = { uid: 4242, username: "sbx-told-user", path: "/nonexistent/sbin:/nonexistent/bin" };
+    const b = await started({ drivers: { host } });
+    const health = (await b.api("GET", "/api/v1/health")).json;
+    expect(health.isolation.bwrap).toMatchObject({ available: false });
+    expect(health.isolation.bwrap.reason).toMatch(/^bwrap is not on PATH/);
+    const shown = (await b.api("GET", "/api/v1/sandbox/default")).json;
+    expect(shown.driver).toMatchObject({ isolation: "none", user: "sbx-told-user" });
+  });
+});
+
 describe("removing a sandbox", () => {
   const started = backendsPerTest();
   it("is refused while something runs in it, and ends it all with force", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
-import type { SandboxDriver } from "../../src/backend/drivers/driver.js";
+import { daemonHost, type SandboxDriver } from "../../src/backend/drivers/driver.js";
 import { NoneDriver } from "../../src/backend/drivers/none.js";
 import {
   ExecutionRunner,
@@ -38,8 +38,8 @@ describe("OutputTail", () => {
 });
 
 const DRIVERS: Record<(typeof ISOLATIONS)[number], () => SandboxDriver> = {
-  none: () => new NoneDriver(),
-  bwrap: () => new BwrapDriver(),
+  none: () => new NoneDriver(daemonHost()),
+  bwrap: () => new BwrapDriver({ host: daemonHost() }),
 };
 
 describe.each(ISOLATIONS)("ExecutionRunner on %s", (isolation) => {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { runMembers } from "../../src/backend/drivers/proc.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
 
@@ -19,7 +20,7 @@ export function groupMembers(pgid: number): string[] {
 }
 
 /** Whether bwrap can run sandboxes on this machine (probed as the backend would). */
-export const BWRAP = new BwrapDriver().probe();
+export const BWRAP = new BwrapDriver({ host: daemonHost() }).probe();
 
 /**
  * The isolations the execution and process suites run under: none, and bwrap where

@@ -7,13 +7,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 import { runMain } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
-const BWRAP = new BwrapDriver().probe();
+const BWRAP = new BwrapDriver({ host: daemonHost() }).probe();
 
 function daemonPid(home: string): number {
   return Number(fs.readFileSync(path.join(home, "daemon", "daemon.pid"), "utf8").trim());

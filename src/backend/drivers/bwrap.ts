@@ -25,6 +25,7 @@ import path from "node:path";
 import { WORKSPACE } from "../../protocol/types.js";
 import type {
   DriverDescription,
+  DriverHost,
   DriverProbe,
   SandboxChild,
   SandboxDriver,
@@ -42,6 +43,8 @@ const ETC_WALK_LIMIT = 50_000;
 const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
 export interface BwrapDriverOptions {
+  /** Who the daemon runs as and its PATH (where bwrap is found). */
+  host: DriverHost;
   /** The bwrap program; default: found on PATH. */
   program?: string;
   /** Where /etc is read from (tests); default /etc. */
@@ -57,9 +60,11 @@ export class BwrapDriver implements SandboxDriver {
   private program: string | null = null;
   /** Arguments every run shares: namespaces, the host's read-only view. */
   private hostView: string[] = [];
-  private readonly asRoot = process.getuid?.() === 0;
+  private readonly asRoot: boolean;
 
-  constructor(private readonly opts: BwrapDriverOptions = {}) {}
+  constructor(private readonly opts: BwrapDriverOptions) {
+    this.asRoot = opts.host.uid === 0;
+  }
 
   probe(): DriverProbe {
     if (this.probed) return this.probed;
@@ -120,7 +125,7 @@ export class BwrapDriver implements SandboxDriver {
       version: this.probe().version,
       user: this.asRoot
         ? "nobody (65534), in a user namespace, without capabilities"
-        : `${os.userInfo().username}, in a user namespace, without capabilities`,
+        : `${this.opts.host.username}, in a user namespace, without capabilities`,
       namespaces: ["user", "mount", "pid", "ipc", "uts", ...(_placement.network ? [] : ["net"])],
       host_paths_read_only: this.readOnlyPaths(),
     };
@@ -135,7 +140,7 @@ export class BwrapDriver implements SandboxDriver {
   }
 
   private runProbe(): DriverProbe {
-    const program = this.opts.program ?? findOnPath("bwrap");
+    const program = this.opts.program ?? findOnPath("bwrap", this.opts.host.path);
     if (program === null) return { available: false, reason: `bwrap is not on PATH: ${INSTALL_HINT}`, version: null };
     const version = spawnSync(program, ["--version"], { encoding: "utf8", timeout: 5000 });
     if (version.status !== 0) {
@@ -309,8 +314,8 @@ function hostPathOf(inside: string, workspaceDir: string): string | null | undef
   return SANDBOX_OWN.includes(top) ? undefined : null;
 }
 
-function findOnPath(program: string): string | null {
-  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(":")) {
+function findOnPath(program: string, searchPath: string): string | null {
+  for (const dir of searchPath.split(":")) {
     if (dir === "") continue;
     const candidate = path.join(dir, program);
     try {

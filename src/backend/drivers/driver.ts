@@ -8,6 +8,7 @@
 // driver it runs on.
 
 import type { ChildProcess } from "node:child_process";
+import os from "node:os";
 import type { Isolation } from "../../protocol/types.js";
 
 /** Where a sandbox's commands run. */
@@ -101,6 +102,25 @@ export interface SandboxDriver {
    */
   spawn(req: SpawnRequest): SandboxChild;
   describe(placement: SandboxPlacement): DriverDescription;
+}
+
+/**
+ * What a driver knows of the daemon it runs in, handed to it where the backend is
+ * wired (never read inside a driver): who the daemon runs as and where it finds
+ * programs of its own (bwrap). A command's environment is commandEnvironment's.
+ */
+export interface DriverHost {
+  /** The daemon's uid: as root (0), bwrap runs commands as nobody. */
+  uid: number;
+  /** The daemon's user name, as `sandbox show` says who commands run as. */
+  username: string;
+  /** The daemon's PATH, searched for bwrap; never a command's PATH (BASE_PATH). */
+  path: string;
+}
+
+/** This process's DriverHost: read once, where the backend starts. */
+export function daemonHost(env: NodeJS.ProcessEnv = process.env): DriverHost {
+  return { uid: process.getuid?.() ?? -1, username: os.userInfo().username, path: env.PATH ?? "/usr/bin:/bin" };
 }
 
 /** The PATH commands start with. */

@@ -3,11 +3,13 @@
 
 import type { Isolation, IsolationStatus } from "../../protocol/types.js";
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap.js";
-import type { DriverProbe, SandboxDriver } from "./driver.js";
+import type { DriverHost, DriverProbe, SandboxDriver } from "./driver.js";
 import { NoneDriver } from "./none.js";
 
 export interface DriverSetOptions {
-  bwrap?: BwrapDriverOptions;
+  /** Who the daemon runs as and its PATH (daemonHost(), where the backend starts). */
+  host: DriverHost;
+  bwrap?: Omit<BwrapDriverOptions, "host">;
   /** Pretend bwrap cannot run here (tests of the fallback, `--isolation none` daemons). */
   disableBwrap?: boolean;
 }
@@ -16,9 +18,9 @@ export class DriverSet {
   private readonly drivers: Record<Isolation, SandboxDriver>;
   private readonly probes: Record<Isolation, DriverProbe>;
 
-  constructor(opts: DriverSetOptions = {}) {
-    const bwrap = new BwrapDriver(opts.bwrap);
-    this.drivers = { bwrap, none: new NoneDriver() };
+  constructor(opts: DriverSetOptions) {
+    const bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host });
+    this.drivers = { bwrap, none: new NoneDriver(opts.host) };
     this.probes = {
       none: this.drivers.none.probe(),
       bwrap: opts.disableBwrap

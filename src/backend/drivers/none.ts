@@ -4,9 +4,9 @@
 // loudly wherever such a sandbox is created or shown.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import os from "node:os";
 import type {
   DriverDescription,
+  DriverHost,
   DriverProbe,
   SandboxChild,
   SandboxDriver,
@@ -19,6 +19,8 @@ export class NoneDriver implements SandboxDriver {
   readonly isolation = "none" as const;
   readonly runsEndWithBackend = false;
   readonly startsHeld = false;
+
+  constructor(private readonly host: DriverHost) {}
 
   probe(): DriverProbe {
     return { available: true, reason: null, version: null };
@@ -47,7 +49,7 @@ export class NoneDriver implements SandboxDriver {
     return {
       isolation: "none",
       version: null,
-      user: os.userInfo().username,
+      user: this.host.username,
       namespaces: [],
       host_paths_read_only: null,
     };

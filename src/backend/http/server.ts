@@ -14,6 +14,7 @@ import { isValidIdempotencyKey } from "../../protocol/validate.js";
 import { ROUTES } from "../../protocol/routes.js";
 import { type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
 import { BackendStore } from "../store/db.js";
+import { daemonHost } from "../drivers/driver.js";
 import { DriverSet, type DriverSetOptions } from "../drivers/drivers.js";
 import { DaemonStartError } from "../errors.js";
 import { EventLog } from "../executions/events.js";
@@ -75,8 +76,11 @@ export interface BackendOptions {
   executionOutputMaxBytes?: number;
   /** Between `: ping` comments on event streams. Default 15 s. */
   ssePingMs?: number;
-  /** The sandbox drivers (e.g. another bwrap program); probed once at start. */
-  drivers?: DriverSetOptions;
+  /**
+   * The sandbox drivers (e.g. another bwrap program); probed once at start. Their
+   * host (the daemon's uid, user name and PATH) is this process's unless given.
+   */
+  drivers?: Partial<DriverSetOptions>;
   /** Finished executions and exited processes older than this go (never sooner than keyRetentionMs). Default 30 days. */
   retainMs?: number;
   /** Past this total (database, execution output, process logs), the oldest finished outputs go first. Default 5 GiB. */
@@ -191,7 +195,7 @@ class Backend {
     this.log = opts.log ?? (() => {});
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.tokenDigest = opts.token ? digest(opts.token) : null;
-    const drivers = new DriverSet(opts.drivers);
+    const drivers = new DriverSet({ ...opts.drivers, host: opts.drivers?.host ?? daemonHost() });
     const isolation = drivers.status();
     this.log(
       isolation.bwrap.available
