@@ -477,7 +477,7 @@ complete -c sbx -n '__sbx_at "process start"' -l cwd -x -d 'working directory in
 complete -c sbx -n '__sbx_at "process start"' -s e -l env -x -d 'environment variable (repeatable)'
 complete -c sbx -n '__sbx_at "process start"' -l env-file -r -F -d 'read K=V lines from a file'
 complete -c sbx -n '__sbx_at "process start"' -l idempotency-key -x -d 'use this key instead of a fresh random one'
-complete -c sbx -n '__sbx_at "process start"' -l json -d 'print the receipt (execution_id holds the process id)'
+complete -c sbx -n '__sbx_at "process start"' -l json -d 'print the receipt (process_id: the process started)'
 complete -c sbx -n '__sbx_at "process start"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process start"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "process start"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -148,7 +148,12 @@ async function sendOnce(
     // The answer is all there is now: hand it back to be shown, never dropped.
     const inMemory: StoredReceipt = {
       ...stored,
-      receipt: { ...stored.receipt, execution_id: stored.receipt.execution_id ?? classified.execution_id },
+      receipt: {
+        ...stored.receipt,
+        execution_id: stored.receipt.execution_id ?? classified.execution_id,
+        process_id: stored.receipt.process_id ?? classified.process_id,
+        request_id: stored.receipt.request_id ?? classified.request_id,
+      },
       observations: [...stored.observations, observationRow(classified, "answer", attempt)],
     };
     await cancelReported;
@@ -259,7 +264,7 @@ export async function resubmit(
 export function endpointOfReceipt(ctx: Context, stored: StoredReceipt): Endpoint {
   const r = stored.receipt;
   const u = parseApiUrl(r.api_url);
-  const profile = r.profile === "" ? null : r.profile;
+  const profile = r.profile;
   const apiKey = ctx.env.SBX_API_KEY || (profile === null ? undefined : ctx.config.readApiKey(profile)) || null;
   const autoStart = profile === LOCAL_PROFILE && u.socketPath === ctx.paths.socketPath;
   return { profile, ...u, apiKey, autoStart };

@@ -41,11 +41,11 @@ export async function observeOnce(
     const found = jobsOfRequest(answer, r.idempotency_key);
     classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "jobs_submit");
   } else if (r.kind === "process_start") {
-    const path = executionId
-      ? routePath("process.get", { id: r.sandbox_id, pid: executionId })
+    const path = r.process_id
+      ? routePath("process.get", { id: r.sandbox_id, pid: r.process_id })
       : routePath("processes.list", { id: r.sandbox_id }, { idempotency_key: r.idempotency_key });
     const answer = await api.http.send({ method: "GET", path, deadlineMs });
-    const found = executionId ? answer : itemForKey(answer, "processes", r.idempotency_key);
+    const found = r.process_id ? answer : itemForKey(answer, "processes", r.idempotency_key);
     classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "process_start");
   } else if (executionId) {
     classified = classifyObservation(await api.observeExecution(r.sandbox_id, executionId, waitMs, deadlineMs), "read");

@@ -40,7 +40,12 @@ export interface Classified {
   /** true when the result cannot change any more (a confirmed terminal outcome). */
   definitive: boolean;
   http_status: number | null;
+  /** The execution an `execute` request started. */
   execution_id: string | null;
+  /** The supervised process a `process_start` request created. */
+  process_id: string | null;
+  /** The request id whose jobs a `jobs_submit` request admitted. */
+  request_id: string | null;
   outcome: Outcome | null;
   exit_code: number | null;
   signal: string | null;
@@ -60,6 +65,8 @@ function blank(): Classified {
     definitive: false,
     http_status: null,
     execution_id: null,
+    process_id: null,
+    request_id: null,
     outcome: null,
     exit_code: null,
     signal: null,
@@ -171,7 +178,7 @@ function fromProcessAnswer(out: Classified, doc: unknown, status: number): Class
     out.error = { code: "undocumented_body", message: `HTTP ${status} body is not a process record` };
     return out;
   }
-  out.execution_id = id;
+  out.process_id = id;
   out.classification = "succeeded";
   out.exit_code = 0;
   out.definitive = true;
@@ -181,7 +188,7 @@ function fromProcessAnswer(out: Classified, doc: unknown, status: number): Class
 /**
  * A 2xx answer to a jobs submission (or the read of what a request id admitted): the
  * jobs it lists prove it was admitted. `succeeded` is the admission; the jobs' own
- * outcomes are read with `sbx jobs`. The request id stands where an execution id would.
+ * outcomes are read with `sbx jobs`.
  */
 function fromJobsAnswer(out: Classified, doc: unknown, status: number): Classified {
   const d = typeof doc === "object" && doc !== null ? (doc as { request_id?: unknown; jobs?: unknown }) : {};
@@ -196,7 +203,7 @@ function fromJobsAnswer(out: Classified, doc: unknown, status: number): Classifi
     out.error = { code: "undocumented_body", message: `HTTP ${status} body is not a jobs submission answer` };
     return out;
   }
-  out.execution_id = d.request_id as string;
+  out.request_id = d.request_id as string;
   out.classification = "succeeded";
   out.exit_code = 0;
   out.definitive = true;

@@ -13,7 +13,12 @@ export interface ReceiptDocument {
   api_url: string;
   sandbox_id: string;
   idempotency_key: string;
+  /** The execution an `execute` receipt started. */
   execution_id: string | null;
+  /** The supervised process a `process_start` receipt created. */
+  process_id: string | null;
+  /** The request id of the jobs a `jobs_submit` receipt admitted. */
+  request_id: string | null;
   request: { method: string; path: string; body: unknown; body_sha256: string };
   classification: Classification;
   may_have_run: boolean;
@@ -49,6 +54,8 @@ export interface ObservationDocument {
   classification: Classification | null;
   http_status: number | null;
   execution_id: string | null;
+  process_id: string | null;
+  request_id: string | null;
   outcome: string | null;
   exit_code: number | null;
   signal: string | null;
@@ -83,10 +90,21 @@ export function nextStep(c: Classification, receiptId: string, errorCode: string
   }
 }
 
+/** What a receipt's request created, named for what it is; id null until known. */
+export function createdBy(doc: Pick<ReceiptDocument, "kind" | "execution_id" | "process_id" | "request_id">): {
+  noun: "execution" | "process" | "request";
+  id: string | null;
+} {
+  if (doc.kind === "process_start") return { noun: "process", id: doc.process_id };
+  if (doc.kind === "jobs_submit") return { noun: "request", id: doc.request_id };
+  return { noun: "execution", id: doc.execution_id };
+}
+
 /** One line for stderr that says what is known and what to do next. */
 export function explain(doc: ReceiptDocument): string {
   const id = doc.receipt_id;
-  const exe = doc.execution_id ? ` (execution ${doc.execution_id})` : "";
+  const created = createdBy(doc);
+  const exe = created.id ? ` (${created.noun} ${created.id})` : "";
   switch (doc.classification) {
     case "record_pending":
       return `sbx: ${id}${exe} ran, but the backend has not published its result yet; do not resubmit. Next: ${doc.next}`;
@@ -148,6 +166,8 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     classification: o.classification,
     http_status: o.http_status,
     execution_id: o.execution_id,
+    process_id: o.process_id,
+    request_id: o.request_id,
     outcome: o.outcome,
     exit_code: o.exit_code,
     signal: o.signal,
@@ -167,11 +187,13 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
   return {
     receipt_id: r.receipt_id,
     kind: r.kind,
-    profile: r.profile === "" ? null : r.profile,
+    profile: r.profile,
     api_url: r.api_url,
     sandbox_id: r.sandbox_id,
     idempotency_key: r.idempotency_key,
     execution_id: r.execution_id,
+    process_id: r.process_id,
+    request_id: r.request_id,
     request: { method: r.method, path: r.path, body: parseBody(r.body), body_sha256: r.body_sha256 },
     classification,
     may_have_run: mayHaveRun(classification),

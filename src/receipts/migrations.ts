@@ -1,5 +1,5 @@
 // Numbered, forward-only migrations of receipts.db. Never edit a released entry;
-// append a new one. test/fixtures/receipts-v1.db is a database of schema 1.
+// append a new one. test/fixtures/receipts-vN.db is a database of schema N.
 
 export const MIGRATIONS: readonly string[] = [
   // 1: receipts, attempts, observations
@@ -61,4 +61,27 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX receipts_by_classification_created ON receipts (classification, created_at, receipt_id);
    DROP INDEX receipts_by_created;
    DROP INDEX receipts_by_classification;`,
+  // 3: names say what they hold. A process start's process id and a jobs submission's
+  // request id had been kept in execution_id; each gets its own column, and the rows
+  // already written move there. A receipt sent where no profile points had profile
+  // ""; it is NULL (the column, NOT NULL until now, is rebuilt as nullable).
+  `ALTER TABLE receipts ADD COLUMN process_id TEXT;
+   ALTER TABLE receipts ADD COLUMN request_id TEXT;
+   ALTER TABLE observations ADD COLUMN process_id TEXT;
+   ALTER TABLE observations ADD COLUMN request_id TEXT;
+   UPDATE observations SET process_id = execution_id, execution_id = NULL
+     WHERE execution_id IS NOT NULL
+       AND receipt_id IN (SELECT receipt_id FROM receipts WHERE kind = 'process_start');
+   UPDATE observations SET request_id = execution_id, execution_id = NULL
+     WHERE execution_id IS NOT NULL
+       AND receipt_id IN (SELECT receipt_id FROM receipts WHERE kind = 'jobs_submit');
+   UPDATE receipts SET process_id = execution_id, execution_id = NULL
+     WHERE kind = 'process_start' AND execution_id IS NOT NULL;
+   UPDATE receipts SET request_id = execution_id, execution_id = NULL
+     WHERE kind = 'jobs_submit' AND execution_id IS NOT NULL;
+   CREATE INDEX receipts_by_process ON receipts (process_id);
+   ALTER TABLE receipts ADD COLUMN profile_name TEXT;
+   UPDATE receipts SET profile_name = NULLIF(profile, '');
+   ALTER TABLE receipts DROP COLUMN profile;
+   ALTER TABLE receipts RENAME COLUMN profile_name TO profile;`,
 ];

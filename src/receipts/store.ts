@@ -14,7 +14,7 @@ export type ObservationSource = "dispatch" | "answer" | "refresh" | "wait" | "re
 
 export interface NewReceipt {
   kind: ReceiptKind;
-  /** null: sent where no profile points (--api-url, SBX_API_URL); stored as "". */
+  /** null: sent where no profile points (--api-url, SBX_API_URL). */
   profile: string | null;
   apiUrl: string;
   sandbox: string;
@@ -28,7 +28,8 @@ export interface NewReceipt {
 export interface ReceiptRow {
   receipt_id: string;
   kind: ReceiptKind;
-  profile: string;
+  /** null: sent where no profile points (--api-url, SBX_API_URL). */
+  profile: string | null;
   api_url: string;
   sandbox_id: string;
   idempotency_key: string;
@@ -37,7 +38,12 @@ export interface ReceiptRow {
   body: Buffer;
   body_sha256: string;
   created_at: string;
+  /** The execution an `execute` receipt started, once known. */
   execution_id: string | null;
+  /** The supervised process a `process_start` receipt created, once known. */
+  process_id: string | null;
+  /** The request id of the jobs a `jobs_submit` receipt admitted, once confirmed. */
+  request_id: string | null;
   classification: Classification;
 }
 
@@ -57,6 +63,8 @@ export interface ObservationRow {
   definitive: boolean;
   http_status: number | null;
   execution_id: string | null;
+  process_id: string | null;
+  request_id: string | null;
   outcome: string | null;
   exit_code: number | null;
   signal: string | null;
@@ -107,6 +115,8 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     definitive: r.definitive === 1,
     http_status: (r.http_status as number | null) ?? null,
     execution_id: (r.execution_id as string | null) ?? null,
+    process_id: (r.process_id as string | null) ?? null,
+    request_id: (r.request_id as string | null) ?? null,
     outcome: (r.outcome as string | null) ?? null,
     exit_code: (r.exit_code as number | null) ?? null,
     signal: (r.signal as string | null) ?? null,
@@ -138,6 +148,8 @@ export function observationRow(
     definitive: c.definitive,
     http_status: c.http_status,
     execution_id: c.execution_id,
+    process_id: c.process_id,
+    request_id: c.request_id,
     outcome: c.outcome,
     exit_code: c.exit_code,
     signal: c.signal,
@@ -260,7 +272,7 @@ export class ReceiptStore {
           .run(
             id,
             input.kind,
-            input.profile ?? "",
+            input.profile,
             input.apiUrl,
             input.sandbox,
             input.idempotencyKey,
@@ -317,9 +329,9 @@ export class ReceiptStore {
         this.db
           .prepare(
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
-               execution_id, outcome, exit_code, signal, system_error, record_pending, error_code, error_message,
-               retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
+               error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -330,6 +342,8 @@ export class ReceiptStore {
             c.definitive ? 1 : 0,
             c.http_status,
             c.execution_id,
+            c.process_id,
+            c.request_id,
             c.outcome,
             c.exit_code,
             c.signal,
@@ -343,10 +357,11 @@ export class ReceiptStore {
             c.stdout_truncated ? 1 : 0,
             c.stderr_truncated ? 1 : 0,
           );
-        if (c.execution_id !== null) {
+        for (const column of ["execution_id", "process_id", "request_id"] as const) {
+          if (c[column] === null) continue;
           this.db
-            .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
-            .run(c.execution_id, receiptId);
+            .prepare(`UPDATE receipts SET ${column} = ? WHERE receipt_id = ? AND ${column} IS NULL`)
+            .run(c[column], receiptId);
         }
         this.refreshClassification(receiptId);
       });
@@ -400,14 +415,15 @@ export class ReceiptStore {
   }
 
   /**
-   * Finds a receipt by receipt id, execution id or idempotency key, exactly, or
-   * else by a unique prefix of any of them.
+   * Finds a receipt by receipt id, execution id, process id or idempotency key (a
+   * jobs submission's request id), exactly, or else by a unique prefix of any of them.
    */
   resolve(ref: string): string {
     return this.guard(() => {
       const exact = this.db
         .prepare<{ receipt_id: string }>(
-          `SELECT receipt_id FROM receipts WHERE receipt_id = @ref OR execution_id = @ref OR idempotency_key = @ref
+          `SELECT receipt_id FROM receipts
+           WHERE receipt_id = @ref OR execution_id = @ref OR process_id = @ref OR idempotency_key = @ref
            ORDER BY created_at DESC`,
         )
         .all({ ref })
@@ -418,7 +434,7 @@ export class ReceiptStore {
       if (ref.length < 4) throw new ReceiptNotFound(ref);
       const like = `${escapeLike(ref)}%`;
       const where = `receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
-              OR idempotency_key LIKE @like ESCAPE '\\'`;
+              OR process_id LIKE @like ESCAPE '\\' OR idempotency_key LIKE @like ESCAPE '\\'`;
       const matches = this.db
         .prepare<{ receipt_id: string }>(
           `SELECT receipt_id FROM receipts WHERE ${where} ORDER BY created_at DESC LIMIT 5`,

@@ -16,6 +16,7 @@ interface Receipt {
   exit: number | null;
   may_have_run: boolean;
   execution_id: string | null;
+  process_id: string | null;
   system_error: string | null;
   retry_after_ms: number | null;
   stdout: string | null;
@@ -126,7 +127,7 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
         expect.objectContaining({ receipt_id: doc.receipt_id, now: "succeeded" }),
       ]);
       const shown = await runMainJson<Receipt>(["receipts", "show", doc.receipt_id, "--json"], { home });
-      expect(shown.doc.execution_id).toMatch(/^prc_/);
+      expect(shown.doc.process_id).toMatch(/^prc_/);
       const listed = await runMainJson<{ processes: unknown[] }>(["ps", "--json"], { home });
       expect(listed.doc.processes).toHaveLength(1); // started once, never twice
     }),

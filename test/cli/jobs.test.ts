@@ -133,7 +133,9 @@ describe("sbx jobs submit --wait", () => {
     expect(receipt).toMatchObject({
       kind: "jobs_submit",
       idempotency_key: doc.request_id,
-      execution_id: doc.request_id,
+      request_id: doc.request_id,
+      execution_id: null,
+      process_id: null,
       classification: "succeeded",
       request: { method: "POST", path: "/api/v1/sandbox/default/jobs", body: { request_id: doc.request_id } },
     });
@@ -250,7 +252,7 @@ describe("recover of a submission lost in flight", () => {
     const doc = JSON.parse(recovered.out);
     expect(doc.in_doubt).toEqual([]);
     expect(doc.resolved).toEqual([
-      expect.objectContaining({ was: "outcome_unknown", now: "succeeded", execution_id: "lost-1", resolved: true }),
+      expect.objectContaining({ was: "outcome_unknown", now: "succeeded", request_id: "lost-1", resolved: true }),
     ]);
     const posts = b.logs.filter((l) => l.startsWith("POST /api/v1/sandbox/default/jobs "));
     expect(posts).toHaveLength(1);
@@ -274,7 +276,7 @@ describe("a submission that was not started", () => {
     expect(r.err).toContain("nothing ran");
     const again = await sbx(b, ["receipts", "resubmit", doc.receipt_id, "--json"]);
     expect(again.code, again.err).toBe(0);
-    expect(JSON.parse(again.out)).toMatchObject({ classification: "succeeded", execution_id: "ns-1" });
+    expect(JSON.parse(again.out)).toMatchObject({ classification: "succeeded", request_id: "ns-1" });
     const twice = await sbx(b, ["receipts", "resubmit", doc.receipt_id, "--force"]);
     expect(twice.code).toBe(0);
     const listed = JSON.parse((await sbx(b, ["jobs", "wait", "--request", "ns-1", "--json"])).out);

@@ -41,10 +41,11 @@ describe("sbx process against the local backend", () => {
     ]);
     expect(r.code).toBe(0);
     expect(doc).toMatchObject({ kind: "process_start", classification: "succeeded", may_have_run: true });
-    expect(doc.execution_id).toMatch(/^prc_/);
+    expect(doc.process_id).toMatch(/^prc_/);
+    expect(doc.execution_id).toBeNull();
     expect(doc.request.path).toBe("/api/v1/sandbox/default/processes");
     const listed = await local.json<{ processes: Array<{ process_id: string; name: string }> }>(["ps", "--json"]);
-    expect(listed.doc.processes.map((p) => p.process_id)).toContain(doc.execution_id);
+    expect(listed.doc.processes.map((p) => p.process_id)).toContain(doc.process_id);
     expect((await sbx(["process", "logs", "hello", "-f"])).stdout).toBe("hi\n");
   });
 

@@ -445,10 +445,12 @@ describe("a jobs submission (kind jobs_submit)", () => {
     expect(exitCodeFor(c)).toBe(exit);
   });
 
-  it("admission is definitive and carries the request id where an execution id would be", () => {
+  it("admission is definitive and carries the request id in its own field, not as an execution id", () => {
     expect(classifyObservation(json(201, admitted), "dispatch", "jobs_submit")).toMatchObject({
       definitive: true,
-      execution_id: "ci-1",
+      request_id: "ci-1",
+      execution_id: null,
+      process_id: null,
       exit_code: 0,
     });
     // Elsewhere a 409 other than the refusals stays in doubt.

@@ -52,3 +52,33 @@ describe("receipts.db of schema 1", () => {
     }
   });
 });
+
+describe("receipts.db of schema 2", () => {
+  const FIXTURE_V2 = path.join(import.meta.dirname, "..", "fixtures", "receipts-v2.db");
+
+  it("reads a process start's process id and a submission's request id in their own fields, and no profile as null", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-fixture-"));
+    dirs.push(dir);
+    const file = path.join(dir, "receipts.db");
+    fs.copyFileSync(FIXTURE_V2, file);
+    const store = ReceiptStore.open(file);
+    try {
+      const docs = store.list().map(receiptDocument);
+      const ids = docs.map((d) => [d.kind, d.profile, d.execution_id, d.process_id, d.request_id, d.classification]);
+      expect(ids).toEqual([
+        ["execute", "ci", "exe_fixture2", null, null, "dispatched"],
+        ["jobs_submit", null, null, null, "fixture-request-1", "succeeded"],
+        ["process_start", null, null, "prc_fixture1", null, "succeeded"],
+      ]);
+      // What the answers taught moved with them: each observation names what it saw.
+      const answered = (i: number) => store.get(docs[i]!.receipt_id).observations.at(-1)!;
+      expect(answered(1)).toMatchObject({ execution_id: null, request_id: "fixture-request-1" });
+      expect(answered(2)).toMatchObject({ execution_id: null, process_id: "prc_fixture1" });
+      // Found by the id it created, as before.
+      expect(store.resolve("prc_fixture1")).toBe(docs[2]!.receipt_id);
+      expect(store.resolve("fixture-request-1")).toBe(docs[1]!.receipt_id);
+    } finally {
+      store.close();
+    }
+  });
+});

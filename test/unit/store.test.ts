@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Classified, classifyObservation, type Observed } from "../../src/receipts/classify.js";
+import { openDatabase } from "../../src/platform/sqlite.js";
 import { receiptDocument } from "../../src/receipts/document.js";
 import { AmbiguousReceipt, ReceiptNotFound } from "../../src/receipts/errors.js";
 import { type NewReceipt, ReceiptStore } from "../../src/receipts/store.js";
@@ -68,6 +69,31 @@ const failedRead = (): Classified =>
   classifyObservation({ kind: "transport", sent: false, code: "ECONNREFUSED", message: "refused" }, "read");
 const deadline = (): Classified => classifyObservation({ kind: "deadline", sent: true }, "dispatch");
 const readOf = (obs: Observed): Classified => classifyObservation(obs, "read");
+
+describe("names say what they hold", () => {
+  it("a receipt sent where no profile points keeps no profile (NULL), and each kind's id its own column", () => {
+    const s = openStore();
+    const row = s.createForDispatch(newReceipt({ profile: null, kind: "process_start" }));
+    s.recordObservation(
+      row.receipt_id,
+      "answer",
+      classifyObservation(
+        { kind: "answer", status: 201, headers: {}, body: JSON.stringify({ process_id: "prc_1" }) },
+        "dispatch",
+        "process_start",
+      ),
+    );
+    s.close();
+    const db = openDatabase(file);
+    try {
+      expect(db.prepare("SELECT profile, execution_id, process_id FROM receipts").all()).toEqual([
+        { profile: null, execution_id: null, process_id: "prc_1" },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+});
 
 describe("write before dispatch", () => {
   it("the receipt is committed: a second connection sees it right after createForDispatch", () => {

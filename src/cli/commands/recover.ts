@@ -16,6 +16,8 @@ import { printTable } from "../render/table.js";
 export interface RecoverRow {
   receipt_id: string;
   execution_id: string | null;
+  process_id: string | null;
+  request_id: string | null;
   was: string;
   now: string;
   resolved: boolean;
@@ -44,6 +46,8 @@ async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string):
   return {
     receipt_id: receiptId,
     execution_id: doc.execution_id,
+    process_id: doc.process_id,
+    request_id: doc.request_id,
     was,
     now: doc.classification,
     resolved,

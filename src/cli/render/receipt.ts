@@ -3,7 +3,7 @@
 
 import type { ChalkInstance } from "chalk";
 import type { Classification } from "../../receipts/classifications.js";
-import { type DetailedReceiptDocument, explain, type ReceiptDocument } from "../../receipts/document.js";
+import { createdBy, type DetailedReceiptDocument, explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { IO } from "../io/io.js";
 
 export function colorClassification(chalk: ChalkInstance, c: Classification | null): string {
@@ -55,7 +55,9 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   }
   if (doc.error) line("Error", `${doc.error.code}: ${doc.error.message}`);
   line("Command", commandText(doc));
-  line("Execution", doc.execution_id ?? chalk.dim("(no execution id received)"));
+  const created = createdBy(doc);
+  const title = { execution: "Execution", process: "Process", request: "Request id" }[created.noun];
+  line(title, created.id ?? chalk.dim(`(no ${created.noun} id received)`));
   line("Sandbox", doc.sandbox_id);
   line("Backend", `${doc.profile ?? chalk.dim("(no profile)")}  ${doc.api_url}`);
   line("Idempotency key", doc.idempotency_key);

@@ -192,7 +192,7 @@ function declareStart(noun: Command, bind: Bind): void {
     .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
     .option("--env-file <file>", "read K=V lines from a file")
     .option("--idempotency-key <key>", "use this key instead of a fresh random one")
-    .option("--json", "print the receipt (execution_id holds the process id)")
+    .option("--json", "print the receipt (process_id: the process started)")
     .action(bind(() => import("./start.js")));
   declareChoices(cmd, "--restart", RESTART_POLICIES);
   declareCompletion(cmd, "[argv...]", "command");

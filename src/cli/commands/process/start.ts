@@ -97,8 +97,8 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
   if (opts.json) printJson(ctx, doc);
   if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, doc, opts.json);
   if (doc.classification === "succeeded") {
-    if (!opts.json) ctx.io.out(doc.execution_id ?? "");
-    ctx.io.info(`sbx: started ${doc.execution_id}; logs: sbx process logs ${doc.execution_id} -f`);
+    if (!opts.json) ctx.io.out(doc.process_id ?? "");
+    ctx.io.info(`sbx: started ${doc.process_id}; logs: sbx process logs ${doc.process_id} -f`);
     return ExitCodes.ok;
   }
   ctx.io.err(explain(doc));

@@ -31,9 +31,9 @@ export async function resolveProcess(
     const store = await ctx.receipts();
     try {
       const stored = store.get(store.resolve(ref));
-      if (stored.receipt.kind === "process_start" && stored.receipt.execution_id) {
+      if (stored.receipt.kind === "process_start" && stored.receipt.process_id) {
         const api = new ProcessesApi((await ctx.api(endpointOfReceipt(ctx, stored))).http);
-        return { api, sandbox: stored.receipt.sandbox_id, processId: stored.receipt.execution_id };
+        return { api, sandbox: stored.receipt.sandbox_id, processId: stored.receipt.process_id };
       }
     } catch (err) {
       if (!(err instanceof ReceiptNotFound)) throw err;
