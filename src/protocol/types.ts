@@ -315,6 +315,8 @@ export const ErrorCodes = {
   isolationUnavailable: "isolation_unavailable",
   methodNotAllowed: "method_not_allowed",
   payloadTooLarge: "payload_too_large",
+  /** Request headers (with the URL) over the backend's limit; nothing was done. */
+  headersTooLarge: "headers_too_large",
   /** An event cursor (after, Last-Event-ID, after_sequence) or output offset beyond what exists. */
   invalidCursor: "invalid_cursor",
   /** The execution's full output is not on disk (it predates output files). */

@@ -2,7 +2,8 @@
 // shape, bounded body reading, and writing a Reply to a response.
 
 import fs from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../../protocol/types.js";
 import type { Refusal, RefusalCode } from "../refusal.js";
@@ -154,6 +155,37 @@ function tooLarge(limit: number): ApiError {
     `request body exceeds ${limit} bytes`,
     { limit_bytes: limit },
     { Connection: "close" },
+  );
+}
+
+/**
+ * Answers a request Node's parser refused before any handler saw it (the server's
+ * `clientError`), in the documented error shape instead of Node's bare status line:
+ * headers (with the URL) over the parser's limit → 431 `headers_too_large`, a request
+ * that took too long to arrive → 408, anything else unparseable → 400.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, code, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [
+          431,
+          "Request Header Fields Too Large",
+          ErrorCodes.headersTooLarge,
+          `the request's headers and URL exceed the ${http.maxHeaderSize} bytes the backend reads (a very long path?); nothing was done`,
+        ]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", ErrorCodes.invalidRequest, "the request did not arrive in time; nothing was done"]
+        : [400, "Bad Request", ErrorCodes.invalidRequest, "not a valid HTTP request; nothing was done"];
+  const body: ErrorBody = {
+    error: { code, message, details: status === 431 ? { limit_bytes: http.maxHeaderSize } : {} },
+  };
+  const text = `${JSON.stringify(body)}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
 }
 

@@ -20,7 +20,15 @@ import { DaemonStartError } from "../errors.js";
 import { EventLog } from "../executions/events.js";
 import { ExecutionManager } from "../executions/manager.js";
 import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
-import { ApiError, invalidRequest, type Reply, readBody, refusalAnswer, writeReply } from "./replies.js";
+import {
+  ApiError,
+  answerClientError,
+  invalidRequest,
+  type Reply,
+  readBody,
+  refusalAnswer,
+  writeReply,
+} from "./replies.js";
 import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
 import { JobManager } from "../jobs/manager.js";
 import { bindUnixSocket, lockDataDir, type OwnedSocket, preparePrivateDir } from "./ownership.js";
@@ -318,6 +326,7 @@ class Backend {
     server.on("request", (req: IncomingMessage, res: ServerResponse) => {
       void this.serve(req, res, transport);
     });
+    server.on("clientError", answerClientError);
     this.servers.push({ server, transport });
     return server;
   }
