@@ -1,21 +1,25 @@
-// Directory trees as tar streams, both ways, shared by `sbx cp` (the user's disk)
-// and the backend's files routes (a sandbox's workspace); see docs/protocol.md,
-// "Files". Streamed: neither side holds a whole file in memory.
+// Directory trees as tar streams, shared by `sbx cp` (the user's disk) and the
+// backend's files routes (a sandbox's workspace); see docs/protocol.md, "Files".
+// Streamed: neither side holds a whole file in memory. Here: packing, and what both
+// directions share; unpacking is ./unpack.ts.
 //
-// Unpacking refuses, before writing it, any entry that could land outside the
-// destination: absolute names, `..`, a parent that is a symlink, a hard link to
-// anything but a file of the same archive, and device or fifo entries. Symlinks are
-// kept as they are (their targets are never followed here). Packing walks the tree
-// one directory at a time through open directory handles (O_NOFOLLOW), so a symlink
-// swapped in during the walk is stored as a symlink, never followed.
+// Packing walks the tree one directory at a time through open directory handles
+// (O_NOFOLLOW), so a symlink swapped in during the walk is stored as a symlink, never
+// followed. Symlinks are kept as they are (their targets are never followed here).
 
 import fs from "node:fs";
-import path from "node:path";
 import * as tarStream from "tar-stream";
+import { atDir, isErrno, O_DIR } from "./handles.js";
 
 export class ArchiveError extends Error {
   constructor(
-    readonly code: "invalid_entry" | "unsupported_entry" | "through_symlink" | "changed" | "bad_archive",
+    readonly code:
+      | "invalid_entry"
+      | "unsupported_entry"
+      | "through_symlink"
+      | "name_too_long"
+      | "changed"
+      | "bad_archive",
     message: string,
   ) {
     super(message);
@@ -32,18 +36,12 @@ export function entryNameProblem(name: string): string | null {
 }
 
 /** The segments of a relative entry name; [] for the archive's root (".", "./"). */
-function segmentsOf(name: string): string[] {
+export function segmentsOf(name: string): string[] {
   return name.split("/").filter((s) => s !== "" && s !== ".");
 }
 
-const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 // O_NONBLOCK: a fifo swapped in for a file must not block the open (it is then skipped).
 const O_FILE = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
-
-/** A path that names `name` inside the directory open as `dirFd`, whatever its path has become since. */
-export function atDir(dirFd: number, name = ""): string {
-  return name === "" ? `/proc/self/fd/${dirFd}` : `/proc/self/fd/${dirFd}/${name}`;
-}
 
 export interface PackSummary {
   entries: number;
@@ -148,6 +146,8 @@ async function packOpenFile(pack: tarStream.Pack, fd: number, entryName: string,
   const st = fs.fstatSync(fd);
   const entry = pack.entry({ name: entryName, type: "file", size: st.size, mode: st.mode & 0o7777, mtime: st.mtime });
   const finished = entryFinished(entry);
+  // Awaited below; when the read fails instead, the whole pack is destroyed with its error.
+  finished.catch(() => {});
   for await (const chunk of readOpenFile(fd, st.size, entryName)) {
     if (!entry.write(chunk)) await drained(entry);
   }
@@ -186,107 +186,37 @@ function entryFinished(entry: NodeJS.WritableStream): Promise<void> {
   });
 }
 
+/** Until a stream takes writes again, or is closed (then nothing more is written to it). */
 function drained(stream: NodeJS.EventEmitter): Promise<void> {
-  return new Promise((resolve) => stream.once("drain", () => resolve()));
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
 }
 
-export interface UnpackSummary {
-  entries: number;
-  /** Bytes of file content written. */
-  bytes: number;
-}
-
-/**
- * Unpacks a tar stream into the existing directory `dest`. Every entry is checked
- * before anything of it is written (see the top of this file); the first refused
- * entry stops it with an ArchiveError. Existing files and symlinks are replaced,
- * existing directories merged. Modes are kept exactly, mtimes too.
- */
-export async function unpackTree(
-  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  dest: string,
-): Promise<UnpackSummary> {
-  const extract = tarStream.extract();
-  const feeding = feed(source, extract);
-  const summary: UnpackSummary = { entries: 0, bytes: 0 };
-  const dirModes: Array<{ path: string; mode: number; mtime: Date | undefined }> = [];
-  const files = new Set<string>();
-  try {
-    for await (const entry of extract) {
-      const h = entry.header;
-      const problem = entryNameProblem(h.name);
-      if (problem) throw new ArchiveError("invalid_entry", `archive entry ${JSON.stringify(h.name)} ${problem}`);
-      const segments = segmentsOf(h.name);
-      if (segments.length === 0) {
-        // The archive's root: the destination itself.
-        if (h.type === "directory" && h.mode !== undefined) dirModes.push({ path: dest, mode: h.mode, mtime: h.mtime });
-        await drain(entry);
-        continue;
-      }
-      const target = path.join(dest, ...segments);
-      const parent = ensureParents(dest, segments.slice(0, -1), h.name);
-      const leaf = path.join(parent, segments.at(-1)!);
-      switch (h.type) {
-        case "directory":
-          makeDirectory(leaf, h.name);
-          dirModes.push({ path: leaf, mode: h.mode ?? 0o755, mtime: h.mtime });
-          await drain(entry);
-          break;
-        case "file":
-        case "contiguous-file":
-          summary.bytes += await writeFile(entry, leaf, h.mode ?? 0o644, h.mtime);
-          files.add(target);
-          break;
-        case "symlink":
-          if (!h.linkname) throw new ArchiveError("invalid_entry", `archive symlink ${h.name} has no target`);
-          replaceWith(leaf);
-          fs.symlinkSync(h.linkname, leaf);
-          await drain(entry);
-          break;
-        case "link": {
-          const linkProblem = h.linkname ? entryNameProblem(h.linkname) : "has no target";
-          const linked = h.linkname ? path.join(dest, ...segmentsOf(h.linkname)) : "";
-          if (linkProblem || !files.has(linked)) {
-            throw new ArchiveError(
-              "invalid_entry",
-              `archive hard link ${h.name} must name a file earlier in the same archive (${h.linkname ?? "none"})`,
-            );
-          }
-          replaceWith(leaf);
-          fs.linkSync(linked, leaf);
-          files.add(target);
-          await drain(entry);
-          break;
-        }
-        default:
-          throw new ArchiveError(
-            "unsupported_entry",
-            `archive entry ${h.name} is a ${h.type ?? "?"}; only files, directories and links are copied`,
-          );
-      }
-      summary.entries++;
-    }
-    await feeding;
-  } catch (err) {
-    extract.destroy();
-    await feeding.catch(() => {});
-    if (err instanceof ArchiveError) throw err;
-    if (isErrno(err)) throw err;
-    throw new ArchiveError("bad_archive", `not a valid tar stream: ${(err as Error).message}`);
-  }
-  // Deepest first, so a read-only directory does not stop its children being written.
-  for (const d of dirModes.reverse()) {
-    fs.chmodSync(d.path, d.mode & 0o7777);
-    if (d.mtime) fs.utimesSync(d.path, d.mtime, d.mtime);
-  }
-  return summary;
+function isAsync<T>(source: AsyncIterable<T> | Iterable<T>): source is AsyncIterable<T> {
+  return Symbol.asyncIterator in source;
 }
 
 /** Pumps `source` into a writable tar parser, honouring back-pressure. */
-async function feed(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, sink: tarStream.Extract): Promise<void> {
+export async function feed(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  sink: tarStream.Extract,
+): Promise<void> {
   try {
-    for await (const chunk of source) {
-      if (!sink.write(Buffer.from(chunk))) await drained(sink);
+    // Iterated by hand: when the reader stops (a refused entry), the source is left as
+    // it is, not destroyed (an HTTP request still gets its answer).
+    const it = isAsync(source) ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+    for (;;) {
+      if (sink.destroyed) return;
+      const next = await it.next();
+      if (next.done) break;
+      if (!sink.write(Buffer.from(next.value))) await drained(sink);
     }
     sink.end();
   } catch (err) {
@@ -295,70 +225,47 @@ async function feed(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, si
   }
 }
 
-/** The parent directory for an entry, created where missing; never through a symlink. */
-function ensureParents(dest: string, segments: string[], name: string): string {
-  let dir = dest;
-  for (const s of segments) {
-    dir = path.join(dir, s);
-    makeDirectory(dir, name);
-  }
-  return dir;
-}
-
-function makeDirectory(dir: string, name: string): void {
-  let st: fs.Stats | null = null;
-  try {
-    st = fs.lstatSync(dir);
-  } catch {
-    st = null;
-  }
-  if (st?.isDirectory()) return;
-  if (st?.isSymbolicLink()) {
-    throw new ArchiveError("through_symlink", `archive entry ${name} would be written through the symlink ${dir}`);
-  }
-  if (st) fs.rmSync(dir, { force: true });
-  fs.mkdirSync(dir, { mode: 0o700 });
-}
-
-/** Makes room for a new entry at `leaf`: a file or symlink there is removed, a directory too. */
-function replaceWith(leaf: string): void {
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(leaf);
-  } catch {
-    return;
-  }
-  fs.rmSync(leaf, { recursive: st.isDirectory(), force: true });
-}
-
-async function writeFile(entry: AsyncIterable<Uint8Array>, leaf: string, mode: number, mtime: Date | undefined) {
-  replaceWith(leaf);
-  const fd = fs.openSync(
-    leaf,
-    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-    0o600,
-  );
-  let bytes = 0;
-  try {
-    for await (const chunk of entry) {
-      fs.writeSync(fd, chunk);
-      bytes += chunk.length;
+/**
+ * The same tar stream as it would land for the user running `sbx cp` (what
+ * `sbx cp SANDBOX:PATH -` writes): every entry owned by `owner`, without user or group
+ * names, and without setuid, setgid or sticky bits (docs/protocol.md, "Files").
+ */
+export async function* ownedBy(
+  source: AsyncIterable<Uint8Array>,
+  owner: { uid: number; gid: number },
+): AsyncGenerator<Uint8Array> {
+  const extract = tarStream.extract();
+  const pack = tarStream.pack();
+  const feeding = feed(source, extract);
+  feeding.catch(() => {});
+  const repacking = (async () => {
+    try {
+      for await (const entry of extract) {
+        const { uname: _u, gname: _g, ...h } = entry.header;
+        const header = { ...h, mode: (h.mode ?? 0o644) & 0o777, uid: owner.uid, gid: owner.gid };
+        let written: () => void = () => {};
+        let failed: (err: Error) => void = () => {};
+        const done = new Promise<void>((resolve, reject) => {
+          written = resolve;
+          failed = reject;
+        });
+        const out = pack.entry(header, (err) => (err ? failed(err) : written()));
+        for await (const chunk of entry) {
+          if (!out.write(chunk)) await drained(out);
+        }
+        out.end();
+        await done;
+      }
+      pack.finalize();
+    } catch (err) {
+      pack.destroy(err as Error);
     }
-    fs.fchmodSync(fd, mode & 0o7777);
-    if (mtime) fs.futimesSync(fd, mtime, mtime);
+  })();
+  try {
+    for await (const chunk of pack) yield chunk as Buffer;
+    await feeding;
   } finally {
-    fs.closeSync(fd);
+    extract.destroy();
+    await repacking;
   }
-  return bytes;
-}
-
-async function drain(entry: AsyncIterable<Uint8Array>): Promise<void> {
-  for await (const _ of entry) {
-    // directories and links carry no data
-  }
-}
-
-function isErrno(err: unknown, ...codes: string[]): boolean {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  return typeof code === "string" && (codes.length === 0 || codes.includes(code));
 }

@@ -10,8 +10,7 @@ import { Readable } from "node:stream";
 import * as tarStream from "tar-stream";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { unpackTree } from "../../src/files/tar.js";
-import { sha256, treeOf } from "../support/trees.js";
+import { sha256, treeOf, unpackInto } from "../support/trees.js";
 import { BWRAP, startTestBackend, type TestBackend, tempDir } from "./support.js";
 
 const FILES = "/api/v1/sandbox/default/files";
@@ -125,7 +124,7 @@ describe("files of a sandbox", () => {
     const down = await get("path=/workspace/tree");
     expect(down.headers["content-type"]).toBe("application/x-tar");
     const out = tempDir("sbx-files-out-");
-    await unpackTree([down.body], out);
+    await unpackInto([down.body], out);
     expect(treeOf(out)).toEqual(placed);
   });
 
@@ -200,7 +199,7 @@ describe("files of a sandbox", () => {
     expect([alone.status, JSON.parse(alone.body.toString()).error.code]).toEqual([409, "path_conflict"]);
     const tree = await get("path=pipes");
     const out = tempDir("sbx-files-fifo-");
-    await unpackTree([tree.body], out);
+    await unpackInto([tree.body], out);
     expect(treeOf(out)).toEqual({ plain: `file 644 ${sha256(Buffer.from("plain"))}` });
   });
 
@@ -269,7 +268,7 @@ describe("unpackTree on the user's disk", () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-outside-"));
     fs.symlinkSync(outside, path.join(dest, "link"));
     const tar = await tarOf([{ name: "link/evil", type: "file", data: "e" }]);
-    await expect(unpackTree([tar], dest)).rejects.toMatchObject({ code: "through_symlink" });
+    await expect(unpackInto([tar], dest)).rejects.toMatchObject({ code: "through_symlink" });
     expect(fs.readdirSync(outside)).toEqual([]);
   });
 });

@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendHandle } from "../../src/backend/http/server.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
-import { packTree, unpackTree } from "../../src/files/tar.js";
-import { treeOf, sha256 } from "../support/trees.js";
+import { packTree } from "../../src/files/tar.js";
+import { tarOf, victimFile } from "../support/archives.js";
+import { treeOf, sha256, unpackInto } from "../support/trees.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { startHomeBackend } from "../support/home-backend.js";
 
@@ -107,7 +108,7 @@ describe("sbx cp", () => {
     expect(down.code, down.err).toBe(0);
     expect(down.err).toBe("");
     const out = makeHome("sbx-cp-tar-");
-    await unpackTree([down.bytes], out);
+    await unpackInto([down.bytes], out);
     expect(treeOf(out)).toEqual(treeOf(project));
   });
 
@@ -132,6 +133,53 @@ describe("sbx cp", () => {
     expect(treeOf(workspace)).toEqual(before);
     expect(fs.existsSync("/etc/f")).toBe(false);
     const missing = await sbx(["cp", "default:nope", dir]);
-    expect([missing.code, missing.err]).toEqual([1, "sbx: default:nope: no such file or directory\n"]);
+    expect([missing.code, missing.err]).toEqual([125, "sbx: default:nope: no such file or directory\n"]);
+    // Out through a symlink that leads out: refused as the way in is.
+    const out = await sbx(["cp", "default:to-etc/passwd", dir]);
+    expect(out.code).toBe(125);
+    expect(out.err).toContain("leads outside /workspace");
+    expect(out.err).toContain("nothing was written");
+  });
+
+  it("a file a command made 6755 is copied out without s-bits, belonging to the user running sbx cp", async () => {
+    const made = await sbx([
+      "exec",
+      "--",
+      "sh",
+      "-c",
+      "mkdir -p suid && cp /bin/true suid/tool && chmod 6755 suid/tool",
+    ]);
+    expect(made.code, made.err).toBe(0);
+    const tool = path.join(workspace, "suid", "tool");
+    if (process.getuid?.() === 0) {
+      // Whoever the sandbox's commands run as, not the user copying out.
+      fs.chownSync(tool, 4242, 4242);
+      fs.chmodSync(tool, 0o6755);
+    }
+    expect(fs.statSync(tool).mode & 0o7777).toBe(0o6755);
+    const out = makeHome("sbx-cp-suid-");
+    expect((await sbx(["cp", "default:suid/tool", path.join(out, "tool")])).code).toBe(0);
+    expect((await sbx(["cp", "default:suid", out])).code).toBe(0);
+    for (const copied of [path.join(out, "tool"), path.join(out, "suid", "tool")]) {
+      const st = fs.statSync(copied);
+      expect([copied, (st.mode & 0o7777).toString(8), st.uid, st.gid]).toEqual([
+        copied,
+        "755",
+        process.getuid!(),
+        process.getgid!(),
+      ]);
+    }
+  });
+
+  it("a tar stream on stdin is unpacked by the same rules: its fix-ups never reach a host file", async () => {
+    const victim = victimFile();
+    const before = victim.now();
+    const attack = await tarOf([
+      { name: "x/", type: "directory", mode: 0o4777, mtime: new Date(0) },
+      { name: "x", type: "symlink", linkname: victim.file },
+    ]);
+    const up = await sbx(["cp", "-", "default:/workspace/stdin-attack"], attack);
+    expect(up.code, up.err).toBe(0);
+    expect(victim.now()).toEqual(before);
   });
 });

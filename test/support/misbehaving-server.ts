@@ -20,6 +20,18 @@ export interface ReceivedRequest {
 export type Answer =
   | { kind: "json"; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: "raw"; status: number; contentType: string; body: string; headers?: Record<string, string> }
+  /**
+   * Binary bytes (a tar stream, a file); with `dropAfter`, only that many are written
+   * (after the headers promised them all) and then the socket is destroyed.
+   */
+  | {
+      kind: "bytes";
+      status: number;
+      contentType: string;
+      body: Buffer;
+      headers?: Record<string, string>;
+      dropAfter?: number;
+    }
   /** Read the request, then destroy the socket with a TCP RST (ECONNRESET at the client). */
   | { kind: "reset" }
   /** Read the request, then close the socket without an answer (FIN). */
@@ -223,6 +235,15 @@ export async function startMisbehavingServer(initial: Behaviour = behaviours.suc
         case "raw":
           res.writeHead(answer.status, { "content-type": answer.contentType, ...answer.headers });
           res.end(answer.body);
+          return;
+        case "bytes":
+          res.writeHead(answer.status, {
+            "content-type": answer.contentType,
+            "content-length": String(answer.body.length),
+            ...answer.headers,
+          });
+          if (answer.dropAfter === undefined) res.end(answer.body);
+          else res.write(answer.body.subarray(0, answer.dropAfter), () => req.socket.destroy());
           return;
         case "reset":
           req.socket.resetAndDestroy();

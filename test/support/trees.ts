@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { type UnpackOptions, type UnpackSummary, unpackTree } from "../../src/files/unpack.js";
 
 export const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -28,4 +29,18 @@ export function treeOf(dir: string): Record<string, string> {
   };
   walk(dir, "");
   return out;
+}
+
+/** Unpacks a tar stream into the directory `dir` (opened for it), as sbx cp does. */
+export async function unpackInto(
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  dir: string,
+  opts: UnpackOptions = {},
+): Promise<UnpackSummary> {
+  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    return await unpackTree(chunks, fd, opts);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

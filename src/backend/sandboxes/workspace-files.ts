@@ -9,7 +9,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { WORKSPACE } from "../../protocol/types.js";
-import { atDir } from "../../files/tar.js";
+import { atDir, isErrno, lstatAt, makeDirAt, openDirAt, type Owner } from "../../files/handles.js";
+import { mergeTree, PlaceConflict, placeTree as placeStagedTree } from "../../files/place.js";
 import { Refusal } from "../refusal.js";
 
 /** A files path refused: outside /workspace, nothing there, or the other kind in the way (`details.field`: path). */
@@ -22,7 +23,6 @@ export class WorkspacePathError extends Refusal {
 
 /** Symlinks followed while resolving one path, at most (as the kernel's ELOOP). */
 const MAX_SYMLINKS = 40;
-const O_DIR = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 
 /**
  * The segments of a path inside the workspace: "/workspace/a/b", or "a/b" relative to
@@ -80,7 +80,17 @@ export function resolveInWorkspace(
       continue;
     }
     if (++hops > MAX_SYMLINKS) throw invalidPath(sandboxPath(segments), "has too many levels of symlinks");
-    const target = fs.readlinkSync(host);
+    let target: string;
+    try {
+      target = fs.readlinkSync(host);
+    } catch (err) {
+      // No longer a symlink (a command changed it since): look at it again.
+      if (isErrno(err, "EINVAL", "ENOENT")) {
+        todo.unshift(s);
+        continue;
+      }
+      throw err;
+    }
     const from = sandboxPath([...done, s]);
     let base: string[];
     let rel: string[];
@@ -111,21 +121,25 @@ export function resolveInWorkspace(
 
 /**
  * Opens the directory at canonical `segments` one level at a time, refusing
- * symlinks; creates missing directories (0755) when `create`. The caller closes it.
+ * symlinks; creates missing directories (0755, given to `owner`) when `create`. The
+ * caller closes it.
  */
-export function openWorkspaceDir(workspaceDir: string, segments: string[], opts: { create: boolean }): number {
+export function openWorkspaceDir(
+  workspaceDir: string,
+  segments: string[],
+  opts: { create: boolean; owner?: Owner | null },
+): number {
   let fd = fs.openSync(workspaceDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
     for (const [i, s] of segments.entries()) {
       let next: number;
       try {
-        next = fs.openSync(atDir(fd, s), O_DIR);
+        next = openDirAt(fd, s);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         const here = sandboxPath(segments.slice(0, i + 1));
         if (code === "ENOENT" && opts.create) {
-          fs.mkdirSync(atDir(fd, s), { mode: 0o755 });
-          next = fs.openSync(atDir(fd, s), O_DIR);
+          next = makeDirAt(fd, s, 0o755, opts.owner ?? null);
         } else if (code === "ENOENT") {
           throw new WorkspacePathError("file_not_found", `${here} does not exist`);
         } else if (code === "ELOOP") {
@@ -171,16 +185,25 @@ export function openForReading(workspaceDir: string, requested: string): Workspa
       if (code === "ENOENT") throw new WorkspacePathError("file_not_found", `${where} does not exist`);
       if (code === "ELOOP")
         throw new WorkspacePathError("path_conflict", `${where} became a symlink while it was read`);
+      // A socket cannot be opened (ENXIO); a device may not be (ENODEV, EOPNOTSUPP).
+      if (code === "ENXIO" || code === "ENODEV" || code === "EOPNOTSUPP") throw notFileOrDirectory(where);
       throw err;
     }
     const st = fs.fstatSync(fd);
     if (st.isDirectory()) return { kind: "directory", path: where, fd, mode: st.mode & 0o7777 };
     if (st.isFile()) return { kind: "file", path: where, fd, size: st.size, mode: st.mode & 0o7777 };
     fs.closeSync(fd);
-    throw new WorkspacePathError("path_conflict", `${where} is neither a file nor a directory`);
+    throw notFileOrDirectory(where);
   } finally {
     fs.closeSync(parent);
   }
+}
+
+function notFileOrDirectory(where: string): WorkspacePathError {
+  return new WorkspacePathError(
+    "path_conflict",
+    `${where} is neither a file nor a directory (a socket, fifo or device); only files and directories are copied`,
+  );
 }
 
 /** What a path names, without opening it for reading. */
@@ -207,84 +230,90 @@ export function uploadTarget(workspaceDir: string, requested: string): string[] 
 }
 
 /**
- * Moves a staged file into place at canonical `segments` (missing parents created),
- * replacing a file or symlink there; refuses a directory in the way.
+ * Who what the backend writes into a workspace belongs to: when the backend runs as
+ * root and the workspace is another user's (the uid its sandboxed commands run as),
+ * that user, so that its commands can change what was copied in; otherwise null
+ * (whoever the backend runs as, who owns the workspace).
  */
-export function placeFile(workspaceDir: string, segments: string[], staged: string): void {
+export function workspaceOwner(workspaceDir: string): Owner | null {
+  if (process.geteuid?.() !== 0) return null;
+  const st = fs.statSync(workspaceDir);
+  return st.uid === 0 && st.gid === 0 ? null : { uid: st.uid, gid: st.gid };
+}
+
+/**
+ * Moves the file staged as `stagedName` in `staging` into place at canonical
+ * `segments` (missing parents created), replacing a file or symlink there; refuses a
+ * directory in the way.
+ */
+export function placeFile(workspaceDir: string, segments: string[], staging: number, stagedName: string): void {
   if (segments.length === 0) throw new WorkspacePathError("path_conflict", `${WORKSPACE} is a directory`);
-  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true });
+  const owner = workspaceOwner(workspaceDir);
+  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true, owner });
   try {
-    const leaf = atDir(parent, segments.at(-1)!);
-    if (lstatOrNull(leaf)?.isDirectory()) {
-      throw new WorkspacePathError("path_conflict", `${sandboxPath(segments)} is a directory; nothing written`);
+    const leaf = segments.at(-1)!;
+    const isDirectory = () =>
+      new WorkspacePathError("path_conflict", `${sandboxPath(segments)} is a directory; nothing written`);
+    if (lstatAt(parent, leaf)?.isDirectory()) throw isDirectory();
+    try {
+      // Replaces a file or symlink there as one step; never follows one.
+      fs.renameSync(atDir(staging, stagedName), atDir(parent, leaf));
+    } catch (err) {
+      if (isErrno(err, "EISDIR", "ENOTEMPTY", "EEXIST")) throw isDirectory();
+      throw err;
     }
-    fs.renameSync(staged, leaf);
   } finally {
     fs.closeSync(parent);
   }
 }
 
 /**
- * Moves a staged directory tree into place at canonical `segments`: it becomes the
- * directory when nothing is there, is merged into a directory that is there (files
- * and symlinks replaced), and replaces a file or symlink.
+ * Moves the directory tree staged as `stagedName` in `staging` into place at canonical
+ * `segments`: it becomes the directory when nothing is there, is merged into a
+ * directory that is there (files and symlinks replaced), and replaces a file or symlink.
  */
-export function placeTree(workspaceDir: string, segments: string[], stagedDir: string): void {
+export function placeTree(workspaceDir: string, segments: string[], staging: number, stagedName: string): void {
+  const owner = workspaceOwner(workspaceDir);
   if (segments.length === 0) {
     const root = openWorkspaceDir(workspaceDir, [], { create: false });
+    const staged = openDirAt(staging, stagedName);
     try {
-      mergeInto(stagedDir, root);
+      mergeTree(staged, root);
     } finally {
+      fs.closeSync(staged);
       fs.closeSync(root);
     }
     return;
   }
-  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true });
+  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true, owner });
   try {
-    const name = segments.at(-1)!;
-    const existing = lstatOrNull(atDir(parent, name));
-    if (existing?.isDirectory()) {
-      const dest = fs.openSync(atDir(parent, name), O_DIR);
-      try {
-        mergeInto(stagedDir, dest);
-        const st = fs.statSync(stagedDir);
-        fs.fchmodSync(dest, st.mode & 0o7777);
-      } finally {
-        fs.closeSync(dest);
-      }
-      return;
-    }
-    if (existing) fs.rmSync(atDir(parent, name), { force: true });
-    fs.renameSync(stagedDir, atDir(parent, name));
+    placeStagedTree(staging, stagedName, parent, segments.at(-1)!);
   } finally {
     fs.closeSync(parent);
   }
 }
 
-function mergeInto(stagedDir: string, destFd: number): void {
-  for (const name of fs.readdirSync(stagedDir)) {
-    const from = path.join(stagedDir, name);
-    const staged = fs.lstatSync(from);
-    const existing = lstatOrNull(atDir(destFd, name));
-    if (staged.isDirectory() && existing?.isDirectory()) {
-      const sub = fs.openSync(atDir(destFd, name), O_DIR);
-      try {
-        mergeInto(from, sub);
-        fs.fchmodSync(sub, staged.mode & 0o7777);
-      } finally {
-        fs.closeSync(sub);
-      }
-      continue;
-    }
-    if (existing) fs.rmSync(atDir(destFd, name), { recursive: existing.isDirectory(), force: true });
-    fs.renameSync(from, atDir(destFd, name));
+/**
+ * What a file system error met while copying in or out of a workspace means to the
+ * caller, said without host paths: a name too long, or an entry that changed kind
+ * (a sandboxed command swapping a directory for a symlink meanwhile). Null: not one
+ * of those (a fault of the backend itself).
+ */
+export function workspaceRefusal(err: unknown, where: string): WorkspacePathError | null {
+  if (err instanceof PlaceConflict) {
+    return new WorkspacePathError(
+      "path_conflict",
+      `${where}: ${err.entry} changed while it was written (a command in the sandbox?); copy it again`,
+    );
   }
-}
-
-function lstatOrNull(p: string): fs.Stats | null {
-  try {
-    return fs.lstatSync(p);
-  } catch {
-    return null;
+  if (isErrno(err, "ENAMETOOLONG")) {
+    return new WorkspacePathError("invalid_path", `${where}: a name in it is longer than the file system takes`);
   }
+  if (isErrno(err, "ELOOP", "ENOTDIR", "EISDIR", "ENOTEMPTY", "EEXIST", "ENOENT")) {
+    return new WorkspacePathError(
+      "path_conflict",
+      `${where} changed while it was copied (a command in the sandbox?); nothing more was done`,
+    );
+  }
+  return null;
 }

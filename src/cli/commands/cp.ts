@@ -7,12 +7,15 @@ import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { FilesApi } from "../../client/files.js";
-import { packTree, readOpenFile, unpackTree } from "../../files/tar.js";
+import { makeDirAt, removeAt } from "../../files/handles.js";
+import { placeTree } from "../../files/place.js";
+import { ArchiveError, ownedBy, packTree, readOpenFile } from "../../files/tar.js";
+import { unpackTree } from "../../files/unpack.js";
 import type { FileUpload } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
-import { SbxError, UsageError } from "../../common/errors.js";
+import { BackendError, SbxError, UsageError } from "../../common/errors.js";
 import { refusalIsUsage } from "../refusal.js";
 import { formatBytes } from "../render/bytes.js";
 import { counted } from "../render/words.js";
@@ -98,10 +101,23 @@ export async function run(opts: CpOptions, ctx: Context): Promise<number> {
                 opts.source as Exclude<Location, { kind: "sandbox" }>,
                 opts.destination as Extract<Location, { kind: "sandbox" }>,
                 meter,
-              ),
+              ).catch((err: unknown) => {
+                throw uploadInDoubt(err, opts.destination as Extract<Location, { kind: "sandbox" }>, meter.sent);
+              }),
             "nothing was written",
           )
-        : await download(files, opts.source as Extract<Location, { kind: "sandbox" }>, opts.destination, meter, ctx);
+        : // A read the backend refused (a path out of /workspace, nothing there) wrote nothing either.
+          await refusalIsUsage(
+            () =>
+              download(
+                files,
+                opts.source as Extract<Location, { kind: "sandbox" }>,
+                opts.destination as Exclude<Location, { kind: "sandbox" }>,
+                meter,
+                ctx,
+              ),
+            "nothing was written",
+          );
   } finally {
     meter.stop();
   }
@@ -176,6 +192,25 @@ async function upload(
   };
 }
 
+/**
+ * An upload whose connection broke after bytes were sent (the backend killed, the
+ * network gone): said with what is known. The backend places an upload only once it
+ * is complete, so the path holds all of it or what was there before.
+ */
+function uploadInDoubt(err: unknown, dest: Extract<Location, { kind: "sandbox" }>, sent: number): unknown {
+  if (!(err instanceof BackendError) || err.exitCode !== ExitCodes.inDoubt) return err;
+  const where = dest.path.startsWith("/") ? dest.path : `/workspace/${dest.path}`;
+  return new SbxError(
+    "connection_lost",
+    `copy to ${dest.sandbox}:${dest.path}: the connection to the backend broke after ${formatBytes(sent)} sent; ` +
+      `an upload is placed only once complete, so ${where} holds all of it or what was there before`,
+    {
+      exitCode: ExitCodes.inDoubt,
+      hint: `look with sbx exec -s ${dest.sandbox} -- ls -l ${where}, then copy it again`,
+    },
+  );
+}
+
 /** Where a local file or directory lands: into a directory that is there (or named with a trailing /), else at the path. */
 async function uploadTarget(
   files: FilesApi,
@@ -203,7 +238,9 @@ async function download(
   if (dest.kind === "stdio") {
     const d = await files.download(source.sandbox, source.path, { tar: true });
     let bytes = 0;
-    for await (const chunk of meter.count(received, d.chunks)) {
+    const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    const what = `${source.sandbox}:${source.path}`;
+    for await (const chunk of ownedBy(meter.count(received, untilBroken(d.chunks, what, "-")), owner)) {
       bytes += chunk.length;
       await ctx.io.writeOutPaced(chunk);
     }
@@ -219,32 +256,35 @@ async function download(
   const there = await files.stat(source.sandbox, source.path);
   if (there === null) {
     throw new SbxError("file_not_found", `${source.sandbox}:${source.path}: no such file or directory`, {
-      exitCode: ExitCodes.failure,
+      exitCode: ExitCodes.usage,
     });
   }
+  const what = `${source.sandbox}:${there.path}`;
   const name = path.posix.basename(there.path);
   const local = localDirectory(dest.path) ? path.join(dest.path, name) : dest.path;
   if (there.type === "directory") {
     if (fs.existsSync(local) && !localDirectory(local)) {
       throw new UsageError(`${local} is a file; a directory cannot be copied onto it`);
     }
-    fs.mkdirSync(local, { recursive: true });
     const d = await files.download(source.sandbox, source.path, { tar: false });
     let bytes = 0;
     const tallied = (async function* () {
-      for await (const chunk of meter.count(received, d.chunks)) {
+      for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
         bytes += chunk.length;
         yield chunk;
       }
     })();
-    const summary = await unpackTree(tallied, local);
+    const entries = await unpackBeside(local, what, (staged) =>
+      // What lands on the user's disk is the user's: created by this process, without s-bits.
+      unpackTree(tallied, staged, { dropSpecialBits: true }),
+    );
     return {
-      source: `${source.sandbox}:${there.path}`,
+      source: what,
       destination: local,
       type: "directory",
       bytes,
       sha256: received.digest("hex"),
-      entries: summary.entries,
+      entries,
     };
   }
   const d = await files.download(source.sandbox, source.path, { tar: false });
@@ -253,7 +293,7 @@ async function download(
   const fd = fs.openSync(partial, "wx", 0o600);
   let bytes = 0;
   try {
-    for await (const chunk of meter.count(received, d.chunks)) {
+    for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
       fs.writeSync(fd, chunk);
       bytes += chunk.length;
     }
@@ -262,7 +302,7 @@ async function download(
         exitCode: ExitCodes.failure,
       });
     }
-    fs.fchmodSync(fd, d.mode ?? 0o644);
+    fs.fchmodSync(fd, (d.mode ?? 0o644) & 0o777);
     fs.closeSync(fd);
     fs.renameSync(partial, local);
   } catch (err) {
@@ -271,13 +311,86 @@ async function download(
     throw err;
   }
   return {
-    source: `${source.sandbox}:${there.path}`,
+    source: what,
     destination: local,
     type: "file",
     bytes,
     sha256: received.digest("hex"),
     entries: null,
   };
+}
+
+/**
+ * Unpacks into a hidden directory beside `local` and moves the tree into place only
+ * once it is complete: a copy that fails midway leaves nothing half-written there.
+ */
+async function unpackBeside(
+  local: string,
+  what: string,
+  unpack: (staged: number) => Promise<{ entries: number }>,
+): Promise<number> {
+  const parentDir = path.dirname(path.resolve(local));
+  const name = path.basename(path.resolve(local));
+  fs.mkdirSync(parentDir, { recursive: true });
+  const parent = fs.openSync(parentDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  const stagedName = `.${name}.sbx-cp-${process.pid}`;
+  try {
+    const staged = makeDirAt(parent, stagedName, 0o700, null);
+    try {
+      const summary = await unpack(staged);
+      placeTree(parent, stagedName, parent, name);
+      return summary.entries;
+    } catch (err) {
+      if (err instanceof ArchiveError) {
+        throw new SbxError(
+          "invalid_archive",
+          `${what}: the backend sent ${err.message}; nothing was written to ${local}`,
+          {
+            exitCode: ExitCodes.failure,
+          },
+        );
+      }
+      throw err;
+    } finally {
+      fs.closeSync(staged);
+      removeAt(parent, stagedName);
+    }
+  } finally {
+    fs.closeSync(parent);
+  }
+}
+
+/**
+ * The bytes of a download, a broken connection (the backend killed, the network gone)
+ * said as what it means here: the copy stopped, and what of it was kept.
+ */
+async function* untilBroken(
+  chunks: AsyncIterable<Uint8Array>,
+  what: string,
+  local: string,
+): AsyncGenerator<Uint8Array> {
+  let bytes = 0;
+  try {
+    for await (const chunk of chunks) {
+      bytes += chunk.length;
+      yield chunk;
+    }
+  } catch (err) {
+    if (err instanceof SbxError) throw err;
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const kept =
+      local === "-"
+        ? `the ${formatBytes(bytes)} written to stdout are an incomplete tar stream`
+        : `nothing was written to ${local}`;
+    throw new SbxError(
+      "connection_lost",
+      `${what}: the connection to the backend broke after ${formatBytes(bytes)} (${why}); ${kept}`,
+      {
+        exitCode: ExitCodes.inDoubt,
+        hint: "see whether the backend is up (sbx daemon status), then copy it again",
+      },
+    );
+  }
 }
 
 function localStat(p: string): fs.Stats {
@@ -302,6 +415,12 @@ function localDirectory(p: string): boolean {
 /** Counts and hashes the bytes going by, and shows them on a spinner while they do. */
 class TransferMeter {
   private bytes = 0;
+
+  /** Bytes counted so far (sent or received). */
+  get sent(): number {
+    return this.bytes;
+  }
+
   private lastUpdate = 0;
   private readonly progress;
 

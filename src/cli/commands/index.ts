@@ -171,7 +171,11 @@ export function declareCp(program: Command, bind: Bind): void {
         "is under /workspace (absolute, or relative to it); the other a local path, or - for a tar\n" +
         "stream on stdin (into the sandbox) or stdout (out of it). Copied onto a directory that\n" +
         "exists, a file or directory goes inside it. Paths that lead out of /workspace (.., or\n" +
-        "symlinks pointing elsewhere) are refused and nothing is written.",
+        "symlinks pointing elsewhere) are refused and nothing is written.\n\n" +
+        "What is copied out belongs to you (the user running sbx cp), and setuid, setgid and\n" +
+        "sticky bits are dropped, as tar does for an ordinary user; a tar stream on stdout says\n" +
+        "the same. A directory is unpacked beside its destination and moved into place only once\n" +
+        "it is complete: a copy that fails midway leaves nothing half-written there.",
     )
     .argument("<source>", "local path, SANDBOX:PATH, or -")
     .argument("<destination>", "SANDBOX:PATH, local path, or -")

@@ -16,7 +16,9 @@ import {
   type FileUpload,
   TAR_CONTENT_TYPE,
 } from "../../../protocol/types.js";
-import { ArchiveError, packTree, readOpenFile, unpackTree } from "../../../files/tar.js";
+import { atDir, chownFd, makeDirAt, O_DIR, O_NEW_FILE, type Owner } from "../../../files/handles.js";
+import { ArchiveError, packTree, readOpenFile } from "../../../files/tar.js";
+import { unpackTree } from "../../../files/unpack.js";
 import type { RequestContext } from "../context.js";
 import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../replies.js";
 import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
@@ -28,6 +30,8 @@ import {
   sandboxPath,
   statInWorkspace,
   uploadTarget,
+  workspaceOwner,
+  workspaceRefusal,
 } from "../../sandboxes/workspace-files.js";
 
 const DEFAULT_FILE_MODE = 0o644;
@@ -40,8 +44,11 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
   const isTree = (ctx.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE);
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
   // Refused before a byte of the body is read: nothing is staged for a path that cannot be written.
-  const target = uploadTarget(workspaceDir, requested);
+  const target = inWorkspace(requested, () => uploadTarget(workspaceDir, requested));
   const staging = fs.mkdtempSync(path.join(sandboxes.incomingDir(sandbox.sandbox_id), "upload-"));
+  const stagingFd = fs.openSync(staging, O_DIR);
+  // What is written belongs to whoever the workspace's commands run as.
+  const owner = workspaceOwner(workspaceDir);
   try {
     const sha256 = createHash("sha256");
     const digest = streamedRequestDigest(ctx.query);
@@ -54,12 +61,12 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
         yield chunk;
       }
     }
-    const staged = path.join(staging, isTree ? "tree" : "file");
+    const stagedName = isTree ? "tree" : "file";
     let entries: number | null = null;
     if (isTree) {
-      fs.mkdirSync(staged, { mode: 0o755 });
+      const tree = makeDirAt(stagingFd, stagedName, 0o755, owner);
       try {
-        entries = (await unpackTree(received(), staged)).entries;
+        entries = (await unpackTree(received(), tree, { owner })).entries;
       } catch (err) {
         if (err instanceof ArchiveError) {
           throw new ApiError(400, ErrorCodes.invalidArchive, `${err.message}; nothing was written`, {
@@ -67,16 +74,22 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
           });
         }
         throw err;
+      } finally {
+        fs.closeSync(tree);
       }
     } else {
-      await writeStaged(received(), staged, mode ?? DEFAULT_FILE_MODE);
+      await writeStaged(received(), stagingFd, stagedName, mode ?? DEFAULT_FILE_MODE, owner);
     }
     if (!ctx.request.complete) throw incomplete();
     return await runFixedAnswerMutation(
       ctx,
       async () => {
-        if (isTree) placeTree(workspaceDir, target, staged);
-        else placeFile(workspaceDir, target, staged);
+        try {
+          if (isTree) placeTree(workspaceDir, target, stagingFd, stagedName);
+          else placeFile(workspaceDir, target, stagingFd, stagedName);
+        } catch (err) {
+          throw workspaceRefusal(err, sandboxPath(target)) ?? err;
+        }
         const answer: FileUpload = {
           path: sandboxPath(target),
           type: isTree ? "directory" : "file",
@@ -89,6 +102,7 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
       digest.digest("hex"),
     );
   } finally {
+    fs.closeSync(stagingFd);
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
@@ -99,11 +113,11 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
   const requested = requiredPath(ctx);
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
   if (ctx.query.get("stat") === "true") {
-    const st = statInWorkspace(workspaceDir, requested);
+    const st = inWorkspace(requested, () => statInWorkspace(workspaceDir, requested));
     const answer: FileStat = { ...st, mode: octal(st.mode) };
     return jsonReply(200, answer);
   }
-  const entry = openForReading(workspaceDir, requested);
+  const entry = inWorkspace(requested, () => openForReading(workspaceDir, requested));
   try {
     const asTar = entry.kind === "directory" || (ctx.headers.accept ?? "").includes(TAR_CONTENT_TYPE);
     const headers = { [FILE_TYPE_HEADER]: entry.kind, [FILE_MODE_HEADER]: octal(entry.mode) };
@@ -129,6 +143,15 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
   return STREAMED;
 }
 
+/** A read of the workspace, its file system errors said as refusals (never with host paths). */
+function inWorkspace<T>(requested: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw workspaceRefusal(err, requested) ?? err;
+  }
+}
+
 function requiredPath(ctx: RequestContext): string {
   const requested = ctx.query.get("path");
   if (requested === null || requested === "") {
@@ -148,8 +171,14 @@ function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8).padStart(3, "0")}`;
 }
 
-async function writeStaged(source: AsyncIterable<Buffer>, file: string, mode: number): Promise<void> {
-  const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+async function writeStaged(
+  source: AsyncIterable<Buffer>,
+  staging: number,
+  name: string,
+  mode: number,
+  owner: Owner | null,
+): Promise<void> {
+  const fd = fs.openSync(atDir(staging, name), O_NEW_FILE, 0o600);
   try {
     for await (const chunk of source) {
       let offset = 0;
@@ -159,6 +188,7 @@ async function writeStaged(source: AsyncIterable<Buffer>, file: string, mode: nu
         );
       }
     }
+    chownFd(fd, owner);
     fs.fchmodSync(fd, mode);
   } finally {
     fs.closeSync(fd);
