@@ -171,7 +171,7 @@ export function declareCp(program: Command, bind: Bind): void {
         "is under /workspace (absolute, or relative to it); the other a local path, or - for a tar\n" +
         "stream on stdin (into the sandbox) or stdout (out of it). Copied onto a directory that\n" +
         "exists, a file or directory goes inside it. Paths that lead out of /workspace (.., or\n" +
-        "symlinks pointing elsewhere) are refused and nothing is written.\n\n" +
+        "symlinks pointing elsewhere) are refused and nothing is written.\n" +
         "What is copied out belongs to you (the user running sbx cp), and setuid, setgid and\n" +
         "sticky bits are dropped, as tar does for an ordinary user; a tar stream on stdout says\n" +
         "the same. A directory is unpacked beside its destination and moved into place only once\n" +
