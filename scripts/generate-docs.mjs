@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Writes the man page and the shell completions from the built command tree (dist/).
-//   node scripts/generate-docs.mjs           write man/sbx.1 and completions/*
+// Writes the man page and the shell completions from the built command tree (dist/),
+// and docs/openapi.json from the route table and the wire schemas.
+//   node scripts/generate-docs.mjs           write man/sbx.1, completions/* and docs/openapi.json
 //   node scripts/generate-docs.mjs --check   exit 1, listing the files that differ
 // Run through `npm run generate`, which builds first.
 
@@ -54,7 +55,7 @@ if (check) {
     );
     process.exit(1);
   }
-  process.stdout.write("generate-docs: man page and completions are up to date\n");
+  process.stdout.write("generate-docs: man page, completions and docs/openapi.json are up to date\n");
 } else {
   process.stdout.write(
     drifted.length > 0 ? `generate-docs: wrote ${drifted.join(", ")}\n` : "generate-docs: nothing changed\n",

@@ -14,18 +14,20 @@ import {
   resolveWorkingDir,
 } from "./validate.js";
 
-export type JobStatus =
-  | "queued"
-  | "waiting"
-  | "running"
-  | "cancel_requested"
-  | "succeeded"
-  | "failed"
-  | "cancelled"
-  | "timed_out"
-  | "dependency_failed"
-  | "interrupted"
-  | "lost";
+export const JOB_STATUSES_ALL = [
+  "queued",
+  "waiting",
+  "running",
+  "cancel_requested",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "timed_out",
+  "dependency_failed",
+  "interrupted",
+  "lost",
+] as const;
+export type JobStatus = (typeof JOB_STATUSES_ALL)[number];
 
 /** Not ended: waiting for dependencies, for a run slot, running, or being cancelled. */
 export const UNFINISHED_JOB_STATUSES: readonly JobStatus[] = ["queued", "waiting", "running", "cancel_requested"];
@@ -44,8 +46,8 @@ export function isTerminalJobStatus(status: JobStatus): boolean {
   return TERMINAL_JOB_STATUSES.includes(status);
 }
 
-export type DependencyPolicy = "all_succeeded" | "all_terminal";
-export const DEPENDENCY_POLICIES: readonly DependencyPolicy[] = ["all_succeeded", "all_terminal"];
+export const DEPENDENCY_POLICIES = ["all_succeeded", "all_terminal"] as const;
+export type DependencyPolicy = (typeof DEPENDENCY_POLICIES)[number];
 
 export const JOB_TIMEOUT_DEFAULT_MS = 1_800_000;
 export const JOB_TIMEOUT_MAX_MS = 3_600_000;
@@ -58,112 +60,21 @@ export const JOBS_PER_REQUEST_MAX = 256;
 /** Job ids a client chooses: the characters of an idempotency key, at most this long. */
 export const JOB_ID_MAX_LENGTH = 128;
 
-export interface JobSpec {
-  /** Chosen by the client; otherwise derived from the request id and the job's index. */
-  job_id?: string;
-  name: string;
-  /** argv (no shell) or a string run through /bin/sh -c */
-  command: string[] | string;
-  working_dir?: string;
-  env?: Record<string, string>;
-  /** base64, written once to stdin; otherwise stdin is /dev/null. */
-  stdin?: string;
-  timeout_ms?: number;
-  /** Names of jobs of the same request. */
-  depends_on?: string[];
-  dependency_policy?: DependencyPolicy;
-  /** Jobs of a sandbox sharing a key run one at a time, in acceptance order. */
-  queue_key?: string;
-}
+export type {
+  JobSpec,
+  JobSubmitRequest,
+  JobSubmitItem,
+  JobSubmitAnswer,
+  JobSummary,
+  JobStream,
+  JobOutputChunk,
+  JobRecord,
+  JobList,
+  JobCancelRequest,
+  JobCancelAnswer,
+} from "./schemas/jobs.js";
 
-export interface JobSubmitRequest {
-  /** The submission's idempotency identity. */
-  request_id: string;
-  jobs: JobSpec[];
-}
-
-export interface JobSubmitItem {
-  job_id: string;
-  name: string;
-  status: JobStatus;
-}
-
-/** POST …/jobs → 201 */
-export interface JobSubmitAnswer {
-  request_id: string;
-  sandbox_id: string;
-  jobs: JobSubmitItem[];
-}
-
-/** A job without its output: list items, and the head of a job record. */
-export interface JobSummary {
-  job_id: string;
-  request_id: string;
-  sandbox_id: string;
-  name: string;
-  status: JobStatus;
-  command: string[] | string;
-  working_dir: string;
-  timeout_ms: number;
-  depends_on: string[];
-  dependency_policy: DependencyPolicy;
-  queue_key: string | null;
-  exit_code: number | null;
-  signal: string | null;
-  /** Why it ended as it did, when its exit status does not say (dependency_failed, interrupted, lost, …). */
-  error: string | null;
-  /** Processes its main process left behind, killed when the run was wrapped up (command names). */
-  leftover_processes: string[];
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  /** Output bytes the job produced (both streams). */
-  output_bytes: number;
-  /** Bytes omitted from the middle of the kept output (past the per-job budget). */
-  output_omitted_bytes: number;
-}
-
-export type JobStream = "stdout" | "stderr";
-
-export interface JobOutputChunk {
-  /** Strictly increasing per job; chunks of the omitted middle are missing. */
-  seq: number;
-  stream: JobStream;
-  /** Byte position of this chunk in the job's whole output (both streams, in order). */
-  offset: number;
-  /** base64 */
-  data: string;
-}
-
-/** GET …/jobs/{job_id}?after_seq=N */
-export interface JobRecord extends JobSummary {
-  /** Chunks after `after_seq`, oldest first, up to the page size. */
-  output: JobOutputChunk[];
-  /** Pass as `after_seq` to read on. */
-  output_next_seq: number;
-  /** A server-side wait ran out before the job ended. */
-  wait_timeout?: boolean;
-}
-
-/** GET …/jobs */
-export interface JobList {
-  jobs: JobSummary[];
-  wait_timeout?: boolean;
-}
-
-export interface JobCancelRequest {
-  /** Also cancel every job that depends on it, directly or not. */
-  dependents?: boolean;
-}
-
-/** POST …/jobs/{job_id}/cancel → 202 */
-export interface JobCancelAnswer {
-  job_id: string;
-  /** `cancel_requested` while its processes are being ended; `cancelled` when it had not started. */
-  status: JobStatus;
-  /** The dependents cancelled with it (`dependents: true`). */
-  dependents: JobSubmitItem[];
-}
+import type { JobSpec } from "./schemas/jobs.js";
 
 /** A problem of a submission: the field, and what names the jobs or dependencies concerned. */
 export interface JobSubmitProblem extends FieldProblem {

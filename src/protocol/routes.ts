@@ -15,6 +15,7 @@ interface RouteSpec {
 /** In the order a request is matched: an earlier route wins. */
 export const ROUTES = {
   health: { method: "GET", path: "health", mutation: false },
+  openapi: { method: "GET", path: "openapi.json", mutation: false },
   storage: { method: "GET", path: "storage", mutation: false },
   "sandbox.create": { method: "POST", path: "sandbox/create", mutation: true },
   "sandboxes.list": { method: "GET", path: "sandboxes", mutation: false },

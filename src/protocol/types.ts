@@ -1,121 +1,77 @@
 // Wire types of /api/v1 (see docs/protocol.md). Shared by the client and the embedded backend;
-// neither side's internals belong here.
+// neither side's internals belong here. Each wire document is declared once, with TypeBox, in
+// schemas/ (its type is derived from the declaration, and the OpenAPI document is built from
+// it); this module re-exports the types only, so that what imports it loads no schema.
+
+export type { Outcome, OutputStream } from "./schemas/base.js";
+export type {
+  ExecuteRequest,
+  ExecutionRecord,
+  ExecutionList,
+  StartedEventData,
+  OutputEventData,
+  GapEventData,
+  ResetEventData,
+  ExitEventData,
+  EndEventData,
+  ExecutionEvent,
+  ExecutionEventPage,
+  ExecutionOutputChunk,
+  CancelRequest,
+  CancelAnswer,
+  ErrorBody,
+} from "./schemas/executions.js";
+export type {
+  RestartPolicy,
+  ProcessStartRequest,
+  ProcessEndReason,
+  ProcessRunSummary,
+  ProcessRecord,
+  ProcessList,
+  ProcessStreamCapture,
+  ProcessResult,
+  ProcessLogChunk,
+  ProcessStdinRequest,
+  ProcessStdinAnswer,
+  ProcessSignalRequest,
+  ProcessSignalAnswer,
+} from "./schemas/processes.js";
+export type {
+  Isolation,
+  IsolationRequest,
+  DriverProbeStatus,
+  IsolationStatus,
+  Health,
+  StorageReport,
+  SandboxCreateRequest,
+  Sandbox,
+  SandboxDetails,
+  SandboxList,
+  FileUpload,
+  FileStat,
+} from "./schemas/system.js";
+
+import type { Outcome } from "./schemas/base.js";
+import type { ProcessLogChunk, RestartPolicy } from "./schemas/processes.js";
 
 export const API_PREFIX = "/api/v1";
 /** A response header with a warning for the person behind the request (sbx prints it on stderr). */
 export const WARNING_HEADER = "Sbx-Warning";
 export const PROTOCOL_VERSION = 1;
 
-export type Outcome = "pending" | "succeeded" | "failed" | "timed_out" | "cancelled" | "unknown";
+/** Names (sandboxes, processes, jobs, profiles): no path separators, no spaces, at most 63 characters. */
+export const NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$";
+/** Idempotency keys (and jobs' request ids). */
+export const IDEMPOTENCY_KEY_PATTERN = "^[A-Za-z0-9_:.-]{1,255}$";
+
+export const TIMEOUT_MIN_MS = 1_000;
+export const TIMEOUT_MAX_MS = 600_000;
+export const TIMEOUT_DEFAULT_MS = 120_000;
+
 export const TERMINAL_OUTCOMES: readonly Outcome[] = ["succeeded", "failed", "timed_out", "cancelled", "unknown"];
 
-export interface Health {
-  ok: boolean;
-  version: string;
-  protocol: number;
-  backend: string;
-  started_at: string;
-  /** The embedded backend's sandbox drivers, as probed at its start (sbx). */
-  isolation?: IsolationStatus;
-}
-
-/** GET /api/v1/storage (sbx): what the embedded backend keeps, its size, and its retention. */
-export interface StorageReport {
-  executions: { kept: number; running: number; outputs_dropped: number; oldest_finished_at: string | null };
-  processes: { kept: number; running: number };
-  bytes: { database: number; execution_output: number; process_logs: number; total: number };
-  retention: {
-    /** Finished executions and exited processes older than this go (never sooner than key_retention_ms). */
-    retain_ms: number;
-    /** Past this total, the oldest finished outputs go first, then records past the key window. */
-    retain_bytes: number;
-    /** Records a receipt may still ask about (by id or key) are kept at least this long. */
-    key_retention_ms: number;
-  };
-  last_sweep: {
-    at: string;
-    deleted_executions: number;
-    dropped_outputs: number;
-    deleted_processes: number;
-    /** Bytes still over retain_bytes after the sweep: records inside the key window or running. */
-    over_limit_bytes: number;
-  } | null;
-}
-
-export type Isolation = "none" | "bwrap";
-/** `auto`: bwrap where it works, else none. */
-export type IsolationRequest = Isolation | "auto";
-
-export interface DriverProbeStatus {
-  available: boolean;
-  /** Why it is not available and what to install; null when it is. */
-  reason: string | null;
-  version: string | null;
-}
-
-export interface IsolationStatus {
-  /** What `auto` (and the `default` sandbox) gets on this backend. */
-  default: Isolation;
-  bwrap: DriverProbeStatus;
-  none: DriverProbeStatus;
-}
-
-export interface SandboxCreateRequest {
-  name?: string;
-  isolation?: IsolationRequest;
-  network?: boolean;
-}
-
-export interface Sandbox {
-  sandbox_id: string;
-  name: string;
-  status: string;
-  isolation: Isolation;
-  network: boolean;
-  workspace: "/workspace";
-  created_at: string;
-}
-
-/** GET /sandbox/{id}: the sandbox with where and how its commands run (sbx). */
-export interface SandboxDetails extends Sandbox {
-  /** The host directory behind /workspace (the embedded backend's own disk). */
-  host_workspace: string;
-  /** Bytes the workspace takes on disk; only with ?usage=true, else null. */
-  workspace_bytes: number | null;
-  driver: {
-    isolation: Isolation;
-    version: string | null;
-    user: string;
-    namespaces: string[];
-    host_paths_read_only: string[] | null;
-    /** Whether this sandbox's driver can run commands on this backend now. */
-    available: boolean;
-    reason: string | null;
-  };
-}
-
-/** PUT …/files: what was written (sbx). */
-export interface FileUpload {
-  /** Where it landed, symlinks inside the workspace followed ("/workspace/…"). */
-  path: string;
-  type: "file" | "directory";
-  /** Bytes received (the raw file, or the tar stream). */
-  bytes: number;
-  /** sha256 of the bytes received, to compare with what was sent. */
-  sha256: string;
-  /** Entries unpacked from a tar stream; null for a raw file. */
-  entries: number | null;
-}
-
-/** GET …/files?stat=true: what a path names (sbx). */
-export interface FileStat {
-  path: string;
-  type: "file" | "directory";
-  /** Bytes of a file; 0 for a directory. */
-  size: number;
-  /** Permission bits in octal, e.g. "0755". */
-  mode: string;
-}
+export const EXECUTION_EVENT_TYPES = ["started", "output", "gap", "reset", "exit", "end"] as const;
+export type ExecutionEventType = (typeof EXECUTION_EVENT_TYPES)[number];
 
 /**
  * Raw output reads (docs/protocol.md): GET …/executions/{eid}/output and
@@ -139,155 +95,6 @@ export const RAW_HEADERS = {
 export const FILE_TYPE_HEADER = "Sbx-File-Type";
 export const FILE_MODE_HEADER = "Sbx-File-Mode";
 export const TAR_CONTENT_TYPE = "application/x-tar";
-
-export interface SandboxList {
-  sandboxes: Sandbox[];
-}
-
-export interface ExecuteRequest {
-  /** argv (no shell) or a string run through /bin/sh -c */
-  command: string[] | string;
-  working_dir?: string;
-  env?: Record<string, string>;
-  stream?: boolean;
-  /** milliseconds, 1,000..600,000 */
-  timeout?: number;
-  /** base64, one-shot */
-  stdin?: string;
-}
-
-export interface ExecutionRecord {
-  /**
-   * What a restarted backend found of the process group of an execution it had lost
-   * (e.g. "process group 1234 killed", "… started in another boot; left alone"), or null (sbx).
-   */
-  recovery?: string | null;
-  execution_id: string;
-  sandbox_id: string;
-  idempotency_key: string | null;
-  command: string[] | string;
-  working_dir: string;
-  timeout: number;
-  outcome: Outcome;
-  exit_code: number | null;
-  signal: string | null;
-  system_error: string | null;
-  record_pending: boolean;
-  cancel_requested: boolean;
-  stdout: string;
-  stderr: string;
-  stdout_bytes: number;
-  stderr_bytes: number;
-  stdout_truncated: boolean;
-  stderr_truncated: boolean;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_ms: number | null;
-  last_event_id: number;
-  wait_timeout?: boolean;
-}
-
-export interface ExecutionList {
-  executions: ExecutionRecord[];
-  next_cursor: string | null;
-  live_count: number;
-}
-
-// ── execution events (the durable event log, its SSE stream and its pages) ──
-
-export type OutputStream = "stdout" | "stderr";
-export type ExecutionEventType = "started" | "output" | "gap" | "reset" | "exit" | "end";
-
-export interface StartedEventData {
-  execution_id: string;
-  sandbox_id: string;
-  started_at: string;
-}
-
-export interface OutputEventData {
-  stream: OutputStream;
-  /** Byte offset of this chunk in its stream. */
-  offset: number;
-  /** base64, at most EVENT_OUTPUT_CHUNK_LIMIT raw bytes. */
-  data: string;
-}
-
-/** Output not put into events (past the event output budget); readable from …/output. */
-export interface GapEventData {
-  stream: OutputStream;
-  offset: number;
-  bytes: number;
-  /** false: these bytes are past the backend's full-output cap and were not kept at all. */
-  kept?: boolean;
-}
-
-/** Replaces what a reader accumulated: each stream's last bytes, starting at its `_offset`. */
-export interface ResetEventData {
-  stdout: string;
-  stderr: string;
-  stdout_offset: number;
-  stderr_offset: number;
-}
-
-export interface ExitEventData {
-  outcome: Outcome;
-  exit_code: number | null;
-  signal: string | null;
-  system_error: string | null;
-  record_pending: boolean;
-  finished_at: string | null;
-}
-
-export interface EndEventData {
-  state: "complete" | "incomplete";
-  reason?: string;
-}
-
-export interface ExecutionEvent {
-  sequence: number;
-  type: ExecutionEventType;
-  at: string;
-  data: unknown;
-}
-
-/** GET …/executions/{eid}/events */
-export interface ExecutionEventPage {
-  events: ExecutionEvent[];
-  /** More events exist after this page already. */
-  has_more: boolean;
-  /** The after_sequence of the next page: the last sequence in this one (or the one asked for). */
-  next_cursor: number;
-}
-
-/** GET …/executions/{eid}/output: raw bytes of one stream by byte offset (our design, docs/protocol.md). */
-export interface ExecutionOutputChunk {
-  stream: OutputStream;
-  offset: number;
-  next_offset: number;
-  /** base64 */
-  data: string;
-  /** The execution ended and next_offset is the end of its stream. */
-  eof: boolean;
-}
-
-export interface CancelRequest {
-  reason?: string;
-}
-
-export interface CancelAnswer {
-  execution_id: string;
-  cancel: "requested" | "already_terminal";
-  cancellable: "hard";
-}
-
-export interface ErrorBody {
-  error: {
-    code: string;
-    message: string;
-    details?: Record<string, unknown>;
-  };
-}
 
 /** Stable error codes the API documents. */
 export const ErrorCodes = {
@@ -342,10 +149,14 @@ export const ErrorCodes = {
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
-export const TIMEOUT_MIN_MS = 1_000;
-export const TIMEOUT_MAX_MS = 600_000;
-export const TIMEOUT_DEFAULT_MS = 120_000;
 export const WAIT_MAX_MS = 50_000;
+/** Pages of GET …/executions, …/events and …/output. */
+export const EXECUTION_LIST_LIMIT_DEFAULT = 50;
+export const EXECUTION_LIST_LIMIT_MAX = 200;
+export const EXECUTION_EVENTS_LIMIT_DEFAULT = 100;
+export const EXECUTION_EVENTS_LIMIT_MAX = 1000;
+export const EXECUTION_OUTPUT_LIMIT_DEFAULT = 1024 * 1024;
+export const EXECUTION_OUTPUT_LIMIT_MAX = 4 * 1024 * 1024;
 /** The shortest token a TCP listener of the embedded backend accepts (a generated one is 43 characters). */
 export const DAEMON_TOKEN_MIN_LENGTH = 32;
 /** Request bodies other than files are refused past this (413 payload_too_large). */
@@ -360,181 +171,6 @@ export const EVENT_OUTPUT_BUDGET = 5 * 1024 * 1024;
 
 // ── supervised processes ──
 
-export type RestartPolicyName = "never" | "on-failure" | "always";
-
-export interface RestartPolicy {
-  policy: RestartPolicyName;
-  /** Restarts allowed in one window (a run that stays up 30 s opens a new window). */
-  max_restarts: number;
-  /** The first back-off; it doubles with each restart in the window. */
-  backoff_ms: number;
-  max_backoff_ms: number;
-}
-
-export const RESTART_DEFAULTS: RestartPolicy = {
-  policy: "never",
-  max_restarts: 5,
-  backoff_ms: 1000,
-  max_backoff_ms: 30_000,
-};
-
-export interface ProcessStartRequest {
-  /** argv (no shell) or a string run through /bin/sh -c */
-  command: string[] | string;
-  working_dir?: string;
-  env?: Record<string, string>;
-  name?: string;
-  /** A pipe to write to later (POST …/stdin); otherwise stdin is /dev/null. */
-  stdin?: boolean;
-  /** Limit on the process's whole life (all restarts), from its first start; null: none. */
-  timeout_ms?: number | null;
-  /** Missing fields take RESTART_DEFAULTS. */
-  restart?: Partial<RestartPolicy>;
-}
-
-export type ProcessState = "running" | "backoff" | "stopping" | "exited";
-
-/**
- * Why a process ended for good: `exited` (its policy does not restart that end),
- * `max_restarts` (the restart budget was spent), `stopped` (DELETE), `timed_out`
- * (timeout_ms), `backend_shutdown` (the daemon stopped it on its way down; `always`
- * processes start again with the daemon), `backend_lost` (it was running when the
- * daemon died; its outcome is unknown).
- */
-export type ProcessEndReason =
-  | "exited"
-  | "max_restarts"
-  | "stopped"
-  | "timed_out"
-  | "backend_shutdown"
-  | "backend_lost";
-
-/** One run (generation) of a process that ended. */
-export interface ProcessRunSummary {
-  generation: number;
-  /** `unknown` when the daemon lost it. */
-  outcome: Outcome;
-  exit_code: number | null;
-  signal: string | null;
-  started_at: string | null;
-  ended_at: string | null;
-}
-
-export interface ProcessRecord {
-  process_id: string;
-  sandbox_id: string;
-  name: string | null;
-  idempotency_key: string | null;
-  command: string[] | string;
-  working_dir: string;
-  state: ProcessState;
-  /** pid of the current run's leader (its process group id); null when none runs. */
-  os_pid: number | null;
-  /** Restarts so far; also the current generation. */
-  restarts: number;
-  restart: RestartPolicy;
-  stdin_enabled: boolean;
-  timeout_ms: number | null;
-  /** `pending` until the process ended for good. */
-  outcome: Outcome;
-  exit_code: number | null;
-  signal: string | null;
-  end_reason: ProcessEndReason | null;
-  /** The last run that ended (null before one did). */
-  last_run: ProcessRunSummary | null;
-  /** When the next run starts (state `backoff`). */
-  next_restart_at: string | null;
-  /** What a restarted backend found of the process group of a run it had lost, or null (sbx). */
-  recovery?: string | null;
-  created_at: string;
-  /** Start of the current (or last) run. */
-  started_at: string | null;
-  /** When the process ended for good. */
-  ended_at: string | null;
-}
-
-export interface ProcessList {
-  processes: ProcessRecord[];
-}
-
-export interface ProcessStreamCapture {
-  /** Bytes the stream produced over the process's life. */
-  bytes: number;
-  oldest_offset: number;
-  /** Some of the stream was rotated away (oldest_offset > 0). */
-  rotated: boolean;
-}
-
-export interface ProcessResult {
-  process_id: string;
-  outcome: Outcome;
-  exit_code: number | null;
-  signal: string | null;
-  end_reason: ProcessEndReason | null;
-  /** The process ended for good and its logs are closed. */
-  complete: boolean;
-  output_capture: { stdout: ProcessStreamCapture; stderr: ProcessStreamCapture };
-  started_at: string | null;
-  ended_at: string | null;
-  restarts: number;
-  /** The last PROCESS_TAIL_BYTES of each stream, UTF-8 with invalid bytes replaced. */
-  stdout_tail: string;
-  stderr_tail: string;
-  wait_timeout?: boolean;
-}
-
-export type ProcessStream = "stdout" | "stderr";
-
-/** One read of a process's log: the chunk with its bytes as they are (raw answers send them so). */
-export type ProcessLogRead = Omit<ProcessLogChunk, "data"> & { data: Buffer };
-
-/** GET …/processes/{pid}/logs */
-export interface ProcessLogChunk {
-  process_id: string;
-  stream: ProcessStream;
-  /** Where `data` starts: the offset asked for, or oldest_offset when that was rotated away. */
-  offset: number;
-  next_offset: number;
-  /** base64 */
-  data: string;
-  /** The process ended for good and next_offset is the end of the stream. */
-  eof: boolean;
-  rotated: boolean;
-  oldest_offset: number;
-  /** The process's current generation (its restarts). */
-  generation: number;
-}
-
-/** POST …/processes/{pid}/stdin as JSON (raw bytes go as application/octet-stream, `?eof=true`). */
-export interface ProcessStdinRequest {
-  /** base64 */
-  data?: string;
-  eof?: boolean;
-}
-
-export interface ProcessStdinAnswer {
-  process_id: string;
-  generation: number;
-  bytes_written: number;
-  eof: boolean;
-}
-
-export const PROCESS_SIGNALS = ["TERM", "INT", "HUP", "KILL", "USR1", "USR2"] as const;
-export type ProcessSignal = (typeof PROCESS_SIGNALS)[number];
-
-export interface ProcessSignalRequest {
-  /** A name from PROCESS_SIGNALS, with or without the SIG prefix. */
-  signal: string;
-}
-
-export interface ProcessSignalAnswer {
-  process_id: string;
-  /** As Node names it: "SIGTERM". */
-  signal: string;
-  generation: number;
-  os_pid: number;
-}
-
 /** Up to 24 h. */
 export const PROCESS_TIMEOUT_MAX_MS = 86_400_000;
 export const PROCESS_LOG_WAIT_MAX_MS = 60_000;
@@ -547,3 +183,24 @@ export const PROCESS_TAIL_BYTES = 4096;
 /** Bounds of a restart policy. */
 export const RESTART_MAX_RESTARTS_MAX = 1_000_000;
 export const RESTART_BACKOFF_MAX_MS = 3_600_000;
+
+export const RESTART_POLICY_NAMES = ["never", "on-failure", "always"] as const;
+export type RestartPolicyName = (typeof RESTART_POLICY_NAMES)[number];
+
+export const RESTART_DEFAULTS: RestartPolicy = {
+  policy: "never",
+  max_restarts: 5,
+  backoff_ms: 1000,
+  max_backoff_ms: 30_000,
+};
+
+export const PROCESS_STATES = ["running", "backoff", "stopping", "exited"] as const;
+export type ProcessState = (typeof PROCESS_STATES)[number];
+
+export const PROCESS_SIGNALS = ["TERM", "INT", "HUP", "KILL", "USR1", "USR2"] as const;
+export type ProcessSignal = (typeof PROCESS_SIGNALS)[number];
+
+export type ProcessStream = "stdout" | "stderr";
+
+/** One read of a process's log: the chunk with its bytes as they are (raw answers send them so). */
+export type ProcessLogRead = Omit<ProcessLogChunk, "data"> & { data: Buffer };

@@ -11,11 +11,14 @@ import {
   RESTART_BACKOFF_MAX_MS,
   RESTART_DEFAULTS,
   RESTART_MAX_RESTARTS_MAX,
+  RESTART_POLICY_NAMES,
   type RestartPolicy,
   type RestartPolicyName,
   TIMEOUT_MAX_MS,
   TIMEOUT_MIN_MS,
   WORKSPACE,
+  IDEMPOTENCY_KEY_PATTERN,
+  NAME_PATTERN,
 } from "./types.js";
 
 export interface FieldProblem {
@@ -23,9 +26,8 @@ export interface FieldProblem {
   message: string;
 }
 
-const IDEMPOTENCY_KEY = /^[A-Za-z0-9_:.-]{1,255}$/;
-/** Names (sandboxes, processes, profiles): no path separators, no spaces, at most 63 characters. */
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+const NAME = new RegExp(NAME_PATTERN);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -205,7 +207,7 @@ export function isIntIn(value: unknown, min: number, max: number): value is numb
   return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 
-const RESTART_POLICIES: readonly RestartPolicyName[] = ["never", "on-failure", "always"];
+const RESTART_POLICIES: readonly RestartPolicyName[] = RESTART_POLICY_NAMES;
 
 /** Validates a process start body; returns the first problem or null. */
 export function checkProcessStartRequest(body: unknown): FieldProblem | null {

@@ -66,7 +66,7 @@ describe("parseFaultSpec", () => {
     ["execute:drop,", 'fault rule 2 "": empty rule (expected ROUTE:FAULT[:WHEN])'],
     [
       "exec:drop",
-      `fault rule 1 "exec:drop": unknown route "exec" (expected one of: ${ROUTE_NAMES.filter((r) => r !== "health").join(", ")}, *)`,
+      `fault rule 1 "exec:drop": unknown route "exec" (expected one of: ${ROUTE_NAMES.filter((r) => r !== "health" && r !== "openapi").join(", ")}, *)`,
     ],
     ["health:drop", 'fault rule 1 "health:drop": unknown route "health"'],
     ["execute:boom", 'fault rule 1 "execute:boom": unknown fault "boom" (expected one of: not_started, unconfirmed,'],

@@ -25,8 +25,13 @@ describe("docs/protocol.md", () => {
     expect(indexedRoutes().sort()).toEqual(served.sort());
   });
 
-  it("names every error code the protocol module declares", async () => {
-    const { ErrorCodes } = await import("../../src/protocol/types.js");
-    for (const code of Object.values(ErrorCodes)) expect(page, code).toContain(`\`${code}\``);
+  it("names every error code of the error table, with its status", async () => {
+    const { ERRORS } = await import("../../src/protocol/errors.js");
+    const listed = new Map<string, number>();
+    for (const m of page.matchAll(/^\| (`[a-z_]+`(?: \/ `[a-z_]+`)*) \| (\d{3}) \|/gm)) {
+      for (const code of m[1]!.matchAll(/`([a-z_]+)`/g)) listed.set(code[1]!, Number(m[2]));
+    }
+    const table = Object.fromEntries(Object.entries(ERRORS).map(([code, spec]) => [code, spec.status]));
+    expect(Object.fromEntries(listed)).toEqual(table);
   });
 });

@@ -9,7 +9,7 @@ export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules R
           process.start | processes.list | process.get | process.result |
           process.logs | process.stdin | process.signal | process.stop |
           jobs.submit | jobs.list | jobs.get | jobs.cancel |
-          *   (* = every route the fault applies to; never health)
+          *   (* = every route the fault applies to; never health, openapi)
   FAULT   not_started     503 not_started {reason: fault_injected,
                           retry_after_ms: 2000} and Retry-After: 2; nothing
                           runs, nothing is stored

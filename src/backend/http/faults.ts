@@ -66,8 +66,8 @@ export const NO_FAULT: FaultDecision = { delayMs: 0, action: null, stream: null 
 
 export { FAULT_SPEC_HELP } from "./fault-spec-help.js";
 
-/** Routes the `*` wildcard and explicit rules may name (health is never faulted). */
-const FAULTABLE_ROUTES: readonly RouteName[] = ROUTE_NAMES.filter((r) => r !== "health");
+/** Routes the `*` wildcard and explicit rules may name (health and the OpenAPI document are never faulted). */
+const FAULTABLE_ROUTES: readonly RouteName[] = ROUTE_NAMES.filter((r) => r !== "health" && r !== "openapi");
 const MUTATIONS: readonly RouteName[] = ["execute", "sandbox.create", "sandbox.delete", "executions.cancel"];
 const RECORD_ROUTES: readonly RouteName[] = ["execute", "executions.get"];
 const STREAM_ROUTES: readonly RouteName[] = ["execute", "executions.stream"];

@@ -5,8 +5,9 @@ import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { ERRORS } from "../../protocol/errors.js";
 import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../../protocol/types.js";
-import type { Refusal, RefusalCode } from "../refusal.js";
+import type { Refusal } from "../refusal.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
 export type Reply =
@@ -43,31 +44,12 @@ export class ApiError extends Error {
   }
 }
 
-/** The status of each domain refusal (refusal.ts) on the wire (docs/protocol.md, "Additions and error codes"). */
-const REFUSAL_STATUS: Record<RefusalCode, number> = {
-  invalid_request: 400,
-  isolation_unavailable: 400,
-  invalid_path: 400,
-  sandbox_not_found: 404,
-  file_not_found: 404,
-  sandbox_exists: 409,
-  sandbox_busy: 409,
-  path_conflict: 409,
-  job_id_conflict: 409,
-  request_id_conflict: 409,
-  process_not_running: 409,
-  stdin_not_enabled: 409,
-  stdin_closed: 409,
-  stdin_busy: 409,
-  invalid_cursor: 422,
-};
-
 /** The answer to a domain refusal: its code's status, its details, and Retry-After with a retry hint. */
 export function refusalAnswer(refusal: Refusal): ApiError {
   const retryMs = refusal.details.retry_after_ms;
   const headers: Record<string, string> =
     typeof retryMs === "number" ? { "Retry-After": String(Math.ceil(retryMs / 1000)) } : {};
-  return new ApiError(REFUSAL_STATUS[refusal.code], refusal.code, refusal.message, refusal.details, headers);
+  return new ApiError(ERRORS[refusal.code].status, refusal.code, refusal.message, refusal.details, headers);
 }
 
 export function jsonReply(status: number, body: unknown, headers?: Record<string, string>): Reply {

@@ -14,7 +14,7 @@ import {
   streamExecution,
 } from "./handlers/executions.js";
 import { getFile, putFile } from "./handlers/files.js";
-import { health, storage } from "./handlers/health.js";
+import { health, openapi, storage } from "./handlers/health.js";
 import { cancelJob, getJob, listJobs, submitJobs } from "./handlers/jobs.js";
 import {
   getProcess,
@@ -32,6 +32,7 @@ import { ApiError } from "./replies.js";
 /** The handler of every route of the table (src/protocol/routes.ts): the type checker keeps it whole. */
 const HANDLERS: Record<RouteName, Handler> = {
   health,
+  openapi,
   storage,
   "sandbox.create": createSandbox,
   "sandboxes.list": listSandboxes,

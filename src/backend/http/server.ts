@@ -420,7 +420,7 @@ class Backend {
       idempotencyKey = key;
     }
 
-    const fault = route.name === "health" ? NO_FAULT : this.injector.decide(route.name);
+    const fault = route.name === "health" || route.name === "openapi" ? NO_FAULT : this.injector.decide(route.name);
     const preempted = preemptingReply(fault.action);
     if (preempted) return preempted;
     const delay = () => (fault.delayMs > 0 ? sleep(fault.delayMs).then(() => {}) : Promise.resolve());

@@ -1,5 +1,6 @@
 // The generated files, by path relative to the package root: what `npm run generate`
-// writes and what test/docs checks the shipped files against.
+// writes and what test/docs checks the shipped files against. docs/openapi.json is the
+// document the daemon serves at GET /api/v1/openapi.json (src/protocol/openapi/).
 
 import type { Command } from "commander";
 import type { Runtime } from "../command.js";
@@ -10,6 +11,7 @@ import { generateCompletion } from "./completions.js";
 import type { Shell } from "./shells.js";
 import { generateManPage } from "./manpage.js";
 import { ExitCodes } from "../../common/exit-codes.js";
+import { openApiText } from "../../protocol/openapi/document.js";
 
 export const COMPLETION_FILES: Record<Shell, string> = {
   bash: "completions/sbx.bash",
@@ -35,5 +37,6 @@ export function generatedFiles(program: Command = docsProgram()): Record<string,
     [COMPLETION_FILES.bash]: generateCompletion(program, "bash"),
     [COMPLETION_FILES.zsh]: generateCompletion(program, "zsh"),
     [COMPLETION_FILES.fish]: generateCompletion(program, "fish"),
+    "docs/openapi.json": openApiText(),
   };
 }

@@ -19,6 +19,12 @@ import {
   TERMINAL_OUTCOMES,
   TIMEOUT_DEFAULT_MS,
   WAIT_MAX_MS,
+  EXECUTION_EVENTS_LIMIT_DEFAULT,
+  EXECUTION_EVENTS_LIMIT_MAX,
+  EXECUTION_LIST_LIMIT_DEFAULT,
+  EXECUTION_LIST_LIMIT_MAX,
+  EXECUTION_OUTPUT_LIMIT_DEFAULT,
+  EXECUTION_OUTPUT_LIMIT_MAX,
 } from "../../../protocol/types.js";
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
@@ -42,14 +48,8 @@ import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempot
 import { parseStreamCursor, STREAMED, serveEventStream } from "../sse.js";
 
 const OUTCOMES: readonly Outcome[] = ["pending", ...TERMINAL_OUTCOMES];
-const LIST_LIMIT_DEFAULT = 50;
-const LIST_LIMIT_MAX = 200;
 /** A blocking replay waits at most the execution's timeout plus this (kill grace and slack). */
 const REPLAY_WAIT_SLACK_MS = 15_000;
-const EVENTS_LIMIT_DEFAULT = 100;
-const EVENTS_LIMIT_MAX = 1000;
-const OUTPUT_LIMIT_DEFAULT = 1024 * 1024;
-const OUTPUT_LIMIT_MAX = 4 * 1024 * 1024;
 const CANCEL_REASON_MAX = 1000;
 
 export async function execute(ctx: RequestContext): Promise<Reply> {
@@ -186,7 +186,7 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
  */
 export async function listExecutions(ctx: RequestContext): Promise<Reply> {
   const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
-  const limit = intParam(ctx.query, "limit", 1, LIST_LIMIT_MAX) ?? LIST_LIMIT_DEFAULT;
+  const limit = intParam(ctx.query, "limit", 1, EXECUTION_LIST_LIMIT_MAX) ?? EXECUTION_LIST_LIMIT_DEFAULT;
   const cursor = intParam(ctx.query, "cursor", 1, Number.MAX_SAFE_INTEGER);
   const outcome = ctx.query.get("outcome");
   if (outcome !== null && !OUTCOMES.includes(outcome as Outcome)) {
@@ -247,7 +247,7 @@ export async function streamExecution(ctx: RequestContext): Promise<Reply> {
 export async function listExecutionEvents(ctx: RequestContext): Promise<Reply> {
   const record = findExecution(ctx);
   const after = intParam(ctx.query, "after_sequence", 0, Number.MAX_SAFE_INTEGER) ?? 0;
-  const limit = intParam(ctx.query, "limit", 1, EVENTS_LIMIT_MAX) ?? EVENTS_LIMIT_DEFAULT;
+  const limit = intParam(ctx.query, "limit", 1, EXECUTION_EVENTS_LIMIT_MAX) ?? EXECUTION_EVENTS_LIMIT_DEFAULT;
   checkCursor(after, record);
   const events = ctx.services.events.page(record.sandbox_id, record.execution_id, after, limit + 1);
   const page = events.slice(0, limit);
@@ -285,7 +285,7 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
   const raw = acceptsBytes(ctx.headers.accept);
   const limit = raw
     ? (intParam(ctx.query, "limit", 1, Number.MAX_SAFE_INTEGER) ?? Number.MAX_SAFE_INTEGER)
-    : (intParam(ctx.query, "limit", 1, OUTPUT_LIMIT_MAX) ?? OUTPUT_LIMIT_DEFAULT);
+    : (intParam(ctx.query, "limit", 1, EXECUTION_OUTPUT_LIMIT_MAX) ?? EXECUTION_OUTPUT_LIMIT_DEFAULT);
   // Read "ended" before the file: once it is true, the file is complete.
   const ended = record.outcome !== "pending";
   const dir = ctx.services.events.outputDir(record.sandbox_id, record.execution_id);

@@ -1,0 +1,140 @@
+// Every error code of /api/v1 with its status, what it means and the details it
+// carries: the one table the backend's statuses, the OpenAPI document (each code's
+// body, openapi/document.ts) and docs/protocol.md's table follow. A new code goes in
+// ErrorCodes (types.ts) and here; the type checker refuses one without the other.
+
+import { Count, Nullable, type TSchema, Type } from "./schemas/base.js";
+import type { ErrorCode } from "./types.js";
+
+export interface ErrorSpec {
+  status: number;
+  /** One line, as docs/protocol.md's table says it. */
+  meaning: string;
+  /** The fields `error.details` carries (others may follow: clients ignore them). */
+  details?: Record<string, TSchema>;
+  /** Response headers that come with it. */
+  headers?: readonly string[];
+}
+
+const retry = {
+  retry_after_ms: Count({ description: "Send it again after this long (also Retry-After, in seconds)." }),
+};
+const processRef = { process_id: Type.String(), generation: Type.Optional(Count()) };
+
+export const ERRORS = {
+  invalid_request: {
+    status: 400,
+    meaning: "validation failed (`details.field`)",
+    details: { field: Type.String({ description: "The body field, query parameter or header at fault." }) },
+  },
+  isolation_unavailable: {
+    status: 400,
+    meaning: "the isolation asked for (or the sandbox's) cannot run here; `details.reason`",
+    details: { isolation: Type.String(), reason: Type.String() },
+  },
+  invalid_path: {
+    status: 400,
+    meaning: "a files path outside `/workspace` (`..`, elsewhere, a symlink leading out)",
+  },
+  invalid_archive: {
+    status: 400,
+    meaning: "an uploaded tar stream is broken or has an entry that may not be unpacked",
+  },
+  unauthorized: {
+    status: 401,
+    meaning: "TCP listener without its token",
+    headers: ["WWW-Authenticate"],
+  },
+  not_found: { status: 404, meaning: "no such route" },
+  sandbox_not_found: { status: 404, meaning: "no sandbox with that id or name", details: { sandbox: Type.String() } },
+  execution_not_found: { status: 404, meaning: "no such execution in that sandbox" },
+  process_not_found: { status: 404, meaning: "no such supervised process in that sandbox" },
+  job_not_found: { status: 404, meaning: "no such job in that sandbox" },
+  file_not_found: { status: 404, meaning: "nothing at a files path" },
+  output_not_found: {
+    status: 404,
+    meaning: "the execution's full output is not on disk",
+    details: { execution_id: Type.String(), stream: Type.String() },
+  },
+  method_not_allowed: {
+    status: 405,
+    meaning: "the route exists with another method",
+    details: { allowed: Type.Array(Type.String()) },
+    headers: ["Allow"],
+  },
+  sandbox_exists: { status: 409, meaning: "a sandbox with that name exists" },
+  sandbox_busy: {
+    status: 409,
+    meaning: "the sandbox still runs something (executions, processes, unfinished jobs)",
+    details: { sandbox_id: Type.String() },
+  },
+  job_id_conflict: {
+    status: 409,
+    meaning: "a job id already names a job with other inputs; nothing admitted",
+  },
+  request_id_conflict: {
+    status: 409,
+    meaning: "a jobs request id already names other jobs; nothing admitted",
+  },
+  path_conflict: {
+    status: 409,
+    meaning: "a directory where a file goes, or a file where a directory is needed",
+  },
+  execution_result_unconfirmed: {
+    status: 409,
+    meaning: "admitted, stored result not confirmed",
+    details: { execution_id: Type.String(), idempotency_key: Nullable(Type.String()) },
+  },
+  request_in_progress: { status: 409, meaning: "the same key is still being admitted" },
+  stdin_not_enabled: {
+    status: 409,
+    meaning: "a stdin write to a process started without `stdin: true`",
+    details: processRef,
+  },
+  stdin_closed: {
+    status: 409,
+    meaning: "a stdin write after `eof` was sent to the current run",
+    details: processRef,
+  },
+  stdin_busy: {
+    status: 409,
+    meaning: "more than 1 MiB written earlier is not read yet; nothing was written",
+    details: { ...processRef, pending_bytes: Count(), ...retry },
+    headers: ["Retry-After"],
+  },
+  process_not_running: {
+    status: 409,
+    meaning: "signal or stdin while no run is alive",
+    details: { process_id: Type.String(), state: Type.String() },
+  },
+  payload_too_large: {
+    status: 413,
+    meaning: "request body over the limit",
+    details: { limit_bytes: Count() },
+  },
+  headers_too_large: {
+    status: 431,
+    meaning: "request headers (with the URL) over the limit; `details.limit_bytes`",
+    details: { limit_bytes: Count() },
+  },
+  idempotency_key_reused: {
+    status: 422,
+    meaning: "same key, different body",
+    details: { idempotency_key: Type.String() },
+  },
+  invalid_cursor: {
+    status: 422,
+    meaning: "event cursor, output offset or job `after_seq` beyond what exists",
+  },
+  internal_error: { status: 500, meaning: "a bug; the request may or may not have taken effect" },
+  not_started: {
+    status: 503,
+    meaning: "nothing ran; safe to send again with the same key",
+    details: { reason: Type.String(), ...retry },
+    headers: ["Retry-After"],
+  },
+} as const satisfies Record<ErrorCode, ErrorSpec>;
+
+export function errorStatus(code: ErrorCode): number {
+  return ERRORS[code].status;
+}

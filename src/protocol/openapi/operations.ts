@@ -1,0 +1,456 @@
+// What each route of the table (routes.ts) takes and answers, for the OpenAPI
+// document (document.ts builds it from this, the route table, the wire schemas and
+// the error table). A new route: its line in routes.ts, then its entry here (the
+// type checker asks for it); a new error code a route answers: its name in `errors`.
+// See docs/protocol.md, "The OpenAPI document".
+
+import { JOB_OUTPUT_PAGE_DEFAULT, JOB_OUTPUT_PAGE_MAX, JOB_STATUSES_ALL, JOB_WAIT_MAX_MS } from "../jobs.js";
+import type { RouteName } from "../routes.js";
+import { Outcome, StringEnum, type TSchema, Type } from "../schemas/base.js";
+import {
+  CancelAnswer,
+  CancelRequest,
+  ExecuteRequest,
+  ExecutionEventPage,
+  ExecutionList,
+  ExecutionOutputChunk,
+  ExecutionRecord,
+} from "../schemas/executions.js";
+import {
+  JobCancelAnswer,
+  JobCancelRequest,
+  JobList,
+  JobRecord,
+  JobSubmitAnswer,
+  JobSubmitRequest,
+} from "../schemas/jobs.js";
+import {
+  ProcessList,
+  ProcessLogChunk,
+  ProcessRecord,
+  ProcessResult,
+  ProcessSignalAnswer,
+  ProcessSignalRequest,
+  ProcessStartRequest,
+  ProcessStdinAnswer,
+  ProcessStdinRequest,
+  ProcessStopAnswer,
+} from "../schemas/processes.js";
+import {
+  FileStat,
+  FileUpload,
+  Health,
+  Sandbox,
+  SandboxCreateRequest,
+  SandboxDetails,
+  SandboxList,
+  StorageReport,
+} from "../schemas/system.js";
+import {
+  type ErrorCode,
+  EXECUTION_EVENTS_LIMIT_DEFAULT,
+  EXECUTION_EVENTS_LIMIT_MAX,
+  EXECUTION_LIST_LIMIT_DEFAULT,
+  EXECUTION_LIST_LIMIT_MAX,
+  EXECUTION_OUTPUT_LIMIT_DEFAULT,
+  EXECUTION_OUTPUT_LIMIT_MAX,
+  FILE_MODE_HEADER,
+  FILE_TYPE_HEADER,
+  IDEMPOTENCY_KEY_PATTERN,
+  OCTET_STREAM,
+  PROCESS_LOG_LIMIT_DEFAULT,
+  PROCESS_LOG_LIMIT_MAX,
+  PROCESS_LOG_WAIT_MAX_MS,
+  PROCESS_STOP_GRACE_DEFAULT_MS,
+  PROCESS_STOP_GRACE_MAX_MS,
+  RAW_HEADERS,
+  TAR_CONTENT_TYPE,
+  WAIT_MAX_MS,
+} from "../types.js";
+
+export interface ParameterSpec {
+  schema: TSchema;
+  description: string;
+  required?: boolean;
+}
+
+export interface ResponseSpec {
+  description: string;
+  /** Media type → schema. `text/event-stream` is described by the execution event schemas. */
+  content?: Record<string, TSchema>;
+  headers?: Record<string, ParameterSpec>;
+}
+
+export interface OperationSpec {
+  summary: string;
+  description?: string;
+  tag: "system" | "sandboxes" | "files" | "executions" | "processes" | "jobs";
+  query?: Record<string, ParameterSpec>;
+  /** Request headers besides Idempotency-Key (every mutation takes that one) and Authorization. */
+  headers?: Record<string, ParameterSpec>;
+  body?: { required: boolean; description?: string; content: Record<string, TSchema> };
+  /** Successful answers by status. */
+  responses: Record<number, ResponseSpec>;
+  /**
+   * Error codes of this route beyond those every route may answer (document.ts adds
+   * those: the not-found code of each path parameter, invalid_request where a route takes
+   * input, the idempotency conflicts of mutations, 401, 500 and 503 not_started).
+   */
+  errors: readonly ErrorCode[];
+}
+
+const JSON_TYPE = "application/json";
+export const EVENT_STREAM = "text/event-stream";
+
+function int(min: number, max: number, description: string, dflt?: number): ParameterSpec {
+  return {
+    schema: Type.Integer({ minimum: min, maximum: max, ...(dflt !== undefined && { default: dflt }) }),
+    description,
+  };
+}
+
+function flag(description: string): ParameterSpec {
+  return { schema: StringEnum(["true", "false", "1", "0"]), description };
+}
+
+const key = (description: string): ParameterSpec => ({
+  schema: Type.String({ pattern: IDEMPOTENCY_KEY_PATTERN }),
+  description,
+});
+
+const json = (schema: TSchema) => ({ [JSON_TYPE]: schema });
+const header = (description: string, schema: TSchema = Type.String()): ParameterSpec => ({ schema, description });
+
+const streamParam: ParameterSpec = {
+  schema: StringEnum(["stdout", "stderr"], { default: "stdout" }),
+  description: "Which stream.",
+};
+const acceptRaw = {
+  Accept: header(`\`${OCTET_STREAM}\` for the bytes themselves (their place in the Sbx-* headers) instead of JSON.`),
+};
+
+/** The raw read's headers (docs/protocol.md, "Raw reads"). */
+const rawHeaders = (extra: Record<string, ParameterSpec>): Record<string, ParameterSpec> => ({
+  [RAW_HEADERS.stream]: header("stdout or stderr", StringEnum(["stdout", "stderr"])),
+  [RAW_HEADERS.offset]: header("Where the bytes start.", Type.String({ pattern: "^[0-9]+$" })),
+  [RAW_HEADERS.nextOffset]: header("Read on from here.", Type.String({ pattern: "^[0-9]+$" })),
+  [RAW_HEADERS.eof]: header("true once everything was read.", StringEnum(["true", "false"])),
+  ...extra,
+});
+
+const replayed = {
+  "Idempotent-Replayed": header(
+    "true: the answer of an earlier request with the same Idempotency-Key.",
+    Type.Literal("true"),
+  ),
+};
+
+const stream = (description: string): ResponseSpec => ({ description, content: { [EVENT_STREAM]: Type.String() } });
+
+export const OPERATIONS: Record<RouteName, OperationSpec> = {
+  health: {
+    summary: "Health, version and isolation",
+    tag: "system",
+    responses: { 200: { description: "The backend answers.", content: json(Health) } },
+    errors: [],
+  },
+  openapi: {
+    summary: "This OpenAPI document",
+    tag: "system",
+    responses: { 200: { description: "The OpenAPI 3.1 document of /api/v1.", content: json(Type.Object({})) } },
+    errors: [],
+  },
+  storage: {
+    summary: "What the backend keeps, its size and its retention (sbx)",
+    tag: "system",
+    responses: { 200: { description: "The storage report.", content: json(StorageReport) } },
+    errors: [],
+  },
+  "sandbox.create": {
+    summary: "Create a sandbox",
+    tag: "sandboxes",
+    body: { required: true, content: json(SandboxCreateRequest) },
+    responses: { 201: { description: "The new sandbox.", content: json(Sandbox), headers: replayed } },
+    errors: ["isolation_unavailable", "sandbox_exists"],
+  },
+  "sandboxes.list": {
+    summary: "List sandboxes",
+    tag: "sandboxes",
+    responses: { 200: { description: "Every sandbox.", content: json(SandboxList) } },
+    errors: [],
+  },
+  "sandbox.get": {
+    summary: "A sandbox, with its driver and workspace",
+    tag: "sandboxes",
+    query: { usage: flag("Also measure the workspace's size on disk (workspace_bytes).") },
+    responses: { 200: { description: "The sandbox.", content: json(SandboxDetails) } },
+    errors: [],
+  },
+  "sandbox.delete": {
+    summary: "Remove a sandbox and its workspace",
+    tag: "sandboxes",
+    query: { force: flag("Stop what still runs in it first (else 409 sandbox_busy).") },
+    responses: {
+      200: { description: 'The sandbox, with status "deleted".', content: json(Sandbox), headers: replayed },
+    },
+    errors: ["sandbox_busy"],
+  },
+  execute: {
+    summary: "Run one bounded command",
+    description:
+      "`stream: false` answers the execution record once the command ended; `stream: true` answers the execution's events as they happen (text/event-stream).",
+    tag: "executions",
+    body: { required: true, content: json(ExecuteRequest) },
+    responses: {
+      200: {
+        description: "The execution record, or its event stream (`stream: true`).",
+        content: { ...json(ExecutionRecord), [EVENT_STREAM]: Type.String() },
+        headers: replayed,
+      },
+    },
+    errors: ["isolation_unavailable", "execution_result_unconfirmed"],
+  },
+  "executions.list": {
+    summary: "Executions of a sandbox, newest first",
+    tag: "executions",
+    query: {
+      limit: int(1, EXECUTION_LIST_LIMIT_MAX, "Records per page.", EXECUTION_LIST_LIMIT_DEFAULT),
+      cursor: {
+        schema: Type.String({ pattern: "^[0-9]+$" }),
+        description: "next_cursor of the previous page.",
+      },
+      outcome: { schema: Outcome, description: "Only executions with this outcome." },
+      idempotency_key: key("The execution this key created (recovery when no id was received)."),
+    },
+    responses: { 200: { description: "A page of records.", content: json(ExecutionList) } },
+    errors: [],
+  },
+  "executions.get": {
+    summary: "An execution record",
+    tag: "executions",
+    query: {
+      wait_ms: int(0, WAIT_MAX_MS, "Wait server-side for a terminal outcome (else wait_timeout: true).", 0),
+    },
+    responses: { 200: { description: "The record.", content: json(ExecutionRecord) } },
+    errors: [],
+  },
+  "executions.stream": {
+    summary: "The execution's events: replay, then follow (SSE)",
+    tag: "executions",
+    query: { after: int(0, Number.MAX_SAFE_INTEGER, "Events after this sequence (like Last-Event-ID).") },
+    headers: { "Last-Event-ID": header("Resume after this event's sequence.", Type.String({ pattern: "^[0-9]+$" })) },
+    responses: { 200: stream("The events, then `end`.") },
+    errors: ["invalid_cursor"],
+  },
+  "executions.events": {
+    summary: "A page of the execution's events",
+    tag: "executions",
+    query: {
+      after_sequence: int(0, Number.MAX_SAFE_INTEGER, "Events after this sequence.", 0),
+      limit: int(1, EXECUTION_EVENTS_LIMIT_MAX, "Events per page.", EXECUTION_EVENTS_LIMIT_DEFAULT),
+    },
+    responses: { 200: { description: "A page of events.", content: json(ExecutionEventPage) } },
+    errors: ["invalid_cursor"],
+  },
+  "executions.output": {
+    summary: "The full output of a stream by byte offset (sbx)",
+    tag: "executions",
+    query: {
+      stream: streamParam,
+      offset: int(0, Number.MAX_SAFE_INTEGER, "Byte offset in the stream.", 0),
+      limit: int(
+        1,
+        Number.MAX_SAFE_INTEGER,
+        `Bytes at most (JSON: up to ${EXECUTION_OUTPUT_LIMIT_MAX}, default ${EXECUTION_OUTPUT_LIMIT_DEFAULT}; raw: all there is by default).`,
+      ),
+    },
+    headers: acceptRaw,
+    responses: {
+      200: {
+        description: "A chunk (JSON), or the bytes themselves (Accept: application/octet-stream).",
+        content: { ...json(ExecutionOutputChunk), [OCTET_STREAM]: Type.String({ format: "binary" }) },
+        headers: rawHeaders({
+          [RAW_HEADERS.streamBytes]: header(
+            "Raw reads: bytes the command wrote to the stream, kept or not.",
+            Type.String({ pattern: "^[0-9]+$" }),
+          ),
+        }),
+      },
+    },
+    errors: ["invalid_cursor", "output_not_found"],
+  },
+  "executions.cancel": {
+    summary: "Cancel an execution",
+    tag: "executions",
+    body: { required: false, content: json(CancelRequest) },
+    responses: { 202: { description: "Acknowledged (not proof of termination).", content: json(CancelAnswer) } },
+    errors: [],
+  },
+  "process.start": {
+    summary: "Start a supervised process",
+    tag: "processes",
+    body: { required: true, content: json(ProcessStartRequest) },
+    responses: { 201: { description: "The process.", content: json(ProcessRecord), headers: replayed } },
+    errors: ["isolation_unavailable"],
+  },
+  "processes.list": {
+    summary: "Supervised processes of a sandbox",
+    tag: "processes",
+    query: { idempotency_key: key("The process this key started.") },
+    responses: { 200: { description: "The processes.", content: json(ProcessList) } },
+    errors: [],
+  },
+  "process.get": {
+    summary: "A supervised process",
+    tag: "processes",
+    responses: { 200: { description: "The process.", content: json(ProcessRecord) } },
+    errors: [],
+  },
+  "process.stop": {
+    summary: "Stop a supervised process (TERM, then KILL after the grace)",
+    tag: "processes",
+    query: {
+      grace_ms: int(0, PROCESS_STOP_GRACE_MAX_MS, "Between TERM and KILL.", PROCESS_STOP_GRACE_DEFAULT_MS),
+      remove: flag("Also remove its record and logs."),
+    },
+    responses: { 200: { description: "The process once stopped.", content: json(ProcessStopAnswer) } },
+    errors: [],
+  },
+  "process.result": {
+    summary: "A supervised process's result",
+    tag: "processes",
+    query: { wait_ms: int(0, PROCESS_LOG_WAIT_MAX_MS, "Wait server-side for the process to end.", 0) },
+    responses: { 200: { description: "The result.", content: json(ProcessResult) } },
+    errors: [],
+  },
+  "process.logs": {
+    summary: "A process's log by logical byte offset",
+    tag: "processes",
+    query: {
+      stream: streamParam,
+      offset: int(0, Number.MAX_SAFE_INTEGER, "Logical byte offset since the process was created.", 0),
+      limit: int(1, PROCESS_LOG_LIMIT_MAX, "Bytes at most.", PROCESS_LOG_LIMIT_DEFAULT),
+      wait_ms: int(0, PROCESS_LOG_WAIT_MAX_MS, "Long-poll for new bytes.", 0),
+    },
+    headers: acceptRaw,
+    responses: {
+      200: {
+        description: "A chunk (JSON), or the bytes themselves (Accept: application/octet-stream).",
+        content: { ...json(ProcessLogChunk), [OCTET_STREAM]: Type.String({ format: "binary" }) },
+        headers: rawHeaders({
+          [RAW_HEADERS.rotated]: header(
+            "Raw reads: the offset asked for was rotated away.",
+            StringEnum(["true", "false"]),
+          ),
+          [RAW_HEADERS.oldestOffset]: header(
+            "Raw reads: the oldest offset kept.",
+            Type.String({ pattern: "^[0-9]+$" }),
+          ),
+          [RAW_HEADERS.generation]: header(
+            "Raw reads: the process's current run.",
+            Type.String({ pattern: "^[0-9]+$" }),
+          ),
+        }),
+      },
+    },
+    errors: ["invalid_cursor"],
+  },
+  "process.stdin": {
+    summary: "Write to a process's stdin",
+    tag: "processes",
+    query: { eof: flag("Raw bodies: close stdin after the bytes.") },
+    body: {
+      required: true,
+      content: { ...json(ProcessStdinRequest), [OCTET_STREAM]: Type.String({ format: "binary" }) },
+    },
+    responses: { 200: { description: "Written.", content: json(ProcessStdinAnswer) } },
+    errors: ["stdin_not_enabled", "stdin_closed", "stdin_busy", "process_not_running"],
+  },
+  "process.signal": {
+    summary: "Signal a process's group",
+    tag: "processes",
+    body: { required: true, content: json(ProcessSignalRequest) },
+    responses: { 202: { description: "Sent.", content: json(ProcessSignalAnswer) } },
+    errors: ["process_not_running"],
+  },
+  "files.put": {
+    summary: "A file, or a tar stream unpacked, into the workspace",
+    tag: "files",
+    query: {
+      path: { schema: Type.String({ minLength: 1 }), description: "Where, inside /workspace.", required: true },
+      mode: { schema: Type.String({ pattern: "^0?[0-7]{3,4}$" }), description: "Permission bits in octal." },
+    },
+    body: {
+      required: true,
+      content: {
+        [OCTET_STREAM]: Type.String({ format: "binary" }),
+        [TAR_CONTENT_TYPE]: Type.String({ format: "binary" }),
+      },
+    },
+    responses: { 201: { description: "What was written.", content: json(FileUpload), headers: replayed } },
+    errors: ["invalid_path", "invalid_archive", "path_conflict"],
+  },
+  "files.get": {
+    summary: "A file, or a directory as a tar stream, out of the workspace",
+    tag: "files",
+    query: {
+      path: { schema: Type.String({ minLength: 1 }), description: "What, inside /workspace.", required: true },
+      stat: flag("Only say what the path names (JSON)."),
+    },
+    headers: { Accept: header(`\`${TAR_CONTENT_TYPE}\`: a file as a tar stream too.`) },
+    responses: {
+      200: {
+        description: "The bytes of a file, a tar stream of a directory, or (stat=true) what the path names.",
+        content: {
+          ...json(FileStat),
+          [OCTET_STREAM]: Type.String({ format: "binary" }),
+          [TAR_CONTENT_TYPE]: Type.String({ format: "binary" }),
+        },
+        headers: {
+          [FILE_TYPE_HEADER]: header("Bytes and tar answers: file or directory.", StringEnum(["file", "directory"])),
+          [FILE_MODE_HEADER]: header(
+            "Bytes and tar answers: permission bits in octal.",
+            Type.String({ pattern: "^0[0-7]{3,4}$" }),
+          ),
+        },
+      },
+    },
+    errors: ["invalid_path", "file_not_found"],
+  },
+  "jobs.submit": {
+    summary: "Submit jobs (one-shot commands with dependencies)",
+    tag: "jobs",
+    body: { required: true, content: json(JobSubmitRequest) },
+    responses: { 201: { description: "The jobs admitted.", content: json(JobSubmitAnswer), headers: replayed } },
+    errors: ["job_id_conflict", "request_id_conflict", "isolation_unavailable"],
+  },
+  "jobs.list": {
+    summary: "Jobs of a sandbox",
+    tag: "jobs",
+    query: {
+      request_id: key("Only the jobs of this submission."),
+      status: { schema: StringEnum(JOB_STATUSES_ALL), description: "Only jobs in this status." },
+      wait_ms: int(0, JOB_WAIT_MAX_MS, "Wait server-side until every listed job ended.", 0),
+    },
+    responses: { 200: { description: "The jobs.", content: json(JobList) } },
+    errors: [],
+  },
+  "jobs.get": {
+    summary: "A job with its output",
+    tag: "jobs",
+    query: {
+      after_seq: int(0, Number.MAX_SAFE_INTEGER, "Output chunks after this one.", 0),
+      output_limit: int(0, JOB_OUTPUT_PAGE_MAX, "Output bytes at most.", JOB_OUTPUT_PAGE_DEFAULT),
+      wait_ms: int(0, JOB_WAIT_MAX_MS, "Wait server-side for the job to end (or, with after_seq, for new output).", 0),
+    },
+    responses: { 200: { description: "The job.", content: json(JobRecord) } },
+    errors: ["invalid_cursor"],
+  },
+  "jobs.cancel": {
+    summary: "Cancel a job (and its dependents)",
+    tag: "jobs",
+    body: { required: false, content: json(JobCancelRequest) },
+    responses: { 202: { description: "Acknowledged; read until terminal.", content: json(JobCancelAnswer) } },
+    errors: [],
+  },
+};

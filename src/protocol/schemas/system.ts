@@ -1,0 +1,178 @@
+// Wire schemas of the backend itself, its sandboxes and their files (docs/protocol.md),
+// each declared once: types.ts re-exports their types; openapi/document.ts publishes them.
+
+import {
+  Base64,
+  Command,
+  Count,
+  described,
+  Env,
+  named,
+  Nullable,
+  Outcome,
+  OutputStream,
+  type Static,
+  StringEnum,
+  StringMap,
+  Timestamp,
+  Type,
+} from "./base.js";
+import { NAME_PATTERN } from "../types.js";
+
+export const Isolation = named("Isolation", StringEnum(["none", "bwrap"]));
+export type Isolation = Static<typeof Isolation>;
+/** `auto`: bwrap where it works, else none. */
+export type IsolationRequest = Isolation | "auto";
+
+export const DriverProbeStatus = named(
+  "DriverProbeStatus",
+  Type.Object({
+    available: Type.Boolean(),
+    reason: Nullable(Type.String(), { description: "Why it is not available and what to install; null when it is." }),
+    version: Nullable(Type.String()),
+  }),
+);
+export type DriverProbeStatus = Static<typeof DriverProbeStatus>;
+
+export const IsolationStatus = named(
+  "IsolationStatus",
+  Type.Object({
+    default: described(Isolation, "What `auto` (and the `default` sandbox) gets on this backend."),
+    bwrap: DriverProbeStatus,
+    none: DriverProbeStatus,
+  }),
+);
+export type IsolationStatus = Static<typeof IsolationStatus>;
+
+export const Health = named(
+  "Health",
+  Type.Object({
+    ok: Type.Boolean(),
+    version: Type.String(),
+    protocol: Type.Integer(),
+    backend: Type.String({ description: '"local" for the embedded backend.' }),
+    started_at: Timestamp(),
+    isolation: Type.Optional(
+      described(IsolationStatus, "The embedded backend's sandbox drivers, as probed at its start (sbx)."),
+    ),
+  }),
+);
+export type Health = Static<typeof Health>;
+
+/** GET /api/v1/storage (sbx): what the embedded backend keeps, its size, and its retention. */
+export const StorageReport = named(
+  "StorageReport",
+  Type.Object({
+    executions: Type.Object({
+      kept: Count(),
+      running: Count(),
+      outputs_dropped: Count(),
+      oldest_finished_at: Nullable(Timestamp()),
+    }),
+    processes: Type.Object({ kept: Count(), running: Count() }),
+    bytes: Type.Object({ database: Count(), execution_output: Count(), process_logs: Count(), total: Count() }),
+    retention: Type.Object({
+      retain_ms: Count({
+        description:
+          "Finished executions and exited processes older than this go (never sooner than key_retention_ms).",
+      }),
+      retain_bytes: Count({
+        description: "Past this total, the oldest finished outputs go first, then records past the key window.",
+      }),
+      key_retention_ms: Count({
+        description: "Records a receipt may still ask about (by id or key) are kept at least this long.",
+      }),
+    }),
+    last_sweep: Nullable(
+      Type.Object({
+        at: Timestamp(),
+        deleted_executions: Count(),
+        dropped_outputs: Count(),
+        deleted_processes: Count(),
+        over_limit_bytes: Count({
+          description: "Bytes still over retain_bytes after the sweep: records inside the key window or running.",
+        }),
+      }),
+    ),
+  }),
+);
+export type StorageReport = Static<typeof StorageReport>;
+
+export const SandboxCreateRequest = named(
+  "SandboxCreateRequest",
+  Type.Object({
+    name: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
+    isolation: Type.Optional(StringEnum(["auto", "none", "bwrap"], { default: "auto" })),
+    network: Type.Optional(Type.Boolean({ default: false })),
+  }),
+);
+export type SandboxCreateRequest = Omit<Static<typeof SandboxCreateRequest>, "isolation"> & {
+  isolation?: IsolationRequest;
+};
+
+const sandboxFields = {
+  sandbox_id: Type.String({ description: "sbx_…" }),
+  name: Type.String(),
+  status: Type.String({ description: '"ready"; "deleted" in the answer of a DELETE.' }),
+  isolation: Isolation,
+  network: Type.Boolean(),
+  workspace: Type.Literal("/workspace"),
+  created_at: Timestamp(),
+};
+
+export const Sandbox = named("Sandbox", Type.Object(sandboxFields));
+export type Sandbox = Static<typeof Sandbox>;
+
+/** GET /sandbox/{id}: the sandbox with where and how its commands run (sbx). */
+export const SandboxDetails = named(
+  "SandboxDetails",
+  Type.Object({
+    ...sandboxFields,
+    host_workspace: Type.String({
+      description: "The host directory behind /workspace (the embedded backend's own disk).",
+    }),
+    workspace_bytes: Nullable(Count(), {
+      description: "Bytes the workspace takes on disk; only with ?usage=true, else null.",
+    }),
+    driver: Type.Object({
+      isolation: Isolation,
+      version: Nullable(Type.String()),
+      user: Type.String(),
+      namespaces: Type.Array(Type.String()),
+      host_paths_read_only: Nullable(Type.Array(Type.String())),
+      available: Type.Boolean({ description: "Whether this sandbox's driver can run commands on this backend now." }),
+      reason: Nullable(Type.String()),
+    }),
+  }),
+);
+export type SandboxDetails = Static<typeof SandboxDetails>;
+
+export const SandboxList = named("SandboxList", Type.Object({ sandboxes: Type.Array(Sandbox) }));
+export type SandboxList = Static<typeof SandboxList>;
+
+const FileType = StringEnum(["file", "directory"]);
+
+/** PUT …/files: what was written (sbx). */
+export const FileUpload = named(
+  "FileUpload",
+  Type.Object({
+    path: Type.String({ description: 'Where it landed, symlinks inside the workspace followed ("/workspace/…").' }),
+    type: FileType,
+    bytes: Count({ description: "Bytes received (the raw file, or the tar stream)." }),
+    sha256: Type.String({ pattern: "^[0-9a-f]{64}$", description: "sha256 of the bytes received." }),
+    entries: Nullable(Count(), { description: "Entries unpacked from a tar stream; null for a raw file." }),
+  }),
+);
+export type FileUpload = Static<typeof FileUpload>;
+
+/** GET …/files?stat=true: what a path names (sbx). */
+export const FileStat = named(
+  "FileStat",
+  Type.Object({
+    path: Type.String(),
+    type: FileType,
+    size: Count({ description: "Bytes of a file; 0 for a directory." }),
+    mode: Type.String({ pattern: "^0[0-7]{3,4}$", description: 'Permission bits in octal, e.g. "0755".' }),
+  }),
+);
+export type FileStat = Static<typeof FileStat>;
