@@ -32,6 +32,7 @@ import type {
   SandboxPlacement,
   SpawnRequest,
 } from "./driver.js";
+import { SpawnError } from "./driver.js";
 import { liveProcesses, pidNamespace, readProcEntry, runMembers, signalProcessGroup } from "./proc.js";
 
 /** The uid/gid commands run as inside when the daemon is root. */
@@ -84,11 +85,11 @@ export class BwrapDriver implements SandboxDriver {
   spawn(req: SpawnRequest): SandboxChild {
     const probe = this.probe();
     if (!probe.available || this.program === null) {
-      throw Object.assign(new Error(`bwrap is not available: ${probe.reason}`), { code: "EBWRAP" });
+      throw new SpawnError("EBWRAP", `bwrap is not available: ${probe.reason}`);
     }
     const cwd = this.commandPath(req.placement, req.cwd);
     const missing = missingProgram(req.argv[0] ?? "", req.env.PATH ?? "", cwd, req.placement.workspaceDir);
-    if (missing) throw Object.assign(new Error(`${req.argv[0]}: ${missing}`), { code: missing });
+    if (missing) throw new SpawnError(missing, `${req.argv[0]}: ${missing}`);
     const args = [
       ...this.hostView,
       ...(req.placement.network ? resolvConfBinds() : ["--unshare-net"]),

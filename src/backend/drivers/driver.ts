@@ -38,6 +38,28 @@ export interface SpawnRequest {
   held?: boolean;
 }
 
+/**
+ * Why a driver could not start a command: `ENOENT` (no such program), `EACCES` (not
+ * executable), `EBWRAP` (bwrap cannot run), or another errno Node reported. What a
+ * shell would answer for it is spawnFailure's (drivers/process-group.ts).
+ */
+export class SpawnError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SpawnError";
+  }
+
+  /** A failure to spawn as Node reports it (thrown, or on the child's 'error' event). */
+  static from(err: unknown): SpawnError {
+    if (err instanceof SpawnError) return err;
+    const code = (err as NodeJS.ErrnoException)?.code;
+    return new SpawnError(typeof code === "string" ? code : "EUNKNOWN", (err as Error)?.message ?? String(err));
+  }
+}
+
 /** A spawned run: the leader (its pipes and exit) and the processes it started. */
 export interface SandboxChild {
   /** The leader, spawned by the driver: stdio pipes, 'exit', 'close', 'error'. */
@@ -96,9 +118,9 @@ export interface SandboxDriver {
   /** A host path inside the workspace, as commands see it. */
   commandPath(placement: SandboxPlacement, hostPath: string): string;
   /**
-   * Starts the leader in its own process group. Throws an errno-style error (code
-   * ENOENT, EACCES) when the program cannot be started; Node may also report that
-   * on the child's 'error' event, leaving process.pid undefined.
+   * Starts the leader in its own process group. Throws a SpawnError (ENOENT, EACCES,
+   * EBWRAP) when the program cannot be started; Node may also report that on the
+   * child's 'error' event, leaving process.pid undefined.
    */
   spawn(req: SpawnRequest): SandboxChild;
   describe(placement: SandboxPlacement): DriverDescription;

@@ -4,7 +4,13 @@
 // process of the run signalled at once and ended as a whole (TERM, then KILL after
 // a grace).
 
-import type { SandboxChild, SandboxDriver, SandboxPlacement, SpawnRequest } from "./driver.js";
+import {
+  type SandboxChild,
+  type SandboxDriver,
+  type SandboxPlacement,
+  SpawnError,
+  type SpawnRequest,
+} from "./driver.js";
 import { bootId, readProcessStartTime, signalProcessGroup } from "./proc.js";
 
 /** A command run once in a sandbox, as executions (executions/runner.ts) and jobs (jobs/job-run.ts) start it. */
@@ -41,7 +47,7 @@ export interface GroupLeaderSpec extends SpawnRequest {
   driver: SandboxDriver;
   onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Nothing was started (may be called during spawn()). */
-  onSpawnError: (program: string, err: NodeJS.ErrnoException) => void;
+  onSpawnError: (program: string, err: SpawnError) => void;
   /** The leader exited (its status is the run's); the rest of the group may still hold the pipes. */
   onExit: (code: number | null, signal: NodeJS.Signals | null) => void;
   /**
@@ -91,14 +97,14 @@ export class ProcessGroup {
         ...(spec.held === true && { held: true }),
       });
     } catch (err) {
-      spec.onSpawnError(program, err as NodeJS.ErrnoException);
+      spec.onSpawnError(program, SpawnError.from(err));
       return false;
     }
     this.run = run;
     const child = run.process;
     if (child.pid === undefined) {
       // Spawn failed (e.g. ENOENT); Node reports it on the 'error' event.
-      child.on("error", (err: NodeJS.ErrnoException) => spec.onSpawnError(program, err));
+      child.on("error", (err) => spec.onSpawnError(program, SpawnError.from(err)));
       return false;
     }
     this.pgid = child.pid;
@@ -217,7 +223,7 @@ export class ProcessGroup {
 }
 
 /** What a shell would answer for a command that could not be started: 127 not found, else 126. */
-export function spawnFailure(program: string, err: NodeJS.ErrnoException): { exitCode: 126 | 127; message: Buffer } {
+export function spawnFailure(program: string, err: SpawnError): { exitCode: 126 | 127; message: Buffer } {
   const notFound = err.code === "ENOENT";
   const why = notFound ? "command not found" : err.code === "EACCES" ? "permission denied" : err.message;
   return { exitCode: notFound ? 127 : 126, message: Buffer.from(`sbx: ${program}: ${why}\n`) };

@@ -4,6 +4,7 @@
 
 import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
 import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "../drivers/process-group.js";
+import type { SpawnError } from "../drivers/driver.js";
 
 export interface RunSpec extends OneShotCommand {
   executionId: string;
@@ -203,7 +204,7 @@ class LocalRun implements RunHandle {
   }
 
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
-  private failToStart(program: string, err: NodeJS.ErrnoException): void {
+  private failToStart(program: string, err: SpawnError): void {
     if (this.settled) return;
     const { exitCode, message } = spawnFailure(program, err);
     this.stderr.push(message);

@@ -19,6 +19,7 @@ import {
   spawnFailure,
 } from "../drivers/process-group.js";
 import type { RunEnd, RunEnding } from "./schedule.js";
+import type { SpawnError } from "../drivers/driver.js";
 
 export interface JobRunSpec extends OneShotCommand {
   /** Between SIGTERM and SIGKILL to the group. */
@@ -147,7 +148,7 @@ export class JobRun {
   }
 
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
-  private failToStart(program: string, err: NodeJS.ErrnoException): void {
+  private failToStart(program: string, err: SpawnError): void {
     const { exitCode, message } = spawnFailure(program, err);
     this.failWith(exitCode, message.toString());
   }

@@ -6,7 +6,7 @@
 
 import fs from "node:fs";
 import type { ProcessStream } from "../../protocol/types.js";
-import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
+import type { SandboxDriver, SandboxPlacement, SpawnError } from "../drivers/driver.js";
 import { ProcessGroup, spawnFailure } from "../drivers/process-group.js";
 
 export interface ProcessRunSpec {
@@ -185,7 +185,7 @@ export class ProcessRun {
   }
 
   /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
-  private failToStart(program: string, err: NodeJS.ErrnoException): void {
+  private failToStart(program: string, err: SpawnError): void {
     if (this.settled) return;
     if (err.code === "ENOENT" && !isDirectory(this.spec.cwd)) {
       this.spec.onOutput("stderr", Buffer.from(`sbx: working directory ${this.spec.cwd} does not exist\n`));
