@@ -20,6 +20,8 @@ import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import { bootId } from "../drivers/proc.js";
 import { endLostProcessGroup } from "../drivers/process-group.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
+import { admissionFailure, storeAdmission } from "../runs/admission.js";
+import type { EndReason, LiveRun, LiveRuns } from "../runs/live-runs.js";
 
 export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
@@ -50,10 +52,9 @@ export interface AdmitSpec {
 
 export type CancelResult = "requested" | "already_terminal";
 
-interface LiveExecution {
+interface LiveExecution extends LiveRun {
   handle: RunHandle;
   writer: EventWriter;
-  sandboxId: string;
   waiters: Set<() => void>;
   /** Resolves once the end is stored. */
   settled: Promise<void>;
@@ -63,6 +64,8 @@ export interface ExecutionManagerOptions {
   store: BackendStore;
   runner: ExecutionRunner;
   events: EventLog;
+  /** The backend's live runs: executions register theirs there. */
+  runs: LiveRuns;
   recordPendingPublishMs?: number;
   log?: (line: string) => void;
   /** Called whenever an execution ends (the server re-arms its idle timer). */
@@ -79,14 +82,14 @@ export class ExecutionManager {
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
   private readonly now: () => number;
-  private readonly live = new Map<string, LiveExecution>();
+  private readonly runs: LiveRuns;
+  private readonly live: Map<string, LiveExecution>;
   /**
    * Ends that are known but not stored yet (a commit failed, e.g. on a full disk): the
    * record is answered from here, as record_pending, until the event log stores it.
    */
   private readonly unsavedEnds = new Map<string, ExecutionEnd>();
   private readonly publishTimers = new Map<string, NodeJS.Timeout>();
-  private shuttingDown = false;
 
   constructor(opts: ExecutionManagerOptions) {
     this.store = opts.store;
@@ -96,15 +99,8 @@ export class ExecutionManager {
     this.log = opts.log ?? (() => {});
     this.onSettled = opts.onSettled ?? (() => {});
     this.now = opts.now ?? Date.now;
-  }
-
-  /** False once shutdown began: nothing new may start. */
-  get accepting(): boolean {
-    return !this.shuttingDown;
-  }
-
-  get liveCount(): number {
-    return this.live.size;
+    this.runs = opts.runs;
+    this.live = opts.runs.of<LiveExecution>("execution");
   }
 
   isLive(executionId: string): boolean {
@@ -133,8 +129,10 @@ export class ExecutionManager {
    * transaction before its command may run; otherwise the row is stored before the
    * spawn and the start after it. Either way an execution is known before its command
    * can have had any effect, and a run is never let go unless its admission is stored.
+   * Refused as not_started (runs/admission.ts) when it cannot be stored or the backend shuts down.
    */
   admit(spec: AdmitSpec): ExecutionRecord {
+    this.runs.requireAccepting();
     const executionId = `exe_${randomBytes(10).toString("hex")}`;
     const sandboxId = spec.sandbox.sandbox_id;
     const held = spec.driver.startsHeld;
@@ -233,26 +231,29 @@ export class ExecutionManager {
       sandboxId,
       waiters: new Set(),
       settled: handle.done.then((result) => this.settle(executionId, result, spec.endMode ?? "normal")),
+      end: (reason: EndReason) => {
+        if (reason === "sandbox_removed") this.cancel(executionId, "sandbox removed");
+        else handle.cancel();
+        return entry.settled;
+      },
+      abandon: () => {
+        handle.abandon();
+        for (const wake of [...entry.waiters]) wake();
+      },
     };
     this.live.set(executionId, entry);
     return this.get(executionId)!;
   }
 
-  /** Stores an admission; a storage failure (nothing was stored, nothing started) is StorageUnavailable. */
+  /** Stores an admission; a storage failure (nothing was stored, nothing started) is not_started. */
   private storeAdmission(work: () => void): void {
-    try {
-      this.store.transaction(work);
-    } catch (err) {
-      // Nothing was stored and nothing started: safe to send again later.
-      if (isStorageFailure(err)) throw new StorageUnavailable((err as Error).message);
-      throw err;
-    }
+    storeAdmission(this.store, "execution", work);
   }
 
   /**
    * Stores the admission of a run spawned held (with its `started` event when given);
    * when that fails, the run is ended before its command ever ran, its files go, and
-   * the failure is thrown (StorageUnavailable: nothing started).
+   * the failure is thrown (not_started on a storage failure: nothing started).
    */
   private admitOrDiscard(
     work: () => void,
@@ -266,8 +267,7 @@ export class ExecutionManager {
     } catch (err) {
       handle?.discard();
       writer.discard();
-      if (isStorageFailure(err)) throw new StorageUnavailable((err as Error).message);
-      throw err;
+      throw admissionFailure(err, "execution");
     }
   }
 
@@ -302,13 +302,6 @@ export class ExecutionManager {
     return "requested";
   }
 
-  /** Cancels every running execution of a sandbox (sandbox rm --force); resolves once their ends are stored. */
-  async cancelAllIn(sandboxId: string, reason: string): Promise<void> {
-    const ids = [...this.live.entries()].filter(([, e]) => e.sandboxId === sandboxId).map(([id]) => id);
-    for (const id of ids) this.cancel(id, reason);
-    await Promise.all(ids.map((id) => this.live.get(id)?.settled));
-  }
-
   /**
    * At start-up: executions an earlier run left pending lost their process; they
    * become unknown/exec_stream_lost, their event logs end with `exit` (outcome
@@ -334,12 +327,8 @@ export class ExecutionManager {
     return { lost: pending.length, published: unpublished.length };
   }
 
-  /** Ends every running process group (TERM, then KILL) and waits until their ends are stored. */
-  async shutdown(): Promise<void> {
-    this.shuttingDown = true;
-    const entries = [...this.live.values()];
-    for (const entry of entries) entry.handle.cancel();
-    await Promise.all(entries.map((e) => e.settled));
+  /** Once the live runs ended at shutdown (LiveRuns.shutdown): publishes what waits to be, closes the event logs. */
+  closeAfterShutdown(): void {
     for (const [executionId, timer] of this.publishTimers) {
       clearTimeout(timer);
       this.publish(executionId);
@@ -348,13 +337,8 @@ export class ExecutionManager {
     this.events.close();
   }
 
-  /** Forgets every running process without ending it, as a crash would (restart recovery handles them). */
-  abandon(): void {
-    for (const entry of this.live.values()) {
-      entry.handle.abandon();
-      for (const wake of [...entry.waiters]) wake();
-    }
-    this.live.clear();
+  /** Once the live runs were abandoned (LiveRuns.abandon, a simulated crash): drops timers and event logs unwritten. */
+  dropAfterCrash(): void {
     for (const timer of this.publishTimers.values()) clearTimeout(timer);
     this.publishTimers.clear();
     this.events.abandon();
@@ -363,7 +347,7 @@ export class ExecutionManager {
   private settle(executionId: string, result: RunResult, endMode: EndMode): void {
     const entry = this.live.get(executionId);
     if (!entry || this.store.isClosed) return;
-    const shutdownCancel = this.shuttingDown && result.outcome === "cancelled";
+    const shutdownCancel = this.runs.shuttingDown && result.outcome === "cancelled";
     let end: ExecutionEnd = {
       outcome: result.outcome,
       exit_code: result.exitCode,
@@ -463,19 +447,6 @@ function endColumns(end: ExecutionEnd): Partial<ExecutionRow> {
     finished_at: end.finished_at,
     duration_ms: end.duration_ms,
   };
-}
-
-/** The backend's storage refused a write (disk full, I/O error, read-only). */
-export class StorageUnavailable extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StorageUnavailable";
-  }
-}
-
-function isStorageFailure(err: unknown): boolean {
-  const code = String((err as { code?: unknown })?.code ?? "");
-  return /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || code === "ENOSPC";
 }
 
 function lostEnd(systemError: string, now: number): ExecutionEnd {

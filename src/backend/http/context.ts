@@ -12,6 +12,7 @@ import type { Reply } from "./replies.js";
 import type { IdempotencyKeys } from "./idempotency.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { ProcessSupervisor } from "../processes/supervisor.js";
+import type { LiveRuns } from "../runs/live-runs.js";
 import type { Retention } from "../store/retention.js";
 import type { SandboxRegistry } from "../sandboxes/registry.js";
 
@@ -22,6 +23,8 @@ export interface Services {
   store: BackendStore;
   sandboxes: SandboxRegistry;
   drivers: DriverSet;
+  /** Every run the backend holds; ends all of a sandbox's. */
+  runs: LiveRuns;
   executions: ExecutionManager;
   processes: ProcessSupervisor;
   jobs: JobManager;

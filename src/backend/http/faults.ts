@@ -7,7 +7,8 @@ import { parseDuration } from "../../common/duration.js";
 import { ErrorCodes } from "../../protocol/types.js";
 import { ROUTE_NAMES, type RouteName } from "../../protocol/routes.js";
 import { DaemonStartError } from "../errors.js";
-import { ApiError, notStarted, type Reply } from "./replies.js";
+import { notStarted } from "../refusal.js";
+import { ApiError, type Reply, refusalAnswer } from "./replies.js";
 
 export const FAULT_KINDS = [
   "not_started",
@@ -270,9 +271,11 @@ const BAD_GATEWAY_PAGE =
 export function preemptingReply(action: ActionFault | null): Reply | null {
   switch (action) {
     case "not_started":
-      return notStarted(
-        "the request was not started (fault injected); send it again later with the same Idempotency-Key",
-        "fault_injected",
+      return refusalAnswer(
+        notStarted(
+          "fault_injected",
+          "the request was not started (fault injected); send it again later with the same Idempotency-Key",
+        ),
       ).toReply();
     case "bad_gateway":
       return { kind: "text", status: 502, contentType: "text/html", body: BAD_GATEWAY_PAGE };

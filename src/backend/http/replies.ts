@@ -60,25 +60,6 @@ export function invalidRequest(field: string, message: string): ApiError {
   return new ApiError(400, ErrorCodes.invalidRequest, message, { field });
 }
 
-/** How long a client is told to wait before sending a request that was not started again. */
-export const NOT_STARTED_RETRY_AFTER_MS = 2000;
-
-/** 503 not_started: nothing ran; the same request may be sent again after the retry hint. */
-export function notStarted(message: string, reason: string): ApiError {
-  return new ApiError(
-    503,
-    ErrorCodes.notStarted,
-    message,
-    { reason, retry_after_ms: NOT_STARTED_RETRY_AFTER_MS },
-    { "Retry-After": String(NOT_STARTED_RETRY_AFTER_MS / 1000) },
-  );
-}
-
-/** The 503 not_started for a start refused while the backend shuts down. */
-export function notStartedShuttingDown(): ApiError {
-  return notStarted("the backend is shutting down; nothing was started", "shutting_down");
-}
-
 /** Parses a JSON request body; an empty body is `emptyAs` when given, else a 400. */
 export function parseJsonBody(body: Buffer, emptyAs?: unknown): unknown {
   if (body.length === 0 && emptyAs !== undefined) return emptyAs;

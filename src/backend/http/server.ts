@@ -36,6 +36,7 @@ import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "../processes/
 import { ProcessSupervisor } from "../processes/supervisor.js";
 import { Refusal } from "../refusal.js";
 import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "../store/retention.js";
+import { LiveRuns } from "../runs/live-runs.js";
 import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "../executions/runner.js";
 import { matchRoute } from "./router.js";
 import { SandboxRegistry } from "../sandboxes/registry.js";
@@ -181,6 +182,8 @@ class Backend {
   readonly processes: ProcessSupervisor;
   readonly retention: Retention;
   readonly jobs: JobManager;
+  /** Every run the backend holds (executions, processes, jobs): shutdown, a simulated crash, idleness. */
+  private readonly runs = new LiveRuns();
   private readonly services: Services;
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
   private readonly log: (line: string) => void;
@@ -225,6 +228,7 @@ class Backend {
     this.executions = new ExecutionManager({
       store,
       events,
+      runs: this.runs,
       runner: new ExecutionRunner({
         now,
         ...(opts.killGraceMs !== undefined && { killGraceMs: opts.killGraceMs }),
@@ -236,6 +240,7 @@ class Backend {
     });
     this.processes = new ProcessSupervisor({
       store,
+      runs: this.runs,
       sandboxes,
       logLimits: {
         segmentBytes: opts.processLogSegmentBytes ?? DEFAULT_LOG_SEGMENT_BYTES,
@@ -248,6 +253,7 @@ class Backend {
     });
     this.jobs = new JobManager({
       store,
+      runs: this.runs,
       sandboxes,
       killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       ...(opts.jobConcurrency !== undefined && { concurrency: opts.jobConcurrency }),
@@ -271,6 +277,7 @@ class Backend {
       store,
       sandboxes,
       drivers,
+      runs: this.runs,
       executions: this.executions,
       processes: this.processes,
       jobs: this.jobs,
@@ -344,13 +351,15 @@ class Backend {
       ),
     );
     if (opts.simulateCrash) {
-      this.executions.abandon();
-      this.processes.abandon();
-      this.jobs.abandon();
+      this.runs.abandon();
+      this.executions.dropAfterCrash();
+      this.jobs.dropAfterCrash();
       for (const { server } of this.servers) server.closeAllConnections();
     } else {
       // Blocking requests waiting on these executions (and processes) get their answers now.
-      await Promise.all([this.executions.shutdown(), this.processes.shutdown(), this.jobs.shutdown()]);
+      await this.runs.shutdown();
+      this.executions.closeAfterShutdown();
+      this.jobs.closeAfterShutdown();
       let allClosed = false;
       void closed.then(() => {
         allClosed = true;
@@ -488,7 +497,7 @@ class Backend {
 
   /** No execution runs, no supervised process runs, waits to restart or is being stopped, and no job is unfinished. */
   private nothingRuns(): boolean {
-    return this.executions.liveCount === 0 && this.processes.liveCount === 0 && this.jobs.liveCount === 0;
+    return this.runs.count() === 0 && this.jobs.unfinishedCount === 0;
   }
 }
 

@@ -25,11 +25,15 @@ import { endLostJobGroup, JobRun, type JobRunResult } from "./job-run.js";
 import { JobOutputLog, type JobOutputWriter } from "./output.js";
 import { type PlanJob, planJobs, type RunEnd, type RunEnding, statusOfRun, transitiveDependents } from "./schedule.js";
 import { type JobPatch, type JobRow, JobStore, toJobSummary } from "./store.js";
+import { storeAdmission } from "../runs/admission.js";
+import type { EndReason, LiveRun, LiveRuns } from "../runs/live-runs.js";
 
 export const DEFAULT_JOB_CONCURRENCY = 4;
 
 export interface JobManagerOptions {
   store: BackendStore;
+  /** The backend's live runs: running jobs register theirs there. */
+  runs: LiveRuns;
   sandboxes: SandboxRegistry;
   /** Between SIGTERM and SIGKILL to a job's group. */
   killGraceMs: number;
@@ -45,7 +49,7 @@ export interface JobManagerOptions {
   now?: () => number;
 }
 
-interface LiveJob {
+interface LiveJob extends LiveRun {
   run: JobRun;
   writer: JobOutputWriter;
   /** Resolves once the job's end is stored. */
@@ -61,10 +65,9 @@ export class JobManager {
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
   private readonly now: () => number;
-  private readonly live = new Map<string, LiveJob>();
+  private readonly runs: LiveRuns;
+  private readonly live: Map<string, LiveJob>;
   private readonly waiters = new Map<string, Set<() => void>>();
-  private shuttingDown = false;
-  private abandoned = false;
 
   constructor(opts: JobManagerOptions) {
     this.rows = new JobStore(opts.store);
@@ -77,6 +80,9 @@ export class JobManager {
     this.log = opts.log ?? (() => {});
     this.onSettled = opts.onSettled ?? (() => {});
     this.now = opts.now ?? Date.now;
+    this.runs = opts.runs;
+    // Removing a sandbox with force cancels its jobs not started yet before the running ones end.
+    this.live = opts.runs.of<LiveJob>("job", { endUnstartedIn: (sandboxId) => this.cancelUnstartedIn(sandboxId) });
     this.output = new JobOutputLog({
       store: this.rows,
       ...(opts.outputBudgetBytes !== undefined && { budgetBytes: opts.outputBudgetBytes }),
@@ -88,11 +94,16 @@ export class JobManager {
 
   /** False once shutdown began: nothing new is admitted or started. */
   get accepting(): boolean {
-    return !this.shuttingDown && !this.abandoned;
+    return this.runs.accepting;
+  }
+
+  /** Gone with a simulated crash: nothing is stored or waited for any more. */
+  private get abandoned(): boolean {
+    return this.runs.abandoned;
   }
 
   /** Jobs not ended (queued, waiting, running, being cancelled), in every sandbox. */
-  get liveCount(): number {
+  get unfinishedCount(): number {
     if (this.rows.isClosed || this.abandoned) return 0;
     return this.rows.countAllUnfinished();
   }
@@ -107,17 +118,19 @@ export class JobManager {
 
   /**
    * Admits a validated submission, or finds it admitted before (`replayed`: nothing
-   * new runs). `onAdmit` runs inside the admission transaction. Throws JobConflictError.
+   * new runs). `onAdmit` runs inside the admission transaction. Refused as not_started
+   * (runs/admission.ts) when it cannot be stored or the backend shuts down.
    */
   submit(
     sandbox: SandboxRow,
     req: JobSubmitRequest,
     onAdmit?: () => void,
   ): { answer: JobSubmitAnswer; replayed: boolean } {
+    this.runs.requireAccepting();
     const sandboxId = sandbox.sandbox_id;
     const sub = normalizeSubmission(sandboxId, req);
     const now = new Date(this.now()).toISOString();
-    const verdict = this.rows.transaction(() => {
+    const verdict = storeAdmission(this.rows, "jobs", () => {
       const judged = judgeSubmission(sub, {
         request: this.rows.getRequest(sandboxId, sub.requestId),
         job: (id) => this.rows.getJob(id),
@@ -250,19 +263,30 @@ export class JobManager {
     };
   }
 
-  /** Cancels every job of a sandbox not ended yet (sandbox rm --force); resolves once none is left. */
-  async cancelAllIn(sandboxId: string): Promise<void> {
-    const unfinished = this.rows.unfinishedJobs().filter((r) => r.sandbox_id === sandboxId);
-    for (const row of unfinished) {
-      const current = this.rows.getJob(row.job_id);
-      if (current && this.rows.countUnfinished(sandboxId) > 0) this.cancel(current, false);
-    }
-    const ids = unfinished.map((r) => r.job_id);
-    // A group that ignores TERM gets KILL after the grace; past that and a margin, stop waiting.
-    const deadline = Date.now() + this.killGraceMs + 10_000;
-    while (this.rows.countUnfinished(sandboxId) > 0 && !this.abandoned && Date.now() < deadline) {
-      await this.waitForChange(ids, 500);
-    }
+  /**
+   * Cancels the jobs of a sandbox that have not started (queued, waiting): they end
+   * `cancelled` now (sandbox rm --force, before its running jobs are ended).
+   */
+  private cancelUnstartedIn(sandboxId: string): void {
+    const now = new Date(this.now()).toISOString();
+    const ids = this.rows
+      .unfinishedJobs()
+      .filter((r) => r.sandbox_id === sandboxId && (r.status === "queued" || r.status === "waiting"))
+      .map((r) => r.job_id);
+    if (ids.length === 0) return;
+    this.rows.transaction(() => {
+      for (const id of ids) {
+        this.rows.updateJob(id, {
+          status: "cancelled",
+          cancel_requested: 1,
+          error: "cancelled before it started",
+          finished_at: now,
+        });
+      }
+    });
+    this.log(`jobs: ${ids.length} job(s) of sandbox ${sandboxId} cancelled before they started`);
+    this.notify(ids);
+    this.onSettled();
   }
 
   /**
@@ -322,22 +346,15 @@ export class JobManager {
     return counts;
   }
 
-  /** Ends every running job (TERM, then KILL) as `interrupted` and waits until their ends are stored. */
-  async shutdown(): Promise<void> {
-    this.shuttingDown = true;
-    const entries = [...this.live.values()];
-    for (const entry of entries) entry.run.end("shutdown");
-    await Promise.all(entries.map((e) => e.settled));
+  /** Once the running jobs ended at shutdown (LiveRuns.shutdown, as `interrupted`): flushes output, answers waiting reads. */
+  closeAfterShutdown(): void {
     this.output.flush();
     // Reads waiting for jobs that will not move now get their answers.
     for (const set of this.waiters.values()) for (const wake of [...set]) wake();
   }
 
-  /** Forgets every running process without ending it, as a crash would (restart recovery handles them). */
-  abandon(): void {
-    this.abandoned = true;
-    for (const entry of this.live.values()) entry.run.abandon();
-    this.live.clear();
+  /** Once the running jobs were abandoned (LiveRuns.abandon, a simulated crash): drops unwritten output, answers waiting reads. */
+  dropAfterCrash(): void {
     this.output.abandon();
     for (const set of this.waiters.values()) for (const wake of [...set]) wake();
   }
@@ -437,7 +454,21 @@ export class JobManager {
       return;
     }
     const settled = run.done.then((result) => this.settle(row.job_id, result));
-    this.live.set(row.job_id, { run, writer, settled });
+    this.live.set(row.job_id, {
+      run,
+      writer,
+      settled,
+      sandboxId: row.sandbox_id,
+      end: (reason: EndReason) => {
+        if (reason === "shutdown") run.end("shutdown");
+        else {
+          const current = this.rows.getJob(row.job_id);
+          if (current) this.cancel(current, false);
+        }
+        return settled;
+      },
+      abandon: () => run.abandon(),
+    });
     this.patch(row.job_id, {
       started_at: run.startedAt.toISOString(),
       pgid: run.pgid,

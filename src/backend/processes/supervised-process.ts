@@ -28,6 +28,7 @@ import { RestartTracker } from "./restart.js";
 import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./run.js";
 import { Refusal } from "../refusal.js";
 import { confineToWorkspace } from "../sandboxes/registry.js";
+import type { EndReason, LiveRun } from "../runs/live-runs.js";
 
 const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
 
@@ -50,8 +51,11 @@ export interface SupervisionDeps {
   onEnded: (s: SupervisedProcess) => void;
 }
 
-/** One process's supervision, from its first start until it ended for good. */
-export class SupervisedProcess {
+/** How long processes of a sandbox removed with force get between TERM and KILL. */
+export const SANDBOX_REMOVED_STOP_GRACE_MS = 2000;
+
+/** One process's supervision, from its first start until it ended for good: a live run of the backend (LiveRuns). */
+export class SupervisedProcess implements LiveRun {
   readonly logs: Record<ProcessStream, ProcessLogStream>;
   /** Resolves once the process ended for good (or was abandoned). */
   readonly ended: Promise<void>;
@@ -93,6 +97,17 @@ export class SupervisedProcess {
 
   get current(): ProcessRow {
     return this.row;
+  }
+
+  get sandboxId(): string {
+    return this.row.sandbox_id;
+  }
+
+  /** Stopped for good with its sandbox (a short grace), or with the backend (the kill grace). */
+  end(reason: EndReason): Promise<void> {
+    return reason === "shutdown"
+      ? this.requestStop("shutdown", this.deps.killGraceMs)
+      : this.requestStop("stop", SANDBOX_REMOVED_STOP_GRACE_MS);
   }
 
   /** Starts a run (a new generation when `patch` raises `restarts`). */
@@ -148,7 +163,7 @@ export class SupervisedProcess {
       run.terminate(graceMs);
     } else if (run === null) {
       // In backoff: nothing runs; end now with the last run's exit.
-      this.end(this.intentEnd(), parseLastRun(this.row));
+      this.finish(this.intentEnd(), parseLastRun(this.row));
     }
     return this.ended;
   }
@@ -200,7 +215,7 @@ export class SupervisedProcess {
 
   /** Ends the process for good at restart recovery without running it again. */
   endLost(lastRun: ProcessRunSummary | null): void {
-    this.end({ outcome: "unknown", reason: "backend_lost" }, lastRun, { keepExit: false });
+    this.finish({ outcome: "unknown", reason: "backend_lost" }, lastRun, { keepExit: false });
   }
 
   private output(stream: ProcessStream, chunk: Buffer): void {
@@ -227,12 +242,12 @@ export class SupervisedProcess {
       ended_at: exit.endedAt.toISOString(),
     };
     if (this.intent !== null) {
-      this.end(this.intentEnd(), lastRun);
+      this.finish(this.intentEnd(), lastRun);
       return;
     }
     const decision = this.tracker.runEnded(verdict);
     if (!decision.restart) {
-      this.end({ outcome: verdict, reason: decision.reason }, lastRun);
+      this.finish({ outcome: verdict, reason: decision.reason }, lastRun);
       return;
     }
     this.patch({
@@ -254,7 +269,7 @@ export class SupervisedProcess {
     return INTENT_END[this.intent ?? "stop"];
   }
 
-  private end(
+  private finish(
     how: { outcome: Outcome; reason: ProcessEndReason },
     lastRun: ProcessRunSummary | null,
     opts: { keepExit: boolean } = { keepExit: true },

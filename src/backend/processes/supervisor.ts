@@ -24,6 +24,8 @@ import { endLostProcessGroup } from "../drivers/process-group.js";
 import { type LogLimits, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
 import { Refusal } from "../refusal.js";
+import { storeAdmission } from "../runs/admission.js";
+import type { LiveRuns } from "../runs/live-runs.js";
 import type { SandboxRegistry } from "../sandboxes/registry.js";
 import {
   notRunning,
@@ -77,6 +79,8 @@ export interface ProcessStartSpec {
 
 export interface ProcessSupervisorOptions {
   store: BackendStore;
+  /** The backend's live runs: supervised processes register theirs there. */
+  runs: LiveRuns;
   sandboxes: SandboxRegistry;
   logLimits: LogLimits;
   /** Between SIGTERM and SIGKILL at a timeout and at shutdown. */
@@ -96,12 +100,14 @@ export class ProcessSupervisor {
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
   private readonly deps: SupervisionDeps;
-  private readonly live = new Map<string, SupervisedProcess>();
-  private shuttingDown = false;
+  private readonly runs: LiveRuns;
+  private readonly live: Map<string, SupervisedProcess>;
 
   constructor(opts: ProcessSupervisorOptions) {
     this.store = opts.store;
     this.sandboxes = opts.sandboxes;
+    this.runs = opts.runs;
+    this.live = opts.runs.of<SupervisedProcess>("process");
     const { segmentBytes, keepBytes } = opts.logLimits;
     for (const [name, value] of Object.entries({
       processLogSegmentBytes: segmentBytes,
@@ -126,20 +132,14 @@ export class ProcessSupervisor {
     };
   }
 
-  /** False once shutdown began: nothing new may start. */
-  get accepting(): boolean {
-    return !this.shuttingDown;
-  }
-
-  /** Processes not ended for good (running, in backoff, stopping). */
-  get liveCount(): number {
-    return this.live.size;
-  }
-
-  /** Stores the process, then starts its first run. Returns the record as started. */
+  /**
+   * Stores the process, then starts its first run. Returns the record as started.
+   * Refused as not_started (runs/admission.ts) when it cannot be stored or the backend shuts down.
+   */
   start(spec: ProcessStartSpec): ProcessRecord {
+    this.runs.requireAccepting();
     const processId = `prc_${randomBytes(10).toString("hex")}`;
-    this.store.transaction(() => {
+    storeAdmission(this.store, "process", () => {
       this.store.insertProcess({
         process_id: processId,
         sandbox_id: spec.sandbox.sandbox_id,
@@ -288,12 +288,6 @@ export class ProcessSupervisor {
     return this.getRow(row.process_id) ?? row;
   }
 
-  /** Stops every process of a sandbox not ended yet (sandbox rm --force); resolves once they ended. */
-  async stopAllIn(sandboxId: string, graceMs: number): Promise<void> {
-    const supervisors = [...this.live.values()].filter((s) => s.current.sandbox_id === sandboxId);
-    await Promise.all(supervisors.map((s) => s.requestStop("stop", graceMs)));
-  }
-
   /** Deletes an ended process's row and logs. */
   remove(row: ProcessRow): void {
     if (this.live.has(row.process_id)) throw new Error(`process ${row.process_id} is still supervised`);
@@ -362,20 +356,6 @@ export class ProcessSupervisor {
     if (lost > 0) this.log(`recovery: ${lost} process(es) lost by an earlier run`);
     if (restarted > 0) this.log(`recovery: ${restarted} process(es) started again`);
     return { lost, restarted };
-  }
-
-  /** Ends every live process (TERM, then KILL) and waits until their ends are stored. */
-  async shutdown(): Promise<void> {
-    this.shuttingDown = true;
-    const supervisors = [...this.live.values()];
-    await Promise.all(supervisors.map((s) => s.requestStop("shutdown", this.deps.killGraceMs)));
-  }
-
-  /** Forgets every live process without ending it, as a crash would (restart recovery handles them). */
-  abandon(): void {
-    this.shuttingDown = true;
-    for (const s of this.live.values()) s.abandon();
-    this.live.clear();
   }
 
   private supervise(row: ProcessRow): SupervisedProcess {

@@ -30,7 +30,7 @@ import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from ".
 import type { RequestContext } from "../context.js";
 import { type IdempotencyRow, toExecutionRecord } from "../../store/db.js";
 import { outputFile, outputSize, readOutputRange } from "../../executions/output-files.js";
-import { type EndMode, StorageUnavailable } from "../../executions/manager.js";
+import type { EndMode } from "../../executions/manager.js";
 import { exitEventShaper } from "../faults.js";
 import {
   acceptsBytes,
@@ -38,8 +38,6 @@ import {
   intParam,
   invalidRequest,
   jsonReply,
-  notStarted,
-  notStartedShuttingDown,
   parseJsonBody,
   type Reply,
   sendFileRange,
@@ -62,26 +60,23 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       const problem = checkExecuteRequest(body) ?? checkNoNulBytes(body as ExecuteRequest);
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ExecuteRequest;
-      if (!executions.accepting) throw notStartedShuttingDown();
       sandboxes.requireRunnable(sandbox);
       const workingDir = resolveWorkingDir(req.working_dir)!;
       const { cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
-      const record = admitOrNotStarted(() =>
-        executions.admit({
-          sandbox,
-          driver: sandboxes.driver(sandbox),
-          placement: sandboxes.placement(sandbox),
-          command: req.command,
-          workingDir,
-          cwd,
-          env: req.env ?? {},
-          stdin: req.stdin === undefined ? null : Buffer.from(req.stdin, "base64"),
-          timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
-          idempotencyKey: ctx.idempotencyKey,
-          onAdmit: (executionId) => claim?.recordExecution(executionId),
-          endMode: endModeFor(ctx),
-        }),
-      );
+      const record = executions.admit({
+        sandbox,
+        driver: sandboxes.driver(sandbox),
+        placement: sandboxes.placement(sandbox),
+        command: req.command,
+        workingDir,
+        cwd,
+        env: req.env ?? {},
+        stdin: req.stdin === undefined ? null : Buffer.from(req.stdin, "base64"),
+        timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
+        idempotencyKey: ctx.idempotencyKey,
+        onAdmit: (executionId) => claim?.recordExecution(executionId),
+        endMode: endModeFor(ctx),
+      });
       // The command started; the answer is lost on purpose (fault injection).
       if (ctx.fault.action === "drop") return { kind: "drop" };
       if (req.stream === true) {
@@ -93,21 +88,6 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       return jsonReply(200, executions.get(record.execution_id));
     },
   });
-}
-
-/** Admission that could not be stored (a full disk) started nothing: 503 not_started, safe to send again. */
-function admitOrNotStarted(admit: () => ExecutionRecord): ExecutionRecord {
-  try {
-    return admit();
-  } catch (err) {
-    if (err instanceof StorageUnavailable) {
-      throw notStarted(
-        `the backend could not store the execution (${err.message}); nothing was started`,
-        "storage_unavailable",
-      );
-    }
-    throw err;
-  }
 }
 
 function unconfirmed(record: ExecutionRecord): Reply {

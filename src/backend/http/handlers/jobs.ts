@@ -17,15 +17,7 @@ import {
 import { ErrorCodes } from "../../../protocol/types.js";
 import { isValidIdempotencyKey } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import {
-  ApiError,
-  intParam,
-  invalidRequest,
-  jsonReply,
-  notStartedShuttingDown,
-  parseJsonBody,
-  type Reply,
-} from "../replies.js";
+import { ApiError, intParam, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
 import type { JobRow } from "../../jobs/store.js";
 
@@ -60,7 +52,6 @@ export function submitJobs(ctx: RequestContext): Promise<Reply> {
         });
       }
       const req = body as JobSubmitRequest;
-      if (!jobs.accepting) throw notStartedShuttingDown();
       const { answer, replayed } = jobs.submit(sandbox, req, () =>
         claim?.recordResponse(201, { request_id: req.request_id }),
       );

@@ -37,7 +37,6 @@ import {
   intParam,
   invalidRequest,
   jsonReply,
-  notStartedShuttingDown,
   parseJsonBody,
   type Reply,
 } from "../replies.js";
@@ -55,7 +54,6 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
       const problem = checkProcessStartRequest(body);
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ProcessStartRequest;
-      if (!processes.accepting) throw notStartedShuttingDown();
       sandboxes.requireRunnable(sandbox);
       const workingDir = resolveWorkingDir(req.working_dir)!;
       // Only checked here: the supervisor places each run in it itself.

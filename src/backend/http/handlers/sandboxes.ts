@@ -7,9 +7,6 @@ import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "
 import { runFixedAnswerMutation } from "../idempotency.js";
 import { noIsolationWarning, toSandbox } from "../../sandboxes/registry.js";
 
-/** How long processes of a sandbox removed with force get between TERM and KILL. */
-const FORCE_STOP_GRACE_MS = 2000;
-
 export function createSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
     const body = parseJsonBody(ctx.body, {});
@@ -42,14 +39,11 @@ export async function getSandbox(ctx: RequestContext): Promise<Reply> {
  */
 export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
-    const { sandboxes, executions, processes, jobs } = ctx.services;
+    const { sandboxes, runs, jobs } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
     if (ctx.query.get("force") === "true") {
-      await Promise.all([
-        executions.cancelAllIn(row.sandbox_id, "sandbox removed"),
-        processes.stopAllIn(row.sandbox_id, FORCE_STOP_GRACE_MS),
-        jobs.cancelAllIn(row.sandbox_id),
-      ]);
+      // Executions cancelled, processes stopped, jobs cancelled (queued ones first); once their ends are stored.
+      await runs.endAllIn(row.sandbox_id);
     }
     const unfinished = jobs.unfinishedIn(row.sandbox_id);
     if (unfinished > 0) {
