@@ -7,9 +7,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import * as tarStream from "tar-stream";
+import type * as tarStream from "tar-stream";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tarOf } from "../support/archives.js";
 import { sha256, treeOf, unpackInto } from "../support/trees.js";
 import { BWRAP, startTestBackend, type TestBackend, tempDir } from "./support.js";
 
@@ -47,24 +48,6 @@ async function get(query: string, headers: Record<string, string> = {}) {
   const res = await request(`http://localhost${FILES}?${query}`, { method: "GET", dispatcher: agent, headers });
   const body = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, headers: res.headers, body };
-}
-
-/** A tar stream of the given entries, made with tar-stream directly (to craft bad ones too). */
-async function tarOf(entries: Array<tarStream.Headers & { data?: string | Buffer }>): Promise<Buffer> {
-  const pack = tarStream.pack();
-  const chunks: Buffer[] = [];
-  // Read while writing: an entry completes only once the pack's buffer is read.
-  const reading = (async () => {
-    for await (const c of pack) chunks.push(c as Buffer);
-  })();
-  for (const { data, ...header } of entries) {
-    await new Promise<void>((resolve, reject) =>
-      pack.entry(header, data ?? "", (err) => (err ? reject(err) : resolve())),
-    );
-  }
-  pack.finalize();
-  await reading;
-  return Buffer.concat(chunks);
 }
 
 describe("files of a sandbox", () => {

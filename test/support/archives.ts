@@ -10,6 +10,7 @@ import * as tarStream from "tar-stream";
 export async function tarOf(entries: Array<tarStream.Headers & { data?: string | Buffer }>): Promise<Buffer> {
   const pack = tarStream.pack();
   const chunks: Buffer[] = [];
+  // Read while writing: an entry completes only once the pack's buffer is read.
   const reading = (async () => {
     for await (const c of pack) chunks.push(c as Buffer);
   })();

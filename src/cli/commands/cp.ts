@@ -89,35 +89,20 @@ const newKey = () => `sbx-${randomUUID()}`;
 export async function run(opts: CpOptions, ctx: Context): Promise<number> {
   const files = new FilesApi((await ctx.api()).http);
   const meter = new TransferMeter(ctx, opts);
+  const { source, destination } = opts;
   let result: CpResult;
   try {
-    result =
-      opts.destination.kind === "sandbox"
-        ? // An upload the backend refused (a path out of /workspace, a bad archive) wrote nothing.
-          await refusalIsUsage(
-            () =>
-              upload(
-                files,
-                opts.source as Exclude<Location, { kind: "sandbox" }>,
-                opts.destination as Extract<Location, { kind: "sandbox" }>,
-                meter,
-              ).catch((err: unknown) => {
-                throw uploadInDoubt(err, opts.destination as Extract<Location, { kind: "sandbox" }>, meter.sent);
-              }),
-            "nothing was written",
-          )
-        : // A read the backend refused (a path out of /workspace, nothing there) wrote nothing either.
-          await refusalIsUsage(
-            () =>
-              download(
-                files,
-                opts.source as Extract<Location, { kind: "sandbox" }>,
-                opts.destination as Exclude<Location, { kind: "sandbox" }>,
-                meter,
-                ctx,
-              ),
-            "nothing was written",
-          );
+    // What the backend refused (a path out of /workspace, nothing there, a bad archive)
+    // wrote nothing, either way.
+    result = await refusalIsUsage(
+      () =>
+        destination.kind === "sandbox"
+          ? upload(files, source as Exclude<Location, { kind: "sandbox" }>, destination, meter).catch((err) => {
+              throw uploadInDoubt(err, destination, meter.sent);
+            })
+          : download(files, source as Extract<Location, { kind: "sandbox" }>, destination, meter, ctx),
+      "nothing was written",
+    );
   } finally {
     meter.stop();
   }
