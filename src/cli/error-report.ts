@@ -15,7 +15,7 @@ export function describeError(
   env: NodeJS.ProcessEnv,
   opts: { verbose?: boolean } = {},
 ): { lines: string[]; exit: number } {
-  const secrets = knownSecrets(env, new ConfigStore(resolvePaths(env)));
+  const secrets = knownSecrets(env, configFor(env));
   const clean = (s: string) => redactSecrets(s, secrets);
   if (err instanceof SbxError) {
     // Local state fails before a request leaves (after sending, dispatch keeps the answer in memory).
@@ -30,4 +30,13 @@ export function describeError(
   if (opts.verbose && e?.stack) lines.push(...clean(e.stack).split("\n"));
   else lines.push("hint: run it again with --verbose for the details, and report them");
   return { lines, exit: ExitCodes.internal };
+}
+
+/** The config whose keys are hidden from what is shown; null when its directory is itself refused. */
+function configFor(env: NodeJS.ProcessEnv): ConfigStore | null {
+  try {
+    return new ConfigStore(resolvePaths(env));
+  } catch {
+    return null;
+  }
 }

@@ -4,10 +4,10 @@
 import { redactSecrets } from "../client/redact.js";
 import type { ConfigStore } from "../config/config.js";
 
-export function knownSecrets(env: NodeJS.ProcessEnv, config: ConfigStore): string[] {
+export function knownSecrets(env: NodeJS.ProcessEnv, config: ConfigStore | null): string[] {
   const keys = [env.SBX_API_KEY ?? ""];
   try {
-    keys.push(...config.allApiKeys());
+    if (config !== null) keys.push(...config.allApiKeys());
   } catch {
     // an unreadable credentials file has no keys to hide
   }

@@ -24,11 +24,18 @@ export interface SbxPaths {
 // sun_path is 108 bytes on Linux; keep a margin.
 const SOCKET_PATH_MAX = 100;
 
+/**
+ * Where sbx keeps things, with every symlink in those paths resolved once, here:
+ * the daemon, bwrap and the receipts then all use the same real directories (a
+ * symlink anywhere in SBX_HOME's path used to make every sandboxed command fail).
+ * Throws UnsafeDirectory (74) for a symlink on the way owned by another user.
+ */
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env): SbxPaths {
-  const home = env.SBX_HOME?.trim() ? path.resolve(env.SBX_HOME) : null;
+  const home = env.SBX_HOME?.trim() ? resolveOwnPath(path.resolve(env.SBX_HOME)) : null;
   const userHome = env.HOME ?? os.homedir();
-  const configDir = home ?? path.join(env.XDG_CONFIG_HOME || path.join(userHome, ".config"), "sbx");
-  const stateDir = home ?? path.join(env.XDG_STATE_HOME || path.join(userHome, ".local", "state"), "sbx");
+  const configDir = home ?? resolveOwnPath(path.resolve(env.XDG_CONFIG_HOME || path.join(userHome, ".config"), "sbx"));
+  const stateDir =
+    home ?? resolveOwnPath(path.resolve(env.XDG_STATE_HOME || path.join(userHome, ".local", "state"), "sbx"));
   const daemonDir = path.join(stateDir, "daemon");
   let socketPath = path.join(daemonDir, "daemon.sock");
   if (Buffer.byteLength(socketPath) > SOCKET_PATH_MAX) {
@@ -64,6 +71,53 @@ export class UnsafeDirectory extends LocalStateError {
     super("unsafe_directory", `refusing to use ${dir}: ${reason}`, ExitCodes.storeUnusable, hint);
     this.name = "UnsafeDirectory";
   }
+}
+
+/** Symlinks followed while resolving one path, at most (as the kernel's ELOOP). */
+const MAX_SYMLINKS = 40;
+
+/**
+ * An absolute path with its symlinks resolved, as far as it exists (the rest, made
+ * later, is appended as it is). A symlink on the way that belongs to another user
+ * (not this one, not root) is refused: whoever owns it chooses where sbx's state goes.
+ */
+export function resolveOwnPath(absolute: string): string {
+  const uid = process.getuid?.();
+  let done = "/";
+  let todo = absolute.split("/").filter((s) => s !== "" && s !== ".");
+  let hops = 0;
+  while (todo.length > 0) {
+    const s = todo.shift()!;
+    if (s === "..") {
+      done = path.dirname(done);
+      continue;
+    }
+    const next = path.join(done, s);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(next);
+    } catch {
+      // Not there yet (sbx creates it, private): nothing more to resolve.
+      return path.join(next, ...todo);
+    }
+    if (!st.isSymbolicLink()) {
+      done = next;
+      continue;
+    }
+    if (uid !== undefined && st.uid !== uid && st.uid !== 0) {
+      throw new UnsafeDirectory(
+        next,
+        `it is a symlink owned by uid ${st.uid}, not by you (uid ${uid}) or root`,
+        "use a directory of your own, e.g. SBX_HOME=$HOME/.sbx",
+      );
+    }
+    if (++hops > MAX_SYMLINKS)
+      throw new UnsafeDirectory(absolute, "it has too many levels of symlinks", "check the path");
+    const target = fs.readlinkSync(next);
+    if (target.startsWith("/")) done = "/";
+    todo = [...target.split("/").filter((t) => t !== "" && t !== "."), ...todo];
+  }
+  return done;
 }
 
 /** Refuses a directory (symlinks followed) that is not the user's own or that group or others may write. */

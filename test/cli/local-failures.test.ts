@@ -140,6 +140,30 @@ describe("a state directory others could tamper with", () => {
       fs.chownSync(home, 0, 0);
     },
   );
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "reached through a symlink another user owns (lchown as root), as SBX_HOME or on its way: refused with 74",
+    async (t) => {
+      const links = makeHome("sbx-links-");
+      t.onTestFinished(() => removeHome(links));
+      const link = path.join(links, "home");
+      fs.symlinkSync(home, link);
+      fs.lchownSync(link, 12345, 12345);
+      for (const sbxHome of [link, path.join(link, "sub")]) {
+        const r = await sbx(["receipts", "list"], { SBX_HOME: sbxHome });
+        expect({ sbxHome, code: r.code }).toEqual({ sbxHome, code: 74 });
+        expect(r.err).toContain(
+          `refusing to use ${link}: it is a symlink owned by uid 12345, not by you (uid 0) or root`,
+        );
+      }
+      expect(fs.readdirSync(home)).toEqual([]);
+      // The same symlink, the user's own: used, and everything lands in the real directory.
+      fs.lchownSync(link, 0, 0);
+      const own = await sbx(["config", "set", "timeout", "30s"], { SBX_HOME: link });
+      expect(own.code, own.err).toBe(0);
+      expect(fs.existsSync(path.join(home, "config.json"))).toBe(true);
+    },
+  );
 });
 
 describe("a TCP daemon needs a strong token", () => {

@@ -42,6 +42,27 @@ describe("the local daemon", () => {
     for (const value of Object.values(secrets)) expect(probe.stdout).not.toContain(value);
   });
 
+  it.skipIf(!BWRAP.available)("runs bwrap sandboxes with SBX_HOME reached through a symlink", async (t) => {
+    const real = makeHome("sbx-e2e-real-");
+    const links = makeHome("sbx-e2e-links-");
+    const home = path.join(links, "home");
+    fs.symlinkSync(real, home);
+    t.onTestFinished(async () => {
+      await stopDaemon(home);
+      removeHome(links);
+      removeHome(real);
+    });
+    const ran = await runSbx(["exec", "--json", "--", "sh", "-c", "pwd; echo made > here.txt"], { home });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ classification: "succeeded", stdout: "/workspace\n" });
+    const shown = await runSbx(["sandbox", "show", "default", "--json"], { home });
+    const sandbox = JSON.parse(shown.stdout);
+    expect(sandbox.isolation).toBe("bwrap");
+    // Everything lives under the real directory, named by its real path.
+    expect(sandbox.host_workspace.startsWith(`${fs.realpathSync(real)}/`)).toBe(true);
+    expect(fs.readFileSync(path.join(sandbox.host_workspace, "here.txt"), "utf8")).toBe("made\n");
+  });
+
   it.skipIf(!BWRAP.available)("killed with SIGKILL leaves no process of a sandbox running", async (t) => {
     const home = makeHome("sbx-e2e-kill-");
     t.onTestFinished(async () => {
