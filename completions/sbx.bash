@@ -327,7 +327,7 @@ _sbx_spec() {
       ;;
     "init")
       _sbx_commands=""
-      _sbx_options="--profile-name --api-url --api-key-stdin -y --yes --json -V --version --profile --no-color -q --quiet --verbose -h --help"
+      _sbx_options="--profile-name --api-url --api-key-stdin --insecure -y --yes --json -V --version --profile --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile-name --api-url --profile"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
@@ -339,7 +339,7 @@ _sbx_spec() {
       ;;
     "profile add")
       _sbx_commands=""
-      _sbx_options="--api-url --api-key-stdin --use --json -V --version --profile --no-color -q --quiet --verbose -h --help"
+      _sbx_options="--api-url --api-key-stdin --insecure --use --json -V --version --profile --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--api-url --profile"
       _sbx_nargs=1 _sbx_variadic=0
       ;;

@@ -267,7 +267,10 @@ export function endpointOfReceipt(ctx: Context, stored: StoredReceipt): Endpoint
   const profile = r.profile;
   const apiKey = ctx.env.SBX_API_KEY || (profile === null ? undefined : ctx.config.readApiKey(profile)) || null;
   const autoStart = profile === LOCAL_PROFILE && u.socketPath === ctx.paths.socketPath;
-  return { profile, ...u, apiKey, autoStart };
+  // Sent in clear only where that profile, pointing there still, was added with --insecure.
+  const stillThere = profile === null ? undefined : ctx.config.read().profiles[profile];
+  const insecure = stillThere?.insecure === true && parseApiUrl(stillThere.api_url).apiUrl === u.apiUrl;
+  return { profile, ...u, apiKey, autoStart, insecure };
 }
 
 /** The exec timeout stored in a receipt's body, for a default client deadline. */

@@ -1,6 +1,7 @@
 // Which backend to talk to and how: resolved from flag > environment > profile > default.
 
-import { ConfigError } from "../common/errors.js";
+import { ConfigError, SbxError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
 import { type ConfigStore, LOCAL_PROFILE } from "../config/config.js";
 import type { SbxPaths } from "../config/paths.js";
 
@@ -18,6 +19,11 @@ export interface Endpoint {
   apiKey: string | null;
   /** True when this is the embedded backend that sbx starts on demand. */
   autoStart: boolean;
+  /**
+   * The key may go over plain http:// to a host other than loopback: this is the URL of
+   * a profile added with --insecure (keyInClearProblem).
+   */
+  insecure: boolean;
 }
 
 export interface EndpointFlags {
@@ -91,11 +97,52 @@ export function resolveEndpoint(
       ...u,
       apiKey: env.SBX_API_KEY || (same ? config.readApiKey(profile) : undefined) || null,
       autoStart: same && !stored,
+      insecure: same && stored?.insecure === true,
     };
   }
   const apiKey = env.SBX_API_KEY || config.readApiKey(profile) || null;
-  if (stored) return { profile, ...own, apiKey, autoStart: false };
+  if (stored) return { profile, ...own, apiKey, autoStart: false, insecure: stored.insecure === true };
   return { ...local, profile, apiKey };
+}
+
+/**
+ * Whether an http(s) URL's host is this machine's loopback (localhost, 127.0.0.0/8,
+ * ::1): what is sent there never crosses a network.
+ */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** Whether an API URL would carry a key in clear over a network: plain http:// to a host other than loopback. */
+export function sendsInClear(apiUrl: string): boolean {
+  return apiUrl.startsWith("http:") && !isLoopbackUrl(apiUrl);
+}
+
+/**
+ * An API key is never sent over plain http:// to a host other than loopback, unless
+ * the profile was added with --insecure: anyone on the path could read it and act
+ * with it. Said before connecting (exit 125, nothing sent).
+ */
+export function keyInClearProblem(endpoint: Endpoint): SbxError | null {
+  if (endpoint.apiKey === null || endpoint.insecure || !sendsInClear(endpoint.apiUrl)) return null;
+  const host = new URL(endpoint.apiUrl).host;
+  const how =
+    endpoint.profile === null
+      ? "or, on a network you trust, save it as a profile with --insecure and use --profile:\n" +
+        `  sbx profile add NAME --api-url ${endpoint.apiUrl} --api-key-stdin --insecure`
+      : `or, on a network you trust, add profile ${endpoint.profile} again with --insecure`;
+  return new SbxError(
+    "insecure_transport",
+    `refusing to send the API key in clear over http:// to ${host} (not this machine): ` +
+      "anyone on the way could read it and use it; nothing was sent",
+    { exitCode: ExitCodes.usage, hint: `use https://, ${how}` },
+  );
 }
 
 /** The embedded backend on this user's socket, whatever flags or environment say. */
@@ -107,5 +154,6 @@ export function localEndpoint(paths: SbxPaths): Endpoint {
     socketPath: paths.socketPath,
     apiKey: null,
     autoStart: true,
+    insecure: false,
   };
 }

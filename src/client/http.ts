@@ -5,7 +5,7 @@
 import { type NotSentMark, openTransport, type Transport } from "../platform/http-transport.js";
 import { WARNING_HEADER } from "../protocol/types.js";
 import { type HttpObserved, isBeforeSendError } from "./observed.js";
-import type { Endpoint } from "./endpoint.js";
+import { type Endpoint, keyInClearProblem } from "./endpoint.js";
 import { redact } from "./redact.js";
 
 export interface SendRequest {
@@ -68,6 +68,9 @@ export class HttpClient {
     readonly endpoint: Endpoint,
     private readonly interrupt?: AbortSignal,
   ) {
+    // Before any connection: a key is never sent in clear over a network (docs/protocol.md).
+    const inClear = keyInClearProblem(endpoint);
+    if (inClear !== null) throw inClear;
     this.transport = openTransport(endpoint.socketPath);
   }
 

@@ -13,6 +13,8 @@ export const LOCAL_PROFILE = "local";
 
 export interface ProfileConfig {
   api_url: string;
+  /** Added with --insecure: its key may be sent over plain http:// to a host other than loopback. */
+  insecure?: boolean;
 }
 
 export interface ConfigDoc {
@@ -79,6 +81,9 @@ function configProblem(doc: unknown): string | null {
     if (!isObject(doc.profiles)) return "profiles is not an object";
     for (const [name, p] of Object.entries(doc.profiles)) {
       if (!isObject(p) || typeof p.api_url !== "string") return `profile ${JSON.stringify(name)} has no api_url string`;
+      if (p.insecure !== undefined && typeof p.insecure !== "boolean") {
+        return `profile ${JSON.stringify(name)}: insecure is not true or false`;
+      }
     }
   }
   if (doc.settings !== undefined) {

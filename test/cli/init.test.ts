@@ -122,6 +122,7 @@ describe("sbx init without a terminal", () => {
       profile: "prod",
       api_url: serverUrl,
       api_key: true,
+      insecure: false,
       current: true,
       backend: "remote",
       health: "ok",
@@ -177,6 +178,7 @@ describe("sbx init on a terminal", () => {
       profile: "prod",
       api_url: serverUrl,
       api_key: true,
+      insecure: false,
       current: true,
       backend: "remote",
       health: "ok",
@@ -186,6 +188,20 @@ describe("sbx init on a terminal", () => {
     // The key was typed, never shown.
     expect(io.stderrText()).not.toContain(KEY);
     expect(io.stderrText()).toContain("answered (version 9.9.9)");
+  });
+
+  it("a key for plain http:// to another machine: asked whether it may travel in clear; no saves nothing", async () => {
+    const { io, answer } = terminal();
+    const done = runInit(["init"], io);
+    await answer("Which backend should sbx use?", `${DOWN}${ENTER}`);
+    await answer("Profile name", `lab${ENTER}`);
+    await answer("API URL", `http://192.0.2.1:7070${ENTER}`);
+    await answer("API key", `${KEY}${ENTER}`);
+    await answer("Send it anyway?", `n${ENTER}`);
+    expect(await done).toBe(125);
+    expect(io.stderrText()).toContain("nothing was saved: the key would travel in clear");
+    expect(fs.existsSync(path.join(home, "config.json"))).toBe(false);
+    expect(seenAuth).toEqual([]);
   });
 
   it("checks answers as they are typed: a bad URL is asked again", async () => {

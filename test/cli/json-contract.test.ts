@@ -61,7 +61,7 @@ const OBSERVATION_FIELDS = [
   "retry_after_ms",
 ];
 const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at"];
-const PROFILE_FIELDS = ["profile", "api_url", "api_key", "current"];
+const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
 const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "isolation", "storage"];
 const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver"];
@@ -214,7 +214,13 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
     for (const p of doc.profiles) expectFields(p, PROFILE_FIELDS);
 
     const shown = await sbx(["profile", "show", "prod", "--json"]);
-    expect(oneDocument(shown)).toEqual({ profile: "prod", api_url: DEAD_URL, api_key: true, current: false });
+    expect(oneDocument(shown)).toEqual({
+      profile: "prod",
+      api_url: DEAD_URL,
+      api_key: true,
+      insecure: false,
+      current: false,
+    });
     for (const r of [added, listed, shown]) expect(r.stdout + r.stderr).not.toContain("sk-contract-secret");
   });
 

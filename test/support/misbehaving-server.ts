@@ -201,8 +201,11 @@ export interface MisbehavingServer {
   close(): Promise<void>;
 }
 
-/** Starts a server on 127.0.0.1 with a random port. */
-export async function startMisbehavingServer(initial: Behaviour = behaviours.succeeded()): Promise<MisbehavingServer> {
+/** Starts a server on 127.0.0.1 (or `host`, an address of this machine) with a random port. */
+export async function startMisbehavingServer(
+  initial: Behaviour = behaviours.succeeded(),
+  host = "127.0.0.1",
+): Promise<MisbehavingServer> {
   let behaviour = initial;
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
@@ -269,13 +272,13 @@ export async function startMisbehavingServer(initial: Behaviour = behaviours.suc
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
 
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     requests,
     posts: () => requests.filter((r) => r.method === "POST"),
     setBehaviour: (b) => {

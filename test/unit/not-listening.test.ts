@@ -21,6 +21,7 @@ afterEach(async () => {
 function clientFor(socketPath: string): HttpClient {
   const client = new HttpClient({
     profile: "local",
+    insecure: false,
     ...parseApiUrl(`unix:${socketPath}`),
     apiKey: null,
     autoStart: true,

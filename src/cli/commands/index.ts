@@ -107,13 +107,16 @@ export function declareInit(program: Command, bind: Bind): void {
       "Choose the backend sbx uses: the embedded one on this machine (profile `local`, started on\n" +
         "demand) or a remote one (a profile with an API URL and a key, read hidden). On a terminal it\n" +
         "asks; elsewhere it refuses unless flags give the answers (--yes takes the defaults). A remote\n" +
-        "backend is asked for its health before it is saved. The chosen profile becomes the current one.",
+        "backend is asked for its health before it is saved. The chosen profile becomes the current one.\n" +
+        "A key for plain http:// to another machine is refused unless --insecure says it may travel\n" +
+        "in clear (a network you trust); https:// and this machine's loopback need no such flag.",
     )
     .option("--profile-name <name>", "name of the remote profile to create or replace")
     .option("--api-url <url>", "the remote backend: https://host[:port] or unix:/path.sock")
     .option("--api-key-stdin", "read the API key from stdin")
+    .option("--insecure", "let the key go over plain http:// to another machine (trusted network)")
     .option("-y, --yes", "accept the defaults without asking (the embedded backend)")
-    .option("--json", "print {profile, api_url, api_key, current, backend, health}")
+    .option("--json", "print {profile, api_url, api_key, insecure, current, backend, health}")
     .action(bind(() => import("./init.js")));
   withExamples(cmd, [
     { command: "sbx init", description: "answer a few questions" },

@@ -3,7 +3,7 @@
 // refuses and names the flags to pass.
 
 import type { Endpoint } from "../../client/endpoint.js";
-import { parseApiUrl } from "../../client/endpoint.js";
+import { parseApiUrl, sendsInClear } from "../../client/endpoint.js";
 import { redact } from "../../client/redact.js";
 import { LOCAL_PROFILE } from "../../config/config.js";
 import type { RunFn } from "../command.js";
@@ -11,13 +11,15 @@ import type { Context } from "../context.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { ExitWith, UsageError } from "../../common/errors.js";
 import { printJson } from "../render/outcome.js";
-import { checkProfileName } from "./profile/add.js";
+import { checkProfileName, refuseKeyInClear } from "./profile/add.js";
 import { type ProfileSummary, profileSummaries } from "./profile/list.js";
 
 export interface InitOptions {
   profileName: string | undefined;
   apiUrl: string | undefined;
   keyFromStdin: boolean;
+  /** The key may go over plain http:// to a host other than loopback. */
+  insecure: boolean;
   yes: boolean;
   json: boolean;
 }
@@ -25,7 +27,7 @@ export interface InitOptions {
 /** What init decided, by flags or by answers. */
 export type InitPlan =
   | { backend: "embedded" }
-  | { backend: "remote"; profile: string; apiUrl: string; key: string | undefined };
+  | { backend: "remote"; profile: string; apiUrl: string; key: string | undefined; insecure: boolean };
 
 /** The --json document: the profile now in effect, and what the check found. */
 export interface InitSummary extends ProfileSummary {
@@ -42,6 +44,7 @@ export function parseInitOptions(raw: {
   profileName?: string;
   apiUrl?: string;
   apiKeyStdin?: boolean;
+  insecure?: boolean;
   yes?: boolean;
   json?: boolean;
 }): InitOptions {
@@ -59,10 +62,15 @@ export function parseInitOptions(raw: {
   if (raw.apiKeyStdin === true && raw.apiUrl === undefined) {
     throw new UsageError("--api-key-stdin goes with --api-url URL (the embedded backend needs no key)");
   }
+  if (raw.insecure === true && raw.apiUrl === undefined) {
+    throw new UsageError("--insecure goes with --api-url URL (the embedded backend needs no key)");
+  }
+  if (raw.apiUrl !== undefined && raw.apiKeyStdin === true) refuseKeyInClear(raw.apiUrl, raw.insecure === true);
   return {
     profileName: name,
     apiUrl: raw.apiUrl,
     keyFromStdin: raw.apiKeyStdin === true,
+    insecure: raw.insecure === true,
     yes: raw.yes === true,
     json: raw.json === true,
   };
@@ -80,7 +88,7 @@ async function planFromFlags(opts: InitOptions, ctx: Context): Promise<InitPlan>
     if (key === "" || /\s/.test(key))
       throw new UsageError("the API key read from stdin is empty or contains white space");
   }
-  return { backend: "remote", profile: opts.profileName!, apiUrl: opts.apiUrl, key };
+  return { backend: "remote", profile: opts.profileName!, apiUrl: opts.apiUrl, key, insecure: opts.insecure };
 }
 
 /** Inquirer's way of saying the person pressed Ctrl-C (or sbx was interrupted). */
@@ -155,7 +163,18 @@ async function planFromPrompts(ctx: Context): Promise<InitPlan> {
     },
     context,
   );
-  return { backend: "remote", profile, apiUrl: apiUrl.trim(), key: key === "" ? undefined : key };
+  let insecure = false;
+  if (key !== "" && sendsInClear(parseApiUrl(apiUrl.trim()).apiUrl)) {
+    insecure = await confirm(
+      {
+        message: "This URL is plain http:// to another machine: anyone on the way could read the key. Send it anyway?",
+        default: false,
+      },
+      context,
+    );
+    if (!insecure) throw new UsageError("nothing was saved: the key would travel in clear", "use an https:// URL");
+  }
+  return { backend: "remote", profile, apiUrl: apiUrl.trim(), key: key === "" ? undefined : key, insecure };
 }
 
 /** Asks the backend for its health once, with a spinner; never throws. */
@@ -189,7 +208,13 @@ async function apply(plan: InitPlan, ctx: Context, interactive: boolean): Promis
     return summaryOf(ctx, LOCAL_PROFILE, "embedded", "starts_on_demand");
   }
   const url = parseApiUrl(plan.apiUrl);
-  const endpoint: Endpoint = { profile: plan.profile, ...url, apiKey: plan.key ?? null, autoStart: false };
+  const endpoint: Endpoint = {
+    profile: plan.profile,
+    ...url,
+    apiKey: plan.key ?? null,
+    autoStart: false,
+    insecure: plan.insecure,
+  };
   const health = await checkHealth(ctx, endpoint);
   if (health.ok) io.info(`sbx: ${url.apiUrl} answered (version ${health.version})`);
   else {
@@ -204,7 +229,7 @@ async function apply(plan: InitPlan, ctx: Context, interactive: boolean): Promis
     }
   }
   ctx.config.update((doc) => {
-    doc.profiles[plan.profile] = { api_url: url.apiUrl };
+    doc.profiles[plan.profile] = { api_url: url.apiUrl, ...(plan.insecure && { insecure: true }) };
     doc.current_profile = plan.profile;
   });
   ctx.config.setApiKey(plan.profile, plan.key);
@@ -224,7 +249,7 @@ function summaryOf(
   if (ctx.env.SBX_PROFILE && ctx.env.SBX_PROFILE !== profile) {
     ctx.io.info(`sbx: note: SBX_PROFILE=${ctx.env.SBX_PROFILE} is set and overrides the current profile in this shell`);
   }
-  return { profile: p.profile, api_url: p.api_url, api_key: p.api_key, current: p.current, backend, health };
+  return { ...p, backend, health };
 }
 
 export async function run(opts: InitOptions, ctx: Context): Promise<number> {

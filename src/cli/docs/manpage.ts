@@ -169,7 +169,7 @@ const ENVIRONMENT: ReadonlyArray<[string, string]> = [
   ],
   [
     "SBX_API_KEY",
-    "The API key to send, instead of the one stored for the profile. It is never written to a receipt or printed; error messages redact it. With `--api-url` or SBX_API_URL pointing elsewhere than the profile, only this key is sent there, never the profile's.",
+    "The API key to send, instead of the one stored for the profile. It is never written to a receipt or printed; error messages redact it. With `--api-url` or SBX_API_URL pointing elsewhere than the profile, only this key is sent there, never the profile's. A key is never sent over plain `http://` to a host other than loopback unless the profile was added with `--insecure`: sbx refuses before connecting (exit 125).",
   ],
   [
     "SBX_STORE_WAIT",

@@ -41,7 +41,9 @@ function declareRun(noun: Command, bind: Bind): void {
     .description(
       "Serve /api/v1 on the Unix socket in the state directory (mode 0600), and optionally on TCP\n" +
         "with --listen, where a token is required (SBX_DAEMON_TOKEN of at least 32 characters, or a\n" +
-        "generated one in the daemon directory's `token` file). Stops cleanly on SIGTERM or Ctrl-C.",
+        "generated one in the daemon directory's `token` file). TCP is plain http, without TLS: from\n" +
+        "another machine, clients send the token only through a profile added with --insecure (or\n" +
+        "put TLS in front). Stops cleanly on SIGTERM or Ctrl-C.",
     )
     .option("--listen <host:port>", "also listen on TCP (requires the token)")
     .option("--faults <spec>", "inject faults (see below) to rehearse recovery")

@@ -31,11 +31,14 @@ function declareAdd(noun: Command, bind: Bind): void {
     .summary("add or replace a profile")
     .description(
       "Add (or replace) a profile. The key is read from stdin with --api-key-stdin (never from a\n" +
-        "flag, where it would show in `ps` and shell history); SBX_API_KEY also works per command.",
+        "flag, where it would show in `ps` and shell history); SBX_API_KEY also works per command.\n" +
+        "A key is never sent over plain http:// to a host other than this machine's loopback: sbx\n" +
+        "refuses (exit 125) before connecting, unless the profile was added with --insecure.",
     )
     .argument("<name>", "profile name")
     .option("--api-url <url>", "https://host[:port] or unix:/path.sock")
     .option("--api-key-stdin", "read the API key from stdin")
+    .option("--insecure", "let the key go over plain http:// to another machine (trusted network)")
     .option("--use", "make it the current profile")
     .option("--json", "print the saved profile (without the key)")
     .action(bind(() => import("./add.js")));
@@ -45,8 +48,8 @@ function declareAdd(noun: Command, bind: Bind): void {
       description: "a remote backend with a key",
     },
     {
-      command: "sbx profile add team --api-url http://build-host:7070 --use",
-      description: "a shared daemon (sbx daemon run --listen)",
+      command: "sbx profile add team --api-url http://build-host:7070 --insecure",
+      description: "a shared daemon (daemon run --listen: plain http) on a trusted network",
     },
   ]);
 }

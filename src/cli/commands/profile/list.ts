@@ -11,6 +11,8 @@ export interface ProfileSummary {
   profile: string;
   api_url: string;
   api_key: boolean;
+  /** Added with --insecure: its key may go over plain http:// to another machine. */
+  insecure: boolean;
   current: boolean;
 }
 
@@ -21,6 +23,7 @@ export function profileSummaries(ctx: Context): ProfileSummary[] {
     profile: LOCAL_PROFILE,
     api_url: `unix:${ctx.paths.socketPath}`,
     api_key: false,
+    insecure: false,
     current: current === LOCAL_PROFILE,
   };
   return [
@@ -31,6 +34,7 @@ export function profileSummaries(ctx: Context): ProfileSummary[] {
         profile: name,
         api_url: p.api_url,
         api_key: ctx.config.hasApiKey(name),
+        insecure: p.insecure === true,
         current: current === name,
       })),
   ];

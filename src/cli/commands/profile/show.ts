@@ -18,6 +18,7 @@ export async function run(opts: { name: string | undefined; json: boolean }, ctx
     ctx.io.out(`profile\t${p.profile}${p.current ? " (current)" : ""}`);
     ctx.io.out(`api_url\t${p.api_url}`);
     ctx.io.out(`api_key\t${p.api_key ? "stored (not shown)" : "none"}`);
+    if (p.insecure) ctx.io.out("insecure\tyes: its key may go over plain http:// to another machine");
   }
   return ExitCodes.ok;
 }
