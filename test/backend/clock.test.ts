@@ -2,6 +2,8 @@
 // say — sandboxes, executions, processes, jobs — come from it, so a test that moves
 // the clock sees it everywhere and needs no sleep.
 
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { backendsPerTest, EXECUTE, until } from "./support.js";
 
@@ -14,9 +16,17 @@ describe("the backend's clock", () => {
   it("is the one every record's times are read from", async () => {
     const b = await start({ now: () => AT });
 
-    const exec = await b.api("POST", EXECUTE, { body: { command: "true" } });
+    const exec = await b.api("POST", EXECUTE, { body: { command: "echo out" } });
     expect(exec.status, exec.text).toBe(200);
     expect(exec.json).toMatchObject({ created_at: AT_ISO, started_at: AT_ISO, finished_at: AT_ISO, duration_ms: 0 });
+    // Its event log too: started, output, exit and end all say the backend's time.
+    const events = (await b.api("GET", `${SANDBOX}/executions/${exec.json.execution_id}/events`)).json.events;
+    expect(events.map((e: { type: string; at: string }) => [e.type, e.at])).toEqual([
+      ["started", AT_ISO],
+      ["output", AT_ISO],
+      ["exit", AT_ISO],
+      ["end", AT_ISO],
+    ]);
     expect((await b.api("GET", SANDBOX)).json.created_at).toBe(AT_ISO);
 
     const started = await b.api("POST", `${SANDBOX}/processes`, { body: { command: "true" } });
@@ -37,5 +47,20 @@ describe("the backend's clock", () => {
       return j.status === "succeeded" ? j : undefined;
     });
     expect(job).toMatchObject({ created_at: AT_ISO, started_at: AT_ISO, finished_at: AT_ISO });
+  });
+
+  it("decides how long a replayed key waits for its running execution", async () => {
+    // Admitted "in 2001": the replay waits out the execution's timeout from then on this
+    // clock (not the wall clock's 25 years later, which would answer `pending` at once).
+    const b = await start({ now: () => AT });
+    const workspace = (await b.api("GET", SANDBOX)).json.host_workspace;
+    const key = { "Idempotency-Key": "clock-replay" };
+    const body = { command: "while [ ! -e go ]; do sleep 0.02; done; echo done" };
+    const first = b.api("POST", EXECUTE, { body, headers: key });
+    await until(async () => (await b.api("GET", `${SANDBOX}/executions?outcome=pending`)).json.executions[0]);
+    const replay = b.api("POST", EXECUTE, { body, headers: key });
+    fs.writeFileSync(path.join(workspace, "go"), "");
+    expect((await replay).json).toMatchObject({ outcome: "succeeded", stdout: "done\n" });
+    expect((await first).json).toMatchObject({ outcome: "succeeded", stdout: "done\n" });
   });
 });

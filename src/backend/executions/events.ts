@@ -193,6 +193,8 @@ export interface EventLogOptions {
   /** Bytes of each stream an execution's output file keeps. Default 256 MiB. */
   outputMaxBytes?: number;
   log?: (line: string) => void;
+  /** The backend's clock: every event's `at`, and when a gap event is due. Default Date.now. */
+  now?: () => number;
 }
 
 /** Everything that makes an execution's event log end. */
@@ -221,6 +223,8 @@ export class EventLog {
   private readonly outputBudget: number;
   private readonly outputMaxBytes: number;
   private readonly log: (line: string) => void;
+  /** The backend's clock (EventLogOptions.now). */
+  readonly now: () => number;
   private readonly writers = new Map<string, EventWriter>();
   private readonly subscribers = new Map<string, Set<() => void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -239,6 +243,12 @@ export class EventLog {
     this.outputBudget = opts.outputBudget ?? EVENT_OUTPUT_BUDGET;
     this.outputMaxBytes = opts.outputMaxBytes ?? DEFAULT_EXECUTION_OUTPUT_MAX_BYTES;
     this.log = opts.log ?? (() => {});
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The clock's time as an event's `at`. */
+  nowIso(): string {
+    return new Date(this.now()).toISOString();
   }
 
   outputDir(sandboxId: string, executionId: string): string {
@@ -263,7 +273,7 @@ export class EventLog {
   flush(work?: () => void, saved?: () => void): boolean {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const now = Date.now();
+    const now = this.now();
     const batch: Batch = { rows: [], work, saved };
     for (const writer of this.writers.values()) {
       writer.drafter.releaseGaps(now, false);
@@ -345,7 +355,7 @@ export class EventLog {
       stdout: last?.stdout_end ?? base?.stdout_end ?? 0,
       stderr: last?.stderr_end ?? base?.stderr_end ?? 0,
     };
-    const at = new Date().toISOString();
+    const at = this.nowIso();
     const rows: EventRow[] = [];
     const row = (type: ExecutionEventType, data: unknown): EventRow => ({
       execution_id: executionId,
@@ -427,7 +437,7 @@ export class EventLog {
       out.push({
         sequence: base.through_sequence,
         type: "reset",
-        at: new Date().toISOString(),
+        at: this.nowIso(),
         data: this.snapshot(sandboxId, executionId, { stdout: base.stdout_end, stderr: base.stderr_end }),
       });
       after = base.through_sequence;
@@ -533,7 +543,7 @@ export class EventWriter {
     // The file first: once an event covers these bytes, they are readable by offset
     // (up to the file's cap; past it only `output` events, if any, have them).
     this.files.append(stream, chunk);
-    this.drafter.output(stream, chunk, new Date().toISOString());
+    this.drafter.output(stream, chunk, this.owner.nowIso());
     this.owner.schedule();
   }
 
@@ -543,8 +553,8 @@ export class EventWriter {
    * that commit failed: the log keeps trying, and calls `saved` once it is stored.
    */
   finish(ending: LogEnding, work: () => void, saved?: () => void): boolean {
-    const at = new Date().toISOString();
-    this.drafter.releaseGaps(Date.now(), true);
+    const at = this.owner.nowIso();
+    this.drafter.releaseGaps(this.owner.now(), true);
     this.drafter.push("exit", ending.exit, at);
     this.drafter.push("end", ending.end, at);
     try {

@@ -26,6 +26,8 @@ export interface Services {
   /** Every run the backend holds; ends all of a sandbox's. */
   runs: LiveRuns;
   executions: ExecutionManager;
+  /** The backend's clock (BackendOptions.now): compare it with the times records say. */
+  now: () => number;
   processes: ProcessSupervisor;
   jobs: JobManager;
   /** Execution event logs and full output files. */

@@ -218,6 +218,7 @@ class Backend {
     sandboxes.removeStagedUploads();
     const events = new EventLog({
       store,
+      now,
       outputDir: (sandboxId, executionId) => path.join(sandboxes.sandboxDir(sandboxId), "executions", executionId),
       log: this.log,
       ...(opts.eventFlushMs !== undefined && { flushMs: opts.eventFlushMs }),
@@ -288,6 +289,7 @@ class Backend {
         now,
         ...(opts.keyRetentionMs !== undefined && { retentionMs: opts.keyRetentionMs }),
       }),
+      now,
       startedAt: new Date(now()).toISOString(),
     };
     if (unix) this.adoptServer(unix.server, "unix");

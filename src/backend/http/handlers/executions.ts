@@ -154,7 +154,7 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
   }
   if (record.outcome === "pending") {
     const deadline = Date.parse(record.created_at) + record.timeout + REPLAY_WAIT_SLACK_MS;
-    await executions.waitForTerminal(executionId, deadline - Date.now(), ctx.signal);
+    await executions.waitForTerminal(executionId, deadline - ctx.services.now(), ctx.signal);
   }
   return jsonReply(200, executions.get(executionId));
 }

@@ -79,11 +79,12 @@ export async function listJobs(ctx: RequestContext): Promise<Reply> {
     ...(status !== null && { status: status as JobStatus }),
   };
   const jobs = ctx.services.jobs;
-  const deadline = Date.now() + waitMs;
+  // A wait is real elapsed time, as the timers wait it (record times are the backend's clock).
+  const deadline = performance.now() + waitMs;
   for (;;) {
     const listed = jobs.list(sandbox.sandbox_id, filter);
     const unfinished = listed.filter((j) => !isTerminalJobStatus(j.status)).map((j) => j.job_id);
-    const left = deadline - Date.now();
+    const left = deadline - performance.now();
     if (waitMs === 0 || unfinished.length === 0 || ctx.signal.aborted) return jsonReply(200, { jobs: listed });
     // A backend on its way down answers what it has now.
     if (left <= 0 || !jobs.accepting) return jsonReply(200, { jobs: listed, wait_timeout: true } satisfies JobList);
@@ -113,10 +114,10 @@ export async function getJob(ctx: RequestContext): Promise<Reply> {
     );
   }
   const jobs = ctx.services.jobs;
-  const deadline = Date.now() + waitMs;
+  const deadline = performance.now() + waitMs;
   let waitTimeout = false;
   while (waitMs > 0 && !isTerminalJobStatus(row.status) && !(following && row.output_last_seq > afterSeq)) {
-    const left = deadline - Date.now();
+    const left = deadline - performance.now();
     if (left <= 0 || ctx.signal.aborted || !jobs.accepting) {
       waitTimeout = !ctx.signal.aborted;
       break;
