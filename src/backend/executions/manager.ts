@@ -11,6 +11,7 @@ import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protoco
 import {
   type BackendStore,
   type ExecutionEnd,
+  type ExecutionQuery,
   type ExecutionRow,
   type SandboxRow,
   toExecutionRecord,
@@ -109,11 +110,54 @@ export class ExecutionManager {
 
   get(executionId: string): ExecutionRecord | null {
     const row = this.store.getExecution(executionId);
-    if (!row) return null;
-    const unsaved = this.unsavedEnds.get(executionId);
+    return row ? this.recordOf(row) : null;
+  }
+
+  /**
+   * A page of a sandbox's executions, newest first, each as get() answers it but
+   * without its kept output (stdout and stderr ""): an end known but not stored yet
+   * reads as that outcome with record_pending, in the list as by id, and counts
+   * under that outcome, not under `pending`. `nextCursor` continues after the page.
+   */
+  list(q: Omit<ExecutionQuery, "withoutOutput">): {
+    executions: ExecutionRecord[];
+    nextCursor: string | null;
+    liveCount: number;
+  } {
+    const rows = this.store.listExecutions({ ...q, limit: q.limit + 1, withoutOutput: true });
+    const page = rows.slice(0, q.limit);
+    const more = rows.length > q.limit;
+    let items = page.map((row) => ({ seq: row.seq, record: this.recordOf(row, { withoutOutput: true }) }));
+    if (q.outcome !== undefined) {
+      // The filter reads what the records say: unsaved ends leave `pending` for their outcome.
+      items = items.filter((i) => i.record.outcome === q.outcome);
+      const floor = more ? page[page.length - 1]!.seq : 0;
+      for (const id of this.unsavedEnds.keys()) {
+        const row = this.store.getExecution(id);
+        if (!row || row.sandbox_id !== q.sandboxId || row.seq < floor) continue;
+        if (q.beforeSeq !== undefined && row.seq >= q.beforeSeq) continue;
+        if (q.idempotencyKey !== undefined && row.idempotency_key !== q.idempotencyKey) continue;
+        const record = this.recordOf(row, { withoutOutput: true });
+        if (record.outcome === q.outcome && !items.some((i) => i.seq === row.seq)) items.push({ seq: row.seq, record });
+      }
+      items.sort((a, b) => b.seq - a.seq);
+    }
+    const unsavedHere = [...this.unsavedEnds.keys()].filter(
+      (id) => this.store.getExecution(id)?.sandbox_id === q.sandboxId,
+    ).length;
+    return {
+      executions: items.map((i) => i.record),
+      nextCursor: more ? String(page[page.length - 1]!.seq) : null,
+      liveCount: this.store.countPending(q.sandboxId) - unsavedHere,
+    };
+  }
+
+  /** A row as answered: an end known but not stored yet (a full disk) is said, with record_pending (it ran; do not resubmit). */
+  private recordOf(row: ExecutionRow, opts: { withoutOutput?: boolean } = {}): ExecutionRecord {
+    const unsaved = this.unsavedEnds.get(row.execution_id);
     if (unsaved === undefined || row.outcome !== "pending") return toExecutionRecord(row);
-    // Its end is known but not stored: say so (the result exists; do not resubmit).
-    return toExecutionRecord({ ...row, ...endColumns(unsaved), record_pending: 1 });
+    const output = opts.withoutOutput ? { stdout: "", stderr: "" } : {};
+    return toExecutionRecord({ ...row, ...endColumns(unsaved), ...output, record_pending: 1 });
   }
 
   /** The execution ended and its event log's end is stored: a reader of the log will see `end`. */

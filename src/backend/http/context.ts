@@ -3,7 +3,6 @@
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { RouteName } from "../../protocol/routes.js";
-import type { BackendStore } from "../store/db.js";
 import type { DriverSet } from "../drivers/drivers.js";
 import type { EventLog } from "../executions/events.js";
 import type { ExecutionManager } from "../executions/manager.js";
@@ -19,8 +18,8 @@ import type { SandboxRegistry } from "../sandboxes/registry.js";
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */
 export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put"];
 
+/** The domains a handler calls (never the store around them). */
 export interface Services {
-  store: BackendStore;
   sandboxes: SandboxRegistry;
   drivers: DriverSet;
   /** Every run the backend holds; ends all of a sandbox's. */

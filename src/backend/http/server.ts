@@ -275,7 +275,6 @@ class Backend {
       now,
     });
     this.services = {
-      store,
       sandboxes,
       drivers,
       runs: this.runs,

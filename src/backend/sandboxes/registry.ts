@@ -98,6 +98,11 @@ export class SandboxRegistry {
     return dir;
   }
 
+  /** Every sandbox, as the wire shows it. */
+  list(): Sandbox[] {
+    return this.store.listSandboxes().map(toSandbox);
+  }
+
   /** At start-up: uploads an earlier run was staging never completed; nothing of them was placed. */
   removeStagedUploads(): void {
     for (const row of this.store.listSandboxes()) {

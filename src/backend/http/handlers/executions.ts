@@ -28,7 +28,7 @@ import {
 } from "../../../protocol/types.js";
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import { type IdempotencyRow, toExecutionRecord } from "../../store/db.js";
+import type { IdempotencyRow } from "../../store/db.js";
 import { outputFile, outputSize, readOutputRange } from "../../executions/output-files.js";
 import type { EndMode } from "../../executions/manager.js";
 import { exitEventShaper } from "../faults.js";
@@ -175,21 +175,18 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
   const key = ctx.query.get("idempotency_key");
   if (key !== null && !isValidIdempotencyKey(key)) throw invalidRequest("idempotency_key", "invalid idempotency_key");
 
-  const store = ctx.services.store;
-  const rows = store.listExecutions({
+  // Items leave the kept output out (a page could otherwise reach limit × 2 MiB); GET one execution for it.
+  const listed = ctx.services.executions.list({
     sandboxId: sandbox.sandbox_id,
-    limit: limit + 1,
-    // Items leave the kept output out (a page could otherwise reach limit × 2 MiB); GET one execution for it.
-    withoutOutput: true,
+    limit,
     ...(cursor !== null && { beforeSeq: cursor }),
     ...(outcome !== null && { outcome: outcome as Outcome }),
     ...(key !== null && { idempotencyKey: key }),
   });
-  const page = rows.slice(0, limit);
   const body: ExecutionList = {
-    executions: page.map(toExecutionRecord),
-    next_cursor: rows.length > limit ? String(page[page.length - 1]!.seq) : null,
-    live_count: store.countPending(sandbox.sandbox_id),
+    executions: listed.executions,
+    next_cursor: listed.nextCursor,
+    live_count: listed.liveCount,
   };
   return jsonReply(200, body);
 }

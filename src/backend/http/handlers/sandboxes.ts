@@ -20,7 +20,7 @@ export function createSandbox(ctx: RequestContext): Promise<Reply> {
 }
 
 export async function listSandboxes(ctx: RequestContext): Promise<Reply> {
-  const body: SandboxList = { sandboxes: ctx.services.store.listSandboxes().map(toSandbox) };
+  const body: SandboxList = { sandboxes: ctx.services.sandboxes.list() };
   return jsonReply(200, body);
 }
 
