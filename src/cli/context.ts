@@ -109,16 +109,16 @@ export function createContext(
         io.err(`sbx: warning: ${redactForDisplay(ctx, message)}`);
       };
       clients.push(http);
-      if (ep.autoStart) {
-        // No health check first: requests go straight to the socket. The daemon is
-        // started up front only when its socket is absent (before any receipt is
-        // written); a socket that refuses is started on the refusal (src/client/http.ts).
-        checkLocalDaemonDirs(paths);
-        const start = async () => (await import("./daemon-launcher.js")).ensureLocalDaemon(ctx, ep);
-        if (ep.socketPath !== null && !fs.existsSync(ep.socketPath)) await start();
-        http.onNotListening = start;
-      }
-      return new Api(http);
+      if (!ep.autoStart) return new Api(http);
+      // The local daemon is the CLI's to start. No health check first: requests go
+      // straight to the socket. It is started up front only when its socket is absent
+      // (before any receipt is written); a socket that refuses is started on the
+      // refusal, and the request then sent once (src/cli/local-start.ts).
+      checkLocalDaemonDirs(paths);
+      const start = async () => (await import("./daemon-launcher.js")).ensureLocalDaemon(ctx, ep);
+      if (ep.socketPath !== null && !fs.existsSync(ep.socketPath)) await start();
+      const { StartingLocalDaemon } = await import("./local-start.js");
+      return new Api(new StartingLocalDaemon(http, start));
     },
     async close() {
       // See Runtime.exitsAfter: the process's exit is the store's close.

@@ -14,7 +14,7 @@ import type {
   SandboxList,
   StorageReport,
 } from "../protocol/types.js";
-import type { HttpClient, SendRequest } from "./http.js";
+import type { Requests, SendRequest } from "./http.js";
 
 export interface CancelAnswer {
   execution_id: string;
@@ -77,7 +77,7 @@ export function answerOrThrow(
 }
 
 export class Api {
-  constructor(readonly http: HttpClient) {}
+  constructor(readonly http: Requests) {}
 
   private async call<T>(what: string, req: SendRequest): Promise<T> {
     return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;

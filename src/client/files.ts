@@ -10,7 +10,7 @@ import {
   TAR_CONTENT_TYPE,
 } from "../protocol/types.js";
 import { answerOrThrow } from "./api.js";
-import type { HttpClient } from "./http.js";
+import type { Requests } from "./http.js";
 
 export interface Download {
   type: "file" | "directory";
@@ -26,7 +26,7 @@ export interface Download {
 const TRANSFER_DEADLINE_MS = 24 * 60 * 60 * 1000;
 
 export class FilesApi {
-  constructor(readonly http: HttpClient) {}
+  constructor(readonly http: Requests) {}
 
   /** What a path names, or null when nothing is there. */
   async stat(sandbox: string, path: string): Promise<FileStat | null> {

@@ -5,7 +5,7 @@
 
 import { routePath } from "../protocol/routes.js";
 import type { HttpObserved } from "./observed.js";
-import type { HttpClient, SseOpen } from "./http.js";
+import type { Requests, SseOpen } from "./http.js";
 import { idForKey } from "./key-lookup.js";
 import { SseReader, type SseEvent } from "./sse.js";
 
@@ -73,7 +73,7 @@ export interface FollowSinks {
 }
 
 export interface FollowRequest {
-  http: HttpClient;
+  http: Requests;
   sandbox: string;
   executionId: string | null;
   idempotencyKey: string | null;
@@ -123,7 +123,7 @@ function streamPath(sandbox: string, eid: string): string {
 
 /** The id the key created; null when there is none yet; the observation when the read failed. */
 async function lookupByKey(
-  http: HttpClient,
+  http: Requests,
   sandbox: string,
   key: string,
   deadlineMs: number,

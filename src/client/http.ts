@@ -1,6 +1,8 @@
-// One HTTP client for every backend (Unix socket or TCP). Mutations are sent exactly
-// once: no retry interceptor, no loop of ours. The local deadline is an abort; an
-// abort after sending is reported as such, never as a failure.
+// One HTTP client for every backend (Unix socket or TCP): a transport. Mutations are
+// sent exactly once: no retry interceptor, no loop of ours. The local deadline is an
+// abort; an abort after sending is reported as such, never as a failure. A backend
+// found not listening is reported as it was observed (not sent); whether to start
+// one is the CLI's decision (src/cli/local-start.ts), never this client's.
 
 import { type NotSentMark, openTransport, type Transport } from "../platform/http-transport.js";
 import { WARNING_HEADER } from "../protocol/types.js";
@@ -23,7 +25,10 @@ export interface SendRequest {
   signal?: AbortSignal;
   /** Resume an event stream after this event id. */
   lastEventId?: number | null;
-  /** False: a backend found not listening is reported, not started (the caller recovers its own way). */
+  /**
+   * False: a backend found not listening is reported, not started, by a sender that
+   * starts one (the CLI's, for the local daemon): the caller recovers its own way.
+   */
   startBackend?: boolean;
 }
 
@@ -47,21 +52,22 @@ export interface SseOpen {
   interrupted(): boolean;
 }
 
-/** Connect failures that prove the backend is not there: its socket is absent, or nothing listens on it. */
-const NOT_LISTENING = new Set(["ENOENT", "ECONNREFUSED"]);
+/** What sends requests to a backend: the HttpClient, or a sender the CLI puts around it. */
+export interface Requests {
+  readonly endpoint: Endpoint;
+  /** Sends one request and reports exactly what was observed. Never throws for transport trouble. */
+  send(req: SendRequest): Promise<HttpObserved>;
+  /** Like send, but a 2xx `text/event-stream` answer is handed over unread. */
+  openStream(req: SendRequest): Promise<HttpObserved | SseOpen>;
+  /** Like send, but any 2xx answer is handed over unread (file downloads). */
+  openRaw(req: SendRequest): Promise<HttpObserved | RawOpen>;
+  close(): Promise<void>;
+}
 
-export class HttpClient {
+export class HttpClient implements Requests {
   private readonly transport: Transport;
   /** Called with each warning a backend sends for the person behind the request (the Sbx-Warning header). */
   onWarning: ((message: string) => void) | undefined;
-  /**
-   * Starts the backend when a request found nobody listening (the local daemon). The
-   * connection was refused or the socket absent, so nothing was sent: the request is
-   * then sent once, for the first time. A start that fails is the request's answer
-   * ("not sent", with why).
-   */
-  onNotListening: (() => Promise<void>) | undefined;
-  private starting: Promise<void> | null = null;
 
   /** interrupt: aborts every request of this client (the user pressed Ctrl-C). */
   constructor(
@@ -105,41 +111,6 @@ export class HttpClient {
   private async open(
     req: SendRequest,
     handOver: "none" | "sse" | "raw" = "none",
-  ): Promise<HttpObserved | SseOpen | RawOpen> {
-    const first = await this.openOnce(req, handOver);
-    // A streamed body may have been read from already: only bytes in hand are sent after a start.
-    const resendable = req.body === undefined || Buffer.isBuffer(req.body);
-    if (
-      first.kind !== "transport" ||
-      first.sent ||
-      !NOT_LISTENING.has(first.code) ||
-      this.onNotListening === undefined ||
-      req.startBackend === false ||
-      !resendable
-    ) {
-      return first;
-    }
-    try {
-      // Requests of one command that find the backend down wait for one start.
-      this.starting ??= this.onNotListening().finally(() => {
-        this.starting = null;
-      });
-      await this.starting;
-    } catch (err) {
-      const e = err as Error & { code?: unknown };
-      const code = typeof e.code === "string" ? e.code : "backend_not_started";
-      const message = redact(
-        `${e.message ?? String(err)}${"hint" in e && e.hint ? ` (${e.hint})` : ""}`,
-        this.endpoint.apiKey,
-      );
-      return { kind: "transport", sent: false, code, message };
-    }
-    return this.openOnce(req, handOver);
-  }
-
-  private async openOnce(
-    req: SendRequest,
-    handOver: "none" | "sse" | "raw",
   ): Promise<HttpObserved | SseOpen | RawOpen> {
     const acceptStream = handOver === "sse";
     const headers: Record<string, string> = {

@@ -5,7 +5,7 @@ import type { JobCancelAnswer, JobList, JobRecord, JobStatus } from "../protocol
 import { routePath } from "../protocol/routes.js";
 import type { HttpObserved } from "./observed.js";
 import { answerOrThrow } from "./api.js";
-import type { HttpClient, SendRequest } from "./http.js";
+import type { Requests, SendRequest } from "./http.js";
 
 export interface JobReadOptions {
   /** Output chunks after this seq (a follower's cursor); the wait also ends when some arrive. */
@@ -17,7 +17,7 @@ export interface JobReadOptions {
 }
 
 export class JobsApi {
-  constructor(readonly http: HttpClient) {}
+  constructor(readonly http: Requests) {}
 
   private async call<T>(what: string, req: SendRequest): Promise<T> {
     return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;

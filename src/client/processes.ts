@@ -11,7 +11,7 @@ import type {
 } from "../protocol/types.js";
 import { routePath } from "../protocol/routes.js";
 import { answerOrThrow } from "./api.js";
-import type { HttpClient, SendRequest } from "./http.js";
+import type { Requests, SendRequest } from "./http.js";
 import { openRawRead, type RawPiece } from "./raw-read.js";
 
 /** One read of a process's log: where, from which offset, how much, and how long to wait for bytes. */
@@ -33,7 +33,7 @@ function logsPath(r: LogRead): string {
 }
 
 export class ProcessesApi {
-  constructor(readonly http: HttpClient) {}
+  constructor(readonly http: Requests) {}
 
   private async call<T>(what: string, req: SendRequest): Promise<T> {
     return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;

@@ -6,7 +6,7 @@
 import { BackendError } from "../common/errors.js";
 import { OCTET_STREAM, RAW_HEADERS } from "../protocol/types.js";
 import { answerOrThrow } from "./api.js";
-import type { HttpClient } from "./http.js";
+import type { Requests } from "./http.js";
 
 /** The headers of a raw answer, as numbers and flags, and its body unread. */
 export interface RawPiece {
@@ -43,7 +43,7 @@ function headerNumber(headers: Record<string, string | undefined>, name: string,
 }
 
 /** One raw read of `path`; a non-2xx answer is thrown (BackendError). */
-export async function openRawRead(http: HttpClient, path: string, what: string, deadlineMs: number): Promise<RawPiece> {
+export async function openRawRead(http: Requests, path: string, what: string, deadlineMs: number): Promise<RawPiece> {
   const opened = await http.openRaw({ method: "GET", path, accept: OCTET_STREAM, deadlineMs });
   if (opened.kind !== "raw") {
     answerOrThrow(opened, what);

@@ -1,7 +1,8 @@
 // A request that finds nobody listening on the local daemon's socket (absent, or
-// refusing) provably sent nothing: the client starts the backend and sends it once,
-// for the first time. A start that fails is the answer: not sent, saying why. A real
-// HTTP server on a real socket stands in for the daemon that the start brings up.
+// refusing) provably sent nothing. The HTTP client, a transport, reports just that;
+// the CLI (src/cli/local-start.ts) starts the daemon and sends the request once, for
+// the first time. A start that fails is the answer: not sent, saying why. A real HTTP
+// server on a real socket stands in for the daemon that the start brings up.
 
 import fs from "node:fs";
 import http from "node:http";
@@ -11,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BackendError } from "../../src/common/errors.js";
 import { parseApiUrl } from "../../src/client/endpoint.js";
 import { HttpClient } from "../../src/client/http.js";
+import { StartingLocalDaemon } from "../../src/cli/local-start.js";
 import { classifyObservation } from "../../src/receipts/classify.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -37,12 +39,23 @@ function socketPath(): string {
 }
 
 describe("a request to a local socket nobody listens on", () => {
-  it("starts the backend, then sends the request once: the server sees one request", async () => {
+  it("is reported by the HTTP client as not sent; the client starts nothing", async () => {
+    const file = socketPath();
+    const obs = await clientFor(file).send({
+      method: "POST",
+      path: "/x",
+      body: Buffer.from("{}"),
+      idempotencyKey: "k0",
+    });
+    expect(obs).toMatchObject({ kind: "transport", sent: false, code: "ENOENT" });
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
+  it("the CLI starts the backend, then sends the request once: the server sees one request", async () => {
     const file = socketPath();
     const seen: string[] = [];
-    const client = clientFor(file);
     let starts = 0;
-    client.onNotListening = async () => {
+    const client = new StartingLocalDaemon(clientFor(file), async () => {
       starts++;
       const server = http.createServer((req, res) => {
         seen.push(`${req.method} ${req.url} ${req.headers["idempotency-key"]}`);
@@ -50,7 +63,7 @@ describe("a request to a local socket nobody listens on", () => {
       });
       await new Promise<void>((resolve) => server.listen(file, resolve));
       cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    };
+    });
     const obs = await client.send({
       method: "POST",
       path: "/api/v1/sandbox/default/execute",
@@ -63,10 +76,9 @@ describe("a request to a local socket nobody listens on", () => {
   });
 
   it("a start that fails is the answer: not sent, so not_started, with the reason", async () => {
-    const client = clientFor(socketPath());
-    client.onNotListening = async () => {
+    const client = new StartingLocalDaemon(clientFor(socketPath()), async () => {
       throw new BackendError("daemon_unavailable", "the local backend did not start", null, "see daemon.log");
-    };
+    });
     const obs = await client.send({ method: "POST", path: "/x", body: Buffer.from("{}"), idempotencyKey: "k2" });
     expect(obs).toMatchObject({
       kind: "transport",
@@ -78,11 +90,10 @@ describe("a request to a local socket nobody listens on", () => {
   });
 
   it("a caller with its own recovery is told, and nothing is started", async () => {
-    const client = clientFor(socketPath());
     let starts = 0;
-    client.onNotListening = async () => {
+    const client = new StartingLocalDaemon(clientFor(socketPath()), async () => {
       starts++;
-    };
+    });
     const obs = await client.send({ method: "GET", path: "/x", startBackend: false });
     expect(obs).toMatchObject({ kind: "transport", sent: false, code: "ENOENT" });
     expect(starts).toBe(0);
