@@ -46,11 +46,13 @@ function tryLock(file: string): boolean {
 
 /**
  * What of the CLI's environment the daemon gets: where its files are, the locale and
- * the PATH (to find bwrap). Never API keys, tokens or anything else of the caller's:
- * the daemon outlives the command that started it and serves every later one.
+ * the PATH (to find bwrap), and SBX_WIRE_RECORD (the test tool that records its
+ * exchanges: docs/protocol.md, "The OpenAPI document"). Never API keys, tokens or
+ * anything else of the caller's: the daemon outlives the command that started it and
+ * serves every later one.
  */
 const DAEMON_ENVIRONMENT =
-  /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|SBX_HOME|XDG_CONFIG_HOME|XDG_STATE_HOME|XDG_RUNTIME_DIR)$/;
+  /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|SBX_HOME|SBX_WIRE_RECORD|XDG_CONFIG_HOME|XDG_STATE_HOME|XDG_RUNTIME_DIR)$/;
 
 export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};

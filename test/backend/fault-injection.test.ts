@@ -60,6 +60,19 @@ describe("faults that pre-empt the request: nothing runs, nothing is stored", ()
     expect(await stored(b)).toEqual([]);
   });
 
+  it("internal_error: 500 internal_error, as a bug would answer", async () => {
+    const b = await withFaults("execute:internal_error");
+    const res = await b.api("POST", EXECUTE, { body: BODY, headers });
+    expect(res.status).toBe(500);
+    expect(res.json.error).toEqual({
+      code: "internal_error",
+      message: "internal error in the backend (fault injected)",
+      details: {},
+    });
+    expect(marks()).toBe("");
+    expect(await stored(b)).toEqual([]);
+  });
+
   it("in_progress: 409 request_in_progress", async () => {
     const b = await withFaults("execute:in_progress");
     const res = await b.api("POST", EXECUTE, { body: BODY, headers });

@@ -21,6 +21,11 @@ describe("parseFaultSpec", () => {
     ],
     ["sandbox.create:drop:times=3", [{ route: "sandbox.create", fault: "drop", when: { kind: "times", n: 3 } }]],
     ["*:bare_503:p=0.25", [{ route: "*", fault: "bare_503", when: { kind: "probability", p: 0.25 } }]],
+    [
+      "executions.get:drop_field=outcome:once",
+      [{ route: "executions.get", fault: "drop_field", field: "outcome", when: { kind: "once" } }],
+    ],
+    ["*:internal_error", [{ route: "*", fault: "internal_error", when: { kind: "always" } }]],
     ["*:unconfirmed:p=1", [{ route: "*", fault: "unconfirmed", when: { kind: "probability", p: 1 } }]],
     ["execute:delay=2s", [{ route: "execute", fault: "delay", delayMs: 2000, when: { kind: "always" } }]],
     ["execute:delay=500ms:once", [{ route: "execute", fault: "delay", delayMs: 500, when: { kind: "once" } }]],
@@ -71,6 +76,11 @@ describe("parseFaultSpec", () => {
     ["health:drop", 'fault rule 1 "health:drop": unknown route "health"'],
     ["execute:boom", 'fault rule 1 "execute:boom": unknown fault "boom" (expected one of: not_started, unconfirmed,'],
     ["execute:delay", 'fault rule 1 "execute:delay": delay needs a duration, e.g. delay=2s'],
+    ["execute:drop_field", 'fault rule 1 "execute:drop_field": drop_field needs a field name, e.g. drop_field=outcome'],
+    [
+      "execute:drop_field=Outcome!",
+      'fault rule 1 "execute:drop_field=Outcome!": invalid field "Outcome!" (drop_field=NAME needs a field name)',
+    ],
     ["execute:delay=2", 'fault rule 1 "execute:delay=2": invalid delay "2" (use e.g. 500ms, 2s, 1m)'],
     ["execute:delay=11m", 'fault rule 1 "execute:delay=11m": delay must be at most 10m'],
     [
@@ -238,6 +248,10 @@ describe("answers shaped by faults", () => {
     expect(preemptingReply("bad_gateway")).toMatchObject({ status: 502, contentType: "text/html" });
     expect(preemptingReply("bare_503")).toMatchObject({ status: 503, contentType: "text/plain" });
     expect(preemptingReply("in_progress")).toMatchObject({ status: 409 });
+    expect(preemptingReply("internal_error")).toMatchObject({
+      status: 500,
+      body: { error: { code: "internal_error" } },
+    });
     expect(preemptingReply("drop")).toBeNull();
     expect(preemptingReply(null)).toBeNull();
   });
@@ -260,6 +274,10 @@ describe("answers shaped by faults", () => {
     const malformed = applyAnswerFault("malformed", record);
     expect(malformed).toMatchObject({ kind: "text", status: 200 });
     expect(() => JSON.parse((malformed as { body: string }).body)).toThrow();
+    const dropped = applyAnswerFault("drop_field", record, "outcome") as { body: Record<string, unknown> };
+    expect(dropped.body).not.toHaveProperty("outcome");
+    expect(dropped.body).toMatchObject({ execution_id: "exe_1" });
+    expect(applyAnswerFault("drop_field", record, "no_such_field")).toBe(record);
   });
 
   it("leaves error answers alone", () => {

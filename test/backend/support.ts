@@ -96,6 +96,12 @@ export interface TestBackend {
   stop(opts?: { simulateCrash?: boolean }): Promise<void>;
 }
 
+/** SBX_WIRE_RECORD=DIR: the backend records its exchanges there, for the validating run (test/contract/). */
+export function wireRecording(): { wireRecord?: string } {
+  const dir = process.env.SBX_WIRE_RECORD;
+  return dir ? { wireRecord: dir } : {};
+}
+
 export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir = tempDir()): Promise<TestBackend> {
   const dataDir = path.join(dir, "data");
   const socketPath = path.join(dir, "run", "sbx.sock");
@@ -105,6 +111,7 @@ export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir =
     socketPath,
     killGraceMs: 1000,
     log: (line) => logs.push(line),
+    ...wireRecording(),
     ...opts,
   });
   const client = socketClient(socketPath);

@@ -55,6 +55,8 @@ export function sbxEnv(home: string, extra: Record<string, string | undefined> =
     LANG: "C.UTF-8",
     SBX_HOME: home,
     NO_COLOR: "1",
+    // The validating run (test/contract/): daemons started by sbx record their exchanges.
+    ...(process.env.SBX_WIRE_RECORD && { SBX_WIRE_RECORD: process.env.SBX_WIRE_RECORD }),
   };
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];

@@ -32,8 +32,13 @@ export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules R
                           one other fault
           bad_gateway     502 with an HTML page; nothing runs
           bare_503        503 text/plain; nothing runs
+          internal_error  500 internal_error, as a bug in the backend would
+                          answer; nothing runs
           malformed       the request is handled (a command runs); 200 with a
                           non-JSON body
+          drop_field=NAME the request is handled; a successful JSON answer
+                          lacks its field NAME (an answer off the contract, to
+                          prove that its check fails)
           in_progress     (mutations) 409 request_in_progress; nothing runs
           no_exit         (execute, executions.get) the command runs; 200 with
                           outcome failed and neither exit_code nor signal (a

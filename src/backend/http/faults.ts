@@ -19,7 +19,9 @@ export const FAULT_KINDS = [
   "delay",
   "bad_gateway",
   "bare_503",
+  "internal_error",
   "malformed",
+  "drop_field",
   "in_progress",
   "no_exit",
   "cut_after",
@@ -52,6 +54,8 @@ export interface FaultRule {
   fault: FaultKind;
   /** Only for `delay`. */
   delayMs?: number;
+  /** Only for `drop_field=NAME`. */
+  field?: string;
   /** Only for `cut_after=N` and `cut_in_frame=N`. */
   count?: number;
   when: FaultWhen;
@@ -60,6 +64,8 @@ export interface FaultRule {
 export interface FaultDecision {
   delayMs: number;
   action: ActionFault | null;
+  /** The field `drop_field` leaves out of the answer. */
+  field?: string;
   stream: StreamFault | null;
 }
 
@@ -83,7 +89,9 @@ const APPLIES_TO: Record<FaultKind, readonly RouteName[]> = {
   delay: FAULTABLE_ROUTES,
   bad_gateway: FAULTABLE_ROUTES,
   bare_503: FAULTABLE_ROUTES,
+  internal_error: FAULTABLE_ROUTES,
   malformed: FAULTABLE_ROUTES,
+  drop_field: FAULTABLE_ROUTES,
   in_progress: MUTATIONS,
   no_exit: RECORD_ROUTES,
   cut_after: STREAM_ROUTES,
@@ -121,6 +129,7 @@ function parseRule(raw: string, index: number): FaultRule {
   let fault: FaultKind;
   let delayMs: number | undefined;
   let count: number | undefined;
+  let field: string | undefined;
   const counted = /^(cut_after|cut_in_frame)(?:=(.*))?$/.exec(faultText);
   if (counted) {
     fault = counted[1] as FaultKind;
@@ -132,6 +141,13 @@ function parseRule(raw: string, index: number): FaultRule {
     } else {
       count = Number(n);
     }
+  } else if (faultText.startsWith("drop_field=")) {
+    fault = "drop_field";
+    field = faultText.slice("drop_field=".length);
+    if (!/^[a-z_]{1,64}$/.test(field))
+      fail(`invalid field ${JSON.stringify(field)} (drop_field=NAME needs a field name)`);
+  } else if (faultText === "drop_field") {
+    fault = fail("drop_field needs a field name, e.g. drop_field=outcome");
   } else if (faultText.startsWith("delay=")) {
     fault = "delay";
     const ms = parseDuration(faultText.slice("delay=".length));
@@ -155,6 +171,7 @@ function parseRule(raw: string, index: number): FaultRule {
     fault,
     ...(delayMs !== undefined && { delayMs }),
     ...(count !== undefined && { count }),
+    ...(field !== undefined && { field }),
     when,
   };
 }
@@ -163,6 +180,7 @@ const FAULT_SYNTAX: Partial<Record<FaultKind, string>> = {
   delay: "delay=DUR",
   cut_after: "cut_after=N",
   cut_in_frame: "cut_in_frame[=N]",
+  drop_field: "drop_field=NAME",
 };
 
 function faultNames(): string {
@@ -235,6 +253,7 @@ export class FaultInjector {
     let delayMs = 0;
     let delayChosen = false;
     let action: ActionFault | null = null;
+    let field: string | undefined;
     let stream: StreamFault | null = null;
     for (const [i, rule] of this.rules.entries()) {
       if (rule.route !== "*" && rule.route !== route) continue;
@@ -250,9 +269,10 @@ export class FaultInjector {
         stream = streamFaultOf(rule);
       } else {
         action = rule.fault as ActionFault;
+        field = rule.field;
       }
     }
-    return { delayMs, action, stream };
+    return { delayMs, action, stream, ...(field !== undefined && { field }) };
   }
 
   private fires(rule: FaultRule, i: number): boolean {
@@ -279,6 +299,8 @@ export function preemptingReply(action: ActionFault | null): Reply | null {
       ).toReply();
     case "bad_gateway":
       return { kind: "text", status: 502, contentType: "text/html", body: BAD_GATEWAY_PAGE };
+    case "internal_error":
+      return new ApiError(500, ErrorCodes.internal, "internal error in the backend (fault injected)").toReply();
     case "bare_503":
       return { kind: "text", status: 503, contentType: "text/plain", body: "Service Unavailable\n" };
     case "in_progress":
@@ -310,12 +332,18 @@ function isRecordBody(body: unknown): body is Record<string, unknown> & { execut
  * Shapes a handled request's answer by a fault. Only successful JSON answers are
  * changed; errors pass through as they are.
  */
-export function applyAnswerFault(action: ActionFault | null, reply: Reply): Reply {
+export function applyAnswerFault(action: ActionFault | null, reply: Reply, field?: string): Reply {
   if (action === null || reply.kind !== "json" || reply.status < 200 || reply.status >= 300) return reply;
   const body = reply.body;
   switch (action) {
     case "drop":
       return { kind: "drop" };
+    case "drop_field": {
+      // An answer off the contract on purpose: the validating run must catch it (test/contract/).
+      if (typeof body !== "object" || body === null || field === undefined || !(field in body)) return reply;
+      const { [field]: _, ...rest } = body as Record<string, unknown>;
+      return { ...reply, body: rest };
+    }
     case "malformed": {
       const text = JSON.stringify(body);
       // Cut mid-document: a body that starts like the real one but never parses.

@@ -127,10 +127,13 @@ function tooLarge(limit: number): ApiError {
  * headers (with the URL) over the parser's limit → 431 `headers_too_large`, a request
  * that took too long to arrive → 408, anything else unparseable → 400.
  */
-export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+export function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Duplex,
+): { status: number; contentType: string; body: string } | null {
   if (err.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
-    return;
+    return null;
   }
   const [status, reason, code, message] =
     err.code === "HPE_HEADER_OVERFLOW"
@@ -150,6 +153,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
+  return { status, contentType: "application/json", body: text };
 }
 
 /** A whole number written in decimal digits, at most Number.MAX_SAFE_INTEGER; null for anything else. */

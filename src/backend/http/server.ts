@@ -7,6 +7,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type net from "node:net";
+import type { Duplex } from "node:stream";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DAEMON_TOKEN_MIN_LENGTH, ErrorCodes, REQUEST_BODY_MAX_BYTES, WARNING_HEADER } from "../../protocol/types.js";
@@ -41,6 +42,7 @@ import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "../executions/runner.js"
 import { matchRoute } from "./router.js";
 import { SandboxRegistry } from "../sandboxes/registry.js";
 import { DEFAULT_SSE_PING_MS } from "./sse.js";
+import { WireRecorder, type WireTap } from "./wire-record.js";
 
 export interface BackendOptions {
   /** Holds backend.db and the sandboxes' workspaces. Created 0700 if missing. */
@@ -106,6 +108,11 @@ export interface BackendOptions {
   jobConcurrency?: number;
   /** Output bytes kept per job (the first half and the last half; the middle is omitted). Default 8 MiB. */
   jobOutputBudgetBytes?: number;
+  /**
+   * Records every exchange into a file of this directory (wire-record.ts), for the
+   * validating run that holds the traffic to the OpenAPI document. A test tool.
+   */
+  wireRecord?: string;
 }
 
 export interface CloseOptions {
@@ -189,6 +196,7 @@ class Backend {
   private readonly log: (line: string) => void;
   private readonly maxBodyBytes: number;
   private readonly tokenDigest: Buffer | null;
+  private readonly recorder: WireRecorder | null;
   private inFlight = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | null = null;
@@ -206,6 +214,7 @@ class Backend {
     this.log = opts.log ?? (() => {});
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.tokenDigest = opts.token ? digest(opts.token) : null;
+    this.recorder = opts.wireRecord ? new WireRecorder(opts.wireRecord) : null;
     const drivers = new DriverSet({ ...opts.drivers, host: opts.drivers?.host ?? daemonHost() });
     const isolation = drivers.status();
     this.log(
@@ -334,7 +343,10 @@ class Backend {
     server.on("request", (req: IncomingMessage, res: ServerResponse) => {
       void this.serve(req, res, transport);
     });
-    server.on("clientError", answerClientError);
+    server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+      const answer = answerClientError(err, socket);
+      if (answer) this.recorder?.parserAnswer(answer);
+    });
     this.servers.push({ server, transport });
     return server;
   }
@@ -385,6 +397,7 @@ class Backend {
   private async serve(req: IncomingMessage, res: ServerResponse, transport: Transport): Promise<void> {
     const started = performance.now();
     const method = req.method ?? "GET";
+    const tap = this.recorder?.tap(req, res);
     const abort = new AbortController();
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
@@ -396,7 +409,7 @@ class Backend {
     try {
       const url = parseTarget(req.url);
       pathname = url.pathname;
-      status = writeReply(res, await this.dispatch(req, res, method, url, transport, abort.signal));
+      status = writeReply(res, await this.dispatch(req, res, method, url, transport, abort.signal, tap));
     } catch (err) {
       status = writeReply(res, this.errorReply(err, method, pathname));
     } finally {
@@ -415,6 +428,7 @@ class Backend {
     url: URL,
     transport: Transport,
     signal: AbortSignal,
+    tap: WireTap | undefined,
   ): Promise<Reply> {
     const token = transport === "tcp" ? this.authenticate(req) : null;
     const route = matchRoute(method, url.pathname);
@@ -431,6 +445,7 @@ class Backend {
     }
 
     const fault = route.name === "health" || route.name === "openapi" ? NO_FAULT : this.injector.decide(route.name);
+    tap?.request(body, fault);
     const preempted = preemptingReply(fault.action);
     if (preempted) return preempted;
     const delay = () => (fault.delayMs > 0 ? sleep(fault.delayMs).then(() => {}) : Promise.resolve());
@@ -458,7 +473,7 @@ class Backend {
       },
       services: this.services,
     };
-    return applyAnswerFault(fault.action, await route.handler(ctx));
+    return applyAnswerFault(fault.action, await route.handler(ctx), fault.field);
   }
 
   /** TCP callers must present the token (Bearer or ApiKey). Returns it. */

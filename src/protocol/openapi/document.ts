@@ -141,7 +141,7 @@ function parameter(b: Builder, name: string, where: "path" | "query" | "header",
 function headers(b: Builder, specs: Record<string, ParameterSpec>): JsonObject {
   const out: JsonObject = {};
   for (const [name, spec] of Object.entries(specs)) {
-    out[name] = { description: spec.description, schema: b.ref(spec.schema) };
+    out[name] = { description: spec.description, required: spec.required ?? false, schema: b.ref(spec.schema) };
   }
   return out;
 }

@@ -157,7 +157,12 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   openapi: {
     summary: "This OpenAPI document",
     tag: "system",
-    responses: { 200: { description: "The OpenAPI 3.1 document of /api/v1.", content: json(Type.Object({})) } },
+    responses: {
+      200: {
+        description: "The OpenAPI 3.1 document of /api/v1.",
+        content: json(Type.Object({ openapi: Type.Literal("3.1.0") }, { additionalProperties: true })),
+      },
+    },
     errors: [],
   },
   storage: {
@@ -169,7 +174,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "sandbox.create": {
     summary: "Create a sandbox",
     tag: "sandboxes",
-    body: { required: true, content: json(SandboxCreateRequest) },
+    body: { required: false, description: "None: a sandbox with the defaults.", content: json(SandboxCreateRequest) },
     responses: { 201: { description: "The new sandbox.", content: json(Sandbox), headers: replayed } },
     errors: ["isolation_unavailable", "sandbox_exists"],
   },
@@ -360,7 +365,8 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "processes",
     query: { eof: flag("Raw bodies: close stdin after the bytes.") },
     body: {
-      required: true,
+      // An empty raw body with ?eof=true only closes stdin.
+      required: false,
       content: { ...json(ProcessStdinRequest), [OCTET_STREAM]: Type.String({ format: "binary" }) },
     },
     responses: { 200: { description: "Written.", content: json(ProcessStdinAnswer) } },
@@ -415,7 +421,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
         },
       },
     },
-    errors: ["invalid_path", "file_not_found"],
+    errors: ["invalid_path", "file_not_found", "path_conflict"],
   },
   "jobs.submit": {
     summary: "Submit jobs (one-shot commands with dependencies)",

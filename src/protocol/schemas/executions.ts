@@ -5,7 +5,6 @@ import {
   Base64,
   Command,
   Count,
-  described,
   Env,
   named,
   Nullable,

@@ -1,22 +1,7 @@
 // Wire schemas of the backend itself, its sandboxes and their files (docs/protocol.md),
 // each declared once: types.ts re-exports their types; openapi/document.ts publishes them.
 
-import {
-  Base64,
-  Command,
-  Count,
-  described,
-  Env,
-  named,
-  Nullable,
-  Outcome,
-  OutputStream,
-  type Static,
-  StringEnum,
-  StringMap,
-  Timestamp,
-  Type,
-} from "./base.js";
+import { Count, described, named, Nullable, type Static, StringEnum, Timestamp, Type } from "./base.js";
 import { NAME_PATTERN } from "../types.js";
 
 export const Isolation = named("Isolation", StringEnum(["none", "bwrap"]));

@@ -149,6 +149,7 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     pidFile: ctx.paths.pidFile,
     ...(opts.listen ? { listen: opts.listen, token } : {}),
     ...(opts.faults === undefined ? {} : { faults: opts.faults }),
+    ...(ctx.env.SBX_WIRE_RECORD ? { wireRecord: ctx.env.SBX_WIRE_RECORD } : {}),
     ...(opts.idleExitMs === undefined ? {} : { idleExitMs: opts.idleExitMs }),
     ...(opts.keyRetentionMs === undefined ? {} : { keyRetentionMs: opts.keyRetentionMs }),
     ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
