@@ -4,7 +4,10 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     // dist/ is rebuilt first when src/ is newer: the end-to-end tests spawn bin/sbx, which runs it.
+    // Then the run gets its own TMPDIR and cgroup, and fails if anything is left there at its end.
     globalSetup: ["test/support/global-setup.ts"],
+    // Before each file: what it made outside its tests is removed when it ends (test/support/temp.ts).
+    setupFiles: ["test/support/file-scope.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Child processes, not threads: tests send signals, load a native SQLite module and

@@ -5,9 +5,10 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { expect, it } from "vitest";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { backendsPerTest, type TestBackend, until, workspaceOf } from "./support.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const start = backendsPerTest();
 const SANDBOX = "/api/v1/sandbox/default";
@@ -39,7 +40,7 @@ async function fullBackend(t: { onTestFinished(fn: () => Promise<void>): void })
   return { b, workspace, filler: fillUntilFree(fsys.dir) };
 }
 
-describe.skipIf(!canMountTmpfs)("admission on a full disk (a small tmpfs, as root)", () => {
+describeNeeding("tmpfs", "admission on a full disk (a small tmpfs, as root)", () => {
   it.for(STARTS)(
     "$kind that cannot be stored is 503 not_started, nothing ran, and is admitted once there is room",
     async ({ path: route, body }, t) => {

@@ -11,7 +11,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BackendStore } from "../../src/backend/store/db.js";
 import { OutputFiles } from "../../src/backend/executions/output-files.js";
-import { backendsPerTest, EXECUTE, groupAlive, tempDir, unavailable, until, workspaceOf } from "./support.js";
+import { describeNeeding } from "../support/requirements.js";
+import { backendsPerTest, EXECUTE, groupAlive, tempDir, until, workspaceOf } from "./support.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest("none");
@@ -71,7 +72,7 @@ describe("the durable writes of one execution", () => {
   });
 });
 
-describe.skipIf(unavailable("bwrap"))("the durable writes of one execution under bwrap (spawned held)", () => {
+describeNeeding("bwrap", "the durable writes of one execution under bwrap (spawned held)", () => {
   it("are two transactions: admitted with its start and `started` event before the command runs, ended", async () => {
     const b = await startBwrap();
     expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);

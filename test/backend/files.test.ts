@@ -4,15 +4,15 @@
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import type * as tarStream from "tar-stream";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tarOf } from "../support/archives.js";
+import { itNeeding } from "../support/requirements.js";
 import { sha256, treeOf, unpackInto } from "../support/trees.js";
-import { BWRAP, startTestBackend, type TestBackend, tempDir } from "./support.js";
+import { startTestBackend, type TestBackend, tempDir } from "./support.js";
 
 const FILES = "/api/v1/sandbox/default/files";
 let b: TestBackend;
@@ -228,7 +228,7 @@ describe("files of a sandbox", () => {
     expect(up.json).toMatchObject({ bytes: 20 * 1024 * 1024, sha256: hash.digest("hex") });
   });
 
-  it.skipIf(!BWRAP.available)("puts files where a bwrap sandbox's commands see them, and gets theirs", async () => {
+  itNeeding("bwrap", "puts files where a bwrap sandbox's commands see them, and gets theirs", async () => {
     await b.api("POST", "/api/v1/sandbox/create", { body: { name: "iso", isolation: "bwrap" } });
     const url = (q: string) => `http://localhost/api/v1/sandbox/iso/files?${q}`;
     const res = await request(url("path=script.sh&mode=0755"), {
@@ -248,7 +248,7 @@ describe("files of a sandbox", () => {
 describe("unpackTree on the user's disk", () => {
   it("refuses to write through a symlink already there", async () => {
     const dest = tempDir("sbx-unpack-");
-    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-outside-"));
+    const outside = tempDir("sbx-outside-");
     fs.symlinkSync(outside, path.join(dest, "link"));
     const tar = await tarOf([{ name: "link/evil", type: "file", data: "e" }]);
     await expect(unpackInto([tar], dest)).rejects.toMatchObject({ code: "through_symlink" });

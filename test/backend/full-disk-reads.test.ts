@@ -7,13 +7,14 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { backendsPerTest, EXECUTE, until, workspaceOf } from "./support.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest();
 
-describe.skipIf(!canMountTmpfs)("reads of an execution whose end is not stored yet (a full disk)", () => {
+describeNeeding("tmpfs", "reads of an execution whose end is not stored yet (a full disk)", () => {
   it("a list and a GET say the same", async (t) => {
     const fsys = smallTmpfs("24m");
     const b = await start({ eventFlushMs: 5 }, fsys.dir);

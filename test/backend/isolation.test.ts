@@ -8,7 +8,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   b64,
-  BWRAP,
   backendsPerTest,
   createDefaultSandbox,
   ISOLATIONS,
@@ -18,10 +17,11 @@ import {
   uniqueSleep,
   until,
 } from "./support.js";
+import { describeNeeding, itNeeding } from "../support/requirements.js";
 
 const EXECUTE = "/api/v1/sandbox/default/execute";
 
-describe.skipIf(!BWRAP.available)("a bwrap sandbox", () => {
+describeNeeding("bwrap", "a bwrap sandbox", () => {
   let b: TestBackend;
   const token = `sbx-escape-${process.pid}-${Date.now()}`;
   beforeAll(async () => {
@@ -40,8 +40,8 @@ describe.skipIf(!BWRAP.available)("a bwrap sandbox", () => {
     const res = await run(`${script}; touch /tmp/${token} /workspace/${token} && echo ok`);
     expect(res.stdout).toBe("ok\n");
     for (const d of targets) expect(fs.existsSync(path.join(d, token)), d).toBe(false);
-    // /tmp inside is its own: the host's /tmp did not get the file; the workspace did.
-    expect(fs.existsSync(path.join(os.tmpdir(), token))).toBe(false);
+    // /tmp inside is its own: the host's /tmp (and the run's TMPDIR) did not get the file; the workspace did.
+    for (const d of ["/tmp", os.tmpdir()]) expect(fs.existsSync(path.join(d, token)), d).toBe(false);
     const sandbox = (await b.api("GET", "/api/v1/sandbox/default")).json;
     expect(fs.existsSync(path.join(sandbox.host_workspace, token))).toBe(true);
   });
@@ -122,7 +122,7 @@ describe("the command environment", () => {
   });
 
   for (const isolation of ISOLATIONS) {
-    it.skipIf(isolation === "bwrap" && !BWRAP.available)(`holds nothing of the daemon's (${isolation})`, async () => {
+    itNeeding(isolation === "bwrap" ? ["bwrap"] : [], `holds nothing of the daemon's (${isolation})`, async () => {
       const b = await started();
       await createDefaultSandbox(b, isolation);
       const res = await b.api("POST", EXECUTE, { body: { command: ["env"], env: { MINE: "1" } } });
@@ -176,20 +176,17 @@ describe("where bwrap cannot run", () => {
     expect(auto.headers["sbx-warning"]).toContain("install bubblewrap");
   });
 
-  it.skipIf(!BWRAP.available)(
-    "refuses to run in a bwrap sandbox made by a backend that could, with the reason",
-    async () => {
-      const first = await started();
-      await createDefaultSandbox(first, "bwrap");
-      await first.stop();
-      const b = await started(noBwrap, first.dir);
-      const res = await b.api("POST", EXECUTE, { body: { command: ["true"] } });
-      expect(res.status).toBe(400);
-      expect(res.json.error.code).toBe("isolation_unavailable");
-      const shown = (await b.api("GET", "/api/v1/sandbox/default")).json;
-      expect(shown.driver).toMatchObject({ isolation: "bwrap", available: false });
-    },
-  );
+  itNeeding("bwrap", "refuses to run in a bwrap sandbox made by a backend that could, with the reason", async () => {
+    const first = await started();
+    await createDefaultSandbox(first, "bwrap");
+    await first.stop();
+    const b = await started(noBwrap, first.dir);
+    const res = await b.api("POST", EXECUTE, { body: { command: ["true"] } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe("isolation_unavailable");
+    const shown = (await b.api("GET", "/api/v1/sandbox/default")).json;
+    expect(shown.driver).toMatchObject({ isolation: "bwrap", available: false });
+  });
 });
 
 describe("who the daemon is, as the backend is told", () => {

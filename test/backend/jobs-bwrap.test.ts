@@ -4,8 +4,9 @@
 // with it (the sandbox's pid namespace); a crash leaves it interrupted.
 
 import fs from "node:fs";
-import { describe, expect, it } from "vitest";
-import { BWRAP, backendsPerTest, processesWithArg, type TestBackend, uniqueSleep, until } from "./support.js";
+import { expect, it } from "vitest";
+import { backendsPerTest, processesWithArg, type TestBackend, uniqueSleep, until } from "./support.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const JOBS = "/api/v1/sandbox/default/jobs";
 const started = backendsPerTest("bwrap");
@@ -32,7 +33,7 @@ async function ended(b: TestBackend, id: string): Promise<Json> {
 
 const text = (job: Json) => job.output.map((c: Json) => Buffer.from(c.data, "base64").toString()).join("");
 
-describe.skipIf(!BWRAP.available)("jobs in a bwrap sandbox", () => {
+describeNeeding("bwrap", "jobs in a bwrap sandbox", () => {
   it("see /workspace, a clean environment, and nothing else of the host", async () => {
     const b = await started();
     fs.writeFileSync(`${(await b.api("GET", "/api/v1/sandbox/default")).json.host_workspace}/input.txt`, "in\n");

@@ -44,7 +44,7 @@ const DRIVERS: Record<(typeof ISOLATIONS)[number], () => SandboxDriver> = {
 
 describe.each(ISOLATIONS)("ExecutionRunner on %s", (isolation) => {
   const skip = unavailable(isolation);
-  if (skip) {
+  if (skip !== null) {
     it.skip(skip, () => {});
     return;
   }

@@ -6,14 +6,15 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { expect, it } from "vitest";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { backendsPerTest, EXECUTE, until, workspaceOf } from "./support.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest();
 
-describe.skipIf(!canMountTmpfs)("a full disk under the backend (a small tmpfs, as root)", () => {
+describeNeeding("tmpfs", "a full disk under the backend (a small tmpfs, as root)", () => {
   it("an execution that ends while its log cannot be written is answered, never left pending, and stored later", async (t) => {
     const fsys = smallTmpfs("24m");
     const b = await start({ eventFlushMs: 5 }, fsys.dir);

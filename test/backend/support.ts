@@ -6,10 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
-import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
-import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { runMembers } from "../../src/backend/drivers/proc.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
+import { unmet } from "../support/requirements.js";
+import { atEndOfFile, tempDir as makeTempDir, removeDir } from "../support/temp.js";
+
+export { BWRAP } from "../support/requirements.js";
 
 /**
  * Command names of the live processes of a run recorded by its process group (an
@@ -19,9 +21,6 @@ export function groupMembers(pgid: number): string[] {
   return runMembers(pgid).map((p) => p.name);
 }
 
-/** Whether bwrap can run sandboxes on this machine (probed as the backend would). */
-export const BWRAP = new BwrapDriver({ host: daemonHost() }).probe();
-
 /**
  * The isolations the execution and process suites run under: none, and bwrap where
  * it can run (otherwise its suites are skipped, saying why).
@@ -29,9 +28,9 @@ export const BWRAP = new BwrapDriver({ host: daemonHost() }).probe();
 export const ISOLATIONS = ["none", "bwrap"] as const;
 export type TestIsolation = (typeof ISOLATIONS)[number];
 
-/** `describe.skipIf` argument and reason for an isolation this machine cannot run. */
-export function unavailable(isolation: TestIsolation): string | false {
-  return isolation === "bwrap" && !BWRAP.available ? `bwrap cannot run here: ${BWRAP.reason}` : false;
+/** The skip tag for an isolation this machine cannot run (../support/requirements.ts), or null. */
+export function unavailable(isolation: TestIsolation): string | null {
+  return isolation === "bwrap" ? unmet("bwrap") : null;
 }
 
 export interface Answer {
@@ -51,8 +50,9 @@ export interface CallOptions {
 
 export type Api = (method: string, urlPath: string, opts?: CallOptions) => Promise<Answer>;
 
+/** A fresh directory, removed when the test file ends (../support/temp.ts). */
 export function tempDir(prefix = "sbx-be-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 export function socketClient(socketPath: string): { api: Api; close(): Promise<void> } {
@@ -102,10 +102,21 @@ export function wireRecording(): { wireRecord?: string } {
   return dir ? { wireRecord: dir } : {};
 }
 
-export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir = tempDir()): Promise<TestBackend> {
+/**
+ * A backend in `dir` (by default a fresh one). Whatever the test does not stop itself is
+ * stopped when the test file ends, and the directory it made is then removed; a
+ * directory passed in (a restart) belongs to whoever made it.
+ */
+export async function startTestBackend(opts: Partial<BackendOptions> = {}, given?: string): Promise<TestBackend> {
+  const dir = given ?? fs.mkdtempSync(path.join(os.tmpdir(), "sbx-be-"));
   const dataDir = path.join(dir, "data");
   const socketPath = path.join(dir, "run", "sbx.sock");
   const logs: string[] = [];
+  let backend: TestBackend | undefined;
+  atEndOfFile(async () => {
+    await backend?.stop();
+    if (given === undefined) removeDir(dir);
+  });
   const handle = await startBackend({
     dataDir,
     socketPath,
@@ -116,7 +127,7 @@ export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir =
   });
   const client = socketClient(socketPath);
   let stopped = false;
-  return {
+  backend = {
     dir,
     dataDir,
     socketPath,
@@ -131,6 +142,7 @@ export async function startTestBackend(opts: Partial<BackendOptions> = {}, dir =
       await client.close().catch(() => {});
     },
   };
+  return backend;
 }
 
 /**
@@ -209,7 +221,7 @@ export function seenFrom(isolation: TestIsolation, workspace: string): (hostPath
 export function describeIsolations(name: string, suite: (isolation: TestIsolation) => void): void {
   describe.each(ISOLATIONS)(`${name} (%s)`, (isolation) => {
     const skip = unavailable(isolation);
-    if (skip) {
+    if (skip !== null) {
       it.skip(skip, () => {});
       return;
     }

@@ -5,11 +5,12 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { type LocalHome, localHome } from "../support/in-process.js";
-import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { until } from "../support/wait.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -26,7 +27,7 @@ async function homeOnFullDisk(): Promise<{ local: LocalHome; workspace: string; 
   return { local, workspace: shown.doc.host_workspace, filler: fillUntilFree(fsys.dir) };
 }
 
-describe.skipIf(!canMountTmpfs)("a backend whose disk is full (a small tmpfs, as root)", () => {
+describeNeeding("tmpfs", "a backend whose disk is full (a small tmpfs, as root)", () => {
   it.for([
     { verb: "exec", args: (m: string) => ["exec", "--json", "--", "touch", m] },
     { verb: "process start", args: (m: string) => ["process", "start", "--json", "--", "touch", m] },

@@ -4,23 +4,17 @@
 // server on this machine's non-loopback address, so a request that got through
 // would be seen.
 
-import os from "node:os";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { makeHome, removeHome } from "../support/cli.js";
 import { runMain } from "../support/in-process.js";
 import { behaviours, type MisbehavingServer, startMisbehavingServer } from "../support/misbehaving-server.js";
-
-/** An IPv4 address of this machine that is not loopback, or null. */
-const ADDRESS =
-  Object.values(os.networkInterfaces())
-    .flat()
-    .find((a) => a !== undefined && !a.internal && a.family === "IPv4")?.address ?? null;
+import { ADDRESS, describeNeeding } from "../support/requirements.js";
 
 const KEY = "sk-insecure-test-key-0123456789";
 let server: MisbehavingServer;
 let home: string;
 
-describe.skipIf(ADDRESS === null)("an API key over plain http:// (this machine has no non-loopback address)", () => {
+describeNeeding("address", "an API key over plain http:// to this machine's non-loopback address", () => {
   beforeAll(async () => {
     server = await startMisbehavingServer(behaviours.succeeded(), ADDRESS!);
   });

@@ -17,6 +17,7 @@ import {
   refusedPort,
   startMisbehavingServer,
 } from "../support/misbehaving-server.js";
+import { itNeeding } from "../support/requirements.js";
 
 let home: string;
 let server: MisbehavingServer;
@@ -120,7 +121,8 @@ describe("a state directory others could tamper with", () => {
     expect((await sbx(["profile", "list"])).code).toBe(74);
   });
 
-  it.skipIf(process.getuid?.() !== 0)(
+  itNeeding(
+    "root",
     "owned by another user (chown as root): refused for every command that reads or writes it",
     async () => {
       fs.chownSync(home, 12345, 12345);
@@ -141,7 +143,8 @@ describe("a state directory others could tamper with", () => {
     },
   );
 
-  it.skipIf(process.getuid?.() !== 0)(
+  itNeeding(
+    "root",
     "reached through a symlink another user owns (lchown as root), as SBX_HOME or on its way: refused with 74",
     async (t) => {
       const links = makeHome("sbx-links-");

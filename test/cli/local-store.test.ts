@@ -14,8 +14,9 @@ import { type LocalHome, localHome, runMain, runMainJson, startMain } from "../s
 import { behaviours, startMisbehavingServer } from "../support/misbehaving-server.js";
 import { connectionsTo } from "../support/sockets.js";
 import { holdStoreLock } from "../support/store-holder.js";
-import { canMountTmpfs, fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { until } from "../support/wait.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const STACK = /^\s+at /m;
 
@@ -77,7 +78,7 @@ describe("a receipt store another process holds", () => {
   });
 });
 
-describe.skipIf(!canMountTmpfs)("a full disk under SBX_HOME (a small tmpfs, as root)", () => {
+describeNeeding("tmpfs", "a full disk under SBX_HOME (a small tmpfs, as root)", () => {
   // The backend lives elsewhere: only the receipt store is short of space.
   let daemon: LocalHome;
   let daemonHome: string;

@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { BackendHandle } from "../../src/backend/http/server.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
-import { BWRAP } from "../backend/support.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { startHomeBackend } from "../support/home-backend.js";
+import { describeNeeding } from "../support/requirements.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -63,7 +63,7 @@ describe("where bwrap cannot run", () => {
   });
 });
 
-describe.skipIf(!BWRAP.available)("where bwrap runs", () => {
+describeNeeding("bwrap", "where bwrap runs", () => {
   it("creates isolated sandboxes without a warning, network off unless asked", async () => {
     const sbx = await withBackend();
     const created = await sbx(["sandbox", "create", "iso", "--json"]);

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ERRORS } from "../../src/protocol/errors.js";
 import { ROUTE_NAMES } from "../../src/protocol/routes.js";
 import { REPO_ROOT } from "../support/cli.js";
+import { describeNeeding } from "../support/requirements.js";
 import { readExchanges, type TrafficReport, validateTraffic } from "../support/wire-validator.js";
 
 const dir = process.env.SBX_WIRE_RECORD;
@@ -27,27 +28,31 @@ function summary(report: TrafficReport): string {
   ].join("\n");
 }
 
-describe.skipIf(!dir)("the recorded traffic (SBX_WIRE_RECORD; npm run test:contract records and checks it)", () => {
-  let report: TrafficReport;
-  beforeAll(async () => {
-    report = await validateTraffic(document, readExchanges(dir!));
-    const text = summary(report);
-    fs.writeFileSync(path.join(dir!, "..", "contract-report.txt"), `${text}\n`);
-    console.log(text);
-  });
+describeNeeding(
+  "traffic",
+  "the recorded traffic (SBX_WIRE_RECORD; npm run test:contract records and checks it)",
+  () => {
+    let report: TrafficReport;
+    beforeAll(async () => {
+      report = await validateTraffic(document, readExchanges(dir!));
+      const text = summary(report);
+      fs.writeFileSync(path.join(dir!, "..", "contract-report.txt"), `${text}\n`);
+      console.log(text);
+    });
 
-  it("matches the OpenAPI document, request by request and answer by answer, events included", () => {
-    expect(report.violations.slice(0, 40)).toEqual([]);
-  });
+    it("matches the OpenAPI document, request by request and answer by answer, events included", () => {
+      expect(report.violations.slice(0, 40)).toEqual([]);
+    });
 
-  it("has every route answered successfully at least once", () => {
-    const answered = ROUTE_NAMES.filter((name) =>
-      [...report.pairs.keys()].some((p) => /^[^ ]+ 2\d\d$/.test(p) && p.startsWith(`${name} `)),
-    );
-    expect(ROUTE_NAMES.filter((name) => !answered.includes(name))).toEqual([]);
-  });
+    it("has every route answered successfully at least once", () => {
+      const answered = ROUTE_NAMES.filter((name) =>
+        [...report.pairs.keys()].some((p) => /^[^ ]+ 2\d\d$/.test(p) && p.startsWith(`${name} `)),
+      );
+      expect(ROUTE_NAMES.filter((name) => !answered.includes(name))).toEqual([]);
+    });
 
-  it("exercises every error code the document lists at least once", () => {
-    expect(Object.keys(ERRORS).filter((code) => !report.codes.has(code))).toEqual([]);
-  });
-});
+    it("exercises every error code the document lists at least once", () => {
+      expect(Object.keys(ERRORS).filter((code) => !report.codes.has(code))).toEqual([]);
+    });
+  },
+);

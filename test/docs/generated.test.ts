@@ -14,6 +14,8 @@ import { MAN_SECTIONS, roffEscape } from "../../src/cli/docs/manpage.js";
 import { allCommands, describeProgram } from "../../src/cli/docs/tree.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
+import { tempDir } from "../support/temp.js";
+import { itNeeding } from "../support/requirements.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const program = docsProgram();
@@ -25,12 +27,8 @@ const fishScript = files[COMPLETION_FILES.fish]!;
 const commands = allCommands(describeProgram(program));
 const paths = commands.map((c) => c.path.join(" "));
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-docs-"));
+const tmp = tempDir("sbx-docs-");
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-function installed(tool: string): boolean {
-  return spawnSync(tool, ["--version"], { stdio: "ignore" }).error === undefined;
-}
 
 /** A stand-in `sbx` on PATH whose `receipts list` prints piped TSV, as the real one does. */
 function fakeSbxBin(): string {
@@ -144,8 +142,7 @@ describe("man page", () => {
     expect(man).not.toMatch(/\n\n/);
   });
 
-  it("renders with groff -man -ww without a warning", (ctx) => {
-    if (!installed("groff")) ctx.skip("groff is not installed: install groff-base to check the man page renders");
+  itNeeding("groff", "renders with groff -man -ww without a warning", () => {
     const r = spawnSync("groff", ["-man", "-ww", "-z"], { input: man, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
@@ -236,8 +233,7 @@ describe("completions", () => {
     expect(optionsBefore).toEqual(["--client-timeout"]);
   });
 
-  it("zsh: the #compdef file parses", (ctx) => {
-    if (!installed("zsh")) ctx.skip("zsh is not installed");
+  itNeeding("zsh", "zsh: the #compdef file parses", () => {
     expect(zshScript.startsWith("#compdef sbx\n")).toBe(true);
     const file = path.join(tmp, "_sbx");
     fs.writeFileSync(file, zshScript);
@@ -246,8 +242,7 @@ describe("completions", () => {
     expect(r.status).toBe(0);
   });
 
-  it("fish: parses, and completes subcommands and receipt ids", (ctx) => {
-    if (!installed("fish")) ctx.skip("fish is not installed");
+  itNeeding("fish", "fish: parses, and completes subcommands and receipt ids", () => {
     const file = path.join(tmp, "sbx.fish");
     fs.writeFileSync(file, fishScript);
     expect(spawnSync("fish", ["--no-config", "-n", file], { encoding: "utf8" }).stderr).toBe("");

@@ -6,11 +6,12 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildReleaseBinary } from "../support/binary.js";
 import { makeHome, removeHome, sbxEnv } from "../support/cli.js";
+import { describeNeeding } from "../support/requirements.js";
 
-describe.skipIf(!canBuildBinary)("the Bun-compiled binary", () => {
+describeNeeding("binary", "the Bun-compiled binary", () => {
   let home: string;
   let binary: string;
   const run = (args: string[]) => {

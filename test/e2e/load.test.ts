@@ -4,25 +4,27 @@
 // while it waited), and exits 0 with a correct receipt.
 
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { socketClient } from "../backend/support.js";
-import { buildReleaseBinary, canBuildBinary } from "../support/binary.js";
+import { buildReleaseBinary } from "../support/binary.js";
 import { collect, makeHome, receiptsDbOf, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 import { runMainJson } from "../support/in-process.js";
 import { connectionsTo } from "../support/sockets.js";
+import { itNeeding, meets, type Need } from "../support/requirements.js";
 import { holdStoreLock } from "../support/store-holder.js";
 import { until } from "../support/wait.js";
 
 const N = 64;
 
-const runtimes: Array<[string, boolean]> = [
-  ["node bin/sbx", true],
-  ["the release binary", canBuildBinary],
+const runtimes: Array<[string, Need[]]> = [
+  ["node bin/sbx", []],
+  ["the release binary", ["binary"]],
 ];
 
-describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name, available) => {
+describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name, needs) => {
+  const available = meets(...needs);
   let home: string;
   let bin: string | undefined;
   beforeAll(async () => {
@@ -39,7 +41,8 @@ describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name
     removeHome(home);
   });
 
-  it.skipIf(!available)(
+  itNeeding(
+    needs,
     `${N} at once, the store held meanwhile: ${N}/${N} exit 0 with correct receipts`,
     async () => {
       const holder = await holdStoreLock(receiptsDbOf(home));

@@ -155,7 +155,8 @@ describe("what a command reads of the Node bundle (node bin/sbx)", () => {
   const BUNDLE = path.join(DIST, "node", "entry.cjs");
   const chunks = (got: Loaded) => got.own.filter((f) => f.startsWith(`node${path.sep}`));
 
-  it.skipIf(!fs.existsSync(BUNDLE))("a warm exec reads a dozen or so chunks, --version fewer", () => {
+  // The global setup builds the bundle (test/support/global-setup.ts): never skipped.
+  it("a warm exec reads a dozen or so chunks, --version fewer", () => {
     // Node costs about 0.4 ms per file it loads (as ESM; less as CommonJS): code three or more chunks share
     // is one common chunk (scripts/bundle-node.mjs), where a split by the exact set of
     // commands using each module had a warm exec read 44.
@@ -175,7 +176,7 @@ describe("what a command reads of the Node bundle (node bin/sbx)", () => {
     expect(exec.own.filter((f) => /^node\/daemon-(?!launcher)/.test(f))).toEqual([]);
   });
 
-  it.skipIf(!fs.existsSync(BUNDLE))("node bin/sbx runs CommonJS: Node's ESM loader is not started", () => {
+  it("node bin/sbx runs CommonJS: Node's ESM loader is not started", () => {
     const out = path.join(home, "builtins.txt");
     const dump = path.join(home, "dump-builtins.cjs");
     fs.writeFileSync(

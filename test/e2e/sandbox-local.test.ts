@@ -6,15 +6,12 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
-import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 import { runMain } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
+import { itNeeding } from "../support/requirements.js";
 import { until } from "../support/wait.js";
-
-const BWRAP = new BwrapDriver({ host: daemonHost() }).probe();
 
 function daemonPid(home: string): number {
   return Number(fs.readFileSync(path.join(home, "daemon", "daemon.pid"), "utf8").trim());
@@ -42,7 +39,7 @@ describe("the local daemon", () => {
     for (const value of Object.values(secrets)) expect(probe.stdout).not.toContain(value);
   });
 
-  it.skipIf(!BWRAP.available)("runs bwrap sandboxes with SBX_HOME reached through a symlink", async (t) => {
+  itNeeding("bwrap", "runs bwrap sandboxes with SBX_HOME reached through a symlink", async (t) => {
     const real = makeHome("sbx-e2e-real-");
     const links = makeHome("sbx-e2e-links-");
     const home = path.join(links, "home");
@@ -63,7 +60,7 @@ describe("the local daemon", () => {
     expect(fs.readFileSync(path.join(sandbox.host_workspace, "here.txt"), "utf8")).toBe("made\n");
   });
 
-  it.skipIf(!BWRAP.available)("killed with SIGKILL leaves no process of a sandbox running", async (t) => {
+  itNeeding("bwrap", "killed with SIGKILL leaves no process of a sandbox running", async (t) => {
     const home = makeHome("sbx-e2e-kill-");
     t.onTestFinished(async () => {
       await stopDaemon(home);

@@ -6,11 +6,11 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
+import { describeNeeding, SCRIPT } from "../support/requirements.js";
 
-const SCRIPT = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-describe.skipIf(SCRIPT === undefined)("on a terminal (through script(1); skipped where it is missing)", () => {
+describeNeeding("script", "on a terminal (through script(1))", () => {
   let home: string;
   beforeAll(() => {
     home = makeHome("sbx-tty-");

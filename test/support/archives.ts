@@ -2,9 +2,9 @@
 // entry by entry, and a host file whose mode, mtime and link count must not change.
 
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import * as tarStream from "tar-stream";
+import { tempDir } from "./temp.js";
 
 /** A tar stream of exactly these entries (tar-stream directly, to craft hostile ones). */
 export async function tarOf(entries: Array<tarStream.Headers & { data?: string | Buffer }>): Promise<Buffer> {
@@ -26,7 +26,7 @@ export async function tarOf(entries: Array<tarStream.Headers & { data?: string |
 
 /** A host file with a known mode and mtime, and how it stands now. */
 export function victimFile(): { file: string; now: () => { mode: string; mtime: number; nlink: number } } {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sbx-victim-")), "victim");
+  const file = path.join(tempDir("sbx-victim-"), "victim");
   fs.writeFileSync(file, "host file\n");
   fs.chmodSync(file, 0o640);
   fs.utimesSync(file, new Date("2001-02-03T04:05:06Z"), new Date("2001-02-03T04:05:06Z"));

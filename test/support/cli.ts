@@ -5,9 +5,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { REPO_ROOT } from "./repo.js";
+import { removeDir, tempDir } from "./temp.js";
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export { REPO_ROOT };
 export const SBX_BIN = path.join(REPO_ROOT, "bin", "sbx");
 /**
  * SBX_TEST_BINARY=PATH: every spawned sbx is that executable (the release binary)
@@ -162,13 +163,17 @@ export async function runSbxJson<T = unknown>(
   return { result, doc };
 }
 
-/** A fresh private SBX_HOME; remove it with removeHome. */
+/**
+ * A fresh private SBX_HOME, removed when the test file ends; removeHome removes it
+ * sooner. A daemon started there must be stopped by the test (daemon.ts, stopDaemon):
+ * removing its home does not end it.
+ */
 export function makeHome(prefix = "sbx-test-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 export function removeHome(home: string): void {
-  fs.rmSync(home, { recursive: true, force: true });
+  removeDir(home);
 }
 
 /** Non-empty lines of a text. */

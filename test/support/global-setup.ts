@@ -1,11 +1,15 @@
-// Vitest global setup: the end-to-end tests spawn bin/sbx, which runs dist/. A build
-// older than its sources would test code that no longer exists, so dist/ is rebuilt
-// (tsc -p tsconfig.build.json, then the Node bundle, as npm run build does) whenever a source file is newer than what it compiles to.
+// Vitest global setup. First, the end-to-end tests spawn bin/sbx, which runs dist/. A
+// build older than its sources would test code that no longer exists, so dist/ is
+// rebuilt (tsc -p tsconfig.build.json, then the Node bundle, as npm run build does)
+// whenever a source file is newer than what it compiles to. Then the run gets its own
+// temporary directory and cgroup (run-scope.ts); at the end, the run fails if anything
+// of it is left there (docs/testing.md, "Nothing left behind").
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "./cli.js";
+import { REPO_ROOT } from "./repo.js";
+import { beginRun, endRun, leftoverReport } from "./run-scope.js";
 
 const SRC = path.join(REPO_ROOT, "src");
 const DIST = path.join(REPO_ROOT, "dist");
@@ -61,7 +65,23 @@ function takeLock(): boolean {
   }
 }
 
-export default async function rebuildStaleDist(): Promise<void> {
+/** SBX_TEST_LEFTOVERS=FILE: the report is also written there (.ci/run reads it for its summary). */
+const LEFTOVERS_FILE = process.env.SBX_TEST_LEFTOVERS || undefined;
+
+export default async function setup(): Promise<() => Promise<void>> {
+  await rebuildStaleDist();
+  const run = beginRun();
+  return async () => {
+    const report = leftoverReport(run, await endRun(run));
+    if (LEFTOVERS_FILE !== undefined) fs.writeFileSync(LEFTOVERS_FILE, report ?? "");
+    if (report === null) return;
+    process.stderr.write(`\n${report}\n`);
+    // A throw here is only logged by vitest: the exit code says it.
+    process.exitCode = 1;
+  };
+}
+
+async function rebuildStaleDist(): Promise<void> {
   for (;;) {
     const reason = staleReason();
     if (reason === null) return;

@@ -4,20 +4,24 @@ import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { atEndOfFile } from "./temp.js";
 
-export const canMountTmpfs = process.getuid?.() === 0 && spawnSync("mount", ["--version"]).status === 0;
-
-/** Mounts a tmpfs of `size` (e.g. "2m") on a fresh private directory; cleanup unmounts and removes it. */
+/**
+ * Mounts a tmpfs of `size` (e.g. "2m") on a fresh private directory; cleanup unmounts
+ * and removes it, and runs by itself when the test file that mounted it ends.
+ */
 export function smallTmpfs(size: string): { dir: string; cleanup(): void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-tmpfs-"));
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir]);
-  return {
-    dir,
-    cleanup: () => {
-      spawnSync("umount", ["-l", dir]);
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
+  let mounted = false;
+  const cleanup = () => {
+    if (mounted) spawnSync("umount", ["-l", dir]);
+    mounted = false;
+    fs.rmSync(dir, { recursive: true, force: true });
   };
+  atEndOfFile(cleanup);
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir]);
+  mounted = true;
+  return { dir, cleanup };
 }
 
 /** Fills a file system until only `leave` bytes are free; returns the filler's path. */

@@ -2,12 +2,12 @@
 
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/common/errors.js";
 import { parseApiUrl, resolveEndpoint } from "../../src/client/endpoint.js";
 import { ConfigStore } from "../../src/config/config.js";
 import { resolvePaths } from "../../src/config/paths.js";
+import { tempDir } from "../support/temp.js";
 
 const homes: string[] = [];
 afterEach(() => {
@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 function setup() {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-ep-"));
+  const home = tempDir("sbx-ep-");
   homes.push(home);
   const env = { SBX_HOME: home };
   const paths = resolvePaths(env);
@@ -72,7 +72,7 @@ describe("resolveEndpoint", () => {
     expect(
       resolveEndpoint({}, { ...env, SBX_API_URL: "https://staging.example:8443/api/v1" }, config, paths),
     ).toMatchObject({ profile: "staging", apiKey: "key-staging" });
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-ep-"));
+    const home = tempDir("sbx-ep-");
     homes.push(home);
     const localPaths = resolvePaths({ SBX_HOME: home });
     const elsewhere = resolveEndpoint(
@@ -85,7 +85,7 @@ describe("resolveEndpoint", () => {
   });
 
   it("defaults to the local profile on the daemon's socket, started on demand", () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-ep-"));
+    const home = tempDir("sbx-ep-");
     homes.push(home);
     const paths = resolvePaths({ SBX_HOME: home });
     const ep = resolveEndpoint({}, { SBX_HOME: home }, new ConfigStore(paths), paths);

@@ -6,7 +6,6 @@
 
 import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BackendError } from "../../src/common/errors.js";
@@ -14,6 +13,7 @@ import { parseApiUrl } from "../../src/client/endpoint.js";
 import { HttpClient } from "../../src/client/http.js";
 import { StartingLocalDaemon } from "../../src/cli/local-start.js";
 import { classifyObservation } from "../../src/receipts/classify.js";
+import { tempDir } from "../support/temp.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -33,7 +33,7 @@ function clientFor(socketPath: string): HttpClient {
 }
 
 function socketPath(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-nl-"));
+  const dir = tempDir("sbx-nl-");
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   return path.join(dir, "daemon.sock");
 }

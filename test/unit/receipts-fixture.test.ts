@@ -2,11 +2,11 @@
 // today's code (migrations are forward-only; a fixture per released schema).
 
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { receiptDocument } from "../../src/receipts/document.js";
 import { ReceiptStore } from "../../src/receipts/store.js";
+import { tempDir } from "../support/temp.js";
 
 const FIXTURE = path.join(import.meta.dirname, "..", "fixtures", "receipts-v1.db");
 const dirs: string[] = [];
@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 function copyOfFixture(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-fixture-"));
+  const dir = tempDir("sbx-fixture-");
   dirs.push(dir);
   const file = path.join(dir, "receipts.db");
   fs.copyFileSync(FIXTURE, file);
@@ -57,7 +57,7 @@ describe("receipts.db of schema 2", () => {
   const FIXTURE_V2 = path.join(import.meta.dirname, "..", "fixtures", "receipts-v2.db");
 
   it("reads a process start's process id and a submission's request id in their own fields, and no profile as null", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-fixture-"));
+    const dir = tempDir("sbx-fixture-");
     dirs.push(dir);
     const file = path.join(dir, "receipts.db");
     fs.copyFileSync(FIXTURE_V2, file);

@@ -2,7 +2,6 @@
 
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Classified, classifyObservation, type Observed } from "../../src/receipts/classify.js";
@@ -11,6 +10,7 @@ import { receiptDocument } from "../../src/receipts/document.js";
 import { AmbiguousReceipt, ReceiptNotFound } from "../../src/receipts/errors.js";
 import { type NewReceipt, ReceiptStore } from "../../src/receipts/store.js";
 import { executionRecord } from "../support/misbehaving-server.js";
+import { tempDir } from "../support/temp.js";
 
 let dir: string;
 let file: string;
@@ -23,7 +23,7 @@ function openStore(): ReceiptStore {
 }
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-store-"));
+  dir = tempDir("sbx-store-");
   file = path.join(dir, "receipts.db");
 });
 

@@ -1,0 +1,84 @@
+// What some tests need from the machine, and the one way a test says it was skipped
+// for lack of it: its name ends with "[skipped: needs NEED — why]". .ci/run reads that
+// tag and fails on any skip its machine does not expect (docs/testing.md, "Skips").
+// Never skip with a bare `it.skip`/`skipIf` or `ctx.skip()`: CI counts such a skip as
+// unexpected wherever it happens.
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import { describe, it, type TestFunction } from "vitest";
+import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { daemonHost } from "../../src/backend/drivers/driver.js";
+import { canBuildBinary } from "./binary.js";
+
+const isRoot = process.getuid?.() === 0;
+const hasTool = (tool: string, args = ["--version"]) => spawnSync(tool, args, { stdio: "ignore" }).error === undefined;
+const bwrap = new BwrapDriver({ host: daemonHost() }).probe();
+/** bwrap's probe on this machine, as the backend makes it. */
+export const BWRAP = bwrap;
+const script = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
+/** An IPv4 address of this machine that is not loopback, or null. */
+export const ADDRESS =
+  Object.values(os.networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && !a.internal && a.family === "IPv4")?.address ?? null;
+
+/** Each need: whether this machine meets it, and why not. */
+const NEEDS = {
+  /** bwrap sandboxes can run here (probed with the backend's own arguments). */
+  bwrap: { met: bwrap.available, why: `bwrap cannot run here: ${bwrap.reason}` },
+  /** Running as root (the attacks and host checks that only root can make or fail). */
+  root: { met: isRoot, why: "not running as root" },
+  /** A small tmpfs can be mounted (root, mount(8)): a real full disk. */
+  tmpfs: {
+    met: isRoot && hasTool("mount"),
+    why: isRoot ? "mount(8) is missing" : "mounting a tmpfs needs root",
+  },
+  /** A non-loopback IPv4 address (a "remote" server on this machine). */
+  address: { met: ADDRESS !== null, why: "this machine has no non-loopback IPv4 address" },
+  /** script(1) gives a command a pseudo-terminal. */
+  script: { met: script !== undefined, why: "script(1) is missing (util-linux)" },
+  groff: { met: hasTool("groff"), why: "groff is not installed (groff-base)" },
+  zsh: { met: hasTool("zsh"), why: "zsh is not installed" },
+  fish: { met: hasTool("fish"), why: "fish is not installed" },
+  /** GNU time (/usr/bin/time -f %M): a finished process's peak resident memory. */
+  time: { met: fs.existsSync("/usr/bin/time"), why: "GNU time is not installed (/usr/bin/time, Debian package time)" },
+  /** Recorded traffic to check (SBX_WIRE_RECORD=DIR npm test; npm run test:contract records it first). */
+  traffic: {
+    met: Boolean(process.env.SBX_WIRE_RECORD),
+    why: "no recorded traffic: SBX_WIRE_RECORD is not set (npm run test:contract records it first)",
+  },
+  /** The release binary can be built (Bun from node_modules) or was given (SBX_TEST_BINARY). */
+  binary: { met: canBuildBinary, why: "no Bun in node_modules to build the release binary" },
+} as const;
+
+export type Need = keyof typeof NEEDS;
+
+/** script(1)'s path (where NEEDS.script is met). */
+export const SCRIPT = script;
+
+/** Whether every need is met here. */
+export function meets(...needs: Need[]): boolean {
+  return needs.every((n) => NEEDS[n].met);
+}
+
+/** The skip tag for the first need not met here ("[skipped: needs bwrap — …]"), or null. */
+export function unmet(...needs: Need[]): string | null {
+  const missing = needs.find((n) => !NEEDS[n].met);
+  return missing === undefined ? null : `[skipped: needs ${missing} — ${NEEDS[missing].why}]`;
+}
+
+/** A describe block that runs where its needs are met; elsewhere one skipped test says which and why. */
+export function describeNeeding(needs: Need | Need[], name: string, suite: () => void): void {
+  const tag = unmet(...[needs].flat());
+  if (tag === null) describe(name, suite);
+  else describe(name, () => it.skip(tag, () => {}));
+}
+
+/** A test that runs where its needs are met; elsewhere it is skipped, its name saying which and why. */
+export function itNeeding(needs: Need | Need[], name: string, fn: TestFunction, timeoutMs?: number): void {
+  const tag = unmet(...[needs].flat());
+  if (tag === null) it(name, fn, timeoutMs);
+  else it.skip(`${name} ${tag}`, () => {});
+}
