@@ -1,120 +1,191 @@
-// What the backend writes for one execution. On `none`: the row (pending) before the
-// spawn; the record's start with the `started` event in one transaction after it. On
-// bwrap, whose runs are spawned held (nothing runs before bwrap reads its options): the
-// row, the start and the `started` event in one transaction before the command may
-// run. Then the end with `exit` and `end` in one transaction. Each is an fsync'd
-// commit, so their number is most of what a warm exec costs the daemon
-// (BENCHMARKS.md). Output files are synced at the end only when something was written.
+// What the backend writes for one execution, counted as the disk has it: commits in
+// backend.db's write-ahead log (test/support/sqlite-wal.ts). On `none`: the row
+// (pending) before the spawn; the record's start with the `started` event in one
+// transaction after it. On bwrap, whose runs are spawned held (nothing runs before
+// bwrap reads its options): the row, the start and the `started` event in one
+// transaction before the command may run. Then the end with `exit` and `end` in one
+// transaction. Each is an fsync'd commit, so their number is most of what a warm exec
+// costs the daemon (BENCHMARKS.md). And what a full disk (a real small tmpfs) does to
+// those writes. Output files are synced at the end only when something was written.
 
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { BackendStore } from "../../src/backend/store/db.js";
+import { describe, expect, it, vi } from "vitest";
+import { EventLog } from "../../src/backend/executions/events.js";
 import { OutputFiles } from "../../src/backend/executions/output-files.js";
+import { BackendStore, type ExecutionEnd } from "../../src/backend/store/db.js";
+import type { ExitEventData } from "../../src/protocol/types.js";
+import { uniqueSleep } from "../support/processes.js";
 import { describeNeeding } from "../support/requirements.js";
-import { backendsPerTest, EXECUTE, groupAlive, tempDir, until, workspaceOf } from "./support.js";
+import { commitsDuring } from "../support/sqlite-wal.js";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
+import { backendsPerTest, EXECUTE, type TestBackend, tempDir, until, workspaceOf } from "./support.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest("none");
 const startBwrap = backendsPerTest("bwrap");
 
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-async function eventTypes(b: Awaited<ReturnType<typeof start>>, id: string): Promise<string[]> {
+async function eventTypes(b: TestBackend, id: string): Promise<string[]> {
   const page = (await b.api("GET", `${EXECUTIONS}/${id}/events?limit=100`)).json;
   return (page.events as Array<{ sequence: number; type: string }>).map((e) => `${e.sequence}:${e.type}`);
 }
 
+/** The live processes whose command line holds `token` (bwrap's own included): a unique token finds only this test's. */
+function carrying(token: string): number[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((name) => {
+      if (!/^\d+$/.test(name)) return false;
+      try {
+        return fs.readFileSync(`/proc/${name}/cmdline`, "utf8").includes(token);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 describe("the durable writes of one execution", () => {
-  it("are three transactions: admitted before the spawn, started (record and event) after it, ended", async () => {
+  it("are three commits on none: admitted before the spawn, started (record and event) after it, ended", async () => {
     const b = await start();
+    const db = path.join(b.dataDir, "backend.db");
     // The sandbox exists and the statements are prepared: only the execution's own writes are counted.
     expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
 
-    const transactions = vi.spyOn(BackendStore.prototype, "transaction");
-    const answer = await b.api("POST", EXECUTE, { body: { command: ["true"] } });
-    expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ outcome: "succeeded", exit_code: 0 });
-    expect(transactions).toHaveBeenCalledTimes(3);
-    transactions.mockRestore();
-
-    const record = (await b.api("GET", `${EXECUTIONS}/${answer.json.execution_id}`)).json;
-    expect(record.started_at).toEqual(expect.any(String));
-    expect(await eventTypes(b, answer.json.execution_id)).toEqual(["1:started", "2:exit", "3:end"]);
-  });
-
-  it("a start that cannot be stored at once is stored later, in order, before the end", async () => {
-    const b = await start();
-    expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
-    // The start's commit fails once (as on a full disk); the event log keeps the batch and retries it.
-    vi.spyOn(BackendStore.prototype, "markExecutionStarted").mockImplementationOnce(() => {
-      throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+    let answer: Awaited<ReturnType<TestBackend["api"]>> | undefined;
+    const commits = await commitsDuring(db, async () => {
+      answer = await b.api("POST", EXECUTE, { body: { command: ["true"] } });
     });
-    const answer = await b.api("POST", EXECUTE, { body: { command: ["sh", "-c", "echo hi"] } });
-    expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ outcome: "succeeded", stdout: "hi\n" });
-    expect(b.logs.join("\n")).toContain("could not record its start yet");
-    const id = answer.json.execution_id as string;
-    const record = await until(
-      async () => {
-        const r = (await b.api("GET", `${EXECUTIONS}/${id}`)).json;
-        return r.started_at !== null && r.record_pending === false ? r : undefined;
-      },
-      10_000,
-      "the start and the end to be stored",
-    );
-    expect(record).toMatchObject({ outcome: "succeeded", stdout: "hi\n" });
-    const types = await eventTypes(b, id);
+    expect(answer!.json).toMatchObject({ outcome: "succeeded", exit_code: 0 });
+    expect(commits).toBe(3);
+    const record = (await b.api("GET", `${EXECUTIONS}/${answer!.json.execution_id}`)).json;
+    expect(record.started_at).toEqual(expect.any(String));
+    expect(await eventTypes(b, answer!.json.execution_id)).toEqual(["1:started", "2:exit", "3:end"]);
+  });
+});
+
+describeNeeding("bwrap", "the durable writes of one execution under bwrap (spawned held)", () => {
+  it("are two commits: admitted with its start and `started` event before the command runs, ended", async () => {
+    const b = await startBwrap();
+    const db = path.join(b.dataDir, "backend.db");
+    expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
+
+    let answer: Awaited<ReturnType<TestBackend["api"]>> | undefined;
+    const commits = await commitsDuring(db, async () => {
+      answer = await b.api("POST", EXECUTE, { body: { command: ["sh", "-c", "echo hi; exit 3"] } });
+    });
+    expect(answer!.json).toMatchObject({ outcome: "failed", exit_code: 3, stdout: "hi\n" });
+    expect(commits).toBe(2);
+    const record = (await b.api("GET", `${EXECUTIONS}/${answer!.json.execution_id}`)).json;
+    expect(record.started_at).toEqual(expect.any(String));
+    // Admitted before it started, though its row was written after the (held) spawn.
+    expect(Date.parse(record.created_at)).toBeLessThanOrEqual(Date.parse(record.started_at));
+    const types = await eventTypes(b, answer!.json.execution_id);
     expect(types[0]).toBe("1:started");
     expect(types.slice(-2).map((t) => t.split(":")[1])).toEqual(["exit", "end"]);
   });
 });
 
-describeNeeding("bwrap", "the durable writes of one execution under bwrap (spawned held)", () => {
-  it("are two transactions: admitted with its start and `started` event before the command runs, ended", async () => {
-    const b = await startBwrap();
-    expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
-
-    const transactions = vi.spyOn(BackendStore.prototype, "transaction");
-    const answer = await b.api("POST", EXECUTE, { body: { command: ["sh", "-c", "echo hi; exit 3"] } });
-    expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ outcome: "failed", exit_code: 3, stdout: "hi\n" });
-    expect(transactions).toHaveBeenCalledTimes(2);
-    transactions.mockRestore();
-
-    const record = (await b.api("GET", `${EXECUTIONS}/${answer.json.execution_id}`)).json;
-    expect(record.started_at).toEqual(expect.any(String));
-    // Admitted before it started, though its row was written after the (held) spawn.
-    expect(Date.parse(record.created_at)).toBeLessThanOrEqual(Date.parse(record.started_at));
-    const types = await eventTypes(b, answer.json.execution_id);
-    expect(types[0]).toBe("1:started");
-    expect(types.slice(-2).map((t) => t.split(":")[1])).toEqual(["exit", "end"]);
-  });
-
-  it("a run whose admission cannot be stored never runs: 503 not_started, its group ended, no files left", async () => {
-    const b = await startBwrap();
+describeNeeding(["bwrap", "tmpfs"], "a full disk (a real small tmpfs) under a held bwrap run", () => {
+  it("a run whose admission cannot be stored never runs: 503 not_started, nothing of it left, no files", async () => {
+    const fsys = smallTmpfs("16m");
+    const b = await startBwrap({}, fsys.dir);
     const workspace = await workspaceOf(b);
     expect((await b.api("POST", EXECUTE, { body: { command: ["true"] } })).status).toBe(200);
-    let pgid: number | null = null;
-    const markStarted = vi
-      .spyOn(BackendStore.prototype, "markExecutionStarted")
-      .mockImplementationOnce((_id, _at, group) => {
-        pgid = group.pgid;
-        throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-      });
-    const r = await b.api("POST", EXECUTE, { body: { command: "touch ran" } });
-    expect(markStarted).toHaveBeenCalledTimes(1);
+    const token = uniqueSleep();
+    fillUntilFree(fsys.dir);
+    const r = await b.api("POST", EXECUTE, { body: { command: `touch ran; sleep ${token}` } });
     expect(r.status).toBe(503);
     expect(r.json.error).toMatchObject({ code: "not_started", details: { reason: "storage_unavailable" } });
-    expect(pgid).toEqual(expect.any(Number));
-    await until(() => !groupAlive(pgid!), 10_000, "the held run's group to be gone");
+    // The held bwrap (its command line carries the token) was ended, and its command never ran.
+    await until(() => carrying(token).length === 0, 10_000, "the held run to be ended");
     expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false);
     // Nothing of it was stored, and its output files went with it.
     expect((await b.api("GET", EXECUTIONS)).json.executions).toHaveLength(1);
-    const executionsDir = path.join(path.dirname(workspace), "executions");
-    expect(fs.readdirSync(executionsDir)).toHaveLength(1);
+    expect(fs.readdirSync(path.join(path.dirname(workspace), "executions"))).toHaveLength(1);
+    await b.stop();
+    fsys.cleanup();
+  });
+});
+
+// The start of a run on `none` is stored just after its spawn, right after its
+// admission: no request can fill the disk between the two. The event log, which keeps
+// and retries that write, is driven here on a real full tmpfs instead.
+describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLite on a full tmpfs)", () => {
+  it("is stored later, in order, before the end", async () => {
+    const fsys = smallTmpfs("8m");
+    const store = new BackendStore(path.join(fsys.dir, "backend.db"));
+    const logged: string[] = [];
+    const log = new EventLog({
+      store,
+      outputDir: (sandbox, execution) => path.join(fsys.dir, sandbox, execution),
+      log: (line) => logged.push(line),
+    });
+    const [id, at] = ["exe_fulldisk", new Date().toISOString()];
+    store.insertSandbox({
+      sandbox_id: "sbx_1",
+      name: "default",
+      status: "ready",
+      isolation: "none",
+      network: 1,
+      created_at: at,
+    });
+    store.transaction(() =>
+      store.insertExecution({
+        execution_id: id,
+        sandbox_id: "sbx_1",
+        idempotency_key: null,
+        command: ["true"],
+        working_dir: "/",
+        timeout_ms: 60_000,
+        created_at: at,
+      }),
+    );
+    const writer = log.open(id, "sbx_1");
+    const filler = fillUntilFree(fsys.dir);
+
+    const group = { pgid: 4242, startTime: null, bootId: null };
+    const started = writer.started({ execution_id: id, sandbox_id: "sbx_1", started_at: at }, () =>
+      store.markExecutionStarted(id, at, group),
+    );
+    expect(started).toBe(false);
+    const exit: ExitEventData = {
+      outcome: "succeeded",
+      exit_code: 0,
+      signal: null,
+      system_error: null,
+      record_pending: false,
+      finished_at: at,
+    };
+    const end: ExecutionEnd = {
+      ...exit,
+      stdout: "",
+      stderr: "",
+      stdout_bytes: 0,
+      stderr_bytes: 0,
+      stdout_truncated: false,
+      stderr_truncated: false,
+      duration_ms: 1,
+    };
+    const stored = writer.finish({ exit, end: { state: "complete" } }, () => store.finishExecution(id, end));
+    expect(stored).toBe(false);
+    // Nothing of it is stored yet: what a reader would be served.
+    expect(store.getExecution(id)).toMatchObject({ started_at: null, outcome: "pending" });
+    expect(store.readEvents(id, 0, 100)).toEqual([]);
+    expect(logged.join("\n")).toContain("could not store events");
+
+    fs.rmSync(filler);
+    await until(() => store.getExecution(id)?.outcome === "succeeded", 20_000, "the start and the end to be stored");
+    expect(store.getExecution(id)).toMatchObject({ started_at: at, pgid: 4242, outcome: "succeeded", exit_code: 0 });
+    expect(store.readEvents(id, 0, 100).map((e) => `${e.sequence}:${e.type}`)).toEqual([
+      "1:started",
+      "2:exit",
+      "3:end",
+    ]);
+    expect(logged).toContain("event log: stored what was waiting");
+    log.close();
+    store.close();
+    fsys.cleanup();
   });
 });
 
@@ -123,9 +194,14 @@ describe("an execution's output files at its end", () => {
     const dir = path.join(tempDir(), "exe");
     const files = OutputFiles.create(dir);
     files.append("stdout", Buffer.from("kept\n"));
+    // fdatasync(2) calls, as the kernel would count them: watched, not replaced.
     const synced = vi.spyOn(fs, "fdatasyncSync");
-    files.close({ sync: true });
-    expect(synced).toHaveBeenCalledTimes(1);
+    try {
+      files.close({ sync: true });
+      expect(synced).toHaveBeenCalledTimes(1);
+    } finally {
+      synced.mockRestore();
+    }
     expect(fs.readFileSync(path.join(dir, "stdout"), "utf8")).toBe("kept\n");
     expect(fs.readFileSync(path.join(dir, "stderr"), "utf8")).toBe("");
   });
