@@ -1,5 +1,9 @@
-// The classifier, one row per row of docs/classification.md.
+// The classifier: docs/classification.md read row by row (every row of its table has
+// cases here, classified by the code, and each agrees with the row's classification,
+// "may have run" and exit code), then the edge cases of each row in tables of their own.
 
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLASSIFICATIONS, type Classification, IN_DOUBT } from "../../src/receipts/classifications.js";
 import {
@@ -10,26 +14,10 @@ import {
   mayHaveRun,
   type Observed,
   type PreviousRead,
-  retryHintMs,
   signalNumber,
 } from "../../src/receipts/classify.js";
-import { executionRecord } from "../support/misbehaving-server.js";
-
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Observed => ({
-  kind: "answer",
-  status,
-  headers: { "content-type": "application/json", ...headers },
-  body: JSON.stringify(body),
-});
-const raw = (status: number, body: string, contentType = "text/plain"): Observed => ({
-  kind: "answer",
-  status,
-  headers: { "content-type": contentType },
-  body,
-});
-const rec = (over: Record<string, unknown>) => json(200, executionRecord(null, { execution_id: "exe_1", ...over }));
-const apiError = (status: number, code: string, details?: Record<string, unknown>, headers?: Record<string, string>) =>
-  json(status, { error: { code, message: `${code} happened`, ...(details ? { details } : {}) } }, headers);
+import { apiError, json, raw, rec, transport } from "../support/observations.js";
+import { REPO_ROOT } from "../support/repo.js";
 
 interface Row {
   name: string;
@@ -339,7 +327,245 @@ const rows: Row[] = [
     exit: 255,
     keeps: { execution_id: "exe_1", definitive: false },
   },
+  {
+    name: "any 2xx carries the record (299)",
+    observed: { ...(rec({ outcome: "succeeded", exit_code: 0 }) as object), status: 299 } as Observed,
+    classification: "succeeded",
+    mayHaveRun: true,
+    exit: 0,
+  },
+  {
+    name: "a 300 is not an answer, even with a record as its body",
+    observed: { ...(rec({ outcome: "succeeded", exit_code: 0 }) as object), status: 300 } as Observed,
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: { error: { code: "http_300", message: "HTTP 300 without a documented error body" } },
+  },
+  {
+    name: "truncated output is said, and changes nothing else",
+    observed: rec({ outcome: "succeeded", exit_code: 0, stdout_truncated: true, stderr_truncated: true }),
+    classification: "succeeded",
+    mayHaveRun: true,
+    exit: 0,
+    keeps: { stdout_truncated: true, stderr_truncated: true },
+  },
+  {
+    name: "200 outcome failed, exit_code 0 (not a failure's code)",
+    observed: rec({ outcome: "failed", exit_code: 0 }),
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+  },
+  {
+    name: "200 outcome failed, exit_code 256 (out of range)",
+    observed: rec({ outcome: "failed", exit_code: 256 }),
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+  },
+  {
+    name: "200 outcome failed, exit_code 255 and a signal: the exit code wins",
+    observed: rec({ outcome: "failed", exit_code: 255, signal: "SIGKILL" }),
+    classification: "failed",
+    mayHaveRun: true,
+    exit: 255,
+  },
+  {
+    name: "200 outcome cancelled with neither exit_code nor signal",
+    observed: rec({ outcome: "cancelled", exit_code: null, signal: null }),
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+  },
+  {
+    name: "409 with an undocumented code keeps that code",
+    observed: apiError(409, "something_else"),
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: { error: { code: "something_else", message: "something_else happened" } },
+  },
+  {
+    name: "400 whose error is not documented (a number as its code)",
+    observed: json(400, { error: { code: 5 } }),
+    classification: "rejected",
+    mayHaveRun: false,
+    exit: 125,
+    keeps: { error: { code: "http_400", message: "HTTP 400 without a documented error body" } },
+  },
+  {
+    name: "400 whose error is null",
+    observed: json(400, { error: null }),
+    classification: "rejected",
+    mayHaveRun: false,
+    exit: 125,
+  },
+  {
+    name: "422 whose error has no message",
+    observed: json(422, { error: { code: "idempotency_key_reused" } }),
+    classification: "rejected",
+    mayHaveRun: false,
+    exit: 125,
+    keeps: { error: { code: "idempotency_key_reused", message: "" } },
+  },
+  {
+    name: "503 not_started whose details are null",
+    observed: json(503, { error: { code: "not_started", message: "m", details: null } }),
+    classification: "not_started",
+    mayHaveRun: false,
+    exit: 75,
+    keeps: { retry_after_ms: null },
+  },
+  {
+    name: "503 not_started with a negative hint and a Retry-After header: the header",
+    observed: apiError(503, "not_started", { retry_after_ms: -5 }, { "retry-after": "7" }),
+    classification: "not_started",
+    mayHaveRun: false,
+    exit: 75,
+    keeps: { retry_after_ms: 7000 },
+  },
 ];
+
+// ── docs/classification.md, row by row ────────────────────────────────────────
+
+interface DocRow {
+  observed: string;
+  classification: string;
+  mayHaveRun: boolean;
+  /** A number, "N" (the command's exit code), "128+S" (its signal), or null (no exit code of the row's own). */
+  exit: number | "N" | "128+S" | null;
+}
+
+/** The rows of the page's first table, as written. */
+function documentedRows(): DocRow[] {
+  const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "classification.md"), "utf8");
+  const table = page.slice(page.indexOf("| what was observed |"));
+  const lines = table.slice(0, table.indexOf("\n\n")).split("\n").slice(2);
+  return lines.map((line) => {
+    const cells = line.split(" | ").map((c) => c.replace(/^\| ?| ?\|$/g, "").trim());
+    if (cells.length !== 4) throw new Error(`docs/classification.md: a row without four cells: ${line}`);
+    const [observed, classification, mayHave, exit] = cells as [string, string, string, string];
+    const name = /^`([a-z_]+)`/.exec(classification)?.[1];
+    if (name === undefined) throw new Error(`docs/classification.md: no classification in "${classification}"`);
+    if (mayHave !== "yes" && mayHave !== "no")
+      throw new Error(`docs/classification.md: "may have run" is "${mayHave}"`);
+    return {
+      observed,
+      classification: name,
+      mayHaveRun: mayHave === "yes",
+      exit: /^\d+$/.test(exit) ? Number(exit) : exit === "N" || exit === "128+S" ? exit : null,
+    };
+  });
+}
+
+/** What the code concludes in a case: its classification, and the command's own exit code or signal for N and 128+S. */
+interface DocCase {
+  c: Pick<Classified, "classification" | "exit_code" | "signal">;
+}
+const dispatch = (o: Observed, kind?: "jobs_submit"): DocCase => ({ c: classifyObservation(o, "dispatch", kind) });
+const stream = (exit: Record<string, unknown> | null): DocCase =>
+  dispatch({ kind: "stream", execution_id: "exe_s", exit: exit as never, stdout: "", stderr: "" });
+const gone = (observed: Observed, previous: PreviousRead | null): DocCase => ({
+  c: afterRead("running", classifyObservation(observed, "read"), previous),
+});
+
+/** Cases for every row of the page, keyed by its first cell exactly as written. */
+const DOC_CASES: Record<string, DocCase[]> = {
+  "200 with `record_pending: true` (whatever the outcome; this row comes first)": [
+    dispatch(rec({ outcome: "succeeded", exit_code: 0, record_pending: true })),
+    dispatch(rec({ outcome: "failed", exit_code: 3, record_pending: true })),
+  ],
+  "200, `outcome: succeeded`, `exit_code: 0`": [dispatch(rec({ outcome: "succeeded", exit_code: 0 }))],
+  "200, `outcome: failed`, `exit_code: N`": [3, 1, 255].map((n) => dispatch(rec({ outcome: "failed", exit_code: n }))),
+  '200, `outcome: failed`, killed by signal S (`"SIGKILL"` → 9)': ["SIGKILL", "SIGTERM", "SIGINT"].map((s) =>
+    dispatch(rec({ outcome: "failed", exit_code: null, signal: s })),
+  ),
+  "200, `outcome: timed_out` (server killed it at its timeout)": [
+    dispatch(rec({ outcome: "timed_out", exit_code: null, signal: "SIGKILL" })),
+  ],
+  "200, `outcome: cancelled`": [dispatch(rec({ outcome: "cancelled", exit_code: null, signal: "SIGTERM" }))],
+  "200, `outcome: unknown` (e.g. `system_error: exec_stream_lost`)": [
+    dispatch(rec({ outcome: "unknown", exit_code: null, system_error: "exec_stream_lost" })),
+  ],
+  "200 whose body is not the documented JSON, or a terminal outcome without its exit code/signal": [
+    dispatch(raw(200, "not json")),
+    dispatch(json(200, { hello: "world" })),
+    dispatch(rec({ outcome: "failed", exit_code: null, signal: null })),
+    dispatch(rec({ outcome: "succeeded", exit_code: null })),
+  ],
+  "409 `execution_result_unconfirmed` (keep `details.execution_id` and the key)": [
+    dispatch(apiError(409, "execution_result_unconfirmed", { execution_id: "exe_9" })),
+  ],
+  "409 `request_in_progress` (the same key is still in flight)": [dispatch(apiError(409, "request_in_progress"))],
+  "503 with the documented `not_started` error (keep its retry hint)": [
+    dispatch(apiError(503, "not_started", { retry_after_ms: 500 })),
+  ],
+  "connection refused / name not resolved (nothing was sent)": [
+    dispatch(transport("ECONNREFUSED", false)),
+    dispatch(transport("ENOTFOUND", false)),
+  ],
+  "400, 401, 403, 404, 422 (`idempotency_key_reused`, validation)": [
+    ...[400, 401, 403, 404].map((status) => dispatch(apiError(status, "invalid_request"))),
+    dispatch(apiError(422, "idempotency_key_reused")),
+  ],
+  "409 `job_id_conflict` / `request_id_conflict` (a jobs submission refused)": [
+    dispatch(apiError(409, "job_id_conflict"), "jobs_submit"),
+    dispatch(apiError(409, "request_id_conflict"), "jobs_submit"),
+  ],
+  "other 5xx, a gateway page, a reset or closed socket after sending": [
+    dispatch(apiError(500, "internal")),
+    dispatch(raw(502, "<html>Bad Gateway</html>", "text/html")),
+    dispatch(raw(503, "Service Unavailable")),
+    dispatch(transport("ECONNRESET", true)),
+    dispatch(transport("UND_ERR_SOCKET", true)),
+  ],
+  "an SSE stream that ends (or drops for good) without an `exit` event": [stream(null)],
+  "the client's own deadline passes before a definitive answer": [dispatch({ kind: "deadline", sent: true })],
+  "the deadline, or Ctrl-C, before a byte of the request left (a connection of its own that carried nothing)": [
+    dispatch({ kind: "deadline", sent: false }),
+    dispatch({ kind: "deadline", sent: false, interrupted: true }),
+  ],
+  "Ctrl-C twice: sbx stopped waiting (`error.code: interrupted`)": [
+    dispatch({ kind: "deadline", sent: true, interrupted: true }),
+  ],
+  // Not an observation: the receipt store writes it before sending (src/receipts/store.ts).
+  "receipt written, process died before any answer was recorded": [
+    { c: { classification: "dispatched", exit_code: null, signal: null } },
+  ],
+  "the execution id is known and the backend reports it still running (`exec --detach`, a wait that ran out)": [
+    dispatch({ kind: "started", execution_id: "exe_d" }),
+    dispatch(rec({ outcome: "pending", exit_code: null, finished_at: null })),
+  ],
+  // After a cancel was confirmed, the execution's record is read back (src/cli/commands/exec.ts).
+  "Ctrl-C: cancellation requested and confirmed": [
+    dispatch(rec({ outcome: "cancelled", exit_code: null, signal: "SIGTERM" })),
+  ],
+  "a read of an execution the backend had reported `running` answers 404 `sandbox_not_found`, or twice in a row `execution_not_found` (its sandbox was removed, or retention took its record)":
+    [
+      gone(apiError(404, "sandbox_not_found"), null),
+      gone(apiError(404, "execution_not_found"), { http_status: 404, error_code: "execution_not_found" }),
+    ],
+};
+
+describe("docs/classification.md, row by row", () => {
+  const documented = documentedRows();
+
+  it("has cases for every row of the page, and none for a row it does not have", () => {
+    expect(documented.length).toBeGreaterThan(20);
+    expect(Object.keys(DOC_CASES).sort()).toEqual(documented.map((r) => r.observed).sort());
+  });
+
+  it.each(documented.map((row) => ({ ...row, name: row.observed })))("$name → $classification", (row) => {
+    for (const { c } of DOC_CASES[row.observed] ?? []) {
+      expect(c.classification, JSON.stringify(c)).toBe(row.classification);
+      expect(mayHaveRun(c.classification!)).toBe(row.mayHaveRun);
+      if (row.exit === "N") expect(exitCodeFor(c)).toBe(c.exit_code);
+      else if (row.exit === "128+S") expect(exitCodeFor(c)).toBe(128 + signalNumber(c.signal!)!);
+      else if (row.exit !== null) expect(exitCodeFor(c)).toBe(row.exit);
+    }
+  });
+});
 
 describe("classifyObservation (purpose: dispatch)", () => {
   it.each(rows)("$name → $classification, exit $exit", (row) => {
@@ -404,205 +630,57 @@ describe("in doubt, or not", () => {
   });
 });
 
-describe("a jobs submission (kind jobs_submit)", () => {
-  const admitted = {
-    request_id: "ci-1",
-    sandbox_id: "sbx_1",
-    jobs: [{ job_id: "job_1", name: "a", status: "queued" }],
-  };
-
-  it.each<{ name: string; observed: Observed; classification: Classification; exit: number }>([
-    { name: "201 listing the admitted jobs", observed: json(201, admitted), classification: "succeeded", exit: 0 },
-    { name: "409 job_id_conflict", observed: apiError(409, "job_id_conflict"), classification: "rejected", exit: 125 },
-    {
-      name: "409 request_id_conflict",
-      observed: apiError(409, "request_id_conflict"),
-      classification: "rejected",
-      exit: 125,
-    },
-    { name: "400 a cycle", observed: apiError(400, "invalid_request"), classification: "rejected", exit: 125 },
-    {
-      name: "201 without jobs",
-      observed: json(201, { request_id: "ci-1", jobs: [] }),
-      classification: "outcome_unknown",
-      exit: 255,
-    },
-    {
-      name: "200 that is an execution record",
-      observed: rec({ outcome: "succeeded", exit_code: 0 }),
-      classification: "outcome_unknown",
-      exit: 255,
-    },
-    {
-      name: "a reset after sending",
-      observed: { kind: "transport", sent: true, code: "ECONNRESET", message: "reset" },
-      classification: "outcome_unknown",
-      exit: 255,
-    },
-  ])("$name → $classification, exit $exit", ({ observed, classification, exit }) => {
-    const c = classifyObservation(observed, "dispatch", "jobs_submit");
-    expect(c.classification).toBe(classification);
-    expect(exitCodeFor(c)).toBe(exit);
+describe("the whole classified result: every field a receipt stores and shows", () => {
+  // Field by field for every row above and every kind of stream end (the snapshot file
+  // beside this one): an error code or message, a flag or an id that changes is seen.
+  it("of every row above", () => {
+    const results = Object.fromEntries(rows.map((row) => [row.name, classifyObservation(row.observed, "dispatch")]));
+    expect(results).toMatchSnapshot();
   });
 
-  it("admission is definitive and carries the request id in its own field, not as an execution id", () => {
-    expect(classifyObservation(json(201, admitted), "dispatch", "jobs_submit")).toMatchObject({
-      definitive: true,
-      request_id: "ci-1",
-      execution_id: null,
-      process_id: null,
-      exit_code: 0,
-    });
-    // Elsewhere a 409 other than the refusals stays in doubt.
-    expect(classifyObservation(apiError(409, "something_else"), "dispatch").classification).toBe("outcome_unknown");
-  });
-});
-
-describe("a receipt written but never answered: dispatched", () => {
-  it("may have run; exec has no exit code of its own for it (255 if asked)", () => {
-    expect(mayHaveRun("dispatched")).toBe(true);
-    expect(exitCodeFor({ classification: "dispatched", exit_code: null, signal: null })).toBe(255);
-  });
-});
-
-describe("classifyObservation (purpose: read) — a failed read teaches nothing", () => {
-  it.each<{ name: string; observed: Observed }>([
-    { name: "ECONNREFUSED", observed: { kind: "transport", sent: false, code: "ECONNREFUSED", message: "refused" } },
-    { name: "ECONNRESET", observed: { kind: "transport", sent: true, code: "ECONNRESET", message: "reset" } },
-    { name: "404 execution_not_found", observed: apiError(404, "execution_not_found") },
-    { name: "bare 503", observed: raw(503, "Service Unavailable") },
-    { name: "503 not_started", observed: apiError(503, "not_started", { retry_after_ms: 1000 }) },
-    { name: "409 request_in_progress", observed: apiError(409, "request_in_progress") },
-    { name: "502 gateway page", observed: raw(502, "<html>Bad Gateway</html>", "text/html") },
-    { name: "local deadline", observed: { kind: "deadline", sent: true } },
-  ])("$name → classification null", ({ observed }) => {
-    const c = classifyObservation(observed, "read");
-    expect(c.classification).toBeNull();
-    expect(c.definitive).toBe(false);
-    expect(c.error).not.toBeNull();
-  });
-
-  it("a 200 record read is classified like an answer", () => {
-    const c = classifyObservation(rec({ outcome: "failed", exit_code: 2 }), "read");
-    expect(c).toMatchObject({ classification: "failed", exit_code: 2, definitive: true });
-    expect(classifyObservation(rec({ outcome: "pending", exit_code: null }), "read").classification).toBe("running");
-  });
-});
-
-describe("afterRead: a running execution whose record is gone", () => {
-  const read = (observed: Observed) => classifyObservation(observed, "read");
-  const missing: PreviousRead = { http_status: 404, error_code: "execution_not_found" };
-  it.each<{
-    name: string;
-    before: Classification | null;
-    observed: Observed;
-    previous: PreviousRead | null;
-    gone: boolean;
-  }>([
-    {
-      name: "running, then 404 sandbox_not_found",
-      before: "running",
-      observed: apiError(404, "sandbox_not_found"),
-      previous: null,
-      gone: true,
-    },
-    {
-      name: "running, then a second 404 execution_not_found",
-      before: "running",
-      observed: apiError(404, "execution_not_found"),
-      previous: missing,
-      gone: true,
-    },
-    {
-      name: "running, then a first 404 execution_not_found (published late?)",
-      before: "running",
-      observed: apiError(404, "execution_not_found"),
-      previous: null,
-      gone: false,
-    },
-    {
-      name: "running, a 503, then 404 execution_not_found",
-      before: "running",
-      observed: apiError(404, "execution_not_found"),
-      previous: { http_status: 503, error_code: "not_started" },
-      gone: false,
-    },
-    {
-      name: "record_pending, then 404s (not published yet)",
-      before: "record_pending",
-      observed: apiError(404, "execution_not_found"),
-      previous: missing,
-      gone: false,
-    },
-    {
-      name: "local_timeout, then 404 sandbox_not_found",
-      before: "local_timeout",
-      observed: apiError(404, "sandbox_not_found"),
-      previous: null,
-      gone: false,
-    },
-    {
-      name: "never answered, then 404s",
-      before: null,
-      observed: apiError(404, "execution_not_found"),
-      previous: missing,
-      gone: false,
-    },
-    {
-      name: "running, then bare 404s (a proxy, not the backend)",
-      before: "running",
-      observed: raw(404, "Not Found"),
-      previous: { http_status: 404, error_code: "http_404" },
-      gone: false,
-    },
-    {
-      name: "running, then 503",
-      before: "running",
-      observed: apiError(503, "not_started"),
-      previous: null,
-      gone: false,
-    },
-    {
-      name: "running, then ECONNREFUSED",
-      before: "running",
-      observed: { kind: "transport", sent: false, code: "ECONNREFUSED", message: "refused" },
-      previous: null,
-      gone: false,
-    },
-  ])("$name → gone: $gone", ({ before, observed, previous, gone }) => {
-    const c = afterRead(before, read(observed), previous);
-    if (gone) {
-      expect(c).toMatchObject({ classification: "outcome_unknown", system_error: null, definitive: false });
-      expect(c.error?.code).toBe("record_gone");
-      expect(mayHaveRun(c.classification!)).toBe(true);
-    } else {
-      expect(c).toEqual(read(observed));
-    }
-  });
-
-  it("leaves a record that was read alone", () => {
-    const c = read(rec({ outcome: "succeeded", exit_code: 0 }));
-    expect(afterRead("running", c, missing)).toEqual(c);
-  });
-});
-
-describe("helpers", () => {
-  it("retryHintMs prefers the body, then Retry-After seconds, else null", () => {
-    expect(retryHintMs({ retry_after_ms: 1200 }, { "retry-after": "9" })).toBe(1200);
-    expect(retryHintMs({}, { "retry-after": "9" })).toBe(9000);
-    expect(retryHintMs({}, { "retry-after": "Wed, 21 Oct 2015 07:28:00 GMT" })).toBeNull();
-    expect(retryHintMs({ retry_after_ms: -1 }, {})).toBeNull();
-    expect(retryHintMs({}, {})).toBeNull();
-  });
-
-  it("signalNumber maps names to numbers", () => {
-    expect(signalNumber("SIGKILL")).toBe(9);
-    expect(signalNumber("SIGTERM")).toBe(15);
-    expect(signalNumber("SIGNOTREAL")).toBeNull();
-  });
-
-  it("exitCodeFor: failed with an out-of-range exit code and no signal is 255", () => {
-    expect(exitCodeFor({ classification: "failed", exit_code: null, signal: null })).toBe(255);
-    expect(exitCodeFor({ classification: "failed", exit_code: null, signal: "SIGKILL" })).toBe(137);
+  it("of an event stream: without its exit event, with it, flagged truncated, or with an exit event out of shape", () => {
+    const exit = { outcome: "failed", exit_code: 4, signal: null, system_error: null, record_pending: false };
+    const streams: Record<string, Observed> = {
+      "no exit event": { kind: "stream", execution_id: "exe_s", exit: null, stdout: "partial", stderr: "" },
+      "no exit event, no id": { kind: "stream", execution_id: null, exit: null, stdout: "", stderr: "" },
+      "its exit event": { kind: "stream", execution_id: "exe_s", exit, stdout: "o", stderr: "e" },
+      truncated: {
+        kind: "stream",
+        execution_id: "exe_s",
+        exit,
+        stdout: "o",
+        stderr: "e",
+        stdout_truncated: true,
+        stderr_truncated: true,
+      },
+      "record_pending in its exit event": {
+        kind: "stream",
+        execution_id: "exe_s",
+        exit: { ...exit, record_pending: true },
+        stdout: "",
+        stderr: "",
+      },
+      "an exit event out of shape": {
+        kind: "stream",
+        execution_id: "exe_s",
+        exit: { ...exit, outcome: "exploded" },
+        stdout: "",
+        stderr: "",
+      },
+      "an exit event out of shape, saying record_pending": {
+        kind: "stream",
+        execution_id: "exe_s",
+        exit: { ...exit, outcome: "exploded", record_pending: true },
+        stdout: "",
+        stderr: "",
+      },
+    } as Record<string, Observed>;
+    const results = Object.fromEntries(
+      Object.entries(streams).map(([name, o]) => [
+        name,
+        { dispatch: classifyObservation(o, "dispatch"), read: classifyObservation(o, "read") },
+      ]),
+    );
+    expect(results).toMatchSnapshot();
   });
 });
