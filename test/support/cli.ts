@@ -39,6 +39,8 @@ export interface SbxOptions {
   timeoutMs?: number;
   /** Another sbx executable to run (the release binary) instead of `node bin/sbx`. */
   bin?: string;
+  /** A command that runs sbx (e.g. `/usr/bin/time -f %M -o FILE`): sbx's argv follows it. */
+  via?: string[];
 }
 
 function assertBuilt(): void {
@@ -71,8 +73,9 @@ export function spawnSbx(args: readonly string[], opts: SbxOptions): ChildProces
   const bin = opts.bin ?? TEST_BINARY;
   if (bin === undefined) assertBuilt();
   // `--`: node 20 would otherwise take sbx's --env-file as its own flag.
-  const [command, argv] = bin === undefined ? [process.execPath, ["--", SBX_BIN, ...args]] : [bin, [...args]];
-  const child = spawn(command, argv, {
+  const [program, argv] = bin === undefined ? [process.execPath, ["--", SBX_BIN, ...args]] : [bin, [...args]];
+  const [command, ...rest] = [...(opts.via ?? []), program, ...argv];
+  const child = spawn(command!, rest, {
     cwd: opts.home,
     env: sbxEnv(opts.home, opts.env),
     stdio: ["pipe", "pipe", "pipe"],
