@@ -8,7 +8,16 @@ import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBackend } from "../../src/backend/http/server.js";
 import { VERSION } from "../../src/version.js";
-import { BWRAP, startTestBackend, type TestBackend, tcpClient, tempDir, until } from "./support.js";
+import {
+  BWRAP,
+  processesWithArg,
+  startTestBackend,
+  type TestBackend,
+  tcpClient,
+  tempDir,
+  uniqueSleep,
+  until,
+} from "./support.js";
 
 let backend: TestBackend | undefined;
 afterEach(async () => {
@@ -233,13 +242,16 @@ describe("one backend per data directory", () => {
   it("refuses a second backend on the same data directory and socket, leaving the first one's work running", async () => {
     backend = await startTestBackend();
     const first = backend;
-    const exec = first.api("POST", "/api/v1/sandbox/default/execute", { body: { command: "sleep 60" } });
+    const token = uniqueSleep(60);
+    const exec = first.api("POST", "/api/v1/sandbox/default/execute", { body: { command: `sleep ${token}` } });
     const id = await until(
       async () =>
         (await first.api("GET", "/api/v1/sandbox/default/executions?outcome=pending")).json.executions[0]?.execution_id,
       5000,
       "the execution to start",
     );
+    // Its command runs (not only admitted: a cancel while bwrap still sets the sandbox up is another matter).
+    await until(() => processesWithArg(token).length === 1, 10_000, "the command to run");
 
     const same = { dataDir: first.dataDir, socketPath: first.socketPath };
     await expect(startBackend(same)).rejects.toMatchObject({ code: "daemon_already_running" });
@@ -253,8 +265,10 @@ describe("one backend per data directory", () => {
     const now = await first.api("GET", `/api/v1/sandbox/default/executions/${id}`);
     expect(now.status).toBe(200);
     expect(now.json.outcome).toBe("pending");
+    expect(processesWithArg(token)).toHaveLength(1);
     await first.api("POST", `/api/v1/sandbox/default/executions/${id}/cancel`, { body: {} });
     expect((await exec).json.outcome).toBe("cancelled");
+    expect(processesWithArg(token)).toEqual([]);
   });
 
   it("keeps its lock inside the private data directory: a name another user can bind first does not stop it", async () => {
