@@ -183,20 +183,20 @@ _sbx_spec() {
       ;;
     "process stdin")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --file --eof --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="-s --sandbox --file --profile --api-url"
+      _sbx_options="-s --sandbox --file --eof --run --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --file --run --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "process signal")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="-s --sandbox --profile --api-url"
+      _sbx_options="-s --sandbox --run --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --run --profile --api-url"
       _sbx_nargs=2 _sbx_variadic=0
       ;;
     "process stop")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --grace --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="-s --sandbox --grace --profile --api-url"
+      _sbx_options="-s --sandbox --grace --run --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --grace --run --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "process rm")

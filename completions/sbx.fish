@@ -153,47 +153,49 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox' 'process stdin|--file'
             return 0
-        case 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox' 'process signal|--profile' 'process signal|--api-url'
+        case 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox' 'process signal|--run'
             return 0
-        case 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s'
+        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run'
             return 0
-        case 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox'
+        case 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile'
             return 0
-        case 'ps|--profile' 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox'
+        case 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile'
             return 0
-        case 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name'
+        case 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url'
             return 0
-        case 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file'
+        case 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd'
             return 0
-        case 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request'
+        case 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url'
             return 0
-        case 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile'
+        case 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url'
             return 0
-        case 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s'
+        case 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox'
             return 0
-        case 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s'
+        case 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout'
             return 0
-        case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
+        case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
             return 0
-        case 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url'
+        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile'
             return 0
-        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url'
+        case 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
             return 0
-        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
+        case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
-        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
             return 0
-        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
             return 0
-        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
+        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
             return 0
-        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
             return 0
-        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
             return 0
-        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
             return 0
-        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+            return 0
+        case 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -545,6 +547,7 @@ complete -c sbx -n '__sbx_arg "process result" 0' -a '(__sbx_receipt_ids)' -d 'p
 complete -c sbx -n '__sbx_at "process stdin"' -s s -l sandbox -x -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stdin"' -l file -r -F -d 'send this file instead of stdin'
 complete -c sbx -n '__sbx_at "process stdin"' -l eof -d 'close the process\'s stdin after these bytes'
+complete -c sbx -n '__sbx_at "process stdin"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stdin"' -l json -d 'print {process_id, generation, bytes_written, eof}'
 complete -c sbx -n '__sbx_at "process stdin"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process stdin"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -556,6 +559,7 @@ complete -c sbx -n '__sbx_at "process stdin"' -s h -l help -d 'show help'
 
 # sbx process signal
 complete -c sbx -n '__sbx_at "process signal"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process signal"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process signal"' -l json -d 'print the acknowledgement'
 complete -c sbx -n '__sbx_at "process signal"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process signal"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -569,6 +573,7 @@ complete -c sbx -n '__sbx_arg "process signal" 1' -a 'TERM INT HUP KILL USR1 USR
 # sbx process stop
 complete -c sbx -n '__sbx_at "process stop"' -s s -l sandbox -x -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stop"' -l grace -x -d 'time between TERM and KILL, up to 60s (default: 5s)'
+complete -c sbx -n '__sbx_at "process stop"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stop"' -l json -d 'print the process record afterwards'
 complete -c sbx -n '__sbx_at "process stop"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

@@ -19,6 +19,7 @@ export const REFUSAL_CODES = [
   ErrorCodes.jobIdConflict,
   ErrorCodes.requestIdConflict,
   ErrorCodes.processNotRunning,
+  ErrorCodes.staleHandle,
   ErrorCodes.stdinNotEnabled,
   ErrorCodes.stdinClosed,
   ErrorCodes.stdinBusy,

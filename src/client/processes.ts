@@ -80,20 +80,27 @@ export class ProcessesApi {
     bytes: Buffer,
     eof: boolean,
     idempotencyKey: string,
+    run?: number,
   ): Promise<ProcessStdinAnswer> {
     return this.call(`stdin of ${id}`, {
       method: "POST",
-      path: routePath("process.stdin", { id: sandbox, pid: id }, { eof }),
+      path: routePath("process.stdin", { id: sandbox, pid: id }, { eof, run }),
       body: bytes,
       contentType: "application/octet-stream",
       idempotencyKey,
     });
   }
 
-  signal(sandbox: string, id: string, signal: string, idempotencyKey: string): Promise<ProcessSignalAnswer> {
+  signal(
+    sandbox: string,
+    id: string,
+    signal: string,
+    idempotencyKey: string,
+    run?: number,
+  ): Promise<ProcessSignalAnswer> {
     return this.call(`signal ${id}`, {
       method: "POST",
-      path: routePath("process.signal", { id: sandbox, pid: id }),
+      path: routePath("process.signal", { id: sandbox, pid: id }, { run }),
       body: Buffer.from(JSON.stringify({ signal })),
       idempotencyKey,
     });
@@ -103,10 +110,10 @@ export class ProcessesApi {
    * TERM, the grace, KILL to the group, answered once it has ended (outcome
    * cancelled, end_reason stopped); the process is kept with its logs.
    */
-  stop(sandbox: string, id: string, graceMs: number): Promise<ProcessRecord> {
+  stop(sandbox: string, id: string, graceMs: number, run?: number): Promise<ProcessRecord> {
     return this.call(`stop ${id}`, {
       method: "DELETE",
-      path: routePath("process.stop", { id: sandbox, pid: id }, { grace_ms: graceMs }),
+      path: routePath("process.stop", { id: sandbox, pid: id }, { grace_ms: graceMs, run }),
       deadlineMs: graceMs + 30_000,
     });
   }

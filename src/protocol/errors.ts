@@ -102,6 +102,15 @@ export const ERRORS = {
     details: { ...processRef, pending_bytes: Count(), ...retry },
     headers: ["Retry-After"],
   },
+  stale_handle: {
+    status: 409,
+    meaning: "the request names another run of the process than the current one (`run`); nothing was done",
+    details: {
+      process_id: Type.String(),
+      run: Count({ description: "The run the request was issued against." }),
+      current_run: Count({ description: "The run that is current now." }),
+    },
+  },
   process_not_running: {
     status: 409,
     meaning: "signal or stdin while no run is alive",

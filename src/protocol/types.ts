@@ -138,6 +138,8 @@ export const ErrorCodes = {
   stdinBusy: "stdin_busy",
   /** A signal or stdin write while no run of the process is alive (backoff, stopping, exited). */
   processNotRunning: "process_not_running",
+  /** A request issued against another run of a process than the current one; nothing was done. */
+  staleHandle: "stale_handle",
   /** No job with this id in this sandbox. */
   jobNotFound: "job_not_found",
   /** A job id already names a job with other inputs; nothing was admitted. */

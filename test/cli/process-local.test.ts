@@ -107,6 +107,47 @@ describe("sbx process against the local backend", () => {
     expect(await result(sleeper)).toMatchObject({ signal: "SIGTERM", exit_code: null, outcome: "failed" });
   });
 
+  it("a stale PROCESS@N after a restart by policy is refused, and the new run is unaffected", async () => {
+    // Run 0 fails once; run 1 (started by the policy) keeps running.
+    const id = await start([
+      "--restart",
+      "on-failure",
+      "--backoff",
+      "10ms",
+      "--",
+      "sh",
+      "-c",
+      "if [ -e ran-once ]; then exec sleep 300; fi; touch ran-once; exit 1",
+    ]);
+    const runOne = async () => {
+      const shown = await local.json<{ state: string; restarts: number; os_pid: number | null }>([
+        "process",
+        "show",
+        id,
+        "--json",
+      ]);
+      return shown.doc.state === "running" && shown.doc.restarts === 1 ? shown.doc.os_pid : null;
+    };
+    let pid: number | null = null;
+    await until(async () => (pid = await runOne()) !== null, 30_000, "run 1 to be running");
+    for (const args of [
+      ["process", "signal", `${id}@0`, "KILL"],
+      ["process", "signal", id, "KILL", "--run", "0"],
+      ["process", "stop", `${id}@0`],
+    ]) {
+      const refused = await sbx(args);
+      expect(refused.code, args.join(" ")).not.toBe(0);
+      expect(refused.stderr).toContain(`${id}@0 is not the current run of the process (it is run 1); nothing was done`);
+    }
+    const written = await sbx(["process", "stdin", `${id}@0`], "x");
+    expect(written.code).not.toBe(0);
+    expect(await runOne()).toBe(pid);
+    expect(() => process.kill(pid!, 0)).not.toThrow();
+    // The current run's number is accepted.
+    expect((await sbx(["process", "stop", `${id}@1`, "--grace", "1s"])).code).toBe(0);
+    expect((await sbx(["process", "signal", id, "TERM", "--run", "x"])).stderr).toContain("--run x: a run number");
+  });
+
   it("stop ends the group and keeps the process; rm removes it", async () => {
     const id = await start(["--", "sleep", "30"]);
     const stopped = await sbx(["process", "stop", id, "--grace", "1s"]);

@@ -169,6 +169,11 @@ export class SupervisedProcess implements LiveRun {
   }
 
   /** Delivers a signal to the current run's group. Refused (process_not_running) when no run is alive. */
+  /** The current run (its generation): the restarts so far. */
+  get generation(): number {
+    return this.row.restarts;
+  }
+
   signal(signal: NodeJS.Signals): { generation: number; osPid: number } {
     const run = this.run;
     if (run === null || run.ended || run.pgid === null || !run.signal(signal)) throw notRunning(this.row);
@@ -327,6 +332,15 @@ export class SupervisedProcess implements LiveRun {
     this.backoffTimer = undefined;
     this.deadlineTimer = undefined;
   }
+}
+
+/** A request issued against `run` while `current` is the process's current run (an ownership fence). */
+export function staleHandle(processId: string, run: number, current: number): Refusal {
+  return new Refusal(
+    ErrorCodes.staleHandle,
+    `${processId}@${run} is not the current run of the process (it is run ${current}); nothing was done`,
+    { process_id: processId, run, current_run: current },
+  );
 }
 
 /** A signal or a stdin write while no run of the process is alive. */

@@ -29,6 +29,7 @@ import type { LiveRuns } from "../runs/live-runs.js";
 import type { SandboxRegistry } from "../sandboxes/registry.js";
 import {
   notRunning,
+  staleHandle,
   parseLastRun,
   stdinNotEnabled,
   SupervisedProcess,
@@ -263,21 +264,40 @@ export class ProcessSupervisor {
     };
   }
 
-  async writeStdin(row: ProcessRow, data: Buffer, eof: boolean): Promise<{ generation: number; bytes: number }> {
+  /**
+   * The ownership fence (docs/protocol.md, "Ownership fences"): a request issued
+   * against run `run` is refused while another run is current, before anything
+   * reaches the process. Checked and acted on in one turn of the event loop.
+   */
+  private fence(row: ProcessRow, run: number | undefined): void {
+    if (run === undefined) return;
+    const current = this.live.get(row.process_id)?.generation ?? this.getRow(row.process_id)?.restarts ?? row.restarts;
+    if (run !== current) throw staleHandle(row.process_id, run, current);
+  }
+
+  async writeStdin(
+    row: ProcessRow,
+    data: Buffer,
+    eof: boolean,
+    run?: number,
+  ): Promise<{ generation: number; bytes: number }> {
+    this.fence(row, run);
     if (row.stdin_enabled !== 1) throw stdinNotEnabled(row.process_id);
     const supervisor = this.live.get(row.process_id);
     if (!supervisor) throw notRunning(row);
     return supervisor.writeStdin(data, eof);
   }
 
-  signal(row: ProcessRow, signal: NodeJS.Signals): { generation: number; osPid: number } {
+  signal(row: ProcessRow, signal: NodeJS.Signals, run?: number): { generation: number; osPid: number } {
+    this.fence(row, run);
     const supervisor = this.live.get(row.process_id);
     if (!supervisor) throw notRunning(row);
     return supervisor.signal(signal);
   }
 
   /** Ends a process for good (TERM, KILL after `graceMs`); outcome `cancelled`. Resolves once it ended. */
-  async stop(row: ProcessRow, graceMs: number): Promise<ProcessRow> {
+  async stop(row: ProcessRow, graceMs: number, run?: number): Promise<ProcessRow> {
+    this.fence(row, run);
     const supervisor = this.live.get(row.process_id);
     if (supervisor) {
       await supervisor.requestStop("stop", graceMs);

@@ -145,6 +145,12 @@ const replayed = {
   ),
 };
 
+const run: ParameterSpec = {
+  schema: Type.Integer({ minimum: 0 }),
+  description:
+    "The run (generation) this request was issued against: refused with 409 stale_handle, nothing done, while another run is current.",
+};
+
 const stream = (description: string): ResponseSpec => ({ description, content: { [EVENT_STREAM]: Type.String() } });
 
 export const OPERATIONS: Record<RouteName, OperationSpec> = {
@@ -317,9 +323,10 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     query: {
       grace_ms: int(0, PROCESS_STOP_GRACE_MAX_MS, "Between TERM and KILL.", PROCESS_STOP_GRACE_DEFAULT_MS),
       remove: flag("Also remove its record and logs."),
+      run,
     },
     responses: { 200: { description: "The process once stopped.", content: json(ProcessStopAnswer) } },
-    errors: [],
+    errors: ["stale_handle"],
   },
   "process.result": {
     summary: "A supervised process's result",
@@ -363,21 +370,22 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "process.stdin": {
     summary: "Write to a process's stdin",
     tag: "processes",
-    query: { eof: flag("Raw bodies: close stdin after the bytes.") },
+    query: { eof: flag("Raw bodies: close stdin after the bytes."), run },
     body: {
       // An empty raw body with ?eof=true only closes stdin.
       required: false,
       content: { ...json(ProcessStdinRequest), [OCTET_STREAM]: Type.String({ format: "binary" }) },
     },
     responses: { 200: { description: "Written.", content: json(ProcessStdinAnswer) } },
-    errors: ["stdin_not_enabled", "stdin_closed", "stdin_busy", "process_not_running"],
+    errors: ["stdin_not_enabled", "stdin_closed", "stdin_busy", "process_not_running", "stale_handle"],
   },
   "process.signal": {
     summary: "Signal a process's group",
     tag: "processes",
+    query: { run },
     body: { required: true, content: json(ProcessSignalRequest) },
     responses: { 202: { description: "Sent.", content: json(ProcessSignalAnswer) } },
-    errors: ["process_not_running"],
+    errors: ["process_not_running", "stale_handle"],
   },
   "files.put": {
     summary: "A file, or a tar stream unpacked, into the workspace",

@@ -171,7 +171,7 @@ export function writeProcessStdin(ctx: RequestContext): Promise<Reply> {
       data = Buffer.from(req.data ?? "", "base64");
       eof = req.eof === true;
     }
-    const written = await ctx.services.processes.writeStdin(row, data, eof);
+    const written = await ctx.services.processes.writeStdin(row, data, eof, runParam(ctx));
     const answer: ProcessStdinAnswer = {
       process_id: row.process_id,
       generation: written.generation,
@@ -190,7 +190,7 @@ export function signalProcess(ctx: RequestContext): Promise<Reply> {
     const problem = checkProcessSignalRequest(body);
     if (problem) throw invalidRequest(problem.field, problem.message);
     const signal = processSignalName((body as { signal: string }).signal)!;
-    const sent = ctx.services.processes.signal(row, signal);
+    const sent = ctx.services.processes.signal(row, signal, runParam(ctx));
     const answer: ProcessSignalAnswer = {
       process_id: row.process_id,
       signal,
@@ -213,11 +213,16 @@ export function stopProcess(ctx: RequestContext): Promise<Reply> {
     const graceMs = intParam(ctx.query, "grace_ms", 0, PROCESS_STOP_GRACE_MAX_MS) ?? PROCESS_STOP_GRACE_DEFAULT_MS;
     const remove = boolParam(ctx.query, "remove") ?? false;
     const processes = ctx.services.processes;
-    const ended = await processes.stop(row, graceMs);
+    const ended = await processes.stop(row, graceMs, runParam(ctx));
     if (!remove) return jsonReply(200, toProcessRecord(ended));
     processes.remove(ended);
     return jsonReply(200, { ...toProcessRecord(ended), removed: true });
   });
+}
+
+/** `?run=N`: the run (generation) the request was issued against, for the ownership fence. */
+function runParam(ctx: RequestContext): number | undefined {
+  return intParam(ctx.query, "run", 0, Number.MAX_SAFE_INTEGER) ?? undefined;
 }
 
 /** The process named by the path, in the path's sandbox. Throws 404 process_not_found. */

@@ -59,10 +59,14 @@ function declareSignal(noun: Command, bind: Bind): void {
     .argument("<process>", "process id (prc_…), name, or the receipt of its start")
     .argument("<signal>", "TERM, INT, HUP, KILL, USR1 or USR2")
     .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--run <n>", "act only if run N is current (also PROCESS@N)")
     .option("--json", "print the acknowledgement")
     .action(bind(() => import("./signal.js")));
   declareChoices(cmd, "<signal>", PROCESS_SIGNALS);
-  withExamples(cmd, [{ command: "sbx process signal web HUP", description: "ask it to reload" }]);
+  withExamples(cmd, [
+    { command: "sbx process signal web HUP", description: "ask it to reload" },
+    { command: "sbx process signal web@3 TERM", description: "only if run 3 is still the one running" },
+  ]);
 }
 
 function declareStop(noun: Command, bind: Bind): void {
@@ -75,6 +79,7 @@ function declareStop(noun: Command, bind: Bind): void {
     .argument("<process>", "process id (prc_…), name, or the receipt of its start")
     .option("-s, --sandbox <id>", "sandbox (default: default)")
     .option("--grace <dur>", "time between TERM and KILL, up to 60s (default: 5s)")
+    .option("--run <n>", "act only if run N is current (also PROCESS@N)")
     .option("--json", "print the process record afterwards")
     .action(bind(() => import("./stop.js")));
   withExamples(cmd, [{ command: "sbx process stop web --grace 10s", description: "give it 10s to shut down" }]);
@@ -110,6 +115,7 @@ function declareStdin(noun: Command, bind: Bind): void {
     .option("-s, --sandbox <id>", "sandbox (default: default)")
     .option("--file <file>", "send this file instead of stdin")
     .option("--eof", "close the process's stdin after these bytes")
+    .option("--run <n>", "act only if run N is current (also PROCESS@N)")
     .option("--json", "print {process_id, generation, bytes_written, eof}")
     .action(bind(() => import("./stdin.js")));
   declareCompletion(cmd, "--file", "file");

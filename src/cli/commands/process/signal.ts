@@ -2,19 +2,22 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { newKey, normalizeSignal } from "./mutation.js";
-import { resolveProcess } from "./target.js";
+import { resolveProcess, splitRun } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface SignalOptions {
   ref: string;
   sandbox: string | undefined;
   signal: string;
+  /** The run it is meant for (prc_…@N or --run N); the current one when undefined. */
+  run: string | undefined;
   json: boolean;
 }
 
 export async function run(opts: SignalOptions, ctx: Context): Promise<number> {
-  const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
-  const a = await t.api.signal(t.sandbox, t.processId, opts.signal, newKey());
+  const fenced = splitRun(opts.ref, opts.run);
+  const t = await resolveProcess(ctx, fenced.ref, opts.sandbox);
+  const a = await t.api.signal(t.sandbox, t.processId, opts.signal, newKey(), fenced.run);
   if (opts.json) printJson(ctx, a);
   else ctx.io.info(`sbx: sent ${a.signal} to ${t.processId} (pid ${a.os_pid})`);
   return ExitCodes.ok;
@@ -27,6 +30,7 @@ export const action: RunFn = async (ctx, c) =>
       ref: c.args[0]!,
       sandbox: c.opts().sandbox,
       signal: normalizeSignal(c.args[1]!),
+      run: c.opts().run,
       json: c.optsWithGlobals().json === true,
     },
     ctx,

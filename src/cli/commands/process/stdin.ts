@@ -6,11 +6,19 @@ import type { Context } from "../../context.js";
 import { BackendError, UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { newKey } from "./mutation.js";
-import { resolveProcess } from "./target.js";
+import { resolveProcess, splitRun } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export async function runStdin(
-  opts: { ref: string; sandbox: string | undefined; file: string | undefined; eof: boolean; json: boolean },
+  opts: {
+    ref: string;
+    sandbox: string | undefined;
+    file: string | undefined;
+    eof: boolean;
+    /** The run it is meant for (prc_…@N or --run N); the current one when undefined. */
+    run: string | undefined;
+    json: boolean;
+  },
   ctx: Context,
 ): Promise<number> {
   let bytes: Buffer;
@@ -23,9 +31,10 @@ export async function runStdin(
   } else {
     bytes = await ctx.io.readStdin();
   }
-  const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
+  const fenced = splitRun(opts.ref, opts.run);
+  const t = await resolveProcess(ctx, fenced.ref, opts.sandbox);
   try {
-    const a = await t.api.writeStdin(t.sandbox, t.processId, bytes, opts.eof, newKey());
+    const a = await t.api.writeStdin(t.sandbox, t.processId, bytes, opts.eof, newKey(), fenced.run);
     if (opts.json) printJson(ctx, a);
     else ctx.io.info(`sbx: wrote ${a.bytes_written} bytes to ${t.processId}${a.eof ? " and closed its stdin" : ""}`);
   } catch (err) {
@@ -42,9 +51,9 @@ export async function runStdin(
 
 /** Bound to `sbx process stdin` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
-  const o = c.optsWithGlobals() as { sandbox?: string; file?: string; eof?: boolean; json?: boolean };
+  const o = c.optsWithGlobals() as { sandbox?: string; file?: string; eof?: boolean; run?: string; json?: boolean };
   return runStdin(
-    { ref: c.args[0]!, sandbox: o.sandbox, file: o.file, eof: o.eof === true, json: o.json === true },
+    { ref: c.args[0]!, sandbox: o.sandbox, file: o.file, eof: o.eof === true, run: o.run, json: o.json === true },
     ctx,
   );
 };

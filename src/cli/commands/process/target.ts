@@ -13,6 +13,25 @@ export interface ProcessTarget {
   processId: string;
 }
 
+/**
+ * The run a request is meant for (docs/protocol.md, "Ownership fences"): `prc_…@3` (or
+ * `web@3`) and `--run 3` name run 3; the backend refuses the request with 409
+ * stale_handle, doing nothing, while another run is current. Neither: the current run.
+ */
+export function splitRun(ref: string, runFlag: string | undefined): { ref: string; run: number | undefined } {
+  const at = /^(.+)@([0-9]+)$/.exec(ref);
+  const fromRef = at ? Number(at[2]) : undefined;
+  let fromFlag: number | undefined;
+  if (runFlag !== undefined) {
+    if (!/^[0-9]{1,15}$/.test(runFlag)) throw new UsageError(`--run ${runFlag}: a run number (0, 1, 2, …)`);
+    fromFlag = Number(runFlag);
+  }
+  if (fromRef !== undefined && fromFlag !== undefined && fromRef !== fromFlag) {
+    throw new UsageError(`${ref} and --run ${runFlag} name two different runs`);
+  }
+  return { ref: at ? at[1]! : ref, run: fromRef ?? fromFlag };
+}
+
 export async function processesApi(ctx: Context): Promise<ProcessesApi> {
   return new ProcessesApi((await ctx.api()).http);
 }
