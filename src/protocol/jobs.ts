@@ -14,11 +14,8 @@ import {
   resolveWorkingDir,
 } from "./validate.js";
 
-export const JOB_STATUSES_ALL = [
-  "queued",
-  "waiting",
-  "running",
-  "cancel_requested",
+const UNFINISHED = ["queued", "waiting", "running", "cancel_requested"] as const;
+const TERMINAL = [
   "succeeded",
   "failed",
   "cancelled",
@@ -27,20 +24,13 @@ export const JOB_STATUSES_ALL = [
   "interrupted",
   "lost",
 ] as const;
+export const JOB_STATUSES_ALL = [...UNFINISHED, ...TERMINAL] as const;
 export type JobStatus = (typeof JOB_STATUSES_ALL)[number];
 
 /** Not ended: waiting for dependencies, for a run slot, running, or being cancelled. */
-export const UNFINISHED_JOB_STATUSES: readonly JobStatus[] = ["queued", "waiting", "running", "cancel_requested"];
-export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = [
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "dependency_failed",
-  "interrupted",
-  "lost",
-];
-export const JOB_STATUSES: readonly JobStatus[] = [...UNFINISHED_JOB_STATUSES, ...TERMINAL_JOB_STATUSES];
+export const UNFINISHED_JOB_STATUSES: readonly JobStatus[] = UNFINISHED;
+export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = TERMINAL;
+export const JOB_STATUSES: readonly JobStatus[] = JOB_STATUSES_ALL;
 
 export function isTerminalJobStatus(status: JobStatus): boolean {
   return TERMINAL_JOB_STATUSES.includes(status);
