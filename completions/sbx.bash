@@ -29,6 +29,7 @@ _sbx_subcommand() {
     "receipts|resubmit") REPLY="receipts resubmit" ;;
     "receipts|export") REPLY="receipts export" ;;
     "receipts|prune") REPLY="receipts prune" ;;
+    "receipts|verify") REPLY="receipts verify" ;;
     "process|start") REPLY="process start" ;;
     "process|list") REPLY="process list" ;;
     "process|show") REPLY="process show" ;;
@@ -80,7 +81,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=1
       ;;
     "receipts")
-      _sbx_commands="list show wait refresh resubmit export prune"
+      _sbx_commands="list show wait refresh resubmit export prune verify"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -126,6 +127,12 @@ _sbx_spec() {
       _sbx_options="--before --include-in-doubt --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--before --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "receipts verify")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
       ;;
     "recover")
       _sbx_commands=""
@@ -417,6 +424,7 @@ _sbx_values() {
     "receipts wait|#0") _sbx_kind=receipt-id ;;
     "receipts refresh|#0") _sbx_kind=receipt-id ;;
     "receipts resubmit|#0") _sbx_kind=receipt-id ;;
+    "receipts verify|#0") _sbx_kind=receipt-id ;;
     "logs|#0") _sbx_kind=receipt-id ;;
     "cancel|#0") _sbx_kind=receipt-id ;;
     "process start|--restart") _sbx_kind=words _sbx_words="never on-failure always" ;;

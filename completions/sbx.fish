@@ -53,6 +53,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'receipts export'
         case 'receipts|prune'
             set -g __sbx_next 'receipts prune'
+        case 'receipts|verify'
+            set -g __sbx_next 'receipts verify'
         case 'process|start'
             set -g __sbx_next 'process start'
         case 'process|list'
@@ -135,67 +137,67 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'receipts export|--since' 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile' 'receipts prune|--api-url'
             return 0
-        case 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox' 'logs|--after' 'logs|--profile'
+        case 'receipts verify|--profile' 'receipts verify|--api-url' 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox'
             return 0
-        case 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout' 'cancel|--profile'
+        case 'logs|--after' 'logs|--profile' 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason'
             return 0
-        case 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s' 'process start|--sandbox' 'process start|--name'
+        case 'cancel|--timeout' 'cancel|--profile' 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s'
             return 0
-        case 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff' 'process start|--timeout'
+        case 'process start|--sandbox' 'process start|--name' 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff'
             return 0
-        case 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key' 'process start|--profile'
+        case 'process start|--max-backoff' 'process start|--timeout' 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file'
             return 0
-        case 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile' 'process list|--api-url' 'process show|-s'
+        case 'process start|--idempotency-key' 'process start|--profile' 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile'
             return 0
-        case 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox' 'process logs|--stream'
+        case 'process list|--api-url' 'process show|-s' 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s'
             return 0
-        case 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url' 'process result|-s' 'process result|--sandbox'
+        case 'process logs|--sandbox' 'process logs|--stream' 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url'
             return 0
-        case 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox' 'process stdin|--file'
+        case 'process result|-s' 'process result|--sandbox' 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s'
             return 0
-        case 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox' 'process signal|--run'
+        case 'process stdin|--sandbox' 'process stdin|--file' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox'
             return 0
-        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run'
+        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--profile'
             return 0
-        case 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile'
+        case 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url'
             return 0
-        case 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile'
+        case 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url'
             return 0
-        case 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url'
+        case 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s'
             return 0
-        case 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd'
+        case 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e'
             return 0
-        case 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url'
+        case 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s'
             return 0
-        case 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url'
+        case 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s'
             return 0
-        case 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox'
+        case 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile'
             return 0
-        case 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout'
+        case 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile'
             return 0
-        case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
+        case 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile'
             return 0
-        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile'
+        case 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
             return 0
-        case 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
+        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url'
             return 0
-        case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
+        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
+        case 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency'
             return 0
-        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
+        case 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
             return 0
-        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
+        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
             return 0
-        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
+        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
             return 0
-        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
+        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
             return 0
-        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
+        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
             return 0
-        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
             return 0
-        case 'version|--profile' 'version|--api-url'
+        case 'version|--api-url'
             return 0
     end
     return 1
@@ -316,6 +318,7 @@ complete -c sbx -n '__sbx_arg "receipts" 0' -a refresh -d 'observe the execution
 complete -c sbx -n '__sbx_arg "receipts" 0' -a resubmit -d 'send a receipt\'s request again, with the original key and bytes'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a export -d 'print receipts as JSON Lines, oldest first'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a prune -d 'delete receipts created before a time'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a verify -d 'check that the receipt history is intact'
 complete -c sbx -n '__sbx_at "receipts"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "receipts"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "receipts"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
@@ -406,6 +409,17 @@ complete -c sbx -n '__sbx_at "receipts prune"' -l no-color -d 'no colour (also N
 complete -c sbx -n '__sbx_at "receipts prune"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "receipts prune"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "receipts prune"' -s h -l help -d 'show help'
+
+# sbx receipts verify
+complete -c sbx -n '__sbx_at "receipts verify"' -l json -d 'print the report as JSON'
+complete -c sbx -n '__sbx_at "receipts verify"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts verify"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts verify"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts verify"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts verify"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts verify"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts verify"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "receipts verify" 0 more' -a '(__sbx_receipt_ids)' -d 'only these receipts (id, execution id, idempotency key, or a unique prefix)'
 
 # sbx recover
 complete -c sbx -n '__sbx_at "recover"' -l json -d 'print {resolved: [...], running: [...], in_doubt: [...]}'
@@ -547,7 +561,6 @@ complete -c sbx -n '__sbx_arg "process result" 0' -a '(__sbx_receipt_ids)' -d 'p
 complete -c sbx -n '__sbx_at "process stdin"' -s s -l sandbox -x -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stdin"' -l file -r -F -d 'send this file instead of stdin'
 complete -c sbx -n '__sbx_at "process stdin"' -l eof -d 'close the process\'s stdin after these bytes'
-complete -c sbx -n '__sbx_at "process stdin"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stdin"' -l json -d 'print {process_id, generation, bytes_written, eof}'
 complete -c sbx -n '__sbx_at "process stdin"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process stdin"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -559,7 +572,6 @@ complete -c sbx -n '__sbx_at "process stdin"' -s h -l help -d 'show help'
 
 # sbx process signal
 complete -c sbx -n '__sbx_at "process signal"' -s s -l sandbox -x -d 'sandbox (default: default)'
-complete -c sbx -n '__sbx_at "process signal"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process signal"' -l json -d 'print the acknowledgement'
 complete -c sbx -n '__sbx_at "process signal"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process signal"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -573,7 +585,6 @@ complete -c sbx -n '__sbx_arg "process signal" 1' -a 'TERM INT HUP KILL USR1 USR
 # sbx process stop
 complete -c sbx -n '__sbx_at "process stop"' -s s -l sandbox -x -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stop"' -l grace -x -d 'time between TERM and KILL, up to 60s (default: 5s)'
-complete -c sbx -n '__sbx_at "process stop"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stop"' -l json -d 'print the process record afterwards'
 complete -c sbx -n '__sbx_at "process stop"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

@@ -1,6 +1,6 @@
 // Every exit code sbx gives, named once (docs/classification.md). A code from 1 to
 // 123 is only ever the command's own exit code; sbx's own failures borrow none of
-// them: the sysexits codes 70, 74, 75 and 78, and 125, 130 and 255.
+// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 200 and 255.
 
 export const ExitCodes = {
   ok: 0,
@@ -25,6 +25,12 @@ export const ExitCodes = {
   usage: 125,
   /** Cancelled (also: interrupted before anything was sent). */
   cancelled: 130,
+  /**
+   * `sbx receipts verify`: the record is not intact (an entry changed, deleted, moved or
+   * inserted; a bundle whose signature or content does not verify). Above every signal
+   * (128+N, N ≤ 64), so no command's exit and no kill can be mistaken for it.
+   */
+  notIntact: 200,
   /** In doubt: it may have run. */
   inDoubt: 255,
 } as const;

@@ -12,6 +12,13 @@ export interface Statement<Row = Record<string, unknown>> {
   run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
   get(...params: unknown[]): Row | undefined;
   all(...params: unknown[]): Row[];
+  /** Rows one at a time (several statements may be iterated at once). */
+  iterate(...params: unknown[]): IterableIterator<Row>;
+  /**
+   * Rows as arrays of column values, in the SELECT's order (no object per row: for
+   * reading a whole table). BLOBs may come as Uint8Array rather than Buffer.
+   */
+  values(...params: unknown[]): Iterable<unknown[]>;
 }
 
 export interface Database {
@@ -78,7 +85,21 @@ function openBetterSqlite3(file: string): Database {
     exec: (sql) => {
       db.exec(sql);
     },
-    prepare: <Row>(sql: string) => db.prepare(sql) as unknown as Statement<Row>,
+    prepare: <Row>(sql: string): Statement<Row> => {
+      const st = db.prepare(sql) as unknown as Omit<Statement<Row>, "values">;
+      let raw: { iterate(...params: unknown[]): IterableIterator<unknown[]> } | null = null;
+      return {
+        run: (...params) => st.run(...params),
+        get: (...params) => st.get(...params),
+        all: (...params) => st.all(...params),
+        iterate: (...params) => st.iterate(...params),
+        values: (...params) => {
+          // A statement of its own: raw mode is a setting of the statement.
+          raw ??= db.prepare(sql).raw(true) as unknown as typeof raw & object;
+          return raw.iterate(...params);
+        },
+      };
+    },
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     pragma: (sql) => db.pragma(sql),
     close: () => db.close(),
@@ -110,6 +131,8 @@ interface BunStatement {
   run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+  values(...params: unknown[]): unknown[][];
 }
 
 interface BunDatabase {
@@ -147,6 +170,10 @@ function openBun(file: string): Database {
           return row === null || row === undefined ? undefined : withBuffers<Row>(row);
         },
         all: (...params) => st.all(...params).map((r) => withBuffers<Row>(r)),
+        iterate: function* (...params) {
+          for (const r of st.iterate(...params)) yield withBuffers<Row>(r);
+        },
+        values: (...params) => st.values(...params),
       };
     },
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
@@ -167,11 +194,14 @@ export class SchemaTooNew extends Error {
   }
 }
 
+/** One schema step: SQL, or code for what SQL cannot do (run inside the same transaction). */
+export type Migration = string | ((db: Database) => void);
+
 /**
  * Applies numbered, forward-only migrations recorded in PRAGMA user_version. A
  * database already up to date is only read: opening it never waits for a writer.
  */
-export function migrate(db: Database, migrations: readonly string[]): void {
+export function migrate(db: Database, migrations: readonly Migration[]): void {
   const version = () => Number((db.pragma("user_version") as Array<{ user_version: number }>)[0]?.user_version ?? 0);
   const before = version();
   if (before > migrations.length) throw new SchemaTooNew(before, migrations.length);
@@ -181,7 +211,9 @@ export function migrate(db: Database, migrations: readonly string[]): void {
     const current = version();
     if (current > migrations.length) throw new SchemaTooNew(current, migrations.length);
     for (let v = current; v < migrations.length; v++) {
-      db.exec(migrations[v]!);
+      const step = migrations[v]!;
+      if (typeof step === "string") db.exec(step);
+      else step(db);
       db.pragma(`user_version = ${v + 1}`);
     }
   });

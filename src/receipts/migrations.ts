@@ -1,7 +1,10 @@
 // Numbered, forward-only migrations of receipts.db. Never edit a released entry;
 // append a new one. test/fixtures/receipts-vN.db is a database of schema N.
 
-export const MIGRATIONS: readonly string[] = [
+import type { Migration } from "../platform/sqlite.js";
+import { startChain } from "./chain-log.js";
+
+export const MIGRATIONS: readonly Migration[] = [
   // 1: receipts, attempts, observations
   `CREATE TABLE receipts (
      receipt_id      TEXT PRIMARY KEY,
@@ -84,4 +87,7 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE receipts SET profile_name = NULLIF(profile, '');
    ALTER TABLE receipts DROP COLUMN profile;
    ALTER TABLE receipts RENAME COLUMN profile_name TO profile;`,
+  // 4: the receipt chain (docs/receipt-chain.md): its tables, a genesis entry, and a
+  // seal over each receipt already stored (nothing stored is rewritten).
+  (db) => startChain(db, new Date()),
 ];

@@ -6,8 +6,11 @@ import { createHash, randomBytes } from "node:crypto";
 import { type Database, migrate, openDatabase, preloadSqliteDriver } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
 import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
+import { type ChainAppender, pruneChained, withChain } from "./chain-log.js";
 import { AmbiguousReceipt, ReceiptNotFound, storeFailure } from "./errors.js";
+import { type ListFilter, listQuery } from "./list-query.js";
 import { MIGRATIONS } from "./migrations.js";
+import type { VerifyReport } from "./verify.js";
 
 export type ReceiptKind = RequestKind;
 export type ObservationSource = "dispatch" | "answer" | "refresh" | "wait" | "recover" | "cancel";
@@ -85,12 +88,6 @@ export interface StoredReceipt {
   observations: ObservationRow[];
 }
 
-export interface ListFilter {
-  classification?: Classification | readonly Classification[];
-  limit?: number;
-  since?: string;
-}
-
 export function sha256Hex(bytes: Buffer | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -165,31 +162,6 @@ export function observationRow(
   };
 }
 
-const NEWEST_FIRST = "ORDER BY created_at DESC, receipt_id DESC";
-
-/**
- * The newest-first list, as SQL that reads an index in order and stops at the limit
- * (test/unit/receipt-list-plan.test.ts checks the plan): by time alone, or one
- * index range per classification, merged.
- */
-export function listQuery(filter: ListFilter): { sql: string; params: unknown[] } {
-  const limit = filter.limit === undefined ? "" : " LIMIT ?";
-  const since = filter.since === undefined ? [] : [filter.since];
-  const sinceSql = filter.since === undefined ? "" : " AND created_at >= ?";
-  const limits = filter.limit === undefined ? [] : [filter.limit];
-  if (filter.classification === undefined) {
-    const where = filter.since === undefined ? "" : " WHERE created_at >= ?";
-    return { sql: `SELECT receipt_id FROM receipts${where} ${NEWEST_FIRST}${limit}`, params: [...since, ...limits] };
-  }
-  const cs = typeof filter.classification === "string" ? [filter.classification] : [...new Set(filter.classification)];
-  if (cs.length === 0) return { sql: "SELECT receipt_id FROM receipts WHERE 0", params: [] };
-  const branch = `SELECT * FROM (SELECT receipt_id, created_at FROM receipts WHERE classification = ?${sinceSql} ${NEWEST_FIRST}${limit})`;
-  return {
-    sql: `SELECT receipt_id FROM (${cs.map(() => branch).join(" UNION ALL ")}) ${NEWEST_FIRST}${limit}`,
-    params: [...cs.flatMap((c) => [c, ...since, ...limits]), ...limits],
-  };
-}
-
 function escapeLike(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
@@ -253,6 +225,12 @@ export class ReceiptStore {
     this.db.close();
   }
 
+  /** Recomputes the chain over every receipt (docs/receipt-chain.md), in one read snapshot. */
+  async verify(): Promise<VerifyReport> {
+    const { verifyStore } = await import("./verify-store.js");
+    return this.guard(() => verifyStore(this.db));
+  }
+
   /**
    * Writes the receipt, its first attempt and a `dispatched` marker in one
    * committed transaction. Call this before the first byte is sent.
@@ -282,7 +260,10 @@ export class ReceiptStore {
             sha,
             at,
           );
-        this.insertAttempt(id, 1, at, sha);
+        withChain(this.db, (chain) => {
+          chain.appendRequest(id);
+          this.insertAttempt(chain, id, 1, at, sha);
+        });
       });
       return this.getRow(id);
     });
@@ -297,23 +278,28 @@ export class ReceiptStore {
           .prepare<{ n: number | null }>("SELECT MAX(attempt) AS n FROM attempts WHERE receipt_id = ?")
           .get(receiptId);
         const attempt = (last?.n ?? 0) + 1;
-        this.insertAttempt(receiptId, attempt, now.toISOString(), row.body_sha256);
+        withChain(this.db, (chain) =>
+          this.insertAttempt(chain, receiptId, attempt, now.toISOString(), row.body_sha256),
+        );
         this.refreshClassification(receiptId);
         return attempt;
       }),
     );
   }
 
-  private insertAttempt(receiptId: string, attempt: number, at: string, sha: string): void {
+  /** An attempt and its `dispatch` observation, each appended to the chain. */
+  private insertAttempt(chain: ChainAppender, receiptId: string, attempt: number, at: string, sha: string): void {
     this.db
       .prepare("INSERT INTO attempts (receipt_id, attempt, dispatched_at, body_sha256, pid) VALUES (?, ?, ?, ?, ?)")
       .run(receiptId, attempt, at, sha, process.pid);
-    this.db
+    chain.appendAttempt(receiptId, attempt);
+    const { lastInsertRowid } = this.db
       .prepare(
         `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive)
          VALUES (?, ?, 'dispatch', ?, 'dispatched', 0)`,
       )
       .run(receiptId, attempt, at);
+    chain.appendObservation(receiptId, Number(lastInsertRowid));
   }
 
   /** Appends one observation and re-derives the receipt's classification, atomically. */
@@ -326,7 +312,7 @@ export class ReceiptStore {
     this.guard(() => {
       const at = (opts.now ?? new Date()).toISOString();
       this.db.transaction(() => {
-        this.db
+        const { lastInsertRowid } = this.db
           .prepare(
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
@@ -357,6 +343,7 @@ export class ReceiptStore {
             c.stdout_truncated ? 1 : 0,
             c.stderr_truncated ? 1 : 0,
           );
+        withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {
           if (c[column] === null) continue;
           this.db
@@ -375,9 +362,13 @@ export class ReceiptStore {
   noteExecutionId(receiptId: string, executionId: string): void {
     this.guard(() => {
       this.db.transaction(() => {
-        this.db
+        const { changes } = this.db
           .prepare("UPDATE receipts SET execution_id = ? WHERE receipt_id = ? AND execution_id IS NULL")
           .run(executionId, receiptId);
+        // What a receipt learned outside an observation is an entry of its own.
+        if (changes > 0) {
+          withChain(this.db, (chain) => chain.appendNote(receiptId, "execution_id", { execution_id: executionId }));
+        }
       });
     });
   }
@@ -464,21 +455,16 @@ export class ReceiptStore {
   }
 
   /**
-   * Deletes receipts created before the given time; returns how many. Receipts in
-   * doubt are kept unless includeInDoubt: they are what an incident needs.
+   * Deletes receipts created before `before`, but those whose classification is in
+   * `keep` (receipts in doubt are what an incident needs); says how many of those it
+   * kept. The chain keeps a checkpoint of what went (chain-log.ts: pruneChained).
    */
-  /** Deletes receipts created before `before`, but those whose classification is in `keep`; says how many of those it kept. */
-  prune(before: string, opts: { keep?: readonly Classification[] } = {}): { deleted: number; kept: number } {
-    return this.guard(() => {
-      const keep = opts.keep ?? [];
-      const kept = keep.length ? ` AND classification IN (${keep.map(() => "?").join(", ")})` : " AND 0";
-      const spared = keep.length ? ` AND classification NOT IN (${keep.map(() => "?").join(", ")})` : "";
-      return this.db.transaction(() => ({
-        kept: this.db
-          .prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM receipts WHERE created_at < ?${kept}`)
-          .get(before, ...keep)!.n,
-        deleted: this.db.prepare(`DELETE FROM receipts WHERE created_at < ?${spared}`).run(before, ...keep).changes,
-      }));
-    });
+  prune(
+    before: string,
+    opts: { keep?: readonly Classification[]; now?: Date } = {},
+  ): { deleted: number; kept: number } {
+    return this.guard(() =>
+      this.db.transaction(() => pruneChained(this.db, before, opts.keep ?? [], opts.now ?? new Date())),
+    );
   }
 }

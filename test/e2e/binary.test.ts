@@ -6,9 +6,12 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { ExitCodes } from "../../src/common/exit-codes.js";
 import { buildReleaseBinary } from "../support/binary.js";
-import { makeHome, removeHome, sbxEnv } from "../support/cli.js";
+import { makeHome, receiptsDbOf, removeHome, sbxEnv } from "../support/cli.js";
+import { runMain } from "../support/in-process.js";
 import { describeNeeding } from "../support/requirements.js";
 
 describeNeeding("binary", "the Bun-compiled binary", () => {
@@ -43,6 +46,27 @@ describeNeeding("binary", "the Bun-compiled binary", () => {
     expect(list.map((d) => d.classification)).toEqual(["failed", "succeeded"]);
     const shown = JSON.parse(run(["receipts", "show", list[1]!.receipt_id, "--json"]).stdout);
     expect(shown.observations.length).toBe(2);
+  });
+
+  it("chains its receipts as Node does: a store written by either verifies under the other", async () => {
+    // Output that needs escaping in canonical JSON, written by bun:sqlite.
+    const tricky = run(["exec", "--", "printf", '\\001\\t\\033[31mé ☃ 😀\\177\\n"quoted"\\\\']);
+    expect(tricky.code).toBe(0);
+    expect(run(["receipts", "verify"]).code).toBe(0);
+    // Written by Node (better-sqlite3), verified by the binary.
+    const inNode = await runMain(["exec", "--", "printf", "%s\\n", "node é"], { home });
+    expect(inNode.code).toBe(0);
+    const both = run(["receipts", "verify", "--json"]);
+    expect(both.code, both.stdout).toBe(0);
+    expect(JSON.parse(both.stdout)).toMatchObject({ intact: true, problems: [] });
+    expect((await runMain(["receipts", "verify"], { home })).code).toBe(0);
+    // A change made with SQLite is named by the binary too.
+    const db = new Database(receiptsDbOf(home));
+    db.prepare("UPDATE observations SET stdout = 'x' WHERE id = (SELECT MAX(id) FROM observations)").run();
+    db.close();
+    const broken = run(["receipts", "verify"]);
+    expect(broken.code).toBe(ExitCodes.notIntact);
+    expect(broken.stdout).toMatch(/ changed {4}observation 2 \(answer\) \(position \d+\) was changed/);
   });
 
   it("prints large output whole into a pipe (byte for byte), exec and --json alike", () => {

@@ -55,5 +55,9 @@ describe("16 concurrent sbx exec processes", () => {
     expect(receipts.map((r) => (r.request.body as { command: string[] }).command[1]).sort()).toEqual(
       Array.from({ length: N }, (_, i) => String(i)).sort(),
     );
+    // The processes raced to start the chain too: one genesis, every entry linked.
+    const verified = await runSbx(["receipts", "verify", "--json"], { home });
+    expect(verified.code, verified.stdout).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ intact: true, receipts: N, entries: 1 + 4 * N });
   });
 });

@@ -90,6 +90,14 @@ describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name
         const word = (d.request.body as { command: string[] }).command[1];
         expect(d).toMatchObject({ classification: "succeeded", exit: 0, stdout: `${word}\n`, profile: "local" });
       }
+      // The store-wide chain held under that contention: intact when verified by the
+      // runtime that wrote it, and by the other one (better-sqlite3 / bun:sqlite).
+      const verified = await runSbx(["receipts", "verify", "--json"], { home, ...(bin ? { bin } : {}) });
+      expect(verified.code, verified.stdout).toBe(0);
+      const again = await runMainJson<{ intact: boolean; receipts: number }>(["receipts", "verify", "--json"], {
+        home,
+      });
+      expect(again.doc).toMatchObject({ intact: true, receipts: list.doc.length });
       // The daemon ran each exactly once.
       const backend = socketClient(path.join(home, "daemon", "daemon.sock"));
       try {

@@ -49,6 +49,8 @@ const NEEDS = {
     met: Boolean(process.env.SBX_WIRE_RECORD),
     why: "no recorded traffic: SBX_WIRE_RECORD is not set (npm run test:contract records it first)",
   },
+  /** Python 3 runs docs/receipt-chain.md's check of a link, as another tool would. */
+  python3: { met: hasTool("python3"), why: "python3 is not installed" },
   /** The release binary can be built (Bun from node_modules) or was given (SBX_TEST_BINARY). */
   binary: { met: canBuildBinary, why: "no Bun in node_modules to build the release binary" },
 } as const;

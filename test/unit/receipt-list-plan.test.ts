@@ -4,7 +4,8 @@
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ListFilter, listQuery, ReceiptStore } from "../../src/receipts/store.js";
+import { type ListFilter, listQuery } from "../../src/receipts/list-query.js";
+import { ReceiptStore } from "../../src/receipts/store.js";
 import { makeHome, removeHome } from "../support/cli.js";
 
 let home: string;

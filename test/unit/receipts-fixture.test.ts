@@ -1,29 +1,32 @@
-// A database written by schema 1, as released, must open and read the same with
-// today's code (migrations are forward-only; a fixture per released schema).
+// A database written by each released schema must open and read the same with
+// today's code (migrations are forward-only; a fixture per released schema), and
+// verify: what was stored before the chain began is reported as such, never as broken.
 
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
+import { classifyObservation } from "../../src/receipts/classify.js";
 import { receiptDocument } from "../../src/receipts/document.js";
 import { ReceiptStore } from "../../src/receipts/store.js";
 import { tempDir } from "../support/temp.js";
 
-const FIXTURE = path.join(import.meta.dirname, "..", "fixtures", "receipts-v1.db");
+const fixture = (v: number) => path.join(import.meta.dirname, "..", "fixtures", `receipts-v${v}.db`);
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
-function copyOfFixture(): string {
+function copyOfFixture(v = 1): string {
   const dir = tempDir("sbx-fixture-");
   dirs.push(dir);
   const file = path.join(dir, "receipts.db");
-  fs.copyFileSync(FIXTURE, file);
+  fs.copyFileSync(fixture(v), file);
   return file;
 }
 
 describe("receipts.db of schema 1", () => {
-  it("opens, migrates forward and reads both receipts as they were", () => {
+  it("opens, migrates forward and reads both receipts as they were", async () => {
     const store = ReceiptStore.open(copyOfFixture());
     try {
       const docs = store.list().map(receiptDocument);
@@ -42,7 +45,7 @@ describe("receipts.db of schema 1", () => {
     }
   });
 
-  it("takes new writes after opening", () => {
+  it("takes new writes after opening", async () => {
     const store = ReceiptStore.open(copyOfFixture());
     try {
       const id = store.resolve("fixture-key-2");
@@ -56,7 +59,7 @@ describe("receipts.db of schema 1", () => {
 describe("receipts.db of schema 2", () => {
   const FIXTURE_V2 = path.join(import.meta.dirname, "..", "fixtures", "receipts-v2.db");
 
-  it("reads a process start's process id and a submission's request id in their own fields, and no profile as null", () => {
+  it("reads a process start's process id and a submission's request id in their own fields, and no profile as null", async () => {
     const dir = tempDir("sbx-fixture-");
     dirs.push(dir);
     const file = path.join(dir, "receipts.db");
@@ -77,6 +80,75 @@ describe("receipts.db of schema 2", () => {
       // Found by the id it created, as before.
       expect(store.resolve("prc_fixture1")).toBe(docs[2]!.receipt_id);
       expect(store.resolve("fixture-request-1")).toBe(docs[1]!.receipt_id);
+      // Stored before the chain: sealed as they are, verified intact.
+      expect(await store.verify()).toMatchObject({ intact: true, problems: [], pre_chain: { receipts: 3 } });
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("receipts.db of schema 1, migrated to the chain", () => {
+  it("verifies intact, both receipts sealed as pre-chain (nothing rewritten)", async () => {
+    const file = copyOfFixture();
+    const store = ReceiptStore.open(file);
+    try {
+      const report = await store.verify();
+      expect(report).toMatchObject({ intact: true, problems: [], pre_chain: { receipts: 2 }, entries: 3 });
+      const id = store.resolve("fixture-key-2");
+      store.recordObservation(
+        id,
+        "refresh",
+        classifyObservation({ kind: "transport", sent: false, code: "ECONNREFUSED", message: "refused" }, "read"),
+      );
+      expect((await store.verify()).problems).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("a pre-chain receipt changed after the chain began is named", async () => {
+    const file = copyOfFixture();
+    ReceiptStore.open(file).close();
+    const db = new Database(file);
+    db.prepare("UPDATE observations SET stdout = 'forged' WHERE source = 'answer'").run();
+    db.close();
+    const store = ReceiptStore.open(file);
+    try {
+      const id = store.resolve("fixture-key-1");
+      expect((await store.verify()).problems.map((p) => [p.kind, p.receipt_id, p.entry])).toEqual([
+        ["changed", id, "pre-chain content (sealed)"],
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe("receipts.db of schema 4 (the chain: a seal, entries after it, an execution id, a prune)", () => {
+  it("opens, reads its receipts as they were, and verifies intact with its prune", async () => {
+    const store = ReceiptStore.open(copyOfFixture(4));
+    try {
+      const docs = store.list().map(receiptDocument);
+      expect(docs.map((d) => [d.idempotency_key, d.classification, d.execution_id, d.stdout])).toEqual([
+        ["fixture-key-3", "succeeded", "exe_fixture3", "three\n"],
+        ["fixture-key-2", "succeeded", "exe_fixture2", "later\n"],
+      ]);
+      const report = await store.verify();
+      expect(report).toMatchObject({ intact: true, problems: [], pre_chain: { receipts: 2 }, entries: 9 });
+      expect(report.pruned).toEqual([
+        expect.objectContaining({ before: "2026-11-29T10:00:30.000Z", receipts: 1, entries: 1, position: 10 }),
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("takes new writes, which extend its chain", async () => {
+    const store = ReceiptStore.open(copyOfFixture(4));
+    try {
+      expect(store.beginAttempt(store.resolve("fixture-key-3"))).toBe(2);
+      expect(await store.verify()).toMatchObject({ intact: true, head: { seq: 12 } });
     } finally {
       store.close();
     }

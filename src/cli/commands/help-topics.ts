@@ -139,6 +139,12 @@ export function exitCodesText(): string {
     ),
     "",
     wrap(
+      `sbx receipts verify exits 0 when the receipt history is intact and ${ExitCodes.notIntact} when it is not: an entry changed, deleted, moved or inserted, or a bundle whose signature or content does not verify. ${ExitCodes.notIntact} is above every signal's 128+N, so it is never a command's own code.`,
+      "",
+      0,
+    ),
+    "",
+    wrap(
       "Ctrl-C during exec asks the backend to cancel the execution and waits for it (130 once it is cancelled); a second Ctrl-C stops waiting (255: it may still be running).",
       "",
       0,

@@ -21,7 +21,16 @@ export function register(program: Command, bind: Bind): void {
       "Every mutation sbx sends is first written as a receipt: the Idempotency-Key, the exact\n" +
       "request bytes, where it was sent. Observations are appended as answers and reads arrive.\n" +
       "A receipt is named by its id (rcp_…), its execution id, its idempotency key, or a unique prefix.",
-    verbs: [declareList, declareShow, declareWait, declareRefresh, declareResubmit, declareExport, declarePrune],
+    verbs: [
+      declareList,
+      declareShow,
+      declareWait,
+      declareRefresh,
+      declareResubmit,
+      declareExport,
+      declarePrune,
+      declareVerify,
+    ],
     examples: [
       { command: "sbx receipts list", description: "what ran, newest first" },
       { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },
@@ -144,5 +153,27 @@ function declareExport(noun: Command, bind: Bind): void {
     .action(bind(() => import("./export.js")));
   withExamples(cmd, [
     { command: "sbx receipts export --since 7d > receipts.jsonl", description: "last week's receipts" },
+  ]);
+}
+
+function declareVerify(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("verify")
+    .summary("check that the receipt history is intact")
+    .description(
+      "Recompute the receipt chain: every entry of every receipt (request, attempts, observations)\n" +
+        "against the hash it was recorded with, each receipt's order, and the store-wide chain over all\n" +
+        "of them. Names each receipt, entry and position where something was changed, deleted, moved\n" +
+        "or inserted. Prunes leave checkpoints and are reported as such. Exit 0 when intact, 200 when\n" +
+        "not (docs/receipt-chain.md).",
+    )
+    .argument("[id...]", "only these receipts (id, execution id, idempotency key, or a unique prefix)")
+    .option("--json", "print the report as JSON")
+    .action(bind(() => import("./verify.js")));
+  declareCompletion(cmd, "[id...]", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx receipts verify", description: "the whole store" },
+    { command: "sbx receipts verify rcp_0mhx --json", description: "one receipt, for scripts" },
+    { command: 'sbx receipts verify --bundle incident.sbx --key "$KEY"', description: "a bundle made elsewhere" },
   ]);
 }

@@ -1,0 +1,95 @@
+// A receipt store on a real temp SQLite file, with receipts written the way sbx writes
+// them, and a second connection that edits the file behind the store's back (SQLite
+// directly, as someone with access to the file would).
+
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { type Classified, classifyObservation } from "../../src/receipts/classify.js";
+import { type NewReceipt, ReceiptStore } from "../../src/receipts/store.js";
+import { executionRecord } from "./misbehaving-server.js";
+import { tempDir } from "./temp.js";
+
+let keyCounter = 0;
+
+export function newReceipt(over: Partial<NewReceipt> = {}): NewReceipt {
+  return {
+    kind: "execute",
+    profile: "remote",
+    apiUrl: "http://127.0.0.1:9",
+    sandbox: "default",
+    idempotencyKey: `key-${++keyCounter}-${Math.random().toString(36).slice(2)}`,
+    method: "POST",
+    path: "/api/v1/sandbox/default/execute",
+    body: Buffer.from('{"command":["echo","hi"],"stream":false,"timeout":120000}'),
+    ...over,
+  };
+}
+
+export const answerOf = (over: Record<string, unknown>, executionId = "exe_1"): Classified =>
+  classifyObservation(
+    {
+      kind: "answer",
+      status: 200,
+      headers: {},
+      body: JSON.stringify(executionRecord(null, { execution_id: executionId, ...over })),
+    },
+    "dispatch",
+  );
+
+export const succeededAnswer = (executionId = "exe_1", stdout = "hi\n") =>
+  answerOf({ outcome: "succeeded", exit_code: 0, stdout }, executionId);
+
+export const failedAnswer = (executionId = "exe_1", code = 3) =>
+  answerOf({ outcome: "failed", exit_code: code, stdout: "", stderr: "no\n" }, executionId);
+
+export const deadlineAnswer = (): Classified => classifyObservation({ kind: "deadline", sent: true }, "dispatch");
+
+export interface TempStore {
+  dir: string;
+  file: string;
+  open(): ReceiptStore;
+  /** Runs SQL on the file through a connection of its own (not the store's). */
+  sql(sql: string, ...params: unknown[]): void;
+  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
+  remove(): void;
+}
+
+export function tempStore(prefix = "sbx-chain-"): TempStore {
+  const dir = tempDir(prefix);
+  const file = path.join(dir, "receipts.db");
+  const opened: ReceiptStore[] = [];
+  const direct = <T>(fn: (db: Database.Database) => T): T => {
+    const db = new Database(file);
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    dir,
+    file,
+    open() {
+      const s = ReceiptStore.open(file);
+      opened.push(s);
+      return s;
+    },
+    sql(sql, ...params) {
+      direct((db) => (params.length ? db.prepare(sql).run(...params) : db.exec(sql)));
+    },
+    all<T>(sql: string, ...params: unknown[]) {
+      return direct((db) => db.prepare(sql).all(...params) as T[]);
+    },
+    remove() {
+      for (const s of opened.splice(0)) {
+        try {
+          s.close();
+        } catch {
+          // already closed
+        }
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
