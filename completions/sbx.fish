@@ -155,49 +155,49 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'process result|-s' 'process result|--sandbox' 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s'
             return 0
-        case 'process stdin|--sandbox' 'process stdin|--file' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox'
+        case 'process stdin|--sandbox' 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s'
             return 0
-        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--profile'
+        case 'process signal|--sandbox' 'process signal|--run' 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox'
             return 0
-        case 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url'
+        case 'process stop|--grace' 'process stop|--run' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox'
             return 0
-        case 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url'
+        case 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile'
             return 0
-        case 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s'
+        case 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout'
             return 0
-        case 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e'
+        case 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout'
             return 0
-        case 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s'
+        case 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key'
             return 0
-        case 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s'
+        case 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status'
             return 0
-        case 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile'
+        case 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url'
             return 0
-        case 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile'
+        case 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox'
             return 0
-        case 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile'
+        case 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox'
             return 0
-        case 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
+        case 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile'
             return 0
-        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url'
+        case 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile'
             return 0
-        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention'
+        case 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
             return 0
-        case 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency'
+        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
             return 0
-        case 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
             return 0
-        case 'version|--api-url'
+        case 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -561,6 +561,7 @@ complete -c sbx -n '__sbx_arg "process result" 0' -a '(__sbx_receipt_ids)' -d 'p
 complete -c sbx -n '__sbx_at "process stdin"' -s s -l sandbox -x -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stdin"' -l file -r -F -d 'send this file instead of stdin'
 complete -c sbx -n '__sbx_at "process stdin"' -l eof -d 'close the process\'s stdin after these bytes'
+complete -c sbx -n '__sbx_at "process stdin"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stdin"' -l json -d 'print {process_id, generation, bytes_written, eof}'
 complete -c sbx -n '__sbx_at "process stdin"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process stdin"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -572,6 +573,7 @@ complete -c sbx -n '__sbx_at "process stdin"' -s h -l help -d 'show help'
 
 # sbx process signal
 complete -c sbx -n '__sbx_at "process signal"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process signal"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process signal"' -l json -d 'print the acknowledgement'
 complete -c sbx -n '__sbx_at "process signal"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process signal"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -585,6 +587,7 @@ complete -c sbx -n '__sbx_arg "process signal" 1' -a 'TERM INT HUP KILL USR1 USR
 # sbx process stop
 complete -c sbx -n '__sbx_at "process stop"' -s s -l sandbox -x -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stop"' -l grace -x -d 'time between TERM and KILL, up to 60s (default: 5s)'
+complete -c sbx -n '__sbx_at "process stop"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stop"' -l json -d 'print the process record afterwards'
 complete -c sbx -n '__sbx_at "process stop"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

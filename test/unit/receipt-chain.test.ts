@@ -414,15 +414,11 @@ describe("prune leaves a checkpoint", () => {
 });
 
 describe("docs/receipt-chain.md", () => {
-  itNeeding(
-    "python3",
-    "its Python check, run as written, recomputes an observation's link",
-    () => {
-      populate(t.open());
-      const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "receipt-chain.md"), "utf8");
-      const snippet = /```python\n([\s\S]*?)```/.exec(page)![1]!;
-      const r = spawnSync("python3", ["-c", snippet], { cwd: t.dir, encoding: "utf8" });
-      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
-    },
-  );
+  itNeeding("python3", "its Python check, run as written, recomputes an observation's link", () => {
+    populate(t.open());
+    const page = fs.readFileSync(path.join(REPO_ROOT, "docs", "receipt-chain.md"), "utf8");
+    const snippet = /```python\n([\s\S]*?)```/.exec(page)![1]!;
+    const r = spawnSync("python3", ["-c", snippet], { cwd: t.dir, encoding: "utf8" });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
+  });
 });

@@ -8,8 +8,9 @@ import { type Classified, classifyObservation, type Observed } from "../../src/r
 import { openDatabase } from "../../src/platform/sqlite.js";
 import { receiptDocument } from "../../src/receipts/document.js";
 import { AmbiguousReceipt, ReceiptNotFound } from "../../src/receipts/errors.js";
-import { type NewReceipt, ReceiptStore } from "../../src/receipts/store.js";
+import { ReceiptStore } from "../../src/receipts/store.js";
 import { executionRecord } from "../support/misbehaving-server.js";
+import { newReceipt } from "../support/receipt-store.js";
 import { tempDir } from "../support/temp.js";
 
 let dir: string;
@@ -37,21 +38,6 @@ afterEach(() => {
   }
   fs.rmSync(dir, { recursive: true, force: true });
 });
-
-let keyCounter = 0;
-function newReceipt(over: Partial<NewReceipt> = {}): NewReceipt {
-  return {
-    kind: "execute",
-    profile: "remote",
-    apiUrl: "http://127.0.0.1:9",
-    sandbox: "default",
-    idempotencyKey: `key-${++keyCounter}-${Math.random().toString(36).slice(2)}`,
-    method: "POST",
-    path: "/api/v1/sandbox/default/execute",
-    body: Buffer.from('{"command":["echo","hi"],"stream":false,"timeout":120000}'),
-    ...over,
-  };
-}
 
 const answer = (over: Record<string, unknown>, executionId = "exe_1"): Classified =>
   classifyObservation(
