@@ -550,6 +550,41 @@ function isolation() {
     [up.label, fmt(up.median), fmt(up.median / cat.median, 2)],
     [`${down.label} (identical: ${same})`, fmt(down.median), fmt(down.median / cat.median, 2)],
   );
+  // A tree of many small files: what unpacking through directory handles costs
+  // (every entry created and fixed up inside an open directory), against tar itself.
+  const tree = path.join(home, "tree");
+  for (let d = 0; d < 100; d++) {
+    fs.mkdirSync(path.join(tree, `d${d}`, "sub"), { recursive: true });
+    for (let f = 0; f < 40; f++)
+      fs.writeFileSync(path.join(tree, `d${d}`, f % 2 ? "sub" : "", `f${f}`), "x".repeat(2000));
+  }
+  const tarball = path.join(home, "tree.tar");
+  spawnSync("tar", ["-cf", tarball, "-C", tree, "."]);
+  const treeOut = path.join(home, "tree-out");
+  // Twice before timing: every timed copy in then merges into /workspace/tree/tree alike.
+  for (let i = 0; i < 2; i++) spawnSync(binary, ["cp", tree, "default:/workspace/tree"], { env, stdio: "ignore" });
+  const [untar, treeUp, treeDown] = inTurns(
+    [
+      {
+        label: "tar -x of a tree of 4,000 files and 200 directories",
+        run: `rm -rf ${quote(treeOut)} && mkdir ${quote(treeOut)} && tar -xf ${quote(tarball)} -C ${quote(treeOut)}`,
+      },
+      {
+        label: "binary: sbx cp TREE default:/workspace/… (in)",
+        run: line(BIN, ["cp", tree, "default:/workspace/tree"]),
+      },
+      {
+        label: "binary: sbx cp default:/workspace/… TREE (out)",
+        run: `rm -rf ${quote(treeOut)} && ${line(BIN, ["cp", "default:/workspace/tree/tree", treeOut])}`,
+      },
+    ],
+    3,
+  );
+  rows.push(
+    [untar.label, fmt(untar.median), "1.00"],
+    [treeUp.label, fmt(treeUp.median), fmt(treeUp.median / untar.median, 2)],
+    [treeDown.label, fmt(treeDown.median), fmt(treeDown.median / untar.median, 2)],
+  );
   table("isolation", "Isolation and sbx cp", ["command", "median ms", "ratio to the first row of its kind"], rows);
 }
 

@@ -186,16 +186,21 @@ function entryFinished(entry: NodeJS.WritableStream): Promise<void> {
   });
 }
 
-/** Until a stream takes writes again, or is closed (then nothing more is written to it). */
-function drained(stream: NodeJS.EventEmitter): Promise<void> {
+/**
+ * Until a stream takes writes again, or is closed, or `stop` says no more is written to
+ * it (a destroyed tar parser may never close while an entry's write is pending).
+ */
+function drained(stream: NodeJS.EventEmitter, stop?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       stream.off("drain", done);
       stream.off("close", done);
+      stop?.removeEventListener("abort", done);
       resolve();
     };
     stream.on("drain", done);
     stream.on("close", done);
+    stop?.addEventListener("abort", done);
   });
 }
 
@@ -203,20 +208,25 @@ function isAsync<T>(source: AsyncIterable<T> | Iterable<T>): source is AsyncIter
   return Symbol.asyncIterator in source;
 }
 
-/** Pumps `source` into a writable tar parser, honouring back-pressure. */
+/**
+ * Pumps `source` into a writable tar parser, honouring back-pressure, until the source
+ * ends or `stop` is aborted (the reader gave up: a refused entry, a failed write).
+ */
 export async function feed(
   source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   sink: tarStream.Extract,
+  stop?: AbortSignal,
 ): Promise<void> {
   try {
-    // Iterated by hand: when the reader stops (a refused entry), the source is left as
-    // it is, not destroyed (an HTTP request still gets its answer).
+    // Iterated by hand: when the reader stops, the source is left as it is, not
+    // destroyed (an HTTP request still gets its answer).
     const it = isAsync(source) ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
     for (;;) {
-      if (sink.destroyed) return;
+      if (stop?.aborted || sink.destroyed) return;
       const next = await it.next();
       if (next.done) break;
-      if (!sink.write(Buffer.from(next.value))) await drained(sink);
+      if (stop?.aborted || sink.destroyed) return;
+      if (!sink.write(Buffer.from(next.value))) await drained(sink, stop);
     }
     sink.end();
   } catch (err) {

@@ -48,8 +48,9 @@ export async function unpackTree(
   opts: UnpackOptions = {},
 ): Promise<UnpackSummary> {
   const extract = tarStream.extract();
+  const stop = new AbortController();
   let sourceFailed = false;
-  const feeding = feed(source, extract).catch((err) => {
+  const feeding = feed(source, extract, stop.signal).catch((err) => {
     sourceFailed = true;
     throw err;
   });
@@ -62,6 +63,7 @@ export async function unpackTree(
     unpacker.fixUpDirectories();
     return unpacker.summary;
   } catch (err) {
+    stop.abort();
     extract.destroy();
     const fromSource = await feeding.then(
       () => null,

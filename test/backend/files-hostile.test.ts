@@ -12,6 +12,8 @@ import { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tarOf, victimFile } from "../support/archives.js";
+import { describeNeeding } from "../support/requirements.js";
+import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { startTestBackend, type TestBackend, tempDir } from "./support.js";
 
 const FILES = "/api/v1/sandbox/default/files";
@@ -92,6 +94,16 @@ describe("archives cannot reach outside their target", () => {
     expect(read.status).toBe(404);
   });
 
+  it("a refused entry early in a large upload still gets its answer (the rest is read, not reset)", async () => {
+    const big = await tarOf([
+      { name: "../evil", type: "file", data: "e" },
+      { name: "blob", type: "file", data: Buffer.alloc(24 * 1024 * 1024, 1) },
+    ]);
+    const res = await put("path=early", big);
+    expect([res.status, res.json.error.code]).toEqual([400, "invalid_archive"]);
+    expect(fs.existsSync(path.join(workspace, "early"))).toBe(false);
+  });
+
   it("a GET of a socket is 409 path_conflict, no host path", async () => {
     const server = net.createServer().listen(path.join(workspace, "daemon.sock"));
     await new Promise((resolve) => server.once("listening", resolve));
@@ -155,5 +167,47 @@ describe("archives cannot reach outside their target", () => {
     expect(fs.readFileSync(path.join(outside, "f"), "utf8")).toBe("outside\n");
     expect(fs.statSync(path.join(outside, "f")).mtimeMs).toBe(new Date("2001-01-01Z").getTime());
     expect([...statuses].every((s) => s < 500)).toBe(true);
+  });
+});
+
+describeNeeding("tmpfs", "an upload onto a full disk (a small tmpfs, as root)", () => {
+  it("is 503 not_started (storage_unavailable) without host paths, nothing written; it goes through once there is room", async (t) => {
+    const fsys = smallTmpfs("16m");
+    const full = await startTestBackend({}, fsys.dir);
+    const fullAgent = new Agent({ connect: { socketPath: full.socketPath } });
+    t.onTestFinished(async () => {
+      await fullAgent.close();
+      await full.stop();
+      fsys.cleanup();
+    });
+    const fullWorkspace: string = (await full.api("GET", "/api/v1/sandbox/default")).json.host_workspace;
+    const filler = fillUntilFree(fsys.dir);
+    const send = async (query: string, body: Buffer, type: string) => {
+      const res = await request(`http://localhost${FILES}?${query}`, {
+        method: "PUT",
+        dispatcher: fullAgent,
+        headers: { "content-type": type },
+        body,
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, text };
+    };
+    const blob = Buffer.alloc(2 * 1024 * 1024, 1);
+    const tree = await tarOf([{ name: "d/blob", type: "file", data: blob }]);
+    for (const [query, body, type] of [
+      ["path=blob", blob, "application/octet-stream"],
+      ["path=tree", tree, "application/x-tar"],
+    ] as const) {
+      const refused = await send(query, body, type);
+      expect(refused.status, refused.text).toBe(503);
+      expect(JSON.parse(refused.text).error).toMatchObject({
+        code: "not_started",
+        details: { reason: "storage_unavailable" },
+      });
+      expect(refused.text).not.toContain(fsys.dir);
+    }
+    expect(fs.readdirSync(fullWorkspace)).toEqual([]);
+    fs.rmSync(filler);
+    expect((await send("path=blob", blob, "application/octet-stream")).status).toBe(201);
   });
 });

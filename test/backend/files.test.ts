@@ -228,6 +228,51 @@ describe("files of a sandbox", () => {
     expect(up.json).toMatchObject({ bytes: 20 * 1024 * 1024, sha256: hash.digest("hex") });
   });
 
+  itNeeding(
+    "root",
+    "as root, into a workspace another uid owns: every entry it makes belongs to that uid, s-bits kept",
+    async () => {
+      await b.api("POST", "/api/v1/sandbox/create", { body: { name: "owned" } });
+      const shown = await b.api("GET", "/api/v1/sandbox/owned");
+      const owned: string = shown.json.host_workspace;
+      fs.chownSync(owned, 4242, 4343);
+      const url = (q: string) => `http://localhost/api/v1/sandbox/owned/files?${q}`;
+      const tree = await tarOf([
+        { name: "bin/", type: "directory", mode: 0o755 },
+        { name: "bin/tool", type: "file", mode: 0o4755, data: "#!/bin/sh\n" },
+        { name: "bin/link", type: "symlink", linkname: "tool" },
+      ]);
+      for (const [q, body, type] of [
+        ["path=new/parents/tree", tree, "application/x-tar"],
+        ["path=other/file.txt&mode=0640", Buffer.from("x"), "application/octet-stream"],
+      ] as const) {
+        const res = await request(url(q), {
+          method: "PUT",
+          dispatcher: agent,
+          headers: { "content-type": type },
+          body,
+        });
+        expect(res.statusCode).toBe(201);
+        await res.body.dump();
+      }
+      const owners: Record<string, string> = {};
+      const walk = (dir: string, rel: string) => {
+        for (const name of fs.readdirSync(dir)) {
+          const st = fs.lstatSync(path.join(dir, name));
+          owners[`${rel}${name}`] = `${st.uid}:${st.gid}`;
+          if (st.isDirectory()) walk(path.join(dir, name), `${rel}${name}/`);
+        }
+      };
+      walk(owned, "");
+      expect(
+        Object.values(owners).every((o) => o === "4242:4343"),
+        JSON.stringify(owners),
+      ).toBe(true);
+      expect(Object.keys(owners)).toContain("new/parents/tree/bin/link");
+      expect(fs.statSync(path.join(owned, "new/parents/tree/bin/tool")).mode & 0o7777).toBe(0o4755);
+    },
+  );
+
   itNeeding("bwrap", "puts files where a bwrap sandbox's commands see them, and gets theirs", async () => {
     await b.api("POST", "/api/v1/sandbox/create", { body: { name: "iso", isolation: "bwrap" } });
     const url = (q: string) => `http://localhost/api/v1/sandbox/iso/files?${q}`;

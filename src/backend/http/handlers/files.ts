@@ -19,6 +19,8 @@ import {
 import { atDir, chownFd, makeDirAt, O_DIR, O_NEW_FILE, type Owner } from "../../../files/handles.js";
 import { ArchiveError, packTree, readOpenFile } from "../../../files/tar.js";
 import { unpackTree } from "../../../files/unpack.js";
+import { notStarted } from "../../refusal.js";
+import { isStorageFailure } from "../../runs/admission.js";
 import type { RequestContext } from "../context.js";
 import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../replies.js";
 import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
@@ -54,7 +56,8 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
     const digest = streamedRequestDigest(ctx.query);
     let bytes = 0;
     async function* received(): AsyncGenerator<Buffer> {
-      for await (const chunk of ctx.request as AsyncIterable<Buffer>) {
+      // Not destroyed when the reader stops early: the request still gets its answer.
+      for await (const chunk of ctx.request.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
         sha256.update(chunk);
         digest.update(chunk);
         bytes += chunk.length;
@@ -63,22 +66,31 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
     }
     const stagedName = isTree ? "tree" : "file";
     let entries: number | null = null;
-    if (isTree) {
-      const tree = makeDirAt(stagingFd, stagedName, 0o755, owner);
-      try {
-        entries = (await unpackTree(received(), tree, { owner })).entries;
-      } catch (err) {
-        if (err instanceof ArchiveError) {
-          throw new ApiError(400, ErrorCodes.invalidArchive, `${err.message}; nothing was written`, {
-            reason: err.code,
-          });
+    try {
+      if (isTree) {
+        const tree = makeDirAt(stagingFd, stagedName, 0o755, owner);
+        try {
+          entries = (await unpackTree(received(), tree, { owner })).entries;
+        } finally {
+          fs.closeSync(tree);
         }
-        throw err;
-      } finally {
-        fs.closeSync(tree);
+      } else {
+        await writeStaged(received(), stagingFd, stagedName, mode ?? DEFAULT_FILE_MODE, owner);
       }
-    } else {
-      await writeStaged(received(), stagingFd, stagedName, mode ?? DEFAULT_FILE_MODE, owner);
+    } catch (err) {
+      // Answered once the body is all read: closing on unread bytes resets the connection, answer and all.
+      await discardRest(ctx.request);
+      if (err instanceof ArchiveError) {
+        throw new ApiError(400, ErrorCodes.invalidArchive, `${err.message}; nothing was written`, {
+          reason: err.code,
+        });
+      }
+      // The backend's disk is full: nothing was written, and the same upload may be sent again.
+      if (isStorageFailure(err)) {
+        const code = (err as NodeJS.ErrnoException).code;
+        throw notStarted("storage_unavailable", `the backend's disk is full (${code}); nothing was written`);
+      }
+      throw err;
     }
     if (!ctx.request.complete) throw incomplete();
     return await runFixedAnswerMutation(
@@ -192,6 +204,18 @@ async function writeStaged(
     fs.fchmodSync(fd, mode);
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/** Reads what is left of a request body and drops it. */
+async function discardRest(req: RequestContext["request"]): Promise<void> {
+  if (req.complete) return;
+  try {
+    for await (const _ of req.iterator({ destroyOnReturn: false })) {
+      // dropped
+    }
+  } catch {
+    // the connection broke: nothing left to read
   }
 }
 
