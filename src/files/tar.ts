@@ -92,7 +92,14 @@ async function packDirectory(pack: tarStream.Pack, dirFd: number, prefix: string
       continue; // removed meanwhile
     }
     if (st.isSymbolicLink()) {
-      const linkname = fs.readlinkSync(atDir(dirFd, name));
+      let linkname: string;
+      try {
+        linkname = fs.readlinkSync(atDir(dirFd, name));
+      } catch (err) {
+        // No longer a symlink (EINVAL), or gone: changed meanwhile, left out as a removed entry is.
+        if (isErrno(err, "EINVAL", "ENOENT")) continue;
+        throw err;
+      }
       await addEntry(pack, { name: entryName, type: "symlink", linkname, mode: 0o777, mtime: st.mtime });
       summary.entries++;
     } else if (st.isDirectory()) {

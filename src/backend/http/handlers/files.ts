@@ -32,6 +32,7 @@ import {
   sandboxPath,
   statInWorkspace,
   uploadTarget,
+  WorkspacePathError,
   workspaceOwner,
   workspaceRefusal,
 } from "../../sandboxes/workspace-files.js";
@@ -138,14 +139,16 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
         entry.kind === "directory"
           ? packTree(entry.fd)
           : packTree(null, { fd: entry.fd, entryName: path.posix.basename(entry.path) });
-      await sendStream(ctx.response, 200, { ...headers, "Content-Type": TAR_CONTENT_TYPE }, packed.stream, ctx.signal);
+      const body = await started(packed.stream, entry.path);
+      await sendStream(ctx.response, 200, { ...headers, "Content-Type": TAR_CONTENT_TYPE }, body, ctx.signal);
       await packed.done.catch(() => {});
     } else {
+      const body = await started(readOpenFile(entry.fd, entry.size, entry.path), entry.path);
       await sendStream(
         ctx.response,
         200,
         { ...headers, "Content-Type": "application/octet-stream", "Content-Length": entry.size },
-        readOpenFile(entry.fd, entry.size, entry.path),
+        body,
         ctx.signal,
       );
     }
@@ -153,6 +156,36 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
     fs.closeSync(entry.fd);
   }
   return STREAMED;
+}
+
+/**
+ * A body whose first piece is already read: a read that fails before anything could be
+ * sent (the file or tree changed under it) is still a 409 answer, not a connection
+ * closed without one. Later failures can only cut the streamed answer short.
+ */
+async function started(source: AsyncIterable<Uint8Array>, where: string): Promise<AsyncIterable<Uint8Array>> {
+  const it = source[Symbol.asyncIterator]();
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await it.next();
+  } catch (err) {
+    if (err instanceof ArchiveError) {
+      throw new WorkspacePathError(
+        "path_conflict",
+        `${where} changed while it was read (${err.message}); copy it again`,
+      );
+    }
+    throw workspaceRefusal(err, where) ?? err;
+  }
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (;;) {
+      const next = await it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  })();
 }
 
 /** A read of the workspace, its file system errors said as refusals (never with host paths). */
