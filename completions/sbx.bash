@@ -30,6 +30,7 @@ _sbx_subcommand() {
     "receipts|export") REPLY="receipts export" ;;
     "receipts|prune") REPLY="receipts prune" ;;
     "receipts|verify") REPLY="receipts verify" ;;
+    "receipts|key") REPLY="receipts key" ;;
     "process|start") REPLY="process start" ;;
     "process|list") REPLY="process list" ;;
     "process|show") REPLY="process show" ;;
@@ -81,7 +82,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=1
       ;;
     "receipts")
-      _sbx_commands="list show wait refresh resubmit export prune verify"
+      _sbx_commands="list show wait refresh resubmit export prune verify key"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -118,8 +119,8 @@ _sbx_spec() {
       ;;
     "receipts export")
       _sbx_commands=""
-      _sbx_options="--since -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--since --profile --api-url"
+      _sbx_options="--since --bundle --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--since --bundle --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "receipts prune")
@@ -130,9 +131,15 @@ _sbx_spec() {
       ;;
     "receipts verify")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--profile --api-url"
+      _sbx_options="--bundle --key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--bundle --key --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "receipts key")
+      _sbx_commands=""
+      _sbx_options="--pem --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
       ;;
     "recover")
       _sbx_commands=""
@@ -424,6 +431,8 @@ _sbx_values() {
     "receipts wait|#0") _sbx_kind=receipt-id ;;
     "receipts refresh|#0") _sbx_kind=receipt-id ;;
     "receipts resubmit|#0") _sbx_kind=receipt-id ;;
+    "receipts export|--bundle") _sbx_kind=file ;;
+    "receipts verify|--bundle") _sbx_kind=file ;;
     "receipts verify|#0") _sbx_kind=receipt-id ;;
     "logs|#0") _sbx_kind=receipt-id ;;
     "cancel|#0") _sbx_kind=receipt-id ;;

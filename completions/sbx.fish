@@ -55,6 +55,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'receipts prune'
         case 'receipts|verify'
             set -g __sbx_next 'receipts verify'
+        case 'receipts|key'
+            set -g __sbx_next 'receipts key'
         case 'process|start'
             set -g __sbx_next 'process start'
         case 'process|list'
@@ -135,69 +137,71 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'receipts wait|--api-url' 'receipts refresh|--profile' 'receipts refresh|--api-url' 'receipts resubmit|--client-timeout' 'receipts resubmit|--profile' 'receipts resubmit|--api-url'
             return 0
-        case 'receipts export|--since' 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile' 'receipts prune|--api-url'
+        case 'receipts export|--since' 'receipts export|--bundle' 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile'
             return 0
-        case 'receipts verify|--profile' 'receipts verify|--api-url' 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox'
+        case 'receipts prune|--api-url' 'receipts verify|--bundle' 'receipts verify|--key' 'receipts verify|--profile' 'receipts verify|--api-url' 'receipts key|--profile'
             return 0
-        case 'logs|--after' 'logs|--profile' 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason'
+        case 'receipts key|--api-url' 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox' 'logs|--after'
             return 0
-        case 'cancel|--timeout' 'cancel|--profile' 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s'
+        case 'logs|--profile' 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout'
             return 0
-        case 'process start|--sandbox' 'process start|--name' 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff'
+        case 'cancel|--profile' 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s' 'process start|--sandbox'
             return 0
-        case 'process start|--max-backoff' 'process start|--timeout' 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file'
+        case 'process start|--name' 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff'
             return 0
-        case 'process start|--idempotency-key' 'process start|--profile' 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile'
+        case 'process start|--timeout' 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key'
             return 0
-        case 'process list|--api-url' 'process show|-s' 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s'
+        case 'process start|--profile' 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile' 'process list|--api-url'
             return 0
-        case 'process logs|--sandbox' 'process logs|--stream' 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url'
+        case 'process show|-s' 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox'
             return 0
-        case 'process result|-s' 'process result|--sandbox' 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s'
+        case 'process logs|--stream' 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url' 'process result|-s'
             return 0
-        case 'process stdin|--sandbox' 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s'
+        case 'process result|--sandbox' 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox'
             return 0
-        case 'process signal|--sandbox' 'process signal|--run' 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox'
+        case 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox'
             return 0
-        case 'process stop|--grace' 'process stop|--run' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox'
+        case 'process signal|--run' 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace'
             return 0
-        case 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile'
+        case 'process stop|--run' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace'
             return 0
-        case 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout'
+        case 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url'
             return 0
-        case 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout'
+        case 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile'
             return 0
-        case 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key'
+        case 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell'
             return 0
-        case 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status'
+        case 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile'
             return 0
-        case 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url'
+        case 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile'
             return 0
-        case 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox'
+        case 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s'
             return 0
-        case 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox'
+        case 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request'
             return 0
-        case 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile'
+        case 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile'
             return 0
-        case 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile'
+        case 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url'
             return 0
-        case 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
+        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url'
             return 0
-        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
+        case 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
             return 0
-        case 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url'
+        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
             return 0
-        case 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
+        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
             return 0
-        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
+        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
             return 0
-        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
+        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
             return 0
-        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
+        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
             return 0
-        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
+        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
             return 0
-        case 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+            return 0
+        case 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -316,9 +320,10 @@ complete -c sbx -n '__sbx_arg "receipts" 0' -a show -d 'show one receipt with it
 complete -c sbx -n '__sbx_arg "receipts" 0' -a wait -d 'observe a receipt\'s execution until it is settled'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a refresh -d 'observe the execution behind a receipt once'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a resubmit -d 'send a receipt\'s request again, with the original key and bytes'
-complete -c sbx -n '__sbx_arg "receipts" 0' -a export -d 'print receipts as JSON Lines, oldest first'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a export -d 'print receipts as JSON Lines, or write a signed bundle'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a prune -d 'delete receipts created before a time'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a verify -d 'check that the receipt history is intact'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a key -d 'show the public key that signs this store\'s bundles'
 complete -c sbx -n '__sbx_at "receipts"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "receipts"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "receipts"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
@@ -389,10 +394,11 @@ complete -c sbx -n '__sbx_arg "receipts resubmit" 0' -a '(__sbx_receipt_ids)' -d
 
 # sbx receipts export
 complete -c sbx -n '__sbx_at "receipts export"' -l since -x -d 'only receipts created at or after TIME (ISO-8601, or a duration ago like 7d)'
+complete -c sbx -n '__sbx_at "receipts export"' -l bundle -r -F -d 'write a signed bundle to FILE (- for stdout)'
+complete -c sbx -n '__sbx_at "receipts export"' -l json -d 'with --bundle: describe what was written, as JSON'
 complete -c sbx -n '__sbx_at "receipts export"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "receipts export"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "receipts export"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
-complete -c sbx -n '__sbx_at "receipts export"' -l json -d 'print JSON documents and nothing else on stdout'
 complete -c sbx -n '__sbx_at "receipts export"' -l no-color -d 'no colour (also NO_COLOR)'
 complete -c sbx -n '__sbx_at "receipts export"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "receipts export"' -l verbose -d 'say more on stderr'
@@ -411,6 +417,8 @@ complete -c sbx -n '__sbx_at "receipts prune"' -l verbose -d 'say more on stderr
 complete -c sbx -n '__sbx_at "receipts prune"' -s h -l help -d 'show help'
 
 # sbx receipts verify
+complete -c sbx -n '__sbx_at "receipts verify"' -l bundle -r -F -d 'verify a bundle from `receipts export --bundle` instead (no store needed)'
+complete -c sbx -n '__sbx_at "receipts verify"' -l key -x -d 'with --bundle: the signer\'s public key (`sbx receipts key`), or a file holding it'
 complete -c sbx -n '__sbx_at "receipts verify"' -l json -d 'print the report as JSON'
 complete -c sbx -n '__sbx_at "receipts verify"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "receipts verify"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -420,6 +428,17 @@ complete -c sbx -n '__sbx_at "receipts verify"' -s q -l quiet -d 'print only dat
 complete -c sbx -n '__sbx_at "receipts verify"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "receipts verify"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "receipts verify" 0 more' -a '(__sbx_receipt_ids)' -d 'only these receipts (id, execution id, idempotency key, or a unique prefix)'
+
+# sbx receipts key
+complete -c sbx -n '__sbx_at "receipts key"' -l pem -d 'print it as a PEM public key (for openssl)'
+complete -c sbx -n '__sbx_at "receipts key"' -l json -d 'print {algorithm, public_key, fingerprint, file, pem}'
+complete -c sbx -n '__sbx_at "receipts key"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts key"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts key"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts key"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts key"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts key"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts key"' -s h -l help -d 'show help'
 
 # sbx recover
 complete -c sbx -n '__sbx_at "recover"' -l json -d 'print {resolved: [...], running: [...], in_doubt: [...]}'

@@ -14,6 +14,8 @@ export interface SbxPaths {
   configFile: string;
   credentialsFile: string;
   receiptsDb: string;
+  /** The receipt store's Ed25519 signing key (bundles; src/receipts/signing-key.ts). */
+  receiptsKey: string;
   daemonDir: string;
   socketPath: string;
   pidFile: string;
@@ -49,6 +51,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): SbxPaths {
     configFile: path.join(configDir, "config.json"),
     credentialsFile: path.join(configDir, "credentials.json"),
     receiptsDb: path.join(stateDir, "receipts.db"),
+    receiptsKey: path.join(stateDir, "receipts-key.pem"),
     daemonDir,
     socketPath,
     pidFile: path.join(daemonDir, "daemon.pid"),

@@ -15,15 +15,7 @@ import {
 } from "./validate.js";
 
 const UNFINISHED = ["queued", "waiting", "running", "cancel_requested"] as const;
-const TERMINAL = [
-  "succeeded",
-  "failed",
-  "cancelled",
-  "timed_out",
-  "dependency_failed",
-  "interrupted",
-  "lost",
-] as const;
+const TERMINAL = ["succeeded", "failed", "cancelled", "timed_out", "dependency_failed", "interrupted", "lost"] as const;
 export const JOB_STATUSES_ALL = [...UNFINISHED, ...TERMINAL] as const;
 export type JobStatus = (typeof JOB_STATUSES_ALL)[number];
 

@@ -6,6 +6,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { type Database, migrate, openDatabase, preloadSqliteDriver } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
 import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
+import type { BundleMeta } from "./bundle.js";
 import { type ChainAppender, pruneChained, withChain } from "./chain-log.js";
 import { AmbiguousReceipt, ReceiptNotFound, storeFailure } from "./errors.js";
 import { type ListFilter, listQuery } from "./list-query.js";
@@ -223,6 +224,15 @@ export class ReceiptStore {
 
   close(): void {
     this.db.close();
+  }
+
+  /**
+   * The payload of a signed bundle (bundle.ts) of the receipts created at or after
+   * `since`. (Its code loads when asked for: an exec never needs it.)
+   */
+  async bundlePayload(since: string | null, now = new Date()): Promise<{ text: string; meta: BundleMeta }> {
+    const { bundlePayload } = await import("./bundle.js");
+    return this.guard(() => bundlePayload(this.db, since, now));
   }
 
   /** Recomputes the chain over every receipt (docs/receipt-chain.md), in one read snapshot. */

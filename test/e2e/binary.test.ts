@@ -69,6 +69,31 @@ describeNeeding("binary", "the Bun-compiled binary", () => {
     expect(broken.stdout).toMatch(/ changed {4}observation 2 \(answer\) \(position \d+\) was changed/);
   });
 
+  it("signs bundles as Node does: one made by either verifies under the other, with the same key", async (t) => {
+    const h = makeHome("sbx-bin-bundle-");
+    t.onTestFinished(() => removeHome(h));
+    const inH = (args: string[]) => {
+      const r = spawnSync(binary, args, { env: sbxEnv(h), encoding: "utf8", timeout: 30_000 });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    // Receipts written by the binary (refused by a port nobody listens on: no daemon needed).
+    expect(inH(["exec", "--api-url", "http://127.0.0.1:9", "--", "true"]).code).toBe(ExitCodes.notStarted);
+    const key = inH(["receipts", "key"]).stdout.trim();
+    expect((await runMain(["receipts", "key"], { home: h })).stdout.trim()).toBe(key);
+    const byBinary = path.join(h, "by-binary.sbx");
+    expect(inH(["receipts", "export", "--bundle", byBinary]).code).toBe(0);
+    expect((await runMain(["receipts", "verify", "--bundle", byBinary, "--key", key], { home: h })).code).toBe(0);
+    const byNode = path.join(h, "by-node.sbx");
+    expect((await runMain(["receipts", "export", "--bundle", byNode], { home: h })).code).toBe(0);
+    const checked = inH(["receipts", "verify", "--bundle", byNode, "--key", key]);
+    expect(checked.code, checked.stdout).toBe(0);
+    // One byte changed fails under the binary too.
+    const bytes = fs.readFileSync(byNode);
+    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0x01;
+    fs.writeFileSync(byNode, bytes);
+    expect(inH(["receipts", "verify", "--bundle", byNode, "--key", key]).code).toBe(ExitCodes.notIntact);
+  });
+
   it("prints large output whole into a pipe (byte for byte), exec and --json alike", () => {
     const size = 3_000_000;
     const want = createHash("sha256").update(Buffer.alloc(size, 0)).digest("hex");

@@ -51,6 +51,8 @@ const NEEDS = {
   },
   /** Python 3 runs docs/receipt-chain.md's check of a link, as another tool would. */
   python3: { met: hasTool("python3"), why: "python3 is not installed" },
+  /** openssl checks a bundle's signature as docs/receipt-bundle.md says another machine can. */
+  openssl: { met: hasTool("openssl", ["version"]), why: "openssl is not installed" },
   /** The release binary can be built (Bun from node_modules) or was given (SBX_TEST_BINARY). */
   binary: { met: canBuildBinary, why: "no Bun in node_modules to build the release binary" },
 } as const;

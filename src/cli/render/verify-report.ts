@@ -1,6 +1,7 @@
 // What `sbx receipts verify` says: intact or not, then each problem on a line of its
 // own naming the receipt, the kind of change and where (docs/receipt-chain.md).
 
+import type { BundleVerification } from "../../receipts/bundle.js";
 import type { Problem, VerifyReport } from "../../receipts/verify.js";
 import type { IO } from "../io/io.js";
 import { counted } from "./words.js";
@@ -75,5 +76,32 @@ export function printVerifyReport(io: IO, name: string, report: VerifyReport): v
   if (report.problems.length > 0) {
     io.out("");
     for (const p of report.problems) printProblem(io, p);
+  }
+}
+
+/** A bundle: who signed it, what it holds, and what is wrong with it. */
+export function printBundleVerification(io: IO, file: string, v: BundleVerification): void {
+  const problems = v.report?.problems ?? [];
+  const failures = v.failures.filter((f) => !f.startsWith("the chain inside"));
+  io.out(`${file}: ${verdict(io, v.intact, failures.length + problems.length)}`);
+  if (v.fingerprint) {
+    const whose =
+      v.key_matches === true
+        ? "the key given"
+        : v.key_matches === false
+          ? "NOT the key given"
+          : "the key it names, not checked against one you trust";
+    io.out(`  signed by ${v.fingerprint} (${whose}): signature ${v.signature}`);
+  }
+  if (v.meta) {
+    io.out(
+      `  made ${v.meta.created_at}: ${v.meta.since === null ? "every receipt" : `receipts created since ${v.meta.since}`}`,
+    );
+  }
+  if (v.report) printSummary(io, v.report);
+  if (failures.length + problems.length > 0) {
+    io.out("");
+    for (const f of failures) io.out(`(bundle)  ${io.chalk.red("broken".padEnd(9))}  ${f}`);
+    for (const p of problems) printProblem(io, p);
   }
 }

@@ -30,6 +30,7 @@ export function register(program: Command, bind: Bind): void {
       declareExport,
       declarePrune,
       declareVerify,
+      declareKey,
     ],
     examples: [
       { command: "sbx receipts list", description: "what ran, newest first" },
@@ -147,12 +148,40 @@ function declareWait(noun: Command, bind: Bind): void {
 function declareExport(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("export")
-    .summary("print receipts as JSON Lines, oldest first")
-    .description("Print every receipt (with attempts and observations) as one JSON document per line, oldest first.")
+    .summary("print receipts as JSON Lines, or write a signed bundle")
+    .description(
+      "Print every receipt (with attempts and observations) as one JSON document per line, oldest\n" +
+        "first. With --bundle, write one self-contained file instead: the receipts, the part of the\n" +
+        "receipt chain that covers them, and a signature by this store's key (made on first use; see\n" +
+        "`sbx receipts key`). `sbx receipts verify --bundle FILE` checks it on any machine\n" +
+        "(docs/receipt-bundle.md).",
+    )
     .option("--since <time>", "only receipts created at or after TIME (ISO-8601, or a duration ago like 7d)")
+    .option("--bundle <file>", "write a signed bundle to FILE (- for stdout)")
+    .option("--json", "with --bundle: describe what was written, as JSON")
     .action(bind(() => import("./export.js")));
+  declareCompletion(cmd, "--bundle", "file");
   withExamples(cmd, [
     { command: "sbx receipts export --since 7d > receipts.jsonl", description: "last week's receipts" },
+    { command: "sbx receipts export --bundle incident.sbx --since 2h", description: "evidence for a post-mortem" },
+  ]);
+}
+
+function declareKey(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("key")
+    .summary("show the public key that signs this store's bundles")
+    .description(
+      "Print the public half of the Ed25519 key that signs bundles (base64 of its 32 bytes), made on\n" +
+        "first use and kept beside the receipt store, readable by you alone. Give it to whoever checks a\n" +
+        "bundle: `sbx receipts verify --bundle FILE --key KEY`.",
+    )
+    .option("--pem", "print it as a PEM public key (for openssl)")
+    .option("--json", "print {algorithm, public_key, fingerprint, file, pem}")
+    .action(bind(() => import("./key.js")));
+  withExamples(cmd, [
+    { command: "sbx receipts key", description: "the key to check bundles against" },
+    { command: "sbx receipts key --pem > sbx-receipts.pub", description: "for openssl pkeyutl -verify" },
   ]);
 }
 
@@ -164,13 +193,17 @@ function declareVerify(noun: Command, bind: Bind): void {
       "Recompute the receipt chain: every entry of every receipt (request, attempts, observations)\n" +
         "against the hash it was recorded with, each receipt's order, and the store-wide chain over all\n" +
         "of them. Names each receipt, entry and position where something was changed, deleted, moved\n" +
-        "or inserted. Prunes leave checkpoints and are reported as such. Exit 0 when intact, 200 when\n" +
-        "not (docs/receipt-chain.md).",
+        "or inserted. Prunes leave checkpoints and are reported as such. With --bundle, checks a signed\n" +
+        "bundle: its signature, its key (--key) and the chain inside. Exit 0 when intact, 200 when not\n" +
+        "(docs/receipt-chain.md).",
     )
     .argument("[id...]", "only these receipts (id, execution id, idempotency key, or a unique prefix)")
+    .option("--bundle <file>", "verify a bundle from `receipts export --bundle` instead (no store needed)")
+    .option("--key <pub>", "with --bundle: the signer's public key (`sbx receipts key`), or a file holding it")
     .option("--json", "print the report as JSON")
     .action(bind(() => import("./verify.js")));
   declareCompletion(cmd, "[id...]", "receipt-id");
+  declareCompletion(cmd, "--bundle", "file");
   withExamples(cmd, [
     { command: "sbx receipts verify", description: "the whole store" },
     { command: "sbx receipts verify rcp_0mhx --json", description: "one receipt, for scripts" },

@@ -1,21 +1,40 @@
-// sbx receipts verify [ID…]: recompute the receipt chain and name what breaks.
+// sbx receipts verify [ID…] | --bundle FILE [--key PUB]: recompute the receipt chain
+// (of the store, or of a signed bundle made elsewhere) and name what breaks.
 
+import fs from "node:fs";
+import { UsageError } from "../../../common/errors.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { VerifyReport } from "../../../receipts/verify.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
-import { printProblem, printVerifyReport, verifyReportJson } from "../../render/verify-report.js";
+import {
+  printBundleVerification,
+  printProblem,
+  printVerifyReport,
+  verifyReportJson,
+} from "../../render/verify-report.js";
 import { counted } from "../../render/words.js";
 
 export interface VerifyOptions {
   refs: string[];
+  bundle: string | null;
+  key: string | null;
   json: boolean;
 }
 
-export function parseVerifyOptions(args: string[], raw: { json?: boolean }): VerifyOptions {
-  return { refs: args, json: raw.json === true };
+export function parseVerifyOptions(
+  args: string[],
+  raw: { bundle?: string; key?: string; json?: boolean },
+): VerifyOptions {
+  if (raw.bundle !== undefined && args.length > 0) {
+    throw new UsageError("give receipt ids or --bundle FILE, not both", "a bundle is verified whole");
+  }
+  if (raw.key !== undefined && raw.bundle === undefined) {
+    throw new UsageError("--key checks a bundle's signer: use it with --bundle FILE");
+  }
+  return { refs: args, bundle: raw.bundle ?? null, key: raw.key ?? null, json: raw.json === true };
 }
 
 /**
@@ -33,7 +52,33 @@ function receiptNamed(ref: string, resolve: (ref: string) => string, report: Ver
   }
 }
 
+async function verifyBundleFile(opts: VerifyOptions & { bundle: string }, ctx: Context): Promise<number> {
+  const { parsePublicKey } = await import("../../../receipts/signing-key.js");
+  const { verifyBundle } = await import("../../../receipts/bundle.js");
+  const expected = opts.key === null ? null : parsePublicKey(opts.key);
+  let bytes: Buffer;
+  try {
+    bytes = opts.bundle === "-" ? await ctx.io.readStdin() : fs.readFileSync(opts.bundle);
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${opts.bundle}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const result = verifyBundle(bytes, expected);
+  if (opts.json) {
+    const { report, ...rest } = result;
+    printJson(ctx, { file: opts.bundle, ...rest, chain: report && verifyReportJson(report, {}, null) });
+  } else printBundleVerification(ctx.io, opts.bundle, result);
+  if (result.intact && expected === null) {
+    ctx.io.info(
+      "sbx: checked against the key the bundle names; to know who signed it, pass --key (what `sbx receipts key` prints where it was made)",
+    );
+  }
+  return result.intact ? ExitCodes.ok : ExitCodes.notIntact;
+}
+
 export async function run(opts: VerifyOptions, ctx: Context): Promise<number> {
+  if (opts.bundle !== null) return verifyBundleFile({ ...opts, bundle: opts.bundle }, ctx);
   const store = await ctx.receipts();
   const whole = await store.verify();
   let report = whole;
