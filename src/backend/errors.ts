@@ -14,7 +14,9 @@ export type DaemonStartErrorCode =
   | "token_too_weak"
   | "unsafe_directory"
   | "no_listener"
-  | "invalid_fault_spec";
+  | "invalid_fault_spec"
+  /** bwrap works here, but not with sbx's own sandbox options: a bug, never a silent fall-back. */
+  | "sandbox_driver_broken";
 
 /** Bad options are refused like bad input; an unsafe directory like an unusable store; the rest fail. */
 const EXIT_CODE: Record<DaemonStartErrorCode, number> = {
@@ -26,6 +28,7 @@ const EXIT_CODE: Record<DaemonStartErrorCode, number> = {
   unsafe_directory: ExitCodes.storeUnusable,
   no_listener: ExitCodes.failure,
   invalid_fault_spec: ExitCodes.usage,
+  sandbox_driver_broken: ExitCodes.internal,
 };
 
 export class DaemonStartError extends SbxError {

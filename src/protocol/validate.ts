@@ -86,13 +86,8 @@ export function checkExecuteRequest(body: unknown): FieldProblem | null {
     }
   }
   if (req.env !== undefined) {
-    if (typeof req.env !== "object" || req.env === null || Array.isArray(req.env)) {
-      return { field: "env", message: "env must be an object of strings" };
-    }
-    for (const [k, v] of Object.entries(req.env)) {
-      if (!isValidEnvName(k)) return { field: "env", message: `invalid variable name ${JSON.stringify(k)}` };
-      if (typeof v !== "string") return { field: "env", message: `env.${k} must be a string` };
-    }
+    const env = checkEnv(req.env);
+    if (env) return env;
   }
   if (req.stream !== undefined && typeof req.stream !== "boolean") {
     return { field: "stream", message: "stream must be a boolean" };

@@ -128,6 +128,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       status: "ready",
       isolation: "none",
       network: 1,
+      uid: null,
       created_at: at,
     });
     store.transaction(() =>

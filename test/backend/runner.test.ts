@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { BwrapDriver } from "../../src/backend/drivers/bwrap/driver.js";
 import { daemonHost, type SandboxDriver } from "../../src/backend/drivers/driver.js";
 import { NoneDriver } from "../../src/backend/drivers/none.js";
 import {
@@ -8,7 +8,7 @@ import {
   OutputTail,
   type RunSpec,
 } from "../../src/backend/executions/runner.js";
-import { groupMembers, ISOLATIONS, tempDir, unavailable, until } from "./support.js";
+import { groupMembers, ISOLATIONS, tempDir, testPlacement, unavailable, until } from "./support.js";
 
 describe("OutputTail", () => {
   it("keeps everything under the limit", () => {
@@ -53,7 +53,7 @@ describe.each(ISOLATIONS)("ExecutionRunner on %s", (isolation) => {
   const spec = {
     executionId: "exe_t",
     driver,
-    placement: { sandboxId: "sbx_t", workspaceDir, network: false },
+    placement: testPlacement(workspaceDir),
     cwd: workspaceDir,
     env: { PATH: "/usr/bin:/bin" },
     stdin: null,

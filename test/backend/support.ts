@@ -6,6 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
+import type { SandboxPlacement } from "../../src/backend/drivers/driver.js";
+import { pickSandboxUid } from "../../src/backend/drivers/identity.js";
 import { runMembers } from "../../src/backend/drivers/proc.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
 import { unmet } from "../support/requirements.js";
@@ -19,6 +21,22 @@ export { BWRAP } from "../support/requirements.js";
  */
 export function groupMembers(pgid: number): string[] {
   return runMembers(pgid).map((p) => p.name);
+}
+
+/** Whether the tests run as root (as CI does): sandboxes then run as uids of their own. */
+export const AS_ROOT = process.getuid?.() === 0;
+
+/**
+ * A placement for driver-level tests: as root, a sandbox uid of the test's own (the
+ * workspace given to it), as a backend would set it up; otherwise the user's.
+ */
+export function testPlacement(workspaceDir: string, network = false): SandboxPlacement {
+  const identity = AS_ROOT ? { uid: pickSandboxUid(new Set()), gid: 0 } : null;
+  if (identity) {
+    identity.gid = identity.uid;
+    fs.chownSync(workspaceDir, identity.uid, identity.gid);
+  }
+  return { sandboxId: "sbx_t", workspaceDir, network, identity };
 }
 
 /**

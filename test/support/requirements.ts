@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { describe, it, type TestFunction } from "vitest";
-import { BwrapDriver } from "../../src/backend/drivers/bwrap.js";
+import { BwrapDriver } from "../../src/backend/drivers/bwrap/driver.js";
 import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { canBuildBinary } from "./binary.js";
 

@@ -10,6 +10,7 @@
 import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import type { Isolation } from "../../protocol/types.js";
+import type { HostIdentity } from "./identity.js";
 
 /** Where a sandbox's commands run. */
 export interface SandboxPlacement {
@@ -18,6 +19,11 @@ export interface SandboxPlacement {
   workspaceDir: string;
   /** Whether commands reach the host's network (bwrap: otherwise only `lo`). */
   network: boolean;
+  /**
+   * The sandbox's own unprivileged host uid and gid when the backend is root
+   * (identity.ts); null: commands run as the backend's user.
+   */
+  identity: HostIdentity | null;
 }
 
 export interface SpawnRequest {
@@ -93,12 +99,16 @@ export interface DriverDescription {
   isolation: Isolation;
   /** E.g. "bubblewrap 0.8.0"; null for none. */
   version: string | null;
-  /** The user commands run as, as they see it. */
+  /** The user commands run as, as they see it (and as the host does). */
   user: string;
+  /** The host uid commands run as. */
+  host_uid: number;
   /** Namespaces of their own (pid, ipc, uts, net, user, mount); empty for none. */
   namespaces: string[];
   /** The host paths commands can read (read-only) besides /workspace; null: everything the daemon can. */
   host_paths_read_only: string[] | null;
+  /** The syscall filter commands run under, in a few words; null: none. */
+  syscall_filter: string | null;
 }
 
 export interface SandboxDriver {
@@ -124,6 +134,8 @@ export interface SandboxDriver {
    */
   spawn(req: SpawnRequest): SandboxChild;
   describe(placement: SandboxPlacement): DriverDescription;
+  /** The sandbox was removed: whatever the driver kept for it goes. */
+  release?(placement: SandboxPlacement): void;
 }
 
 /**

@@ -2,7 +2,7 @@
 // this machine, and the driver for each sandbox (docs/drivers.md).
 
 import type { Isolation, IsolationStatus } from "../../protocol/types.js";
-import { BwrapDriver, type BwrapDriverOptions } from "./bwrap.js";
+import { BwrapDriver, type BwrapDriverOptions } from "./bwrap/driver.js";
 import type { DriverHost, DriverProbe, SandboxDriver } from "./driver.js";
 import { NoneDriver } from "./none.js";
 

@@ -50,8 +50,10 @@ export class NoneDriver implements SandboxDriver {
       isolation: "none",
       version: null,
       user: this.host.username,
+      host_uid: this.host.uid,
       namespaces: [],
       host_paths_read_only: null,
+      syscall_filter: null,
     };
   }
 }

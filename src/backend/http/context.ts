@@ -54,6 +54,8 @@ export interface RequestContext {
   headers: IncomingHttpHeaders;
   /** "local" on the Unix socket; a digest of the token on TCP. Scopes idempotency keys. */
   caller: string;
+  /** Whether the request came over TCP: such answers never name a path of the backend's host. */
+  overTcp: boolean;
   /** The validated Idempotency-Key header of a mutation, or null. */
   idempotencyKey: string | null;
   fault: FaultDecision;

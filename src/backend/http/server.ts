@@ -153,6 +153,8 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     parseFaultSpec(opts.faults ?? ""),
     opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
   );
+  // Before anything is held: a driver whose own options are broken stops the start here.
+  const drivers = new DriverSet({ ...opts.drivers, host: opts.drivers?.host ?? daemonHost() });
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   preparePrivateDir(opts.dataDir);
   // Ownership first, for the backend's whole life: the data directory's lock, then the
@@ -170,7 +172,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     throw err;
   }
   // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
-  const backend = new Backend(opts, store, injector, lock, unix);
+  const backend = new Backend(opts, store, drivers, injector, lock, unix);
   try {
     backend.executions.recover();
     backend.processes.recover();
@@ -205,6 +207,7 @@ class Backend {
   constructor(
     private readonly opts: BackendOptions,
     private readonly store: BackendStore,
+    drivers: DriverSet,
     private readonly injector: FaultInjector,
     /** Held for the backend's life: no other backend opens this data directory meanwhile. */
     private readonly lock: { release(): void },
@@ -215,7 +218,6 @@ class Backend {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.tokenDigest = opts.token ? digest(opts.token) : null;
     this.recorder = opts.wireRecord ? new WireRecorder(opts.wireRecord) : null;
-    const drivers = new DriverSet({ ...opts.drivers, host: opts.drivers?.host ?? daemonHost() });
     const isolation = drivers.status();
     this.log(
       isolation.bwrap.available
@@ -225,6 +227,7 @@ class Backend {
     const now = opts.now ?? Date.now;
     const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now);
     sandboxes.removeStagedUploads();
+    sandboxes.assignIdentities();
     const events = new EventLog({
       store,
       now,
@@ -462,6 +465,7 @@ class Backend {
       request: req,
       headers: req.headers,
       caller: callerFor(token),
+      overTcp: transport === "tcp",
       idempotencyKey,
       fault,
       admissionDelay: delay,

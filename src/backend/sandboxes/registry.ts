@@ -2,6 +2,8 @@
 // (<dataDir>/sandboxes/<sandbox_id>/workspace, 0700). Resolves the `{id}` of a
 // path (an id or a name), creates `default` on first use, and chooses each new
 // sandbox's isolation (docs/drivers.md): `auto` is bwrap where it works, else none.
+// Each sandbox has a host uid of its own (drivers/identity.ts); when the backend is
+// root, its workspace belongs to that uid and its bwrap commands run as it.
 
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -19,6 +21,8 @@ import type { BackendStore, SandboxRow } from "../store/db.js";
 import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
 import type { DriverSet } from "../drivers/drivers.js";
 import { invalidField, Refusal } from "../refusal.js";
+import { type HostIdentity, hostIdentityOf, pickSandboxUid } from "../drivers/identity.js";
+import { chownTree, ownedBy } from "../drivers/ownership.js";
 
 export const DEFAULT_SANDBOX = "default";
 /** Names that would read as a route segment. */
@@ -55,11 +59,41 @@ export class SandboxRegistry {
     private readonly drivers: DriverSet,
     /** The clock a sandbox's created_at is read from. */
     private readonly now: () => number = Date.now,
+    /** Whether the backend runs as root (then each sandbox's commands run as its own uid). */
+    private readonly asRoot: boolean = process.getuid?.() === 0,
   ) {}
 
-  /** Where a sandbox's commands run. */
+  /** Where a sandbox's commands run, and as whom. */
   placement(row: SandboxRow): SandboxPlacement {
-    return { sandboxId: row.sandbox_id, workspaceDir: this.workspaceDir(row.sandbox_id), network: row.network === 1 };
+    return {
+      sandboxId: row.sandbox_id,
+      workspaceDir: this.workspaceDir(row.sandbox_id),
+      network: row.network === 1,
+      identity: this.identity(row),
+    };
+  }
+
+  /** The host uid and gid a sandbox's commands run as and its workspace belongs to; null: the backend's. */
+  identity(row: SandboxRow): HostIdentity | null {
+    return row.isolation === "bwrap" ? hostIdentityOf(row.uid, this.asRoot) : null;
+  }
+
+  /**
+   * At start-up: sandboxes made before sandboxes had uids get one, and (as root) the
+   * workspaces of bwrap sandboxes are given to their uid where they are not yet.
+   */
+  assignIdentities(): void {
+    for (const row of this.store.listSandboxes()) {
+      let uid = row.uid;
+      if (uid === null) {
+        uid = pickSandboxUid(this.store.sandboxUids());
+        const chosen = uid;
+        this.store.transaction(() => this.store.setSandboxUid(row.sandbox_id, chosen));
+      }
+      const identity = this.identity({ ...row, uid });
+      const dir = this.workspaceDir(row.sandbox_id);
+      if (identity !== null && fs.existsSync(dir) && !ownedBy(dir, identity)) chownTree(dir, identity);
+    }
   }
 
   driver(row: SandboxRow): SandboxDriver {
@@ -164,6 +198,7 @@ export class SandboxRegistry {
       );
     }
     this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
+    this.driver(row).release?.(this.placement(row));
     fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
   }
 
@@ -192,12 +227,17 @@ export class SandboxRegistry {
     return { workspaceDir: place.workspaceDir, cwd: confined.cwd };
   }
 
-  /** Makes sure the workspace exists (it may have been removed by hand) and returns it. */
-  ensureWorkspace(sandboxId: string): string {
+  /**
+   * Makes sure the workspace exists (it may have been removed by hand) and belongs to
+   * the sandbox's uid, and returns it.
+   */
+  ensureWorkspace(sandboxId: string, row = this.store.getSandboxById(sandboxId)): string {
     const dir = this.workspaceDir(sandboxId);
     makePrivateDir(path.join(this.dataDir, "sandboxes"));
     makePrivateDir(this.sandboxDir(sandboxId));
     makePrivateDir(dir);
+    const identity = row ? this.identity(row) : null;
+    if (identity !== null && !ownedBy(dir, identity)) fs.chownSync(dir, identity.uid, identity.gid);
     return dir;
   }
 
@@ -229,8 +269,9 @@ export class SandboxRegistry {
       isolation: spec.isolation,
       network: spec.network ? 1 : 0,
       created_at: new Date(this.now()).toISOString(),
+      uid: pickSandboxUid(this.store.sandboxUids()),
     };
-    this.ensureWorkspace(sandboxId);
+    this.ensureWorkspace(sandboxId, row);
     try {
       this.store.transaction(() => this.store.insertSandbox(row));
     } catch (err) {

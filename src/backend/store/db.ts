@@ -194,6 +194,12 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (job_id, seq)
   ) WITHOUT ROWID;
   `,
+  // Each sandbox's own host uid (drivers/identity.ts); null for sandboxes made before
+  // it, given one when the backend starts.
+  `
+  ALTER TABLE sandboxes ADD COLUMN uid INTEGER;
+  CREATE UNIQUE INDEX sandboxes_by_uid ON sandboxes (uid);
+  `,
 ];
 
 export interface SandboxRow {
@@ -203,6 +209,8 @@ export interface SandboxRow {
   isolation: Isolation;
   network: number;
   created_at: string;
+  /** The sandbox's own host uid (and gid) for its commands when the backend is root. */
+  uid: number | null;
 }
 
 export interface ExecutionRow {
@@ -346,6 +354,7 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   isolation: true,
   network: true,
   created_at: true,
+  uid: true,
 });
 
 export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
@@ -468,6 +477,16 @@ export class BackendStore {
 
   getSandboxByName(name: string): SandboxRow | undefined {
     return this.prepare<SandboxRow>("SELECT * FROM sandboxes WHERE name = ?").get(name);
+  }
+
+  /** The uids sandboxes have, to give a new one another. */
+  sandboxUids(): Set<number> {
+    const rows = this.prepare<{ uid: number }>("SELECT uid FROM sandboxes WHERE uid IS NOT NULL").all();
+    return new Set(rows.map((r) => r.uid));
+  }
+
+  setSandboxUid(sandboxId: string, uid: number): void {
+    this.prepare("UPDATE sandboxes SET uid = ? WHERE sandbox_id = ?").run(uid, sandboxId);
   }
 
   listSandboxes(): SandboxRow[] {

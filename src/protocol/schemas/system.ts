@@ -113,8 +113,9 @@ export const SandboxDetails = named(
   "SandboxDetails",
   Type.Object({
     ...sandboxFields,
-    host_workspace: Type.String({
-      description: "The host directory behind /workspace (the embedded backend's own disk).",
+    host_workspace: Nullable(Type.String(), {
+      description:
+        "The host directory behind /workspace (the embedded backend's own disk); null in answers over TCP, which never name a path of the backend's host.",
     }),
     workspace_bytes: Nullable(Count(), {
       description: "Bytes the workspace takes on disk; only with ?usage=true, else null.",
@@ -122,9 +123,13 @@ export const SandboxDetails = named(
     driver: Type.Object({
       isolation: Isolation,
       version: Nullable(Type.String()),
-      user: Type.String(),
+      user: Type.String({ description: "Who commands run as, inside and on the host." }),
+      host_uid: Type.Integer({
+        description: "The host uid commands run as: a sandbox's own unprivileged uid when the backend is root.",
+      }),
       namespaces: Type.Array(Type.String()),
       host_paths_read_only: Nullable(Type.Array(Type.String())),
+      syscall_filter: Nullable(Type.String({ description: "The syscall filter commands run under; null: none." })),
       available: Type.Boolean({ description: "Whether this sandbox's driver can run commands on this backend now." }),
       reason: Nullable(Type.String()),
     }),

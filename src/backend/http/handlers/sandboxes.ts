@@ -24,11 +24,15 @@ export async function listSandboxes(ctx: RequestContext): Promise<Reply> {
   return jsonReply(200, body);
 }
 
-/** The sandbox with its driver and host workspace; `?usage=true` adds the workspace's size on disk. */
+/**
+ * The sandbox with its driver and host workspace (not over TCP: a remote caller learns
+ * no path of this host); `?usage=true` adds the workspace's size on disk.
+ */
 export async function getSandbox(ctx: RequestContext): Promise<Reply> {
   const { sandboxes } = ctx.services;
   const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
-  return jsonReply(200, sandboxes.details(row, ctx.query.get("usage") === "true"));
+  const details = sandboxes.details(row, ctx.query.get("usage") === "true");
+  return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
 }
 
 /**

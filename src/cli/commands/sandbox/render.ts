@@ -59,8 +59,10 @@ export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): Sa
           isolation: s.driver.isolation,
           version: s.driver.version,
           user: s.driver.user,
+          host_uid: s.driver.host_uid ?? null,
           namespaces: s.driver.namespaces,
           host_paths_read_only: s.driver.host_paths_read_only,
+          syscall_filter: s.driver.syscall_filter ?? null,
           available: s.driver.available,
           reason: s.driver.reason,
         }

@@ -42,6 +42,7 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
         ? "everything you can read (and write)"
         : driver.host_paths_read_only.join(" "),
     ]);
+    rows.push(["syscall_filter", driver.syscall_filter ?? "none"]);
   }
   // Without isolation commands see the workspace at its host path, not at /workspace.
   rows.push([

@@ -1,0 +1,116 @@
+// bwrap's options for one sandbox, built by a pure function from what the host looks
+// like (host-view.ts) and what the run asks for (docs/drivers.md, "bwrap"). Every
+// protection the driver claims is one line here, and each has a test that fails when
+// it is removed (test/unit/bwrap-args.test.ts for the list, test/backend/attacks.test.ts
+// for the effect). The options reach bwrap through a pipe (`--args`), so none of them —
+// the environment included — shows in the sandbox's /proc/1/cmdline, and nothing of
+// the request is ever in bwrap's own environment.
+
+import { WORKSPACE } from "../../../protocol/types.js";
+import type { HostView } from "./host-view.js";
+
+/** The sandbox's hostname (its own uts namespace). */
+export const SANDBOX_HOSTNAME = "sbx";
+
+/** File descriptors bwrap inherits from the backend. */
+export interface BwrapFds {
+  /** The options themselves (`--args`): NUL-separated, read before bwrap does anything. */
+  args: number;
+  /** The syscall filter's BPF program (`--seccomp`), or null for none. */
+  seccomp: number | null;
+  /** Where bwrap reports the child's pid and, once the command was executed, its exit code (`--json-status-fd`). */
+  status: number | null;
+}
+
+/**
+ * Where /workspace comes from: the directory the backend opened (`--bind-fd`: what is
+ * mounted is what was opened), or, when bwrap runs as a sandbox's own uid, the path
+ * the workspace gate gives that uid (gate.ts).
+ */
+export type WorkspaceSource = { fd: number } | { path: string };
+
+export interface SandboxSpec {
+  view: HostView;
+  /**
+   * The uid and gid commands have inside their user namespace; null: the same as
+   * bwrap's own (a daemon that is not root). When the backend is root it starts bwrap
+   * as the sandbox's unprivileged host uid (identity.ts), mapped to this one inside.
+   */
+  insideId: number | null;
+  /** The host's network (true), or only a loopback of its own (false). */
+  network: boolean;
+  fds: Omit<BwrapFds, "args">;
+  workspace: WorkspaceSource;
+  /** The working directory as the command sees it (under /workspace). */
+  cwd: string;
+  /** The command's complete environment: set inside only (`--setenv`; bwrap's own environment is empty). */
+  env: Record<string, string>;
+}
+
+/** The options (everything before `--` and the command) for one run. Pure. */
+export function bwrapArguments(spec: SandboxSpec): string[] {
+  const { view, fds } = spec;
+  const args: string[] = [
+    // Lifetime: ends with the backend; a session of its own (no terminal to push input into).
+    "--die-with-parent",
+    "--new-session",
+    // Identity: a user namespace, no further ones inside. bwrap, never started as root
+    // for a run, gives the command no capability (`--cap-drop` would change nothing).
+    "--unshare-user",
+    ...(spec.insideId === null ? [] : ["--uid", String(spec.insideId), "--gid", String(spec.insideId)]),
+    "--disable-userns",
+    // Namespaces of its own.
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--hostname",
+    SANDBOX_HOSTNAME,
+    "--unshare-cgroup-try",
+    ...(spec.network ? [] : ["--unshare-net"]),
+    // The host's system, read-only.
+    "--ro-bind",
+    "/usr",
+    "/usr",
+  ];
+  for (const entry of view.system) {
+    if (entry.kind === "link") args.push("--symlink", entry.target, entry.path);
+    else args.push("--ro-bind", entry.path, entry.path);
+  }
+  args.push("--ro-bind", view.etcDir, "/etc");
+  for (const hidden of view.hiddenEtc) {
+    if (hidden.dir) args.push("--tmpfs", hidden.inside, "--remount-ro", hidden.inside);
+    else args.push("--ro-bind", "/dev/null", hidden.inside);
+  }
+  if (spec.network && view.resolvConfTarget !== null) {
+    args.push("--ro-bind-try", view.resolvConfTarget, view.resolvConfTarget);
+  }
+  // A /proc of its own whose kernel settings are read-only; no /sys at all.
+  args.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys");
+  if (view.sysrqTrigger) args.push("--ro-bind", "/dev/null", "/proc/sysrq-trigger");
+  args.push("--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp");
+  // The workspace.
+  if ("fd" in spec.workspace) args.push("--bind-fd", String(spec.workspace.fd), WORKSPACE);
+  else args.push("--bind", spec.workspace.path, WORKSPACE);
+  args.push("--chdir", spec.cwd);
+  // The environment, inside only (bwrap's own is empty: nothing to clear first).
+  for (const [name, value] of Object.entries(spec.env)) args.push("--setenv", name, value);
+  if (fds.seccomp !== null) args.push("--seccomp", String(fds.seccomp));
+  if (fds.status !== null) args.push("--json-status-fd", String(fds.status));
+  // Last, once every mount point exists: the sandbox's own root is read-only too.
+  args.push("--remount-ro", "/");
+  for (const arg of args) {
+    // The options travel NUL-separated: a NUL inside one would make options of its own.
+    if (arg.includes("\0")) throw new Error(`bwrap option contains a NUL byte: ${JSON.stringify(arg)}`);
+  }
+  return args;
+}
+
+/** The options as bwrap reads them from `--args FD`. */
+export function encodeArguments(args: readonly string[]): Buffer {
+  return Buffer.from(args.map((a) => `${a}\0`).join(""));
+}
+
+/** The command line bwrap itself is started with: only the pipe to read its options from, then the command. */
+export function bwrapCommandLine(argsFd: number, argv: readonly string[]): string[] {
+  return ["--args", String(argsFd), "--", ...argv];
+}

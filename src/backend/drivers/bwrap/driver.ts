@@ -1,0 +1,251 @@
+// The `bwrap` driver (docs/drivers.md): each run in its own bubblewrap sandbox. The
+// mechanisms live one per file beside this one:
+//
+//   host-view.ts    the host's facts the mount layout needs (read once, at the probe)
+//   args.ts         bwrap's options for one run: a pure function (namespaces, mounts,
+//                   identity, environment inside only, filter, status report)
+//   ../identity.ts  which host uid a sandbox's commands are (their own when root)
+//   ../seccomp/     the syscall filter's BPF program
+//   gate.ts         how a sandbox's uid reaches its workspace when the backend is root
+//   path-lookup.ts  "command not found" before bwrap starts; bwrap on PATH
+//   run.ts          a spawned run: signalling by /proc scan, 128+N
+//   status.ts       bwrap's --json-status-fd: did the command start
+//   probe.ts        can bwrap run here, and do our options work
+//
+// Nothing of a request reaches bwrap's own process: it is started with an empty
+// environment, its options (the command's environment among them) come through a
+// pipe, and when the backend is root it is started (through the gate) as the sandbox's
+// own unprivileged uid, so the user namespace it makes maps to that uid, never to the
+// host's root.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { WORKSPACE } from "../../../protocol/types.js";
+import {
+  type DriverDescription,
+  type DriverHost,
+  type DriverProbe,
+  type SandboxChild,
+  type SandboxDriver,
+  type SandboxPlacement,
+  SpawnError,
+  type SpawnRequest,
+} from "../driver.js";
+import { INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
+import { buildFilter, encodeFilter } from "../seccomp/bpf.js";
+import { FILTER_RULES } from "../seccomp/policy.js";
+import { hostArch } from "../seccomp/syscalls.js";
+import { type BwrapFds, bwrapArguments, bwrapCommandLine, encodeArguments, type WorkspaceSource } from "./args.js";
+import { WorkspaceGate } from "./gate.js";
+import { type HostView, readHostView } from "./host-view.js";
+import { findOnPath, missingProgram } from "./path-lookup.js";
+import { type Launcher, probeBwrap } from "./probe.js";
+import { BwrapRun } from "./run.js";
+
+export interface BwrapDriverOptions {
+  /** Who the daemon runs as (root: each sandbox's commands run as its own uid) and its PATH (where bwrap is found). */
+  host: DriverHost;
+  /** The bwrap program; default: found on PATH. */
+  program?: string;
+  /** Where /etc is read from (tests); default /etc. */
+  etcDir?: string;
+}
+
+/** Where each descriptor sits in the child (the spawn's stdio array); 6: the workspace, when bound by fd. */
+const FD: BwrapFds = { args: 3, status: 4, seccomp: 5 };
+const WORKSPACE_FD = 6;
+const O_WORKSPACE = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
+/** Where the gate's helpers are looked for besides the backend's PATH. */
+const SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** One gate per backend process (gate.ts), shared by its drivers; it ends with the process. */
+let sharedGate: WorkspaceGate | null = null;
+
+export class BwrapDriver implements SandboxDriver {
+  readonly isolation = "bwrap" as const;
+  readonly runsEndWithBackend = true;
+  /** bwrap reads its options (--args 3) before it does anything: until they are written, nothing runs. */
+  readonly startsHeld = true;
+  private probed: DriverProbe | null = null;
+  private program: string | null = null;
+  private view: HostView | null = null;
+  private gate: WorkspaceGate | null = null;
+  private readonly asRoot: boolean;
+  /** The syscall filter for this architecture, or null where none is built. */
+  private readonly seccomp: Buffer | null;
+
+  constructor(private readonly opts: BwrapDriverOptions) {
+    this.asRoot = opts.host.uid === 0;
+    const arch = hostArch();
+    this.seccomp = arch === null ? null : encodeFilter(buildFilter(arch));
+  }
+
+  /** Throws DaemonStartError when bwrap runs here but not with our options (probe.ts). */
+  probe(): DriverProbe {
+    if (this.probed) return this.probed;
+    const program = this.opts.program ?? findOnPath("bwrap", this.opts.host.path);
+    const view = readHostView(this.opts.etcDir ?? "/etc");
+    let gate: WorkspaceGate | null = null;
+    let gateProblem: string | null = null;
+    if (this.asRoot && program !== null) {
+      try {
+        gate = this.startGate(program);
+      } catch (err) {
+        gateProblem = (err as Error).message;
+      }
+    }
+    const probe = probeBwrap({
+      program,
+      view,
+      identity: this.asRoot ? { uid: SANDBOX_UID_FIRST, gid: SANDBOX_UID_FIRST } : null,
+      seccomp: this.seccomp,
+      launcher: gate === null ? null : gateLauncher(gate),
+      gateProblem,
+    });
+    if (probe.available) {
+      this.program = program;
+      this.view = view;
+      this.gate = gate;
+    }
+    this.probed = probe;
+    return probe;
+  }
+
+  /** The shared gate, started (as root): needs util-linux's nsenter, mount and umount. */
+  private startGate(program: string): WorkspaceGate {
+    if (sharedGate === null) {
+      const searchPath = `${this.opts.host.path}:${SYSTEM_PATH}`;
+      const find = (name: string) => {
+        const found = findOnPath(name, searchPath);
+        if (found === null) throw new Error(`${name} is not installed (util-linux)`);
+        return found;
+      };
+      sharedGate = new WorkspaceGate({
+        bwrap: program,
+        nsenter: find("nsenter"),
+        mount: find("mount"),
+        umount: find("umount"),
+      });
+    }
+    sharedGate.start();
+    return sharedGate;
+  }
+
+  /** The gate, for a run as a sandbox's own uid (started again if it died). */
+  private requireGate(): WorkspaceGate {
+    if (this.gate === null) throw new SpawnError("EBWRAP", "the workspace gate is not running");
+    this.gate.start();
+    return this.gate;
+  }
+
+  /** A sandbox was removed: its workspace's way in goes. */
+  release(placement: SandboxPlacement): void {
+    this.gate?.release(placement.workspaceDir);
+  }
+
+  workspacePath(_placement: SandboxPlacement): string {
+    return WORKSPACE;
+  }
+
+  commandPath(placement: SandboxPlacement, hostPath: string): string {
+    const rel = path.relative(placement.workspaceDir, hostPath);
+    return rel === "" ? WORKSPACE : path.posix.join(WORKSPACE, rel.split(path.sep).join("/"));
+  }
+
+  spawn(req: SpawnRequest): SandboxChild {
+    const probe = this.probe();
+    if (!probe.available || this.program === null || this.view === null) {
+      throw new SpawnError("EBWRAP", `bwrap is not available: ${probe.reason}`);
+    }
+    const identity = req.placement.identity;
+    if (this.asRoot && identity === null) {
+      // Never the host's root: a sandbox without its own uid does not run.
+      throw new SpawnError("EBWRAP", `sandbox ${req.placement.sandboxId} has no uid of its own`);
+    }
+    const cwd = this.commandPath(req.placement, req.cwd);
+    const missing = missingProgram(req.argv[0] ?? "", req.env.PATH ?? "", cwd, req.placement.workspaceDir);
+    if (missing) throw new SpawnError(missing, `${req.argv[0]}: ${missing}`);
+    // As root: through the gate, as the sandbox's uid; otherwise bwrap binds the directory the backend opened.
+    const gate = identity === null ? null : this.requireGate();
+    const workspaceFd = gate === null ? fs.openSync(req.placement.workspaceDir, O_WORKSPACE) : null;
+    let child: ChildProcess;
+    let args: string[];
+    try {
+      const workspace: WorkspaceSource =
+        gate === null ? { fd: WORKSPACE_FD } : { path: gate.pathFor(req.placement.workspaceDir) };
+      args = bwrapArguments({
+        view: this.view,
+        insideId: identity === null ? null : INSIDE_ID,
+        network: req.placement.network,
+        fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status },
+        workspace,
+        cwd,
+        env: req.env,
+      });
+      const commandLine = bwrapCommandLine(FD.args, req.argv);
+      const launch =
+        gate === null || identity === null
+          ? { file: this.program, args: commandLine }
+          : gate.enter(identity, this.program, commandLine);
+      child = spawn(launch.file, launch.args, {
+        cwd: "/",
+        // Nothing of the request (nor of the backend) in bwrap's own environment.
+        env: {},
+        detached: true,
+        stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", workspaceFd ?? "ignore"],
+      });
+    } finally {
+      if (workspaceFd !== null) fs.closeSync(workspaceFd);
+    }
+    const pipe = (fd: number | null) =>
+      fd === null ? null : (child.stdio[fd] as (NodeJS.ReadWriteStream & { destroy(): void }) | null);
+    for (const fd of [FD.args, FD.seccomp, FD.status]) {
+      pipe(fd)?.on("error", () => {
+        // bwrap died before reading or writing it: its exit says why.
+      });
+    }
+    if (this.seccomp !== null) pipe(FD.seccomp)?.end(this.seccomp);
+    else pipe(FD.seccomp)?.end();
+    pipe(FD.status)?.resume();
+    // Held, bwrap waits for its options; should the backend die meanwhile, the pipe ends
+    // empty and bwrap, with no root but an empty one, cannot start the command.
+    const writeArgs = () => pipe(FD.args)?.end(encodeArguments(args));
+    if (!req.held) writeArgs();
+    return new BwrapRun(child, req.held ? writeArgs : null);
+  }
+
+  describe(placement: SandboxPlacement): DriverDescription {
+    const identity = placement.identity;
+    return {
+      isolation: "bwrap",
+      version: this.probe().version,
+      user:
+        identity !== null
+          ? `nobody (${INSIDE_ID}) in a user namespace; on the host uid ${identity.uid}, the sandbox's own; no capabilities`
+          : `${this.opts.host.username}, in a user namespace, without capabilities`,
+      host_uid: identity?.uid ?? this.opts.host.uid,
+      namespaces: ["user", "mount", "pid", "ipc", "uts", ...(placement.network ? [] : ["net"])],
+      host_paths_read_only: this.readOnlyPaths(),
+      syscall_filter:
+        this.seccomp === null
+          ? null
+          : `seccomp: ${FILTER_RULES.length} syscalls refused (keyring, bpf, perf, mounts, namespaces, modules, …)`,
+    };
+  }
+
+  private readOnlyPaths(): string[] {
+    const view = this.view;
+    if (view === null) return [];
+    return ["/usr", ...view.system.filter((e) => e.kind === "dir").map((e) => e.path), view.etcDir];
+  }
+}
+
+/** How the probe starts a trial as a sandbox uid: through the gate, the workspace bound there. */
+function gateLauncher(gate: WorkspaceGate): Launcher {
+  return {
+    workspace: (dir) => ({ path: gate.pathFor(dir) }),
+    command: (identity, program, args) => gate.enter(identity, program, args),
+    done: (dir) => gate.release(dir),
+  };
+}

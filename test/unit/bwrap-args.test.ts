@@ -1,0 +1,151 @@
+// bwrap's options for one run (src/backend/drivers/bwrap/args.ts), a pure function:
+// every protection the driver claims is an option here. What each one does to a
+// hostile command is tested where it happens (test/backend/attacks.test.ts).
+
+import { describe, expect, it } from "vitest";
+import {
+  bwrapArguments,
+  bwrapCommandLine,
+  encodeArguments,
+  SANDBOX_HOSTNAME,
+  type SandboxSpec,
+} from "../../src/backend/drivers/bwrap/args.js";
+import type { HostView } from "../../src/backend/drivers/bwrap/host-view.js";
+
+const VIEW: HostView = {
+  system: [
+    { kind: "link", path: "/bin", target: "usr/bin" },
+    { kind: "dir", path: "/lib64" },
+  ],
+  etcDir: "/etc",
+  hiddenEtc: [
+    { inside: "/etc/shadow", dir: false },
+    { inside: "/etc/ssl/private", dir: true },
+  ],
+  resolvConfTarget: "/run/systemd/resolve/stub-resolv.conf",
+  sysrqTrigger: true,
+};
+
+function spec(over: Partial<SandboxSpec> = {}): SandboxSpec {
+  return {
+    view: VIEW,
+    insideId: 65534,
+    network: false,
+    fds: { seccomp: 5, status: 4 },
+    workspace: { path: "/dev/shm/abc" },
+    cwd: "/workspace/src",
+    env: { PATH: "/usr/bin:/bin", LD_PRELOAD: "/workspace/evil.so", BASH_ENV: "/workspace/x" },
+    ...over,
+  };
+}
+
+/** The values that follow an option, for every time it appears. */
+function valuesOf(args: string[], option: string, count = 1): string[][] {
+  const out: string[][] = [];
+  args.forEach((a, i) => {
+    if (a === option) out.push(args.slice(i + 1, i + 1 + count));
+  });
+  return out;
+}
+
+describe("bwrap's options for a run", () => {
+  const args = bwrapArguments(spec());
+
+  it("makes a user namespace without further ones, and the run's own pid, ipc, uts, net and cgroup namespaces", () => {
+    for (const flag of [
+      "--unshare-user",
+      "--disable-userns",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-uts",
+      "--unshare-net",
+      "--unshare-cgroup-try",
+      "--die-with-parent",
+      "--new-session",
+    ]) {
+      expect(args, flag).toContain(flag);
+    }
+    expect(valuesOf(args, "--hostname")).toEqual([[SANDBOX_HOSTNAME]]);
+  });
+
+  it("maps the command to nobody inside when started as a sandbox's own uid, and to itself otherwise", () => {
+    expect(valuesOf(args, "--uid")).toEqual([["65534"]]);
+    expect(valuesOf(args, "--gid")).toEqual([["65534"]]);
+    const own = bwrapArguments(spec({ insideId: null }));
+    expect(own).not.toContain("--uid");
+    expect(own).not.toContain("--gid");
+  });
+
+  it("keeps the host's network only when asked, binding resolv.conf's target then", () => {
+    const online = bwrapArguments(spec({ network: true }));
+    expect(online).not.toContain("--unshare-net");
+    expect(valuesOf(online, "--ro-bind-try", 2)).toEqual([[VIEW.resolvConfTarget!, VIEW.resolvConfTarget!]]);
+    expect(args).not.toContain("--ro-bind-try");
+  });
+
+  it("shows the host's system read-only, hides /etc's unreadable entries, and has no /sys", () => {
+    const binds = valuesOf(args, "--ro-bind", 2);
+    expect(binds).toContainEqual(["/usr", "/usr"]);
+    expect(binds).toContainEqual(["/lib64", "/lib64"]);
+    expect(binds).toContainEqual(["/etc", "/etc"]);
+    expect(valuesOf(args, "--symlink", 2)).toContainEqual(["usr/bin", "/bin"]);
+    expect(binds).toContainEqual(["/dev/null", "/etc/shadow"]);
+    expect(valuesOf(args, "--tmpfs")).toContainEqual(["/etc/ssl/private"]);
+    expect(valuesOf(args, "--remount-ro")).toContainEqual(["/etc/ssl/private"]);
+    expect(args.some((a) => a === "/sys" || a.startsWith("/sys/"))).toBe(false);
+  });
+
+  it("gives a /proc of its own whose kernel settings are read-only, and covers sysrq-trigger", () => {
+    expect(valuesOf(args, "--proc")).toEqual([["/proc"]]);
+    const binds = valuesOf(args, "--ro-bind", 2);
+    expect(binds).toContainEqual(["/proc/sys", "/proc/sys"]);
+    expect(binds).toContainEqual(["/dev/null", "/proc/sysrq-trigger"]);
+    // Mounted after /proc, or it would be covered.
+    expect(args.indexOf("/proc/sys")).toBeGreaterThan(args.indexOf("--proc"));
+    expect(bwrapArguments(spec({ view: { ...VIEW, sysrqTrigger: false } }))).not.toContain("/proc/sysrq-trigger");
+  });
+
+  it("has private /tmp and /var/tmp, a minimal /dev, the workspace, and a read-only root last", () => {
+    expect(valuesOf(args, "--tmpfs")).toEqual(expect.arrayContaining([["/tmp"], ["/var/tmp"]]));
+    expect(valuesOf(args, "--dev")).toEqual([["/dev"]]);
+    expect(valuesOf(args, "--bind", 2)).toEqual([["/dev/shm/abc", "/workspace"]]);
+    expect(valuesOf(args, "--chdir")).toEqual([["/workspace/src"]]);
+    expect(args.slice(-2)).toEqual(["--remount-ro", "/"]);
+    const byFd = bwrapArguments(spec({ workspace: { fd: 6 } }));
+    expect(valuesOf(byFd, "--bind-fd", 2)).toEqual([["6", "/workspace"]]);
+    expect(byFd).not.toContain("--bind");
+  });
+
+  it("sets the command's environment inside only, each variable", () => {
+    const sets = valuesOf(args, "--setenv", 2);
+    expect(sets).toEqual([
+      ["PATH", "/usr/bin:/bin"],
+      ["LD_PRELOAD", "/workspace/evil.so"],
+      ["BASH_ENV", "/workspace/x"],
+    ]);
+  });
+
+  it("loads the syscall filter and reports its status on the given descriptors", () => {
+    expect(valuesOf(args, "--seccomp")).toEqual([["5"]]);
+    expect(valuesOf(args, "--json-status-fd")).toEqual([["4"]]);
+    const bare = bwrapArguments(spec({ fds: { seccomp: null, status: null } }));
+    expect(bare).not.toContain("--seccomp");
+    expect(bare).not.toContain("--json-status-fd");
+  });
+
+  it("refuses a NUL byte anywhere: options travel NUL-separated, one would make options of its own", () => {
+    expect(() => bwrapArguments(spec({ env: { X: "a\0--bind\0/\0/host" } }))).toThrow(/NUL/);
+    expect(() => bwrapArguments(spec({ cwd: "/workspace/a\0b" }))).toThrow(/NUL/);
+  });
+
+  it("is pure: the same spec, the same options", () => {
+    expect(bwrapArguments(spec())).toEqual(args);
+  });
+});
+
+describe("how the options reach bwrap", () => {
+  it("through a pipe, NUL-terminated, with nothing but --args and the command on bwrap's command line", () => {
+    expect(encodeArguments(["--a", "b c"]).toString()).toBe("--a\0b c\0");
+    expect(bwrapCommandLine(3, ["sh", "-c", "echo hi"])).toEqual(["--args", "3", "--", "sh", "-c", "echo hi"]);
+  });
+});
