@@ -5,7 +5,7 @@
 // The tables go to stdout and into BENCHMARKS.md, between its `<!-- bench:NAME -->`
 // markers; the prose around them is written by hand and kept.
 //
-// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,jobs]
+// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,hardening,jobs]
 //                      [-- --concurrency N] [-- --no-write]
 
 import { spawnSync } from "node:child_process";
@@ -588,6 +588,90 @@ function isolation() {
   table("isolation", "Isolation and sbx cp", ["command", "median ms", "ratio to the first row of its kind"], rows);
 }
 
+/**
+ * What a sandbox's own uid and the syscall filter add to bwrap's start (as root, where
+ * they apply): bwrap with a run's options as it ran before them (as root, mapped to
+ * uid 0, no filter), with the filter, through the workspace gate as the sandbox's uid,
+ * and both — each running `true`, in turns. The options come from the driver's own
+ * builder (dist/), the gate is the driver's.
+ */
+async function hardening() {
+  if (process.getuid?.() !== 0) {
+    console.log("\nhardening: skipped (not root: commands run as the user, there is no gate)");
+    return;
+  }
+  const dist = (m) => import(path.join(root, "dist", "backend", "drivers", m));
+  const { bwrapArguments } = await dist("bwrap/args.js");
+  const { readHostView } = await dist("bwrap/host-view.js");
+  const { WorkspaceGate } = await dist("bwrap/gate.js");
+  const { buildFilter, encodeFilter } = await dist("seccomp/bpf.js");
+  const { hostArch } = await dist("seccomp/syscalls.js");
+  const { INSIDE_ID, SANDBOX_UID_FIRST } = await dist("identity.js");
+  const which = (p) => spawnSync("/bin/sh", ["-c", `command -v ${p}`], { encoding: "utf8" }).stdout.trim();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-bench-hardening-"));
+  const ws = path.join(dir, "workspace");
+  fs.mkdirSync(ws);
+  const uid = SANDBOX_UID_FIRST;
+  fs.chownSync(ws, uid, uid);
+  const filter = path.join(dir, "filter.bpf");
+  fs.writeFileSync(filter, encodeFilter(buildFilter(hostArch())));
+  const gate = new WorkspaceGate({
+    bwrap: which("bwrap"),
+    nsenter: which("nsenter"),
+    mount: which("mount"),
+    umount: which("umount"),
+  });
+  try {
+    const view = readHostView();
+    const command = ({ identity, seccomp }) => {
+      const args = bwrapArguments({
+        view,
+        insideId: INSIDE_ID,
+        network: false,
+        fds: { seccomp: seccomp ? 9 : null, status: null },
+        workspace: { path: identity ? gate.pathFor(ws) : ws },
+        cwd: "/workspace",
+        env: { PATH: "/usr/bin:/bin" },
+      });
+      const argv = [...args, "--", "true"];
+      const launch = identity
+        ? gate.enter({ uid, gid: uid }, which("bwrap"), argv)
+        : { file: which("bwrap"), args: argv };
+      return [launch.file, ...launch.args].map(quote).join(" ") + (seccomp ? ` 9<${quote(filter)}` : "");
+    };
+    const [before, withFilter, withIdentity, both] = inTurns(
+      [
+        { label: "bwrap … true as before: as root (uid 0 inside maps to it), no filter", run: command({}) },
+        { label: "+ the syscall filter", run: command({ seccomp: true }) },
+        {
+          label: "+ the sandbox's own uid (nsenter into the gate, bwrap as that uid)",
+          run: command({ identity: true }),
+        },
+        { label: "+ both (what a run does now)", run: command({ identity: true, seccomp: true }) },
+      ],
+      Math.max(runs, 25),
+    );
+    const rows = [before, withFilter, withIdentity, both].map((r) => [
+      r.label,
+      fmt(r.median),
+      fmt(r.min),
+      fmt(r.median - before.median, 2),
+    ]);
+    table(
+      "hardening",
+      "What identity and the filter add to bwrap's start",
+      ["bwrap", "median ms", "min ms", "added ms (median)"],
+      rows,
+      [
+        `Target: identity and filter together add at most 3 ms (added here: ${fmt(both.median - before.median, 2)} ms).`,
+      ],
+    );
+  } finally {
+    gate.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Jobs: 200 MiB of output through a job's budget; 50 jobs in one submission. */
 function jobs() {
   const size = 200 * 1024 * 1024;
@@ -688,6 +772,7 @@ try {
     ["concurrency", concurrencyBench],
     ["memory", memory],
     ["isolation", isolation],
+    ["hardening", hardening],
     ["jobs", jobs],
   ];
   for (const [name, fn] of steps) if (wants(name)) await fn();
