@@ -9,12 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bwrapArguments } from "../../src/backend/drivers/bwrap/args.js";
+import { WorkspaceGate } from "../../src/backend/drivers/bwrap/gate.js";
 import { readHostView } from "../../src/backend/drivers/bwrap/host-view.js";
 import { INSIDE_ID, isSandboxUid, SANDBOX_UID_FIRST } from "../../src/backend/drivers/identity.js";
 import { ARCHES, hostArch } from "../../src/backend/drivers/seccomp/syscalls.js";
+import { describeNeeding, itNeeding, meets } from "../support/requirements.js";
+import { tempDir } from "../support/temp.js";
 import {
   AS_ROOT,
-  BWRAP,
   createDefaultSandbox,
   processesWithArg,
   startTestBackend,
@@ -25,19 +27,16 @@ import {
 } from "./support.js";
 
 const EXECUTE = "/api/v1/sandbox/default/execute";
-/** A test that only means something as root, titled with why it is skipped otherwise. */
-const asRoot = (title: string) =>
-  AS_ROOT ? title : `${title} — skipped: the tests do not run as root (commands are the user's own anyway)`;
-
 /** A directory anyone may write (so that whoever loads the library could leave its marker). */
 function openDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = tempDir(prefix);
   fs.chmodSync(dir, 0o777);
   return dir;
 }
 
 /** A shared library that, once loaded, appends "pid uid" to the file named by SBX_TEST_MARKER. */
 const evilLibrary = (() => {
+  if (!meets("cc")) return { lib: null };
   const dir = openDir("sbx-evil-");
   const source = path.join(dir, "evil.c");
   fs.writeFileSync(
@@ -54,11 +53,12 @@ __attribute__((constructor)) static void mark(void) {
   );
   const lib = path.join(dir, "evil.so");
   const cc = spawnSync("cc", ["-shared", "-fPIC", "-o", lib, source], { encoding: "utf8" });
+  if (cc.status !== 0) throw new Error(`cc could not build the test library: ${cc.stderr || cc.error}`);
   fs.chmodSync(dir, 0o755);
-  return cc.status === 0 ? { lib, why: null } : { lib: null, why: `no C compiler here: ${cc.stderr || cc.error}` };
+  return { lib };
 })();
 
-describe.skipIf(!BWRAP.available)(`attacks on a bwrap sandbox (${BWRAP.reason ?? "bwrap runs"})`, () => {
+describeNeeding("bwrap", "attacks on a bwrap sandbox", () => {
   let b: TestBackend;
   let workspace: string;
   beforeAll(async () => {
@@ -74,7 +74,7 @@ describe.skipIf(!BWRAP.available)(`attacks on a bwrap sandbox (${BWRAP.reason ??
     (await b.api("POST", EXECUTE, { body: { command, env } })).json;
 
   describe("no host-root identity", () => {
-    it.skipIf(!AS_ROOT)(asRoot("runs commands as the sandbox's own unprivileged host uid"), async () => {
+    itNeeding("root", "runs commands as the sandbox's own unprivileged host uid", async () => {
       const tag = uniqueSleep();
       const started = b.api("POST", EXECUTE, { body: { command: `touch made-here; sleep ${tag}` } });
       await until(() => processesWithArg(tag).length === 1, 10_000, "the command to run");
@@ -113,7 +113,7 @@ describe.skipIf(!BWRAP.available)(`attacks on a bwrap sandbox (${BWRAP.reason ??
       expect(res.stdout).toMatch(/ \/proc\/sys ro,/);
     });
 
-    it.skipIf(!fs.existsSync("/proc/sysrq-trigger"))("cannot reach /proc/sysrq-trigger", async () => {
+    itNeeding("sysrq", "cannot reach /proc/sysrq-trigger", async () => {
       const res = await run("echo h > /proc/sysrq-trigger; stat -c '%t:%T' /proc/sysrq-trigger");
       expect(res.stdout).toBe("1:3\n");
     });
@@ -211,33 +211,39 @@ describe.skipIf(!BWRAP.available)(`attacks on a bwrap sandbox (${BWRAP.reason ??
 
   describe("the options alone, without the syscall filter (the two overlap: each is proven on its own)", () => {
     it("forbid new user namespaces (--disable-userns)", () => {
-      // bwrap started directly with the driver's options for a run, minus the filter.
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-opts-"));
-      fs.chmodSync(dir, 0o755);
-      const ws = path.join(dir, "workspace");
+      // bwrap started as a run is (through the gate as a sandbox's uid, when root) with
+      // the driver's options for a run, minus the filter.
+      const ws = path.join(tempDir("sbx-opts-"), "workspace");
       fs.mkdirSync(ws);
       const uid = AS_ROOT ? SANDBOX_UID_FIRST : process.getuid!();
       fs.chownSync(ws, uid, uid);
+      const which = (p: string) => spawnSync("sh", ["-c", `command -v ${p}`], { encoding: "utf8" }).stdout.trim();
+      const gate = AS_ROOT
+        ? new WorkspaceGate({
+            bwrap: which("bwrap"),
+            nsenter: which("nsenter"),
+            mount: which("mount"),
+            umount: which("umount"),
+          })
+        : null;
       try {
         const args = bwrapArguments({
           view: readHostView(),
           insideId: AS_ROOT ? INSIDE_ID : null,
           network: false,
           fds: { seccomp: null, status: null },
-          workspace: { path: ws },
+          workspace: { path: gate === null ? ws : gate.pathFor(ws) },
           cwd: "/workspace",
           env: { PATH: "/usr/bin:/bin" },
         });
-        const res = spawnSync("bwrap", [...args, "--", "sh", "-c", "unshare -U true && echo made-one"], {
-          encoding: "utf8",
-          env: {},
-          uid,
-          gid: uid,
-        });
+        const argv = [...args, "--", "sh", "-c", "unshare -U true && echo made-one"];
+        const launch =
+          gate === null ? { file: "bwrap", args: argv } : gate.enter({ uid, gid: uid }, which("bwrap"), argv);
+        const res = spawnSync(launch.file, launch.args, { encoding: "utf8", env: {} });
         expect(res.stderr).toMatch(/No space left on device/);
         expect(res.stdout).not.toContain("made-one");
       } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
+        gate?.stop();
       }
     });
   });
@@ -259,79 +265,75 @@ describe.skipIf(!BWRAP.available)(`attacks on a bwrap sandbox (${BWRAP.reason ??
       expect((await started).json.stdout).toBe("/nonexistent.so\n");
     });
 
-    describe.skipIf(evilLibrary.lib === null)(
-      `LD_PRELOAD and BASH_ENV (${evilLibrary.why ?? "a library built"})`,
-      () => {
-        let hostDir: string;
-        beforeAll(() => {
-          hostDir = openDir("sbx-marker-");
-          fs.writeFileSync(path.join(hostDir, "evil.sh"), `echo sourced >> ${hostDir}/bash-marker\n`);
-        });
-        const attack = () => ({
-          LD_PRELOAD: evilLibrary.lib!,
-          LD_AUDIT: evilLibrary.lib!,
-          SBX_TEST_MARKER: path.join(hostDir, "marker"),
-          BASH_ENV: path.join(hostDir, "evil.sh"),
-        });
-        const noMarker = () => {
-          expect(fs.existsSync(path.join(hostDir, "marker"))).toBe(false);
-          expect(fs.existsSync(path.join(hostDir, "bash-marker"))).toBe(false);
-        };
+    describeNeeding("cc", "LD_PRELOAD and BASH_ENV", () => {
+      let hostDir: string;
+      beforeAll(() => {
+        hostDir = openDir("sbx-marker-");
+        fs.writeFileSync(path.join(hostDir, "evil.sh"), `echo sourced >> ${hostDir}/bash-marker\n`);
+      });
+      const attack = () => ({
+        LD_PRELOAD: evilLibrary.lib!,
+        LD_AUDIT: evilLibrary.lib!,
+        SBX_TEST_MARKER: path.join(hostDir, "marker"),
+        BASH_ENV: path.join(hostDir, "evil.sh"),
+      });
+      const noMarker = () => {
+        expect(fs.existsSync(path.join(hostDir, "marker"))).toBe(false);
+        expect(fs.existsSync(path.join(hostDir, "bash-marker"))).toBe(false);
+      };
 
-        it("an execution: the host's library never loads, the host's script never runs", async () => {
-          const res = await run(["bash", "-c", "echo ran"], attack());
-          expect(res.stdout).toBe("ran\n");
-          noMarker();
-        });
+      it("an execution: the host's library never loads, the host's script never runs", async () => {
+        const res = await run(["bash", "-c", "echo ran"], attack());
+        expect(res.stdout).toBe("ran\n");
+        noMarker();
+      });
 
-        it("a process start", async () => {
-          const res = await b.api("POST", "/api/v1/sandbox/default/processes", {
-            body: { command: ["bash", "-c", "echo ran"], env: attack() },
-          });
-          expect(res.status).toBe(201);
-          await until(
-            async () =>
-              (await b.api("GET", `/api/v1/sandbox/default/processes/${res.json.process_id}`)).json.state === "exited",
-            10_000,
-            "the process to end",
-          );
-          noMarker();
+      it("a process start", async () => {
+        const res = await b.api("POST", "/api/v1/sandbox/default/processes", {
+          body: { command: ["bash", "-c", "echo ran"], env: attack() },
         });
+        expect(res.status).toBe(201);
+        await until(
+          async () =>
+            (await b.api("GET", `/api/v1/sandbox/default/processes/${res.json.process_id}`)).json.state === "exited",
+          10_000,
+          "the process to end",
+        );
+        noMarker();
+      });
 
-        it("a job", async () => {
-          const res = await b.api("POST", "/api/v1/sandbox/default/jobs", {
-            body: {
-              request_id: `r-${process.pid}-${Date.now()}`,
-              jobs: [{ name: "j", command: "bash -c 'echo ran'", env: attack() }],
-            },
-          });
-          expect(res.status).toBe(201);
-          const id = res.json.jobs[0].job_id;
-          await until(
-            async () => (await b.api("GET", `/api/v1/sandbox/default/jobs/${id}`)).json.status === "succeeded",
-            10_000,
-            "the job to end",
-          );
-          noMarker();
+      it("a job", async () => {
+        const res = await b.api("POST", "/api/v1/sandbox/default/jobs", {
+          body: {
+            request_id: `r-${process.pid}-${Date.now()}`,
+            jobs: [{ name: "j", command: "bash -c 'echo ran'", env: attack() }],
+          },
         });
+        expect(res.status).toBe(201);
+        const id = res.json.jobs[0].job_id;
+        await until(
+          async () => (await b.api("GET", `/api/v1/sandbox/default/jobs/${id}`)).json.status === "succeeded",
+          10_000,
+          "the job to end",
+        );
+        noMarker();
+      });
 
-        it("inside, they are the command's business: a library in the workspace loads there", async () => {
-          fs.copyFileSync(evilLibrary.lib!, path.join(workspace, "evil.so"));
-          const res = await run("true", { LD_PRELOAD: "/workspace/evil.so", SBX_TEST_MARKER: "/workspace/marker" });
-          expect(res.exit_code).toBe(0);
-          const marker = fs.readFileSync(path.join(workspace, "marker"), "utf8");
-          expect(marker).toMatch(/^\d+ \d+\n/);
-          if (AS_ROOT) expect(isSandboxUid(fs.statSync(path.join(workspace, "marker")).uid)).toBe(true);
-          noMarker();
-        });
-      },
-    );
+      it("inside, they are the command's business: a library in the workspace loads there", async () => {
+        fs.copyFileSync(evilLibrary.lib!, path.join(workspace, "evil.so"));
+        const res = await run("true", { LD_PRELOAD: "/workspace/evil.so", SBX_TEST_MARKER: "/workspace/marker" });
+        expect(res.exit_code).toBe(0);
+        const marker = fs.readFileSync(path.join(workspace, "marker"), "utf8");
+        expect(marker).toMatch(/^\d+ \d+\n/);
+        if (AS_ROOT) expect(isSandboxUid(fs.statSync(path.join(workspace, "marker")).uid)).toBe(true);
+        noMarker();
+      });
+    });
   });
 
   describe("the syscall filter", () => {
-    const arch = hostArch();
-    it.skipIf(arch === null)(`refuses each filtered syscall from a program inside (${process.arch})`, async () => {
-      const nr = ARCHES[arch!].numbers;
+    itNeeding("seccomp", "refuses each filtered syscall from a program inside", async () => {
+      const nr = ARCHES[hostArch()!].numbers;
       const calls: Array<[string, number, number[], string]> = [
         ["keyctl", nr.keyctl!, [0], "EPERM"],
         ["add_key", nr.add_key!, [0, 0, 0, 0, 0], "EPERM"],
@@ -376,25 +378,17 @@ describe.skipIf(!BWRAP.available)(`attacks on a bwrap sandbox (${BWRAP.reason ??
       expect(res.stdout).toBe(calls.map(([name, , , want]) => `${name} ${want}\n`).join(""));
     });
 
-    it("lets ordinary programs work: sh, python3, node, cc and make, git, tar, curl", async () => {
-      const tools = ["sh", "python3", "node", "cc", "make", "git", "tar", "curl"];
-      const missing = tools.filter((t) => spawnSync("sh", ["-c", `command -v ${t}`]).status !== 0);
+    itNeeding("tools", "lets ordinary programs work: sh, python3, node, cc and make, git, tar, curl", async () => {
       const script = [
         "set -e",
         "cd $(mktemp -d /workspace/tools-XXXX)",
         "sh -c 'echo sh-ok'",
         'python3 -c \'import subprocess, threading; print(subprocess.run(["echo", "python3-ok"], capture_output=True, text=True).stdout, end="")\'',
-        missing.includes("node")
-          ? "echo node-ok"
-          : 'node -e \'require("child_process").execFileSync("true"); console.log("node-ok")\'',
-        missing.includes("cc") || missing.includes("make")
-          ? "echo make-ok"
-          : "printf 'int main(void){return 0;}\\n' > m.c && printf 'm: m.c\\n\\tcc -o m m.c\\n' > Makefile && make -s && ./m && echo make-ok",
-        missing.includes("git")
-          ? "echo git-ok"
-          : "git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && cd .. && echo git-ok",
-        "tar -cf t.tar m.c 2>/dev/null || tar -cf t.tar Makefile 2>/dev/null || tar -cf t.tar /etc/hostname; tar -tf t.tar >/dev/null && echo tar-ok",
-        missing.includes("curl") ? "echo curl-ok" : "echo hi > f && curl -s file://$PWD/f >/dev/null && echo curl-ok",
+        'node -e \'require("child_process").execFileSync("true"); console.log("node-ok")\'',
+        "printf 'int main(void){return 0;}\\n' > m.c && printf 'm: m.c\\n\\tcc -o m m.c\\n' > Makefile && make -s && ./m && echo make-ok",
+        "git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && cd .. && echo git-ok",
+        "tar -cf t.tar m.c Makefile && tar -tf t.tar >/dev/null && echo tar-ok",
+        "echo hi > f && curl -s file://$PWD/f >/dev/null && echo curl-ok",
       ].join("\n");
       const res = await run(script);
       expect(res.stderr).toBe("");

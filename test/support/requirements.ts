@@ -18,6 +18,9 @@ const bwrap = new BwrapDriver({ host: daemonHost() }).probe();
 /** bwrap's probe on this machine, as the backend makes it. */
 export const BWRAP = bwrap;
 const script = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
+/** Programs a sandbox finds in the host's /usr (it sees nothing else of the host). */
+const SANDBOX_TOOLS = ["python3", "node", "cc", "make", "git", "tar", "curl"];
+const missingInUsr = SANDBOX_TOOLS.filter((t) => !["/usr/bin", "/bin"].some((d) => fs.existsSync(`${d}/${t}`)));
 /** An IPv4 address of this machine that is not loopback, or null. */
 export const ADDRESS =
   Object.values(os.networkInterfaces())
@@ -37,6 +40,22 @@ const NEEDS = {
   },
   /** A non-loopback IPv4 address (a "remote" server on this machine). */
   address: { met: ADDRESS !== null, why: "this machine has no non-loopback IPv4 address" },
+  /** A C compiler (cc): libraries and programs the attack tests build. */
+  cc: { met: hasTool("cc"), why: "no C compiler (cc; Debian package gcc)" },
+  /** libseccomp's headers and a C compiler: the syscall filter is checked against libseccomp's. */
+  libseccomp: {
+    met: hasTool("cc") && fs.existsSync("/usr/include/seccomp.h"),
+    why: "libseccomp's headers or a C compiler are missing (Debian packages libseccomp-dev, gcc)",
+  },
+  /** The syscall filter is built for this architecture (x86_64, aarch64). */
+  seccomp: { met: ["x64", "arm64"].includes(process.arch), why: `no syscall filter is built for ${process.arch}` },
+  /** The host has /proc/sysrq-trigger (then a sandbox must not reach it). */
+  sysrq: { met: fs.existsSync("/proc/sysrq-trigger"), why: "this kernel has no /proc/sysrq-trigger" },
+  /** The ordinary programs a sandbox must keep running, in the host's /usr where a sandbox sees them. */
+  tools: {
+    met: missingInUsr.length === 0,
+    why: `not in /usr/bin: ${missingInUsr.join(", ")} (Debian packages python3, nodejs, gcc, make, git, tar, curl)`,
+  },
   /** script(1) gives a command a pseudo-terminal. */
   script: { met: script !== undefined, why: "script(1) is missing (util-linux)" },
   groff: { met: hasTool("groff"), why: "groff is not installed (groff-base)" },

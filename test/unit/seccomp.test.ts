@@ -4,8 +4,6 @@
 // libseccomp builds from the same rules, where libseccomp and a C compiler are here.
 
 import { spawnSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -26,6 +24,8 @@ import {
 } from "../../src/backend/drivers/seccomp/policy.js";
 import { ARCHES, hostArch, type SeccompArch } from "../../src/backend/drivers/seccomp/syscalls.js";
 import { decode, run } from "../support/bpf.js";
+import { describeNeeding, meets } from "../support/requirements.js";
+import { tempDir } from "../support/temp.js";
 
 const ARCH_NAMES: SeccompArch[] = ["x86_64", "aarch64"];
 const ALLOW = SECCOMP_RET_ALLOW;
@@ -159,13 +159,13 @@ describe("the architecture the filter is loaded for", () => {
 // ── the cross-check with libseccomp ─────────────────────────────────────────
 
 const SOURCE = path.resolve(__dirname, "../fixtures/seccomp/libseccomp-filter.c");
-const crossCheck = (() => {
-  if (!fs.existsSync("/usr/include/seccomp.h")) return { why: "libseccomp-dev is not installed", bin: null };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-seccomp-"));
-  const bin = path.join(dir, "libseccomp-filter");
+/** The helper built from libseccomp-filter.c (where libseccomp's headers and cc are here). */
+const helper = (() => {
+  if (!meets("libseccomp")) return "";
+  const bin = path.join(tempDir("sbx-seccomp-"), "libseccomp-filter");
   const cc = spawnSync("cc", ["-O0", "-o", bin, SOURCE, "-lseccomp"], { encoding: "utf8" });
-  if (cc.status !== 0) return { why: `cannot build the libseccomp helper: ${cc.stderr || cc.error}`, bin: null };
-  return { why: null, bin };
+  if (cc.status !== 0) throw new Error(`cannot build the libseccomp helper: ${cc.stderr || cc.error}`);
+  return bin;
 })();
 
 function rulesText(): string {
@@ -176,10 +176,10 @@ function rulesText(): string {
   }).join("\n");
 }
 
-describe.skipIf(crossCheck.bin === null)(`against libseccomp (${crossCheck.why ?? "built"})`, () => {
+describeNeeding("libseccomp", "against libseccomp", () => {
   it.each(ARCH_NAMES)("%s: every syscall number in syscalls.ts is libseccomp's", (arch) => {
     const names = FILTER_RULES.map((r) => r.syscall);
-    const out = spawnSync(crossCheck.bin!, [arch, "numbers", ...names], { encoding: "utf8" });
+    const out = spawnSync(helper, [arch, "numbers", ...names], { encoding: "utf8" });
     expect(out.status, out.stderr).toBe(0);
     const theirs = Object.fromEntries(
       out.stdout
@@ -193,7 +193,7 @@ describe.skipIf(crossCheck.bin === null)(`against libseccomp (${crossCheck.why ?
   });
 
   it.each(ARCH_NAMES)("%s: libseccomp's program from the same rules decides every case the same", (arch) => {
-    const out = spawnSync(crossCheck.bin!, [arch, "filter"], { input: rulesText() });
+    const out = spawnSync(helper, [arch, "filter"], { input: rulesText() });
     expect(out.status, String(out.stderr)).toBe(0);
     const theirs = decode(out.stdout);
     const ours = buildFilter(arch);
