@@ -31,6 +31,7 @@ _sbx_subcommand() {
     "receipts|prune") REPLY="receipts prune" ;;
     "receipts|verify") REPLY="receipts verify" ;;
     "receipts|key") REPLY="receipts key" ;;
+    "receipts|timeline") REPLY="receipts timeline" ;;
     "process|start") REPLY="process start" ;;
     "process|list") REPLY="process list" ;;
     "process|show") REPLY="process show" ;;
@@ -82,7 +83,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=1
       ;;
     "receipts")
-      _sbx_commands="list show wait refresh resubmit export prune verify key"
+      _sbx_commands="list show wait refresh resubmit export prune verify key timeline"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -139,6 +140,12 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="--pem --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "receipts timeline")
+      _sbx_commands=""
+      _sbx_options="--since --limit --html -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--since --limit --html --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "recover")
@@ -434,6 +441,7 @@ _sbx_values() {
     "receipts export|--bundle") _sbx_kind=file ;;
     "receipts verify|--bundle") _sbx_kind=file ;;
     "receipts verify|#0") _sbx_kind=receipt-id ;;
+    "receipts timeline|--html") _sbx_kind=file ;;
     "logs|#0") _sbx_kind=receipt-id ;;
     "cancel|#0") _sbx_kind=receipt-id ;;
     "process start|--restart") _sbx_kind=words _sbx_words="never on-failure always" ;;

@@ -57,6 +57,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'receipts verify'
         case 'receipts|key'
             set -g __sbx_next 'receipts key'
+        case 'receipts|timeline'
+            set -g __sbx_next 'receipts timeline'
         case 'process|start'
             set -g __sbx_next 'process start'
         case 'process|list'
@@ -141,67 +143,69 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'receipts prune|--api-url' 'receipts verify|--bundle' 'receipts verify|--key' 'receipts verify|--profile' 'receipts verify|--api-url' 'receipts key|--profile'
             return 0
-        case 'receipts key|--api-url' 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox' 'logs|--after'
+        case 'receipts key|--api-url' 'receipts timeline|--since' 'receipts timeline|--limit' 'receipts timeline|--html' 'receipts timeline|--profile' 'receipts timeline|--api-url'
             return 0
-        case 'logs|--profile' 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout'
+        case 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox' 'logs|--after' 'logs|--profile'
             return 0
-        case 'cancel|--profile' 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s' 'process start|--sandbox'
+        case 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout' 'cancel|--profile'
             return 0
-        case 'process start|--name' 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff'
+        case 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s' 'process start|--sandbox' 'process start|--name'
             return 0
-        case 'process start|--timeout' 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key'
+        case 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff' 'process start|--timeout'
             return 0
-        case 'process start|--profile' 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile' 'process list|--api-url'
+        case 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key' 'process start|--profile'
             return 0
-        case 'process show|-s' 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox'
+        case 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile' 'process list|--api-url' 'process show|-s'
             return 0
-        case 'process logs|--stream' 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url' 'process result|-s'
+        case 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox' 'process logs|--stream'
             return 0
-        case 'process result|--sandbox' 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox'
+        case 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url' 'process result|-s' 'process result|--sandbox'
             return 0
-        case 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox'
+        case 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox' 'process stdin|--file'
             return 0
-        case 'process signal|--run' 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace'
+        case 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox' 'process signal|--run'
             return 0
-        case 'process stop|--run' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace'
+        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run'
             return 0
-        case 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url'
+        case 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile'
             return 0
-        case 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile'
+        case 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile'
             return 0
-        case 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell'
+        case 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url'
             return 0
-        case 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile'
+        case 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd'
             return 0
-        case 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile'
+        case 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url'
             return 0
-        case 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s'
+        case 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url'
             return 0
-        case 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request'
+        case 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox'
             return 0
-        case 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile'
+        case 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout'
             return 0
-        case 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url'
+        case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
             return 0
-        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url'
+        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile'
             return 0
-        case 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
+        case 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
             return 0
-        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
+        case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
-        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
             return 0
-        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
+        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
             return 0
-        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
+        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
             return 0
-        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
+        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
             return 0
-        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
+        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
             return 0
-        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
             return 0
-        case 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+            return 0
+        case 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -324,6 +328,7 @@ complete -c sbx -n '__sbx_arg "receipts" 0' -a export -d 'print receipts as JSON
 complete -c sbx -n '__sbx_arg "receipts" 0' -a prune -d 'delete receipts created before a time'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a verify -d 'check that the receipt history is intact'
 complete -c sbx -n '__sbx_arg "receipts" 0' -a key -d 'show the public key that signs this store\'s bundles'
+complete -c sbx -n '__sbx_arg "receipts" 0' -a timeline -d 'draw receipts against time, or write them as an HTML page'
 complete -c sbx -n '__sbx_at "receipts"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "receipts"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "receipts"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
@@ -439,6 +444,19 @@ complete -c sbx -n '__sbx_at "receipts key"' -l no-color -d 'no colour (also NO_
 complete -c sbx -n '__sbx_at "receipts key"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "receipts key"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "receipts key"' -s h -l help -d 'show help'
+
+# sbx receipts timeline
+complete -c sbx -n '__sbx_at "receipts timeline"' -l since -x -d 'receipts created at or after TIME (ISO-8601, or a duration ago; default: 24h)'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l limit -x -d 'at most the newest N receipts (default: 200)'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l html -r -F -d 'write the timeline as one HTML page to FILE'
+complete -c sbx -n '__sbx_at "receipts timeline"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "receipts timeline"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "receipts timeline"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "receipts timeline"' -s h -l help -d 'show help'
 
 # sbx recover
 complete -c sbx -n '__sbx_at "recover"' -l json -d 'print {resolved: [...], running: [...], in_doubt: [...]}'

@@ -209,7 +209,18 @@ describe("completions", () => {
       ["sbx", "receipts", "list", "--l"],
     ]);
     expect(top).toEqual(["receipts"]);
-    expect(receipts).toEqual(["list", "show", "wait", "refresh", "resubmit", "export", "prune", "verify", "key"]);
+    expect(receipts).toEqual([
+      "list",
+      "show",
+      "wait",
+      "refresh",
+      "resubmit",
+      "export",
+      "prune",
+      "verify",
+      "key",
+      "timeline",
+    ]);
     expect(listPrefix).toEqual(["list", "ls"]);
     expect(classification).toContain("outcome_unknown");
     expect(classification).toContain("local_timeout");

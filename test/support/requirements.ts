@@ -27,6 +27,9 @@ export const ADDRESS =
     .flat()
     .find((a) => a !== undefined && !a.internal && a.family === "IPv4")?.address ?? null;
 
+/** Debian's chromium, for the pages sbx writes (driven by playwright-core). */
+export const CHROMIUM = ["/usr/bin/chromium"].find((p) => fs.existsSync(p));
+
 /** Each need: whether this machine meets it, and why not. */
 const NEEDS = {
   /** bwrap sandboxes can run here (probed with the backend's own arguments). */
@@ -72,6 +75,10 @@ const NEEDS = {
   python3: { met: hasTool("python3"), why: "python3 is not installed" },
   /** openssl checks a bundle's signature as docs/receipt-bundle.md says another machine can. */
   openssl: { met: hasTool("openssl", ["version"]), why: "openssl is not installed" },
+  chromium: {
+    met: CHROMIUM !== undefined,
+    why: "chromium is not installed (/usr/bin/chromium, Debian package chromium)",
+  },
   /** The release binary can be built (Bun from node_modules) or was given (SBX_TEST_BINARY). */
   binary: { met: canBuildBinary, why: "no Bun in node_modules to build the release binary" },
 } as const;

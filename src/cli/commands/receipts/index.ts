@@ -31,6 +31,7 @@ export function register(program: Command, bind: Bind): void {
       declarePrune,
       declareVerify,
       declareKey,
+      declareTimeline,
     ],
     examples: [
       { command: "sbx receipts list", description: "what ran, newest first" },
@@ -208,5 +209,27 @@ function declareVerify(noun: Command, bind: Bind): void {
     { command: "sbx receipts verify", description: "the whole store" },
     { command: "sbx receipts verify rcp_0mhx --json", description: "one receipt, for scripts" },
     { command: 'sbx receipts verify --bundle incident.sbx --key "$KEY"', description: "a bundle made elsewhere" },
+  ]);
+}
+
+function declareTimeline(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("timeline")
+    .summary("draw receipts against time, or write them as an HTML page")
+    .description(
+      "One row per receipt, oldest first: a bar from its dispatch to its settlement, a symbol and\n" +
+        "a colour by classification; those still running or in doubt stay open, marked ? (in doubt)\n" +
+        "or > (running). Fitted to the terminal; plain ASCII without colour in a pipe. --html writes\n" +
+        "one self-contained page (nothing fetched from the network): zoomable, each bar opening that\n" +
+        "receipt's request, attempts, observations, classification and what to do next.",
+    )
+    .option("--since <time>", "receipts created at or after TIME (ISO-8601, or a duration ago; default: 24h)")
+    .option("--limit <n>", "at most the newest N receipts (default: 200)", positiveIntArg)
+    .option("--html <file>", "write the timeline as one HTML page to FILE")
+    .action(bind(() => import("./timeline.js")));
+  declareCompletion(cmd, "--html", "file");
+  withExamples(cmd, [
+    { command: "sbx receipts timeline --since 2h", description: "the last two hours" },
+    { command: "sbx receipts timeline --since 1d --html incident.html", description: "a page for the post-mortem" },
   ]);
 }
