@@ -1,7 +1,7 @@
 // The backend on a full disk (a small tmpfs, as root): an execution whose end cannot
 // be written is never left `pending` until a restart; it is answered from memory as
-// record_pending (it ran; do not resubmit) and stored once there is room. One that
-// cannot even be admitted is 503 not_started: nothing ran.
+// record_pending (it ran; do not resubmit), in a list as by id, and stored once there
+// is room. One that cannot even be admitted: admission-full-disk.test.ts.
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -42,11 +42,23 @@ describeNeeding("tmpfs", "a full disk under the backend (a small tmpfs, as root)
       record_pending: true,
       stdout: "done now\n",
     });
-    expect((await b.api("GET", `${EXECUTIONS}/${id}`)).json).toMatchObject({
-      outcome: "succeeded",
-      record_pending: true,
-    });
+    const byId = (await b.api("GET", `${EXECUTIONS}/${id}`)).json;
+    expect(byId).toMatchObject({ outcome: "succeeded", record_pending: true });
     expect(b.logs.join("\n")).toContain("kept in memory until it can be stored");
+    // A list says the same as a GET (both are the executions' domain), filters by what
+    // the records say, and no longer counts it live.
+    const list = (await b.api("GET", EXECUTIONS)).json;
+    const said = ({ outcome, exit_code, record_pending, finished_at }: Record<string, unknown>) => ({
+      outcome,
+      exit_code,
+      record_pending,
+      finished_at,
+    });
+    expect(said(list.executions.find((e: { execution_id: string }) => e.execution_id === id))).toEqual(said(byId));
+    expect(list.live_count).toBe(0);
+    expect((await b.api("GET", `${EXECUTIONS}?outcome=pending`)).json.executions).toEqual([]);
+    const succeeded = (await b.api("GET", `${EXECUTIONS}?outcome=succeeded`)).json.executions;
+    expect(succeeded.map((e: { execution_id: string }) => e.execution_id)).toEqual([id]);
 
     fs.rmSync(filler);
     const stored = await until(
@@ -60,20 +72,5 @@ describeNeeding("tmpfs", "a full disk under the backend (a small tmpfs, as root)
     expect(stored).toMatchObject({ outcome: "succeeded", exit_code: 0, stdout: "done now\n" });
     const events = (await b.api("GET", `${EXECUTIONS}/${id}/events?limit=100`)).json.events as Array<{ type: string }>;
     expect(events.slice(-2).map((e) => e.type)).toEqual(["exit", "end"]);
-  });
-
-  it("an execution that cannot be admitted is 503 not_started: nothing ran", async (t) => {
-    const fsys = smallTmpfs("16m");
-    const b = await start({}, fsys.dir);
-    t.onTestFinished(async () => {
-      await b.stop();
-      fsys.cleanup();
-    });
-    const workspace = await workspaceOf(b);
-    fillUntilFree(fsys.dir);
-    const r = await b.api("POST", EXECUTE, { body: { command: "touch ran" } });
-    expect(r.status).toBe(503);
-    expect(r.json.error).toMatchObject({ code: "not_started", details: { reason: "storage_unavailable" } });
-    expect(fs.existsSync(path.join(workspace, "ran"))).toBe(false);
   });
 });
