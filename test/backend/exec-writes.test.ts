@@ -13,7 +13,9 @@ import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { EventLog } from "../../src/backend/executions/events.js";
 import { OutputFiles } from "../../src/backend/executions/output-files.js";
-import { BackendStore, type ExecutionEnd } from "../../src/backend/store/db.js";
+import { type ExecutionEnd, ExecutionStore } from "../../src/backend/executions/store.js";
+import { SandboxStore } from "../../src/backend/sandboxes/store.js";
+import { BackendStore } from "../../src/backend/store/db.js";
 import type { ExitEventData } from "../../src/protocol/types.js";
 import { uniqueSleep } from "../support/processes.js";
 import { describeNeeding } from "../support/requirements.js";
@@ -115,6 +117,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
   it("is stored later, in order, before the end", async () => {
     const fsys = smallTmpfs("8m");
     const store = new BackendStore(path.join(fsys.dir, "backend.db"));
+    const rows = new ExecutionStore(store);
     const logged: string[] = [];
     const log = new EventLog({
       store,
@@ -122,7 +125,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       log: (line) => logged.push(line),
     });
     const [id, at] = ["exe_fulldisk", new Date().toISOString()];
-    store.insertSandbox({
+    new SandboxStore(store).insertSandbox({
       sandbox_id: "sbx_1",
       name: "default",
       status: "ready",
@@ -132,7 +135,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       created_at: at,
     });
     store.transaction(() =>
-      store.insertExecution({
+      rows.insertExecution({
         execution_id: id,
         sandbox_id: "sbx_1",
         idempotency_key: null,
@@ -147,7 +150,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
 
     const group = { pgid: 4242, startTime: null, bootId: null };
     const started = writer.started({ execution_id: id, sandbox_id: "sbx_1", started_at: at }, () =>
-      store.markExecutionStarted(id, at, group),
+      rows.markExecutionStarted(id, at, group),
     );
     expect(started).toBe(false);
     const exit: ExitEventData = {
@@ -168,16 +171,16 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       stderr_truncated: false,
       duration_ms: 1,
     };
-    const stored = writer.finish({ exit, end: { state: "complete" } }, () => store.finishExecution(id, end));
+    const stored = writer.finish({ exit, end: { state: "complete" } }, () => rows.finishExecution(id, end));
     expect(stored).toBe(false);
     // Nothing of it is stored yet: what a reader would be served.
-    expect(store.getExecution(id)).toMatchObject({ started_at: null, outcome: "pending" });
+    expect(rows.getExecution(id)).toMatchObject({ started_at: null, outcome: "pending" });
     expect(store.readEvents(id, 0, 100)).toEqual([]);
     expect(logged.join("\n")).toContain("could not store events");
 
     fs.rmSync(filler);
-    await until(() => store.getExecution(id)?.outcome === "succeeded", 20_000, "the start and the end to be stored");
-    expect(store.getExecution(id)).toMatchObject({ started_at: at, pgid: 4242, outcome: "succeeded", exit_code: 0 });
+    await until(() => rows.getExecution(id)?.outcome === "succeeded", 20_000, "the start and the end to be stored");
+    expect(rows.getExecution(id)).toMatchObject({ started_at: at, pgid: 4242, outcome: "succeeded", exit_code: 0 });
     expect(store.readEvents(id, 0, 100).map((e) => `${e.sequence}:${e.type}`)).toEqual([
       "1:started",
       "2:exit",

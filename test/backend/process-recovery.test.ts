@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { ProcessStore } from "../../src/backend/processes/store.js";
 import { BackendStore } from "../../src/backend/store/db.js";
 import {
   backendsPerTest,
@@ -88,7 +89,8 @@ describe("restart recovery", () => {
     expect(groupAlive(once.os_pid)).toBe(false);
 
     const store = new BackendStore(path.join(first.dataDir, "backend.db"));
-    const rows = [store.getProcess(always.process_id)!, store.getProcess(once.process_id)!];
+    const processes = new ProcessStore(store);
+    const rows = [processes.getProcess(always.process_id)!, processes.getProcess(once.process_id)!];
     store.close();
     for (const row of rows) {
       expect(row).toMatchObject({
@@ -125,9 +127,10 @@ describe("restart recovery", () => {
     await first.stop({ simulateCrash: true });
     // As if these groups had been recorded before a reboot: their numbers may be anyone's now.
     const store = new BackendStore(path.join(first.dataDir, "backend.db"));
+    const processes = new ProcessStore(store);
     store.transaction(() => {
-      store.updateProcess(otherBoot.process_id, { boot_id: "00000000-0000-0000-0000-000000000000" });
-      store.updateProcess(noBootId.process_id, { boot_id: null });
+      processes.updateProcess(otherBoot.process_id, { boot_id: "00000000-0000-0000-0000-000000000000" });
+      processes.updateProcess(noBootId.process_id, { boot_id: null });
     });
     store.close();
 

@@ -1,11 +1,14 @@
-// The column lists the backend's row access is written with (store/db.ts, jobs/store.ts)
+// The column lists the backend's row access is written with (each domain's store.ts)
 // are the tables' columns as the migrations made them: PRAGMA table_info of a
 // freshly migrated backend.db, table by table. (The type checker keeps each list
 // equal to its row type.)
 
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BackendStore, EXECUTION_COLUMNS, PROCESS_COLUMNS, SANDBOX_COLUMNS } from "../../src/backend/store/db.js";
+import { EXECUTION_COLUMNS } from "../../src/backend/executions/store.js";
+import { PROCESS_COLUMNS } from "../../src/backend/processes/store.js";
+import { SANDBOX_COLUMNS } from "../../src/backend/sandboxes/store.js";
+import { BackendStore } from "../../src/backend/store/db.js";
 import { JOB_COLUMNS, JOB_REQUEST_COLUMNS } from "../../src/backend/jobs/store.js";
 import { openDatabase } from "../../src/platform/sqlite.js";
 import { tempDir } from "./support.js";

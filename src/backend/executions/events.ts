@@ -20,7 +20,8 @@ import {
   type ResetEventData,
   type StartedEventData,
 } from "../../protocol/types.js";
-import type { BackendStore, EventBaseRow, EventRow } from "../store/db.js";
+import type { BackendStore } from "../store/db.js";
+import { type EventBaseRow, type EventRow, ExecutionStore } from "./store.js";
 import {
   DEFAULT_EXECUTION_OUTPUT_MAX_BYTES,
   OUTPUT_STREAMS,
@@ -216,7 +217,7 @@ export const STORE_RETRY_MIN_MS = 1000;
 export const STORE_RETRY_MAX_MS = 30_000;
 
 export class EventLog {
-  private readonly store: BackendStore;
+  private readonly store: ExecutionStore;
   private readonly outputDirOf: (sandboxId: string, executionId: string) => string;
   private readonly flushMs: number;
   private readonly retainEvents: number | null;
@@ -235,7 +236,7 @@ export class EventLog {
   private retryMs = STORE_RETRY_MIN_MS;
 
   constructor(opts: EventLogOptions) {
-    this.store = opts.store;
+    this.store = new ExecutionStore(opts.store);
     this.outputDirOf = opts.outputDir;
     this.flushMs = opts.flushMs ?? DEFAULT_EVENT_FLUSH_MS;
     const retain = opts.retainEvents === undefined ? DEFAULT_EVENT_RETENTION : opts.retainEvents;

@@ -8,14 +8,15 @@
 
 import { randomBytes } from "node:crypto";
 import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protocol/types.js";
+import type { BackendStore } from "../store/db.js";
+import type { SandboxRow } from "../sandboxes/store.js";
 import {
-  type BackendStore,
   type ExecutionEnd,
   type ExecutionQuery,
   type ExecutionRow,
-  type SandboxRow,
+  ExecutionStore,
   toExecutionRecord,
-} from "../store/db.js";
+} from "./store.js";
 import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "../drivers/driver.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import { bootId } from "../drivers/proc.js";
@@ -76,7 +77,7 @@ export interface ExecutionManagerOptions {
 }
 
 export class ExecutionManager {
-  private readonly store: BackendStore;
+  private readonly store: ExecutionStore;
   private readonly runner: ExecutionRunner;
   private readonly events: EventLog;
   private readonly publishDelayMs: number;
@@ -93,7 +94,7 @@ export class ExecutionManager {
   private readonly publishTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(opts: ExecutionManagerOptions) {
-    this.store = opts.store;
+    this.store = new ExecutionStore(opts.store);
     this.runner = opts.runner;
     this.events = opts.events;
     this.publishDelayMs = opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS;
@@ -313,6 +314,11 @@ export class ExecutionManager {
       writer.discard();
       throw admissionFailure(err, "execution");
     }
+  }
+
+  /** Executions of a sandbox not ended (as stored): sandbox removal is refused while any is. */
+  runningIn(sandboxId: string): number {
+    return this.store.countPending(sandboxId);
   }
 
   /** Resolves when the execution is no longer running, after `timeoutMs`, or on abort. */

@@ -7,8 +7,62 @@
 import { createHash, type Hash } from "node:crypto";
 import { ErrorCodes } from "../../protocol/types.js";
 import type { RequestContext } from "./context.js";
-import type { BackendStore, IdempotencyRow, IdempotencyScope } from "../store/db.js";
+import type { BackendStore } from "../store/db.js";
 import { ApiError, isSuccess, jsonReply, type Reply, withHeader } from "./replies.js";
+
+export interface IdempotencyScope {
+  caller: string;
+  method: string;
+  path: string;
+  key: string;
+}
+
+export interface IdempotencyRow {
+  body_sha256: string;
+  status: number;
+  /** The JSON answer to replay, for routes whose answer is fixed once given. */
+  response: string | null;
+  /** For execute: the execution the key admitted (its answer is the record as it is now). */
+  execution_id: string | null;
+  created_at_ms: number;
+}
+
+/** Row access for idempotency keys in backend.db (table idempotency_keys; schema: store/migrations.ts). */
+export class IdempotencyStore {
+  constructor(private readonly db: BackendStore) {}
+
+  getIdempotencyKey(scope: IdempotencyScope): IdempotencyRow | undefined {
+    return this.db
+      .statement<IdempotencyRow>(
+        `SELECT body_sha256, status, response, execution_id, created_at_ms FROM idempotency_keys
+         WHERE caller = ? AND method = ? AND path = ? AND key = ?`,
+      )
+      .get(scope.caller, scope.method, scope.path, scope.key);
+  }
+
+  putIdempotencyKey(scope: IdempotencyScope, row: IdempotencyRow): void {
+    this.db
+      .statement(
+        `INSERT INTO idempotency_keys (caller, method, path, key, body_sha256, status, response, execution_id, created_at_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        scope.caller,
+        scope.method,
+        scope.path,
+        scope.key,
+        row.body_sha256,
+        row.status,
+        row.response,
+        row.execution_id,
+        row.created_at_ms,
+      );
+  }
+
+  purgeIdempotencyKeys(olderThanMs: number): number {
+    return this.db.statement("DELETE FROM idempotency_keys WHERE created_at_ms < ?").run(olderThanMs).changes;
+  }
+}
 
 export const DEFAULT_KEY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 export const REPLAYED_HEADER = "Idempotent-Replayed";
@@ -52,14 +106,14 @@ export function callerFor(token: string | null): string {
 export type ClaimResult = { kind: "claimed"; claim: IdempotencyClaim } | { kind: "replay"; stored: IdempotencyRow };
 
 export class IdempotencyKeys {
-  private readonly store: BackendStore;
+  private readonly store: IdempotencyStore;
   private readonly retentionMs: number;
   private readonly now: () => number;
   /** Keys whose first request is being admitted: scope → body digest. */
   private readonly admitting = new Map<string, string>();
 
   constructor(store: BackendStore, opts: { retentionMs?: number; now?: () => number } = {}) {
-    this.store = store;
+    this.store = new IdempotencyStore(store);
     this.retentionMs = opts.retentionMs ?? DEFAULT_KEY_RETENTION_MS;
     this.now = opts.now ?? Date.now;
   }
@@ -103,7 +157,7 @@ function reused(key: string): ApiError {
 /** A key held while its request is admitted. Record what it admitted, then release it. */
 export class IdempotencyClaim {
   constructor(
-    private readonly store: BackendStore,
+    private readonly store: IdempotencyStore,
     readonly scope: IdempotencyScope,
     private readonly digest: string,
     private readonly now: () => number,

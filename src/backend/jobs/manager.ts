@@ -17,7 +17,8 @@ import type {
   JobSummary,
 } from "../../protocol/jobs.js";
 import { WORKSPACE } from "../../protocol/types.js";
-import type { BackendStore, SandboxRow } from "../store/db.js";
+import type { BackendStore } from "../store/db.js";
+import type { SandboxRow } from "../sandboxes/store.js";
 import { confineToWorkspace, type SandboxRegistry } from "../sandboxes/registry.js";
 import { judgeSubmission, normalizeSubmission } from "./admission.js";
 import { commandEnvironment } from "../drivers/driver.js";
@@ -315,7 +316,7 @@ export class JobManager {
         counts.lost++;
       } else {
         const group = endLostJobGroup(recorded(row, row.pgid));
-        const sandbox = this.rows.db.getSandboxById(row.sandbox_id);
+        const sandbox = this.sandboxes.byId(row.sandbox_id);
         const endedWithBackend = sandbox !== undefined && this.sandboxes.driver(sandbox).runsEndWithBackend;
         if (group.mainAlive) {
           patch = {
@@ -418,7 +419,7 @@ export class JobManager {
           : undefined;
     const cwd = confined.cwd ?? place.cwd;
     const command = JSON.parse(row.command) as string[] | string;
-    const sandbox = this.rows.db.getSandboxById(row.sandbox_id);
+    const sandbox = this.sandboxes.byId(row.sandbox_id);
     if (!sandbox) {
       this.endUnstarted(row, "its sandbox is gone");
       return;

@@ -20,7 +20,7 @@ import {
   type ProcessStream,
   type RestartPolicy,
 } from "../../protocol/types.js";
-import type { BackendStore, ProcessPatch, ProcessRow } from "../store/db.js";
+import type { ProcessPatch, ProcessRow, ProcessStore } from "./store.js";
 import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "../drivers/driver.js";
 import { bootId } from "../drivers/proc.js";
 import type { ProcessLogStream } from "./logs.js";
@@ -42,7 +42,7 @@ const INTENT_END: Record<StopIntent, { outcome: Outcome; reason: ProcessEndReaso
 };
 
 export interface SupervisionDeps {
-  store: BackendStore;
+  store: ProcessStore;
   killGraceMs: number;
   /** The clock: record times, the back-off's end, the life's deadline. */
   now: () => number;

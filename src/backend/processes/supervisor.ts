@@ -19,7 +19,9 @@ import {
   type ProcessStreamCapture,
   type RestartPolicy,
 } from "../../protocol/types.js";
-import type { BackendStore, ProcessRow, SandboxRow } from "../store/db.js";
+import type { BackendStore } from "../store/db.js";
+import type { SandboxRow } from "../sandboxes/store.js";
+import { type ProcessRow, ProcessStore } from "./store.js";
 import { endLostProcessGroup } from "../drivers/process-group.js";
 import { type LogLimits, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
@@ -95,7 +97,7 @@ export interface ProcessSupervisorOptions {
 }
 
 export class ProcessSupervisor {
-  private readonly store: BackendStore;
+  private readonly store: ProcessStore;
   private readonly sandboxes: SandboxRegistry;
   private readonly limits: LogLimits;
   private readonly log: (line: string) => void;
@@ -105,7 +107,7 @@ export class ProcessSupervisor {
   private readonly live: Map<string, SupervisedProcess>;
 
   constructor(opts: ProcessSupervisorOptions) {
-    this.store = opts.store;
+    this.store = new ProcessStore(opts.store);
     this.sandboxes = opts.sandboxes;
     this.runs = opts.runs;
     this.live = opts.runs.of<SupervisedProcess>("process");
@@ -308,6 +310,21 @@ export class ProcessSupervisor {
     return this.getRow(row.process_id) ?? row;
   }
 
+  /** Processes of a sandbox not ended for good: sandbox removal is refused while any is. */
+  unendedIn(sandboxId: string): number {
+    return this.store.countUnendedProcesses(sandboxId);
+  }
+
+  /** Exited processes, oldest first (by when they ended), ended before `before` (ISO): for retention. */
+  exitedBefore(before: string, limit: number): ProcessRow[] {
+    return this.store.exitedProcesses({ before, limit });
+  }
+
+  /** How many processes are kept, and how many have not ended for good. */
+  counts(): { processes: number; running: number } {
+    return this.store.counts();
+  }
+
   /** Deletes an ended process's row and logs. */
   remove(row: ProcessRow): void {
     if (this.live.has(row.process_id)) throw new Error(`process ${row.process_id} is still supervised`);
@@ -380,7 +397,7 @@ export class ProcessSupervisor {
 
   private supervise(row: ProcessRow): SupervisedProcess {
     const { cwd } = this.sandboxes.workspaceCwd(row.sandbox_id, row.working_dir);
-    const sandbox = this.store.getSandboxById(row.sandbox_id)!;
+    const sandbox = this.sandboxes.byId(row.sandbox_id)!;
     const dir = this.logDir(row);
     const logs = {
       stdout: ProcessLogStream.open(dir, "stdout", this.limits, row.stdout_bytes),

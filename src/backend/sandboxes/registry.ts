@@ -17,7 +17,8 @@ import {
   WORKSPACE,
 } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
-import type { BackendStore, SandboxRow } from "../store/db.js";
+import type { BackendStore } from "../store/db.js";
+import { type SandboxRow, SandboxStore } from "./store.js";
 import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
 import type { DriverSet } from "../drivers/drivers.js";
 import { invalidField, Refusal } from "../refusal.js";
@@ -52,16 +53,37 @@ export interface ResolveOptions {
   warn?: (message: string) => void;
 }
 
+/** What still runs in a sandbox, by its domains: removal is refused while any of it does. */
+export interface SandboxWork {
+  jobs: number;
+  executions: number;
+  processes: number;
+}
+
 export class SandboxRegistry {
+  private readonly store: SandboxStore;
+
   constructor(
-    private readonly store: BackendStore,
+    store: BackendStore,
     private readonly dataDir: string,
     private readonly drivers: DriverSet,
     /** The clock a sandbox's created_at is read from. */
     private readonly now: () => number = Date.now,
     /** Whether the backend runs as root (then each sandbox's commands run as its own uid). */
     private readonly asRoot: boolean = process.getuid?.() === 0,
-  ) {}
+  ) {
+    this.store = new SandboxStore(store);
+  }
+
+  /** The sandbox with this id, or undefined. */
+  byId(sandboxId: string): SandboxRow | undefined {
+    return this.store.getSandboxById(sandboxId);
+  }
+
+  /** Every sandbox's row, oldest first. */
+  rows(): SandboxRow[] {
+    return this.store.listSandboxes();
+  }
 
   /** Where a sandbox's commands run, and as whom. */
   placement(row: SandboxRow): SandboxPlacement {
@@ -179,9 +201,19 @@ export class SandboxRegistry {
     return this.insert({ name: req.name, isolation, network });
   }
 
-  /** Removes a sandbox, its executions, processes and workspace. Refused (sandbox_busy) while anything runs in it. */
-  remove(row: SandboxRow): void {
-    const running = this.store.countPending(row.sandbox_id);
+  /**
+   * Removes a sandbox, its executions, processes and workspace. Refused (sandbox_busy)
+   * while anything runs in it: `work` is what its domains say still runs.
+   */
+  remove(row: SandboxRow, work: SandboxWork): void {
+    if (work.jobs > 0) {
+      throw new Refusal(
+        ErrorCodes.sandboxBusy,
+        `sandbox ${row.name} has ${work.jobs} job(s) not ended; cancel them (sbx jobs cancel), or remove it with force`,
+        { sandbox_id: row.sandbox_id, jobs: work.jobs },
+      );
+    }
+    const running = work.executions;
     if (running > 0) {
       throw new Refusal(
         ErrorCodes.sandboxBusy,
@@ -189,7 +221,7 @@ export class SandboxRegistry {
         { sandbox_id: row.sandbox_id, running },
       );
     }
-    const processes = this.store.countUnendedProcesses(row.sandbox_id);
+    const processes = work.processes;
     if (processes > 0) {
       throw new Refusal(
         ErrorCodes.sandboxBusy,

@@ -12,6 +12,7 @@ import path from "node:path";
 import type { StorageReport } from "../../protocol/types.js";
 import type { BackendStore } from "./db.js";
 import type { EventLog } from "../executions/events.js";
+import { ExecutionStore } from "../executions/store.js";
 import type { ProcessSupervisor } from "../processes/supervisor.js";
 import type { SandboxRegistry } from "../sandboxes/registry.js";
 
@@ -79,12 +80,14 @@ function inBatches<T>(max: number, next: (limit: number) => T[], remove: (row: T
 }
 
 export class Retention {
+  private readonly executions: ExecutionStore;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private timer: NodeJS.Timeout | undefined;
   private lastSweep: StorageReport["last_sweep"] = null;
 
   constructor(private readonly opts: RetentionOptions) {
+    this.executions = new ExecutionStore(opts.store);
     this.now = opts.now ?? Date.now;
     this.log = opts.log ?? (() => {});
   }
@@ -159,9 +162,9 @@ export class Retention {
   private deleteExecutions(before: string, max: number): number {
     return inBatches(
       max,
-      (limit) => this.opts.store.finishedExecutions({ before, limit }),
+      (limit) => this.executions.finishedExecutions({ before, limit }),
       (row) => {
-        this.opts.store.transaction(() => this.opts.store.deleteExecution(row.execution_id));
+        this.executions.transaction(() => this.executions.deleteExecution(row.execution_id));
         fs.rmSync(this.opts.events.outputDir(row.sandbox_id, row.execution_id), { recursive: true, force: true });
       },
     );
@@ -171,7 +174,7 @@ export class Retention {
   private deleteProcesses(before: string, max: number): number {
     return inBatches(
       max,
-      (limit) => this.opts.store.exitedProcesses({ before, limit }),
+      (limit) => this.opts.processes.exitedBefore(before, limit),
       (row) => this.opts.processes.remove(row),
     );
   }
@@ -181,14 +184,14 @@ export class Retention {
     let freed = 0;
     let n = 0;
     for (;;) {
-      const rows = this.opts.store.finishedExecutions({ before, limit: BATCH, outputKept: true });
+      const rows = this.executions.finishedExecutions({ before, limit: BATCH, outputKept: true });
       if (rows.length === 0) return n;
       for (const row of rows) {
         const dir = this.opts.events.outputDir(row.sandbox_id, row.execution_id);
         freed += bytesUnder(dir);
         fs.rmSync(dir, { recursive: true, force: true });
-        this.opts.store.transaction(() =>
-          this.opts.store.markOutputDropped(row.execution_id, new Date(this.now()).toISOString()),
+        this.executions.transaction(() =>
+          this.executions.markOutputDropped(row.execution_id, new Date(this.now()).toISOString()),
         );
         n++;
         if (freed >= excess) return n;
@@ -198,28 +201,29 @@ export class Retention {
 
   private usage(): Usage {
     const { store, events, sandboxes } = this.opts;
-    const database = store.contents().databaseBytes;
+    const database = store.usedBytes();
     let executionOutput = 0;
-    for (const e of store.executionsWithOutput())
+    for (const e of this.executions.executionsWithOutput())
       executionOutput += bytesUnder(events.outputDir(e.sandbox_id, e.execution_id));
     let processLogs = 0;
-    for (const sandbox of store.listSandboxes()) {
+    for (const sandbox of sandboxes.rows()) {
       processLogs += bytesUnder(path.join(sandboxes.sandboxDir(sandbox.sandbox_id), "processes"));
     }
     return { database, executionOutput, processLogs, total: database + executionOutput + processLogs };
   }
 
   report(): StorageReport {
-    const c = this.opts.store.contents();
+    const e = this.executions.counts();
+    const p = this.opts.processes.counts();
     const u = this.usage();
     return {
       executions: {
-        kept: c.executions,
-        running: c.executionsRunning,
-        outputs_dropped: c.outputsDropped,
-        oldest_finished_at: c.oldestFinishedAt,
+        kept: e.executions,
+        running: e.running,
+        outputs_dropped: e.outputsDropped,
+        oldest_finished_at: e.oldestFinishedAt,
       },
-      processes: { kept: c.processes, running: c.processesRunning },
+      processes: { kept: p.processes, running: p.running },
       bytes: { database: u.database, execution_output: u.executionOutput, process_logs: u.processLogs, total: u.total },
       retention: {
         retain_ms: this.horizonMs,

@@ -28,7 +28,7 @@ import {
 } from "../../../protocol/types.js";
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import type { IdempotencyRow } from "../../store/db.js";
+import type { IdempotencyRow } from "../idempotency.js";
 import { outputFile, outputSize, readOutputRange } from "../../executions/output-files.js";
 import type { EndMode } from "../../executions/manager.js";
 import { exitEventShaper } from "../faults.js";

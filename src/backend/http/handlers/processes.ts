@@ -29,7 +29,9 @@ import {
   withRestartDefaults,
 } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import type { IdempotencyRow, ProcessRow, SandboxRow } from "../../store/db.js";
+import type { IdempotencyRow } from "../idempotency.js";
+import type { ProcessRow } from "../../processes/store.js";
+import type { SandboxRow } from "../../sandboxes/store.js";
 import {
   acceptsBytes,
   ApiError,

@@ -1,9 +1,9 @@
 // Sandbox routes: POST /sandbox/create, GET /sandboxes, GET and DELETE /sandbox/{id}.
 
-import { ErrorCodes, type SandboxCreateRequest, type SandboxList } from "../../../protocol/types.js";
+import type { SandboxCreateRequest, SandboxList } from "../../../protocol/types.js";
 import { checkSandboxCreateRequest } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
-import { ApiError, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
+import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
 import { noIsolationWarning, toSandbox } from "../../sandboxes/registry.js";
 
@@ -43,22 +43,18 @@ export async function getSandbox(ctx: RequestContext): Promise<Reply> {
  */
 export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
-    const { sandboxes, runs, jobs } = ctx.services;
+    const { sandboxes, runs, executions, processes, jobs } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
     if (ctx.query.get("force") === "true") {
       // Executions cancelled, processes stopped, jobs cancelled (queued ones first); once their ends are stored.
       await runs.endAllIn(row.sandbox_id);
     }
-    const unfinished = jobs.unfinishedIn(row.sandbox_id);
-    if (unfinished > 0) {
-      throw new ApiError(
-        409,
-        ErrorCodes.sandboxBusy,
-        `sandbox ${row.name} has ${unfinished} job(s) not ended; cancel them (sbx jobs cancel), or remove it with force`,
-        { sandbox_id: row.sandbox_id, jobs: unfinished },
-      );
-    }
-    sandboxes.remove(row);
+    const id = row.sandbox_id;
+    sandboxes.remove(row, {
+      jobs: jobs.unfinishedIn(id),
+      executions: executions.runningIn(id),
+      processes: processes.unendedIn(id),
+    });
     return jsonReply(200, { ...toSandbox(row), status: "deleted" });
   });
 }

@@ -1,0 +1,69 @@
+// Row access for sandboxes in backend.db (table sandboxes; the schema is
+// store/migrations.ts). Each method is one statement; callers group writes that must
+// land together in BackendStore.transaction.
+
+import type { Isolation } from "../../protocol/types.js";
+import { type BackendStore, columnsOf } from "../store/db.js";
+
+export interface SandboxRow {
+  sandbox_id: string;
+  name: string;
+  status: string;
+  isolation: Isolation;
+  network: number;
+  created_at: string;
+  /** The sandbox's own host uid (and gid) for its commands when the backend is root. */
+  uid: number | null;
+}
+
+export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
+  sandbox_id: true,
+  name: true,
+  status: true,
+  isolation: true,
+  network: true,
+  created_at: true,
+  uid: true,
+});
+
+export class SandboxStore {
+  constructor(private readonly db: BackendStore) {}
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+
+  insertSandbox(row: SandboxRow): void {
+    this.db
+      .statement(
+        `INSERT INTO sandboxes (${SANDBOX_COLUMNS.join(", ")}) VALUES (${SANDBOX_COLUMNS.map(() => "?").join(", ")})`,
+      )
+      .run(...SANDBOX_COLUMNS.map((c) => row[c]));
+  }
+
+  getSandboxById(id: string): SandboxRow | undefined {
+    return this.db.statement<SandboxRow>("SELECT * FROM sandboxes WHERE sandbox_id = ?").get(id);
+  }
+
+  getSandboxByName(name: string): SandboxRow | undefined {
+    return this.db.statement<SandboxRow>("SELECT * FROM sandboxes WHERE name = ?").get(name);
+  }
+
+  /** The uids sandboxes have, to give a new one another. */
+  sandboxUids(): Set<number> {
+    const rows = this.db.statement<{ uid: number }>("SELECT uid FROM sandboxes WHERE uid IS NOT NULL").all();
+    return new Set(rows.map((r) => r.uid));
+  }
+
+  setSandboxUid(sandboxId: string, uid: number): void {
+    this.db.statement("UPDATE sandboxes SET uid = ? WHERE sandbox_id = ?").run(uid, sandboxId);
+  }
+
+  listSandboxes(): SandboxRow[] {
+    return this.db.statement<SandboxRow>("SELECT * FROM sandboxes ORDER BY created_at, sandbox_id").all();
+  }
+
+  deleteSandbox(id: string): void {
+    this.db.statement("DELETE FROM sandboxes WHERE sandbox_id = ?").run(id);
+  }
+}
