@@ -9,7 +9,7 @@ import { VERSION } from "../version.js";
 import { DaemonStartError } from "./errors.js";
 import { parseFaultSpec } from "./http/faults.js";
 import { dataDirInUse, listenerAnswers } from "./http/ownership.js";
-import { type BackendHandle, type BackendOptions, startBackend } from "./http/server.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "./backend.js";
 
 export interface DaemonOptions extends BackendOptions {
   /** Default <dataDir>/daemon.pid. */

@@ -175,17 +175,13 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
     expect(stored).toBe(false);
     // Nothing of it is stored yet: what a reader would be served.
     expect(rows.getExecution(id)).toMatchObject({ started_at: null, outcome: "pending" });
-    expect(store.readEvents(id, 0, 100)).toEqual([]);
+    expect(rows.readEvents(id, 0, 100)).toEqual([]);
     expect(logged.join("\n")).toContain("could not store events");
 
     fs.rmSync(filler);
     await until(() => rows.getExecution(id)?.outcome === "succeeded", 20_000, "the start and the end to be stored");
     expect(rows.getExecution(id)).toMatchObject({ started_at: at, pgid: 4242, outcome: "succeeded", exit_code: 0 });
-    expect(store.readEvents(id, 0, 100).map((e) => `${e.sequence}:${e.type}`)).toEqual([
-      "1:started",
-      "2:exit",
-      "3:end",
-    ]);
+    expect(rows.readEvents(id, 0, 100).map((e) => `${e.sequence}:${e.type}`)).toEqual(["1:started", "2:exit", "3:end"]);
     expect(logged).toContain("event log: stored what was waiting");
     log.close();
     store.close();

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runDaemon } from "../../src/backend/daemon.js";
-import type { BackendHandle } from "../../src/backend/http/server.js";
+import type { BackendHandle } from "../../src/backend/backend.js";
 import {
   backendsPerTest,
   EXECUTE,

@@ -4,7 +4,7 @@
 // is kept and its size.
 
 import { afterEach, describe, expect, it } from "vitest";
-import { type BackendHandle, startBackend } from "../../src/backend/http/server.js";
+import { type BackendHandle, startBackend } from "../../src/backend/backend.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { resolvePaths } from "../../src/config/paths.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { startBackend } from "../../src/backend/http/server.js";
+import { startBackend } from "../../src/backend/backend.js";
 import { VERSION } from "../../src/version.js";
 import {
   BWRAP,

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
 import type { SandboxPlacement } from "../../src/backend/drivers/driver.js";
 import { pickSandboxUid } from "../../src/backend/drivers/identity.js";
 import { runMembers } from "../../src/backend/drivers/proc.js";
-import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/backend.js";
 import { unmet } from "../support/requirements.js";
 import { atEndOfFile, tempDir as makeTempDir, removeDir } from "../support/temp.js";
 

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BackendHandle } from "../../src/backend/http/server.js";
+import type { BackendHandle } from "../../src/backend/backend.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { packTree } from "../../src/files/tar.js";

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { BackendHandle } from "../../src/backend/http/server.js";
+import type { BackendHandle } from "../../src/backend/backend.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { ProcessesApi } from "../../src/client/processes.js";

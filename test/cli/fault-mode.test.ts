@@ -4,7 +4,7 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { BackendOptions } from "../../src/backend/http/server.js";
+import type { BackendOptions } from "../../src/backend/backend.js";
 import { socketClient } from "../backend/support.js";
 import { startHomeBackend } from "../support/home-backend.js";
 import { type LocalHome, localHome, runMain, runMainJson } from "../support/in-process.js";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
-import type { BackendOptions } from "../../src/backend/http/server.js";
+import type { BackendOptions } from "../../src/backend/backend.js";
 import { backendsPerTest, type TestBackend, until, workspaceOf } from "../backend/support.js";
 import { makeHome, removeHome } from "../support/cli.js";
 

@@ -3,7 +3,7 @@
 // terminal); --stream picks one, and offsets belong to one stream.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BackendHandle } from "../../src/backend/http/server.js";
+import type { BackendHandle } from "../../src/backend/backend.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { makeHome, removeHome } from "../support/cli.js";

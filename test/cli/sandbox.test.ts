@@ -3,7 +3,7 @@
 // the reason, and `sandbox show` says what its commands can see.
 
 import { afterEach, describe, expect, it } from "vitest";
-import type { BackendHandle } from "../../src/backend/http/server.js";
+import type { BackendHandle } from "../../src/backend/backend.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { makeHome, removeHome } from "../support/cli.js";

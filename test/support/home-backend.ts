@@ -3,7 +3,7 @@
 // The CLI then never spawns a daemon. SBX_WIRE_RECORD=DIR records its exchanges there
 // (the validating run, test/contract/).
 
-import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/http/server.js";
+import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/backend.js";
 import { resolvePaths } from "../../src/config/paths.js";
 
 export async function startHomeBackend(home: string, opts: Partial<BackendOptions> = {}): Promise<BackendHandle> {

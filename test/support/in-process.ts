@@ -5,7 +5,7 @@
 // its daemon: a command of the local profile needs the backend on the home's socket
 // (localHome, or home-backend.ts).
 
-import type { BackendHandle, BackendOptions } from "../../src/backend/http/server.js";
+import type { BackendHandle, BackendOptions } from "../../src/backend/backend.js";
 import { type BufferIO, createBufferIO } from "../../src/cli/io/io.js";
 import { main } from "../../src/cli/main.js";
 import { makeHome, removeHome, type SbxResult, sbxEnv } from "./cli.js";

@@ -37,6 +37,21 @@ const ONLY_THROUGH: Partial<Record<`${Layer}->${Layer}`, readonly string[]>> = {
   "cli->backend": ["backend/daemon.ts", "backend/http/fault-spec-help.ts"],
 };
 
+/** The backend's HTTP edge, and the files that wire it to the domains. */
+const HTTP = path.join("backend", "http");
+const EDGE_WIRING = [path.join("backend", "backend.ts"), path.join("backend", "daemon.ts")];
+/**
+ * The backend's folders used only through their index.ts by anything outside them:
+ * the domains it serves, what every run shares, and the store.
+ */
+const DOMAIN_FOLDERS = ["drivers", "executions", "jobs", "processes", "runs", "sandboxes", "store"];
+
+/** The folder of src/backend a file is in, or null (outside the backend, or at its top). */
+function backendFolderOf(rel: string): string | null {
+  const parts = rel.split(path.sep);
+  return parts[0] === "backend" && parts.length > 2 ? parts[1]! : null;
+}
+
 interface Edge {
   from: string;
   to: string;
@@ -107,14 +122,36 @@ describe("the import graph of src/", () => {
     expect(describeEdges(bad)).toEqual([]);
   });
 
-  it("keeps HTTP in the backend's HTTP layer: domain code throws Refusals, never answers", () => {
-    const httpLayer = [path.join("backend", "http")];
-    const speaksHttp = EDGES.filter(
-      (e) =>
-        e.to === path.join("backend", "http", "replies.ts") &&
-        !httpLayer.some((p) => e.from === p || e.from.startsWith(`${p}${path.sep}`)),
-    );
+  it("keeps HTTP at the backend's edge: only http/ and the wiring (backend.ts, daemon.ts) import it", () => {
+    // Domain code throws Refusals and returns plain results; statuses and reply shapes are http/'s.
+    const mayImportHttp = (from: string) =>
+      from.startsWith(`${HTTP}${path.sep}`) || EDGE_WIRING.includes(from) || layerOf(from) !== "backend";
+    const speaksHttp = EDGES.filter((e) => e.to.startsWith(`${HTTP}${path.sep}`) && !mayImportHttp(e.from));
     expect(describeEdges(speaksHttp)).toEqual([]);
+  });
+
+  it("uses a backend domain only through what its folder exports (its index.ts)", () => {
+    const intoPrivateFiles = EDGES.filter((e) => {
+      const to = backendFolderOf(e.to);
+      if (to === null || !DOMAIN_FOLDERS.includes(to) || backendFolderOf(e.from) === to) return false;
+      return path.basename(e.to) !== "index.ts";
+    });
+    expect(describeEdges(intoPrivateFiles)).toEqual([]);
+  });
+
+  it("sees the backend's folders it rules on (a rule over folders that moved would pass on nothing)", () => {
+    const folders = fs
+      .readdirSync(path.join(SRC, "backend"), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    expect(folders).toEqual([...DOMAIN_FOLDERS, "http"].sort());
+    for (const folder of DOMAIN_FOLDERS)
+      expect(fs.existsSync(path.join(SRC, "backend", folder, "index.ts"))).toBe(true);
+    expect(EDGES).toContainEqual({
+      from: path.join("backend", "processes", "supervisor.ts"),
+      to: path.join("backend", "runs", "index.ts"),
+    });
   });
 
   it("follows docs/architecture.md for every other crossing", () => {

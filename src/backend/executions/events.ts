@@ -20,7 +20,7 @@ import {
   type ResetEventData,
   type StartedEventData,
 } from "../../protocol/types.js";
-import type { BackendStore } from "../store/db.js";
+import type { BackendStore } from "../store/index.js";
 import { type EventBaseRow, type EventRow, ExecutionStore } from "./store.js";
 import {
   DEFAULT_EXECUTION_OUTPUT_MAX_BYTES,

@@ -8,8 +8,8 @@
 
 import { randomBytes } from "node:crypto";
 import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protocol/types.js";
-import type { BackendStore } from "../store/db.js";
-import type { SandboxRow } from "../sandboxes/store.js";
+import type { BackendStore } from "../store/index.js";
+import type { SandboxRow } from "../sandboxes/index.js";
 import {
   type ExecutionEnd,
   type ExecutionQuery,
@@ -17,13 +17,16 @@ import {
   ExecutionStore,
   toExecutionRecord,
 } from "./store.js";
-import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "../drivers/driver.js";
+import {
+  commandEnvironment,
+  type SandboxDriver,
+  type SandboxPlacement,
+  bootId,
+  endLostProcessGroup,
+} from "../drivers/index.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
-import { bootId } from "../drivers/proc.js";
-import { endLostProcessGroup } from "../drivers/process-group.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
-import { admissionFailure, storeAdmission } from "../runs/admission.js";
-import type { EndReason, LiveRun, LiveRuns } from "../runs/live-runs.js";
+import { admissionFailure, type EndReason, type LiveRun, type LiveRuns, storeAdmission } from "../runs/index.js";
 
 export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";

@@ -3,8 +3,7 @@
 // KILL after a grace), with bounded output capture.
 
 import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
-import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure } from "../drivers/process-group.js";
-import type { SpawnError } from "../drivers/driver.js";
+import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure, type SpawnError } from "../drivers/index.js";
 
 export interface RunSpec extends OneShotCommand {
   executionId: string;

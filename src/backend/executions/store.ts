@@ -3,7 +3,7 @@
 // statement; callers group writes that must land together in BackendStore.transaction.
 
 import type { ExecutionRecord, Outcome } from "../../protocol/types.js";
-import { type BackendStore, columnsOf } from "../store/db.js";
+import { type BackendStore, columnsOf } from "../store/index.js";
 
 export interface ExecutionRow {
   seq: number;

@@ -3,17 +3,16 @@
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { RouteName } from "../../protocol/routes.js";
-import type { DriverSet } from "../drivers/drivers.js";
-import type { EventLog } from "../executions/events.js";
-import type { ExecutionManager } from "../executions/manager.js";
+import type { DriverSet } from "../drivers/index.js";
+import type { EventLog, ExecutionManager } from "../executions/index.js";
 import type { FaultDecision } from "./faults.js";
 import type { Reply } from "./replies.js";
 import type { IdempotencyKeys } from "./idempotency.js";
-import type { JobManager } from "../jobs/manager.js";
-import type { ProcessSupervisor } from "../processes/supervisor.js";
-import type { LiveRuns } from "../runs/live-runs.js";
-import type { Retention } from "../store/retention.js";
-import type { SandboxRegistry } from "../sandboxes/registry.js";
+import type { JobManager } from "../jobs/index.js";
+import type { ProcessSupervisor } from "../processes/index.js";
+import type { LiveRuns } from "../runs/index.js";
+import type { Retention } from "../store/index.js";
+import type { SandboxRegistry } from "../sandboxes/index.js";
 
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */
 export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put"];

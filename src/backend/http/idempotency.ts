@@ -7,7 +7,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { ErrorCodes } from "../../protocol/types.js";
 import type { RequestContext } from "./context.js";
-import type { BackendStore } from "../store/db.js";
+import type { BackendStore } from "../store/index.js";
 import { ApiError, isSuccess, jsonReply, type Reply, withHeader } from "./replies.js";
 
 export interface IdempotencyScope {

@@ -1,26 +1,19 @@
-// The embedded backend's entry point: takes what it owns for its life (the data
-// directory's lock and its Unix socket: ownership.ts), opens backend.db (recovering
-// what an earlier run left), listens on the socket and optionally on TCP with a
-// token, and serves /api/v1 (routes in router.ts, handlers in handlers/).
+// The HTTP edge: serves /api/v1 (routes in router.ts, handlers in handlers/) on the
+// Unix socket a backend bound and, with a token, on TCP: authentication, body limits,
+// Idempotency-Keys, fault injection, the idle timer, and closing connections at
+// shutdown. What it serves is the domains backend.ts wires (Services); only this
+// folder knows statuses, headers and reply shapes.
 
 import { createHash, timingSafeEqual } from "node:crypto";
-import fs from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { DAEMON_TOKEN_MIN_LENGTH, ErrorCodes, REQUEST_BODY_MAX_BYTES, WARNING_HEADER } from "../../protocol/types.js";
+import { ErrorCodes, WARNING_HEADER } from "../../protocol/types.js";
 import { isValidIdempotencyKey } from "../../protocol/validate.js";
 import { ROUTES } from "../../protocol/routes.js";
 import { type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
-import { BackendStore } from "../store/db.js";
-import { daemonHost } from "../drivers/driver.js";
-import { DriverSet, type DriverSetOptions } from "../drivers/drivers.js";
-import { DaemonStartError } from "../errors.js";
-import { EventLog } from "../executions/events.js";
-import { ExecutionManager } from "../executions/manager.js";
-import { applyAnswerFault, FaultInjector, NO_FAULT, parseFaultSpec, preemptingReply } from "./faults.js";
+import { applyAnswerFault, type FaultInjector, NO_FAULT, preemptingReply } from "./faults.js";
 import {
   ApiError,
   answerClientError,
@@ -30,292 +23,57 @@ import {
   refusalAnswer,
   writeReply,
 } from "./replies.js";
-import { callerFor, DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./idempotency.js";
-import { JobManager } from "../jobs/manager.js";
-import { bindUnixSocket, lockDataDir, type OwnedSocket, preparePrivateDir } from "./ownership.js";
-import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES } from "../processes/logs.js";
-import { ProcessSupervisor } from "../processes/supervisor.js";
+import { callerFor } from "./idempotency.js";
+import type { OwnedSocket } from "./ownership.js";
 import { Refusal } from "../refusal.js";
-import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "../store/retention.js";
-import { LiveRuns } from "../runs/live-runs.js";
-import { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "../executions/runner.js";
 import { matchRoute } from "./router.js";
-import { SandboxRegistry } from "../sandboxes/registry.js";
-import { DEFAULT_SSE_PING_MS } from "./sse.js";
 import { WireRecorder, type WireTap } from "./wire-record.js";
 
-export interface BackendOptions {
-  /** Holds backend.db and the sandboxes' workspaces. Created 0700 if missing. */
-  dataDir: string;
-  /** Unix socket to listen on (mode 0600, its directory 0700). */
-  socketPath?: string;
-  /** TCP listener; requires `token`. Port 0 picks a free port (see BackendHandle.port). */
-  listen?: { host: string; port: number };
-  token?: string;
-  /** Fault spec, see FAULT_SPEC_HELP. */
-  faults?: string;
-  /** Seed for probabilistic fault rules (`p=`), for repeatable runs. */
-  faultSeed?: number;
-  /** Calls onIdle after this long with no request and nothing running. */
-  idleExitMs?: number;
-  onIdle?: () => void;
-  /** How long Idempotency-Keys are kept. Default 7 days. */
-  keyRetentionMs?: number;
-  /** One line per request (method, path, status, ms) and lifecycle notes. Never headers. */
-  log?: (line: string) => void;
-  /** Between SIGTERM and SIGKILL to a process group. Default 5 s. */
-  killGraceMs?: number;
-  /** When a record kept with record_pending (fault injection) is published. Default 3 s. */
-  recordPendingPublishMs?: number;
-  /** Largest request body accepted. Default 16 MiB. */
-  maxBodyBytes?: number;
-  /** Size at which a supervised process's log file (per stream) is rotated. Default 8 MiB. */
-  processLogSegmentBytes?: number;
-  /** Bytes of log kept per stream of a supervised process (oldest files deleted beyond). Default 64 MiB. */
-  processLogKeepBytes?: number;
-  /** How often buffered execution events are committed (one transaction per batch). Default 25 ms. */
-  eventFlushMs?: number;
-  /** Events kept per execution log (at least 2); older ones become a `reset` snapshot. Null keeps all. Default 50,000. */
-  eventRetention?: number | null;
-  /** Output bytes put into events per execution; past it, `gap` events. Default 5 MiB. */
-  eventOutputBudget?: number;
-  /**
-   * Bytes of each stream of an execution kept in its output file (GET …/output);
-   * past it the file stops growing, `_bytes` keep counting and `_truncated` is true.
-   * Default 256 MiB.
-   */
-  executionOutputMaxBytes?: number;
-  /** Between `: ping` comments on event streams. Default 15 s. */
-  ssePingMs?: number;
-  /**
-   * The sandbox drivers (e.g. another bwrap program); probed once at start. Their
-   * host (the daemon's uid, user name and PATH) is this process's unless given.
-   */
-  drivers?: Partial<DriverSetOptions>;
-  /** Finished executions and exited processes older than this go (never sooner than keyRetentionMs). Default 30 days. */
-  retainMs?: number;
-  /** Past this total (database, execution output, process logs), the oldest finished outputs go first. Default 5 GiB. */
-  retainBytes?: number;
-  /** Between retention sweeps. Default 10 minutes. */
-  retentionSweepMs?: number;
-  /**
-   * The backend's clock (default Date.now): the times records say, runs' starts and
-   * ends, key and retention windows, restart back-off and process deadlines. Timers
-   * still wait real time; a test moves this clock instead of sleeping.
-   */
-  now?: () => number;
-  /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
-  jobConcurrency?: number;
-  /** Output bytes kept per job (the first half and the last half; the middle is omitted). Default 8 MiB. */
-  jobOutputBudgetBytes?: number;
-  /**
-   * Records every exchange into a file of this directory (wire-record.ts), for the
-   * validating run that holds the traffic to the OpenAPI document. A test tool.
-   */
-  wireRecord?: string;
-}
-
-export interface CloseOptions {
-  /**
-   * Test hook: stop serving and close the database WITHOUT ending running process
-   * groups or recording their ends, as a crash would. Restart recovery then finds them.
-   */
-  simulateCrash?: boolean;
-}
-
-export interface BackendHandle {
-  socketPath?: string;
-  port?: number;
-  /** Stops accepting, ends running process groups (TERM, then KILL), marks them, removes the socket. */
-  close(opts?: CloseOptions): Promise<void>;
-}
-
-export const DEFAULT_MAX_BODY_BYTES = REQUEST_BODY_MAX_BYTES;
-/** After shutdown ended the executions, how long answers may take to flush. */
+/** After shutdown ended the runs, how long answers may take to flush. */
 const CLOSE_FLUSH_MS = 2000;
 
 type Transport = "unix" | "tcp";
 
-export async function startBackend(opts: BackendOptions): Promise<BackendHandle> {
-  if (!opts.socketPath && !opts.listen) {
-    throw new DaemonStartError("no_listener", "the backend needs a Unix socket path or a TCP listen address");
-  }
-  if (opts.listen && !opts.token) {
-    throw new DaemonStartError("token_required", "listening on TCP requires a token");
-  }
-  if (opts.listen && opts.token && opts.token.length < DAEMON_TOKEN_MIN_LENGTH) {
-    throw new DaemonStartError(
-      "token_too_weak",
-      `the TCP token is ${opts.token.length} characters; at least ${DAEMON_TOKEN_MIN_LENGTH} are required`,
-    );
-  }
-  const injector = new FaultInjector(
-    parseFaultSpec(opts.faults ?? ""),
-    opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
-  );
-  // Before anything is held: a driver whose own options are broken stops the start here.
-  const drivers = new DriverSet({ ...opts.drivers, host: opts.drivers?.host ?? daemonHost() });
-  fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-  preparePrivateDir(opts.dataDir);
-  // Ownership first, for the backend's whole life: the data directory's lock, then the
-  // socket. A backend that holds neither never opens backend.db, so it cannot "recover"
-  // (end) the work of the backend that owns them.
-  const lock = lockDataDir(opts.dataDir);
-  let unix: OwnedSocket | null = null;
-  let store: BackendStore;
-  try {
-    if (opts.socketPath) unix = await bindUnixSocket(opts.socketPath);
-    store = new BackendStore(path.join(opts.dataDir, "backend.db"));
-  } catch (err) {
-    if (unix) await unix.release();
-    lock.release();
-    throw err;
-  }
-  // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
-  const backend = new Backend(opts, store, drivers, injector, lock, unix);
-  try {
-    backend.executions.recover();
-    backend.processes.recover();
-    backend.jobs.recover();
-    backend.retention.start(opts.retentionSweepMs);
-    await backend.listen();
-  } catch (err) {
-    await backend.close();
-    throw err;
-  }
-  return backend.handle();
+export interface EdgeOptions {
+  services: Services;
+  injector: FaultInjector;
+  log: (line: string) => void;
+  maxBodyBytes: number;
+  /** Required on TCP (Bearer or ApiKey); null on the Unix socket alone. */
+  token: string | null;
+  /** The Unix socket the backend bound, served from the start. */
+  unix: OwnedSocket | null;
+  socketPath?: string;
+  listen?: { host: string; port: number };
+  /** Calls onIdle after this long with no request in flight and nothing running. */
+  idleExitMs?: number;
+  onIdle?: () => void;
+  /** Whether nothing runs (the domains say): the idle timer only runs then. */
+  nothingRuns: () => boolean;
+  /** Records every exchange into a file of this directory (wire-record.ts): a test tool. */
+  wireRecord?: string;
 }
 
-class Backend {
-  readonly executions: ExecutionManager;
-  readonly processes: ProcessSupervisor;
-  readonly retention: Retention;
-  readonly jobs: JobManager;
-  /** Every run the backend holds (executions, processes, jobs): shutdown, a simulated crash, idleness. */
-  private readonly runs = new LiveRuns();
-  private readonly services: Services;
+export class HttpEdge {
   private readonly servers: Array<{ server: http.Server; transport: Transport }> = [];
-  private readonly log: (line: string) => void;
-  private readonly maxBodyBytes: number;
   private readonly tokenDigest: Buffer | null;
+  private readonly log: (line: string) => void;
   private readonly recorder: WireRecorder | null;
   private inFlight = 0;
   private idleTimer: NodeJS.Timeout | undefined;
-  private closing: Promise<void> | null = null;
-  private port: number | undefined;
+  private closing = false;
+  /** The TCP port listened on (port 0 picks one), once listening. */
+  port: number | undefined;
 
-  constructor(
-    private readonly opts: BackendOptions,
-    private readonly store: BackendStore,
-    drivers: DriverSet,
-    private readonly injector: FaultInjector,
-    /** Held for the backend's life: no other backend opens this data directory meanwhile. */
-    private readonly lock: { release(): void },
-    /** The Unix socket this backend bound (before opening the database). */
-    private readonly unix: OwnedSocket | null,
-  ) {
-    this.log = opts.log ?? (() => {});
-    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  constructor(private readonly opts: EdgeOptions) {
+    this.log = opts.log;
     this.tokenDigest = opts.token ? digest(opts.token) : null;
     this.recorder = opts.wireRecord ? new WireRecorder(opts.wireRecord) : null;
-    const isolation = drivers.status();
-    this.log(
-      isolation.bwrap.available
-        ? `isolation: bwrap (${isolation.bwrap.version ?? "version unknown"})`
-        : `isolation: none — ${isolation.bwrap.reason}`,
-    );
-    const now = opts.now ?? Date.now;
-    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now);
-    sandboxes.removeStagedUploads();
-    sandboxes.assignIdentities();
-    const events = new EventLog({
-      store,
-      now,
-      outputDir: (sandboxId, executionId) => path.join(sandboxes.sandboxDir(sandboxId), "executions", executionId),
-      log: this.log,
-      ...(opts.eventFlushMs !== undefined && { flushMs: opts.eventFlushMs }),
-      ...(opts.eventRetention !== undefined && { retainEvents: opts.eventRetention }),
-      ...(opts.eventOutputBudget !== undefined && { outputBudget: opts.eventOutputBudget }),
-      ...(opts.executionOutputMaxBytes !== undefined && { outputMaxBytes: opts.executionOutputMaxBytes }),
-    });
-    this.executions = new ExecutionManager({
-      store,
-      events,
-      runs: this.runs,
-      runner: new ExecutionRunner({
-        now,
-        ...(opts.killGraceMs !== undefined && { killGraceMs: opts.killGraceMs }),
-      }),
-      log: this.log,
-      now,
-      onSettled: () => this.armIdle(),
-      ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
-    });
-    this.processes = new ProcessSupervisor({
-      store,
-      runs: this.runs,
-      sandboxes,
-      logLimits: {
-        segmentBytes: opts.processLogSegmentBytes ?? DEFAULT_LOG_SEGMENT_BYTES,
-        keepBytes: opts.processLogKeepBytes ?? DEFAULT_LOG_KEEP_BYTES,
-      },
-      killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-      log: this.log,
-      onSettled: () => this.armIdle(),
-      now,
-    });
-    this.jobs = new JobManager({
-      store,
-      runs: this.runs,
-      sandboxes,
-      killGraceMs: opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-      ...(opts.jobConcurrency !== undefined && { concurrency: opts.jobConcurrency }),
-      ...(opts.jobOutputBudgetBytes !== undefined && { outputBudgetBytes: opts.jobOutputBudgetBytes }),
-      log: this.log,
-      onSettled: () => this.armIdle(),
-      now,
-    });
-    this.retention = new Retention({
-      store,
-      events,
-      sandboxes,
-      processes: this.processes,
-      retainMs: opts.retainMs ?? DEFAULT_RETAIN_MS,
-      retainBytes: opts.retainBytes ?? DEFAULT_RETAIN_BYTES,
-      keyRetentionMs: opts.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS,
-      log: this.log,
-      now,
-    });
-    this.services = {
-      sandboxes,
-      drivers,
-      runs: this.runs,
-      executions: this.executions,
-      processes: this.processes,
-      jobs: this.jobs,
-      events,
-      retention: this.retention,
-      ssePingMs: opts.ssePingMs ?? DEFAULT_SSE_PING_MS,
-      idempotency: new IdempotencyKeys(store, {
-        now,
-        ...(opts.keyRetentionMs !== undefined && { retentionMs: opts.keyRetentionMs }),
-      }),
-      now,
-      startedAt: new Date(now()).toISOString(),
-    };
-    if (unix) this.adoptServer(unix.server, "unix");
-  }
-
-  handle(): BackendHandle {
-    return {
-      ...(this.opts.socketPath !== undefined && { socketPath: this.opts.socketPath }),
-      ...(this.port !== undefined && { port: this.port }),
-      close: (opts) => this.close(opts),
-    };
+    if (opts.unix) this.adoptServer(opts.unix.server, "unix");
   }
 
   async listen(): Promise<void> {
-    if (this.unix) this.log(`listening on ${this.opts.socketPath}`);
+    if (this.opts.unix) this.log(`listening on ${this.opts.socketPath}`);
     if (this.opts.listen) {
       const { host, port } = this.opts.listen;
       const server = this.createServer("tcp");
@@ -329,13 +87,46 @@ class Backend {
       this.port = (server.address() as net.AddressInfo).port;
       this.log(`listening on ${host}:${this.port} (token required)`);
     }
-    if (this.injector.active) this.log("fault injection is on");
+    if (this.opts.injector.active) this.log("fault injection is on");
     this.armIdle();
   }
 
-  close(opts: CloseOptions = {}): Promise<void> {
-    this.closing ??= this.shutdown(opts);
-    return this.closing;
+  /** Stops listening (and the idle timer); resolves once every listener is closed. */
+  stopListening(): Promise<void> {
+    this.closing = true;
+    clearTimeout(this.idleTimer);
+    return Promise.all(
+      this.servers.map(
+        ({ server }) =>
+          new Promise<void>((resolve) => {
+            if (!server.listening) return resolve();
+            server.close(() => resolve());
+          }),
+      ),
+    ).then(() => {});
+  }
+
+  /**
+   * Once the runs ended: connections become idle as their answers are written, and
+   * each is closed as it does, until every listener closed (`stopped`) or
+   * CLOSE_FLUSH_MS passed; then the rest are closed.
+   */
+  async flushConnections(stopped: Promise<void>): Promise<void> {
+    let allClosed = false;
+    void stopped.then(() => {
+      allClosed = true;
+    });
+    const deadline = performance.now() + CLOSE_FLUSH_MS;
+    while (!allClosed && performance.now() < deadline) {
+      for (const { server } of this.servers) server.closeIdleConnections();
+      await sleep(25);
+    }
+    this.dropConnections();
+  }
+
+  /** Closes every connection now, answered or not (a simulated crash, the end of a flush). */
+  dropConnections(): void {
+    for (const { server } of this.servers) server.closeAllConnections();
   }
 
   private createServer(transport: Transport): http.Server {
@@ -352,49 +143,6 @@ class Backend {
     });
     this.servers.push({ server, transport });
     return server;
-  }
-
-  private async shutdown(opts: CloseOptions): Promise<void> {
-    clearTimeout(this.idleTimer);
-    this.retention.stop();
-    const closed = Promise.all(
-      this.servers.map(
-        ({ server }) =>
-          new Promise<void>((resolve) => {
-            if (!server.listening) return resolve();
-            server.close(() => resolve());
-          }),
-      ),
-    );
-    if (opts.simulateCrash) {
-      this.runs.abandon();
-      this.executions.dropAfterCrash();
-      this.jobs.dropAfterCrash();
-      for (const { server } of this.servers) server.closeAllConnections();
-    } else {
-      // Blocking requests waiting on these executions (and processes) get their answers now.
-      await this.runs.shutdown();
-      this.executions.closeAfterShutdown();
-      this.jobs.closeAfterShutdown();
-      let allClosed = false;
-      void closed.then(() => {
-        allClosed = true;
-      });
-      // Connections become idle as their answers are written; close each as it does.
-      const deadline = Date.now() + CLOSE_FLUSH_MS;
-      while (!allClosed && Date.now() < deadline) {
-        for (const { server } of this.servers) server.closeIdleConnections();
-        await sleep(25);
-      }
-      for (const { server } of this.servers) server.closeAllConnections();
-    }
-    await closed;
-    this.store.close();
-    // Only our own socket (the file we bound, not one that replaced it since).
-    this.unix?.removeFile();
-    // Last: the data directory is free for another backend only once this one let go of it.
-    this.lock.release();
-    this.log("backend closed");
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse, transport: Transport): Promise<void> {
@@ -435,7 +183,9 @@ class Backend {
   ): Promise<Reply> {
     const token = transport === "tcp" ? this.authenticate(req) : null;
     const route = matchRoute(method, url.pathname);
-    const body = STREAMED_BODY_ROUTES.includes(route.name) ? Buffer.alloc(0) : await readBody(req, this.maxBodyBytes);
+    const body = STREAMED_BODY_ROUTES.includes(route.name)
+      ? Buffer.alloc(0)
+      : await readBody(req, this.opts.maxBodyBytes);
     const isMutation = ROUTES[route.name].mutation;
     let idempotencyKey: string | null = null;
     const keyHeader = req.headers["idempotency-key"];
@@ -447,7 +197,8 @@ class Backend {
       idempotencyKey = key;
     }
 
-    const fault = route.name === "health" || route.name === "openapi" ? NO_FAULT : this.injector.decide(route.name);
+    const fault =
+      route.name === "health" || route.name === "openapi" ? NO_FAULT : this.opts.injector.decide(route.name);
     tap?.request(body, fault);
     const preempted = preemptingReply(fault.action);
     if (preempted) return preempted;
@@ -475,7 +226,7 @@ class Backend {
         // One line, plain ASCII: a header value. The CLI prints it on stderr.
         if (!res.headersSent) res.setHeader(WARNING_HEADER, message.replace(/[^\x20-\x7e]/g, "?"));
       },
-      services: this.services,
+      services: this.opts.services,
     };
     return applyAnswerFault(fault.action, await route.handler(ctx), fault.field);
   }
@@ -505,19 +256,14 @@ class Backend {
   }
 
   /** Calls onIdle after idleExitMs with no request in flight and nothing running. */
-  private armIdle(): void {
+  armIdle(): void {
     const ms = this.opts.idleExitMs;
     const onIdle = this.opts.onIdle;
     clearTimeout(this.idleTimer);
-    if (!ms || !onIdle || this.closing || this.inFlight > 0 || !this.nothingRuns()) return;
+    if (!ms || !onIdle || this.closing || this.inFlight > 0 || !this.opts.nothingRuns()) return;
     this.idleTimer = setTimeout(() => {
-      if (!this.closing && this.inFlight === 0 && this.nothingRuns()) onIdle();
+      if (!this.closing && this.inFlight === 0 && this.opts.nothingRuns()) onIdle();
     }, ms);
-  }
-
-  /** No execution runs, no supervised process runs, waits to restart or is being stopped, and no job is unfinished. */
-  private nothingRuns(): boolean {
-    return this.runs.count() === 0 && this.jobs.unfinishedCount === 0;
   }
 }
 

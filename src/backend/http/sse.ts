@@ -7,8 +7,7 @@
 
 import type { ServerResponse } from "node:http";
 import type { ExecutionEventType } from "../../protocol/types.js";
-import type { EventRow } from "../executions/store.js";
-import type { EventLog } from "../executions/events.js";
+import type { EventRow, EventLog } from "../executions/index.js";
 import type { StreamFault } from "./faults.js";
 import { parseWholeNumber, type Reply } from "./replies.js";
 

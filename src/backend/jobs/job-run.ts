@@ -10,16 +10,20 @@
 // of how the process is spawned.
 
 import type { JobStream } from "../../protocol/jobs.js";
-import { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "../drivers/proc.js";
 import {
+  bootId,
+  readProcEntry,
+  readProcessStartTime,
+  runMembers,
+  signalProcessGroup,
   LEADER_EXIT_LINGER_MS,
   leaderOf,
   type OneShotCommand,
   ProcessGroup,
   spawnFailure,
-} from "../drivers/process-group.js";
+  type SpawnError,
+} from "../drivers/index.js";
 import type { RunEnd, RunEnding } from "./schedule.js";
-import type { SpawnError } from "../drivers/driver.js";
 
 export interface JobRunSpec extends OneShotCommand {
   /** Between SIGTERM and SIGKILL to the group. */

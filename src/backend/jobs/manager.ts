@@ -17,17 +17,15 @@ import type {
   JobSummary,
 } from "../../protocol/jobs.js";
 import { WORKSPACE } from "../../protocol/types.js";
-import type { BackendStore } from "../store/db.js";
-import type { SandboxRow } from "../sandboxes/store.js";
-import { confineToWorkspace, type SandboxRegistry } from "../sandboxes/registry.js";
+import type { BackendStore } from "../store/index.js";
+import { type SandboxRow, confineToWorkspace, type SandboxRegistry } from "../sandboxes/index.js";
 import { judgeSubmission, normalizeSubmission } from "./admission.js";
-import { commandEnvironment } from "../drivers/driver.js";
+import { commandEnvironment } from "../drivers/index.js";
 import { endLostJobGroup, JobRun, type JobRunResult } from "./job-run.js";
 import { JobOutputLog, type JobOutputWriter } from "./output.js";
 import { type PlanJob, planJobs, type RunEnd, type RunEnding, statusOfRun, transitiveDependents } from "./schedule.js";
 import { type JobPatch, type JobRow, JobStore, toJobSummary } from "./store.js";
-import { storeAdmission } from "../runs/admission.js";
-import type { EndReason, LiveRun, LiveRuns } from "../runs/live-runs.js";
+import { type EndReason, type LiveRun, type LiveRuns, storeAdmission } from "../runs/index.js";
 
 export const DEFAULT_JOB_CONCURRENCY = 4;
 

@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
-import { type BackendStore, columnsOf } from "../store/db.js";
+import { type BackendStore, columnsOf } from "../store/index.js";
 
 export interface JobRequestRow {
   sandbox_id: string;

@@ -6,8 +6,13 @@
 
 import fs from "node:fs";
 import type { ProcessStream } from "../../protocol/types.js";
-import type { SandboxDriver, SandboxPlacement, SpawnError } from "../drivers/driver.js";
-import { ProcessGroup, spawnFailure } from "../drivers/process-group.js";
+import {
+  type SandboxDriver,
+  type SandboxPlacement,
+  type SpawnError,
+  ProcessGroup,
+  spawnFailure,
+} from "../drivers/index.js";
 
 export interface ProcessRunSpec {
   driver: SandboxDriver;

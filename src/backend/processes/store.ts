@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { Outcome, ProcessEndReason, ProcessState } from "../../protocol/types.js";
-import { type BackendStore, columnsOf } from "../store/db.js";
+import { type BackendStore, columnsOf } from "../store/index.js";
 
 export interface ProcessRow {
   seq: number;

@@ -21,14 +21,13 @@ import {
   type RestartPolicy,
 } from "../../protocol/types.js";
 import type { ProcessPatch, ProcessRow, ProcessStore } from "./store.js";
-import { commandEnvironment, type SandboxDriver, type SandboxPlacement } from "../drivers/driver.js";
-import { bootId } from "../drivers/proc.js";
+import { commandEnvironment, type SandboxDriver, type SandboxPlacement, bootId } from "../drivers/index.js";
 import type { ProcessLogStream } from "./logs.js";
 import { RestartTracker } from "./restart.js";
 import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./run.js";
 import { Refusal } from "../refusal.js";
-import { confineToWorkspace } from "../sandboxes/registry.js";
-import type { EndReason, LiveRun } from "../runs/live-runs.js";
+import { confineToWorkspace } from "../sandboxes/index.js";
+import type { EndReason, LiveRun } from "../runs/index.js";
 
 const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
 

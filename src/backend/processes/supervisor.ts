@@ -19,16 +19,14 @@ import {
   type ProcessStreamCapture,
   type RestartPolicy,
 } from "../../protocol/types.js";
-import type { BackendStore } from "../store/db.js";
-import type { SandboxRow } from "../sandboxes/store.js";
+import type { BackendStore } from "../store/index.js";
+import type { SandboxRow, SandboxRegistry } from "../sandboxes/index.js";
 import { type ProcessRow, ProcessStore } from "./store.js";
-import { endLostProcessGroup } from "../drivers/process-group.js";
+import { endLostProcessGroup } from "../drivers/index.js";
 import { type LogLimits, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
 import { Refusal } from "../refusal.js";
-import { storeAdmission } from "../runs/admission.js";
-import type { LiveRuns } from "../runs/live-runs.js";
-import type { SandboxRegistry } from "../sandboxes/registry.js";
+import { type LiveRuns, storeAdmission } from "../runs/index.js";
 import {
   notRunning,
   staleHandle,

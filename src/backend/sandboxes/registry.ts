@@ -17,13 +17,19 @@ import {
   WORKSPACE,
 } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
-import type { BackendStore } from "../store/db.js";
+import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
-import type { SandboxDriver, SandboxPlacement } from "../drivers/driver.js";
-import type { DriverSet } from "../drivers/drivers.js";
 import { invalidField, Refusal } from "../refusal.js";
-import { type HostIdentity, hostIdentityOf, pickSandboxUid } from "../drivers/identity.js";
-import { chownTree, ownedBy } from "../drivers/ownership.js";
+import {
+  chownTree,
+  type DriverSet,
+  type HostIdentity,
+  hostIdentityOf,
+  ownedBy,
+  pickSandboxUid,
+  type SandboxDriver,
+  type SandboxPlacement,
+} from "../drivers/index.js";
 
 export const DEFAULT_SANDBOX = "default";
 /** Names that would read as a route segment. */

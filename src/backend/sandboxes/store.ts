@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { Isolation } from "../../protocol/types.js";
-import { type BackendStore, columnsOf } from "../store/db.js";
+import { type BackendStore, columnsOf } from "../store/index.js";
 
 export interface SandboxRow {
   sandbox_id: string;

@@ -11,10 +11,10 @@ import fs from "node:fs";
 import path from "node:path";
 import type { StorageReport } from "../../protocol/types.js";
 import type { BackendStore } from "./db.js";
-import type { EventLog } from "../executions/events.js";
-import { ExecutionStore } from "../executions/store.js";
-import type { ProcessSupervisor } from "../processes/supervisor.js";
-import type { SandboxRegistry } from "../sandboxes/registry.js";
+import type { EventLog, ExecutionStore } from "../executions/index.js";
+
+import type { ProcessSupervisor } from "../processes/index.js";
+import type { SandboxRegistry } from "../sandboxes/index.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_RETAIN_MS = 30 * DAY_MS;
@@ -25,6 +25,8 @@ const BATCH = 100;
 
 export interface RetentionOptions {
   store: BackendStore;
+  /** The executions' rows (finished ones, their output files). */
+  executionRows: ExecutionStore;
   events: EventLog;
   sandboxes: SandboxRegistry;
   processes: ProcessSupervisor;
@@ -87,7 +89,7 @@ export class Retention {
   private lastSweep: StorageReport["last_sweep"] = null;
 
   constructor(private readonly opts: RetentionOptions) {
-    this.executions = new ExecutionStore(opts.store);
+    this.executions = opts.executionRows;
     this.now = opts.now ?? Date.now;
     this.log = opts.log ?? (() => {});
   }

@@ -29,8 +29,7 @@ import {
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
-import { outputFile, outputSize, readOutputRange } from "../../executions/output-files.js";
-import type { EndMode } from "../../executions/manager.js";
+import { outputFile, outputSize, readOutputRange, type EndMode } from "../../executions/index.js";
 import { exitEventShaper } from "../faults.js";
 import {
   acceptsBytes,

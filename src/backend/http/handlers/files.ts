@@ -20,7 +20,7 @@ import { atDir, chownFd, makeDirAt, O_DIR, O_NEW_FILE, type Owner } from "../../
 import { ArchiveError, packTree, readOpenFile } from "../../../files/tar.js";
 import { unpackTree } from "../../../files/unpack.js";
 import { notStarted } from "../../refusal.js";
-import { isStorageFailure } from "../../runs/admission.js";
+import { isStorageFailure } from "../../runs/index.js";
 import type { RequestContext } from "../context.js";
 import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../replies.js";
 import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
@@ -35,7 +35,7 @@ import {
   WorkspacePathError,
   workspaceOwner,
   workspaceRefusal,
-} from "../../sandboxes/workspace-files.js";
+} from "../../sandboxes/index.js";
 
 const DEFAULT_FILE_MODE = 0o644;
 

@@ -19,7 +19,7 @@ import { isValidIdempotencyKey } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { ApiError, intParam, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
-import type { JobRow } from "../../jobs/store.js";
+import type { JobRow } from "../../jobs/index.js";
 
 /**
  * POST …/jobs {request_id, jobs} → 201 {request_id, sandbox_id, jobs: [{job_id, name,

@@ -30,8 +30,8 @@ import {
 } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
-import type { ProcessRow } from "../../processes/store.js";
-import type { SandboxRow } from "../../sandboxes/store.js";
+import { type ProcessRow, toProcessRecord } from "../../processes/index.js";
+import type { SandboxRow } from "../../sandboxes/index.js";
 import {
   acceptsBytes,
   ApiError,
@@ -43,7 +43,6 @@ import {
   type Reply,
 } from "../replies.js";
 import { runFixedAnswerMutation, runMutation } from "../idempotency.js";
-import { toProcessRecord } from "../../processes/supervisor.js";
 
 /** POST …/processes → 201 with the process as started. A replayed key answers the process as it is now. */
 export async function startProcess(ctx: RequestContext): Promise<Reply> {

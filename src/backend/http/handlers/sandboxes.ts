@@ -5,7 +5,7 @@ import { checkSandboxCreateRequest } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
-import { noIsolationWarning, toSandbox } from "../../sandboxes/registry.js";
+import { noIsolationWarning, toSandbox } from "../../sandboxes/index.js";
 
 export function createSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {

@@ -1,0 +1,23 @@
+// How a command runs in a sandbox (docs/drivers.md): what the rest of the backend may
+// use of the drivers. Everything else in this folder is the drivers' own.
+
+export {
+  commandEnvironment,
+  type DriverHost,
+  daemonHost,
+  type SandboxDriver,
+  type SandboxPlacement,
+  SpawnError,
+} from "./driver.js";
+export { DriverSet, type DriverSetOptions } from "./drivers.js";
+export { type HostIdentity, hostIdentityOf, pickSandboxUid } from "./identity.js";
+export { chownTree, ownedBy } from "./ownership.js";
+export {
+  endLostProcessGroup,
+  LEADER_EXIT_LINGER_MS,
+  leaderOf,
+  type OneShotCommand,
+  ProcessGroup,
+  spawnFailure,
+} from "./process-group.js";
+export { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "./proc.js";

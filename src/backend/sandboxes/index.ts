@@ -1,0 +1,16 @@
+// Sandboxes: the registry and workspace files. What the rest of the backend may use of
+// them; everything else in this folder is their own.
+
+export { confineToWorkspace, noIsolationWarning, SandboxRegistry, toSandbox } from "./registry.js";
+export type { SandboxRow } from "./store.js";
+export {
+  openForReading,
+  placeFile,
+  placeTree,
+  sandboxPath,
+  statInWorkspace,
+  uploadTarget,
+  WorkspacePathError,
+  workspaceOwner,
+  workspaceRefusal,
+} from "./workspace-files.js";
