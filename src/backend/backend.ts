@@ -18,7 +18,7 @@ import {
   ExecutionStore,
 } from "./executions/index.js";
 import type { Services } from "./http/context.js";
-import { FaultInjector, parseFaultSpec } from "./http/faults.js";
+import { DEFAULT_RECORD_PENDING_PUBLISH_MS, FaultInjector, FaultMemory, parseFaultSpec } from "./http/faults.js";
 import { DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./http/idempotency.js";
 import { bindUnixSocket, lockDataDir, type OwnedSocket, preparePrivateDir } from "./http/ownership.js";
 import { HttpEdge } from "./http/server.js";
@@ -221,7 +221,6 @@ class Backend {
       log,
       now,
       onSettled: () => this.edge?.armIdle(),
-      ...(opts.recordPendingPublishMs !== undefined && { recordPendingPublishMs: opts.recordPendingPublishMs }),
     });
     this.processes = new ProcessSupervisor({
       store,
@@ -279,6 +278,7 @@ class Backend {
     this.edge = new HttpEdge({
       services,
       injector,
+      faultMemory: new FaultMemory(opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS),
       log,
       maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       token: opts.token ?? null,

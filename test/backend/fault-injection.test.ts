@@ -113,7 +113,7 @@ describe("faults after the command ran", () => {
     expect(marks()).toBe("ran\n");
   });
 
-  it("stream_lost: outcome unknown without exit information, stored that way", async () => {
+  it("stream_lost: outcome unknown without exit information, and every later read of it says so", async () => {
     const b = await withFaults("execute:stream_lost");
     const res = await b.api("POST", EXECUTE, { body: BODY, headers });
     const lost = { outcome: "unknown", system_error: "exec_stream_lost", exit_code: null, signal: null };

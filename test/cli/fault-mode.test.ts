@@ -260,9 +260,9 @@ describe("sbx recover", () => {
     try {
       const lost = await exec(home, ["--", "true"]);
       expect(lost.doc.classification).toBe("outcome_unknown");
-      // The backend started again, without faults: what it recorded is all there is to read.
+      // The backend started again still answers every read of it lost: what stays in doubt is reported.
       await local.backend.close();
-      const restarted = await startHomeBackend(home);
+      const restarted = await startHomeBackend(home, { faults: "executions.get:stream_lost" });
       t.onTestFinished(() => restarted.close());
       const { result, doc } = await runMainJson<{
         in_doubt: Array<{ receipt_id: string; next: string; observed: string }>;

@@ -2,7 +2,7 @@
 // rest of the backend may use of them; everything else in this folder is their own.
 
 export { EventLog } from "./events.js";
-export { type EndMode, ExecutionManager } from "./manager.js";
+export { ExecutionManager } from "./manager.js";
 export { outputFile, outputSize, readOutputRange } from "./output-files.js";
 export { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "./runner.js";
 export { type EventRow, ExecutionStore } from "./store.js";

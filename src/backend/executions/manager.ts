@@ -28,13 +28,9 @@ import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 import { admissionFailure, type EndReason, type LiveRun, type LiveRuns, storeAdmission } from "../runs/index.js";
 
-export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
 export const SYSTEM_ERROR_DRIVER = "driver_error";
-
-/** How an execution's end is stored; anything but `normal` is fault injection. */
-export type EndMode = "normal" | "stream_lost" | "record_pending";
 
 export interface AdmitSpec {
   sandbox: SandboxRow;
@@ -52,7 +48,6 @@ export interface AdmitSpec {
   idempotencyKey: string | null;
   /** Runs inside the admission transaction (e.g. to store the idempotency key with the row). */
   onAdmit?: (executionId: string) => void;
-  endMode?: EndMode;
 }
 
 export type CancelResult = "requested" | "already_terminal";
@@ -71,7 +66,6 @@ export interface ExecutionManagerOptions {
   events: EventLog;
   /** The backend's live runs: executions register theirs there. */
   runs: LiveRuns;
-  recordPendingPublishMs?: number;
   log?: (line: string) => void;
   /** Called whenever an execution ends (the server re-arms its idle timer). */
   onSettled?: () => void;
@@ -83,7 +77,6 @@ export class ExecutionManager {
   private readonly store: ExecutionStore;
   private readonly runner: ExecutionRunner;
   private readonly events: EventLog;
-  private readonly publishDelayMs: number;
   private readonly log: (line: string) => void;
   private readonly onSettled: () => void;
   private readonly now: () => number;
@@ -94,13 +87,11 @@ export class ExecutionManager {
    * record is answered from here, as record_pending, until the event log stores it.
    */
   private readonly unsavedEnds = new Map<string, ExecutionEnd>();
-  private readonly publishTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(opts: ExecutionManagerOptions) {
     this.store = new ExecutionStore(opts.store);
     this.runner = opts.runner;
     this.events = opts.events;
-    this.publishDelayMs = opts.recordPendingPublishMs ?? DEFAULT_RECORD_PENDING_PUBLISH_MS;
     this.log = opts.log ?? (() => {});
     this.onSettled = opts.onSettled ?? (() => {});
     this.now = opts.now ?? Date.now;
@@ -278,7 +269,7 @@ export class ExecutionManager {
       writer,
       sandboxId,
       waiters: new Set(),
-      settled: handle.done.then((result) => this.settle(executionId, result, spec.endMode ?? "normal")),
+      settled: handle.done.then((result) => this.settle(executionId, result)),
       end: (reason: EndReason) => {
         if (reason === "sandbox_removed") this.cancel(executionId, "sandbox removed");
         else handle.cancel();
@@ -360,7 +351,7 @@ export class ExecutionManager {
    * become unknown/exec_stream_lost, their event logs end with `exit` (outcome
    * unknown) and `end` incomplete (reason exec_stream_lost), and their process
    * groups are ended when they are still ours (the record says what was found).
-   * Records whose publication was pending are published.
+   * Records an earlier version kept unpublished (record_pending) are published.
    */
   recover(): { lost: number; published: number } {
     const pending = this.store.pendingExecutions();
@@ -380,33 +371,26 @@ export class ExecutionManager {
     return { lost: pending.length, published: unpublished.length };
   }
 
-  /** Once the live runs ended at shutdown (LiveRuns.shutdown): publishes what waits to be, closes the event logs. */
+  /** Once the live runs ended at shutdown (LiveRuns.shutdown): closes the event logs. */
   closeAfterShutdown(): void {
-    for (const [executionId, timer] of this.publishTimers) {
-      clearTimeout(timer);
-      this.publish(executionId);
-    }
-    this.publishTimers.clear();
     this.events.close();
   }
 
-  /** Once the live runs were abandoned (LiveRuns.abandon, a simulated crash): drops timers and event logs unwritten. */
+  /** Once the live runs were abandoned (LiveRuns.abandon, a simulated crash): drops event logs unwritten. */
   dropAfterCrash(): void {
-    for (const timer of this.publishTimers.values()) clearTimeout(timer);
-    this.publishTimers.clear();
     this.events.abandon();
   }
 
-  private settle(executionId: string, result: RunResult, endMode: EndMode): void {
+  private settle(executionId: string, result: RunResult): void {
     const entry = this.live.get(executionId);
     if (!entry || this.store.isClosed) return;
     const shutdownCancel = this.runs.shuttingDown && result.outcome === "cancelled";
-    let end: ExecutionEnd = {
+    const end: ExecutionEnd = {
       outcome: result.outcome,
       exit_code: result.exitCode,
       signal: result.signal,
       system_error: result.systemError ?? (shutdownCancel ? SYSTEM_ERROR_BACKEND_SHUTDOWN : null),
-      record_pending: endMode === "record_pending",
+      record_pending: false,
       stdout: result.stdout.text,
       stderr: result.stderr.text,
       stdout_bytes: result.stdout.bytes,
@@ -417,9 +401,6 @@ export class ExecutionManager {
       finished_at: result.finishedAt.toISOString(),
       duration_ms: result.finishedAt.getTime() - result.startedAt.getTime(),
     };
-    if (endMode === "stream_lost") {
-      end = { ...end, outcome: "unknown", exit_code: null, signal: null, system_error: SYSTEM_ERROR_STREAM_LOST };
-    }
     const stored = entry.writer.finish(
       endingOf(end),
       () => this.store.finishExecution(executionId, end),
@@ -432,23 +413,7 @@ export class ExecutionManager {
     }
     this.live.delete(executionId);
     for (const wake of [...entry.waiters]) wake();
-    if (end.record_pending) {
-      const timer = setTimeout(() => {
-        this.publishTimers.delete(executionId);
-        this.publish(executionId);
-      }, this.publishDelayMs);
-      this.publishTimers.set(executionId, timer);
-    }
     this.onSettled();
-  }
-
-  private publish(executionId: string): void {
-    if (this.store.isClosed) return;
-    try {
-      this.store.transaction(() => this.store.publishExecution(executionId));
-    } catch (err) {
-      this.log(`execution ${executionId}: could not publish its record: ${(err as Error).message}`);
-    }
   }
 }
 

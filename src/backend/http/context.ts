@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { RouteName } from "../../protocol/routes.js";
 import type { DriverSet } from "../drivers/index.js";
 import type { EventLog, ExecutionManager } from "../executions/index.js";
-import type { FaultDecision } from "./faults.js";
+import type { FaultDecision, FaultMemory } from "./faults.js";
 import type { Reply } from "./replies.js";
 import type { IdempotencyKeys } from "./idempotency.js";
 import type { JobManager } from "../jobs/index.js";
@@ -58,6 +58,8 @@ export interface RequestContext {
   /** The validated Idempotency-Key header of a mutation, or null. */
   idempotencyKey: string | null;
   fault: FaultDecision;
+  /** What an execute fault left, shaping later answers about that execution (faults.ts). */
+  faultMemory: FaultMemory;
   /** Waits out an injected delay. Mutations call it once the idempotency key is claimed. */
   admissionDelay(): Promise<void>;
   /** Aborted when the client goes away before the answer. */

@@ -18,11 +18,12 @@ export const FAULT_SPEC_HELP = `Fault injection: SPEC is comma-separated rules R
                           and details.idempotency_key; the stored record stays
                           readable
           record_pending  (execute, executions.get) the command runs; the answer
-                          has record_pending: true; the stored record is
-                          published 3 s later
+                          has record_pending: true; after execute, reads of it
+                          say so for 3 s more (its record is stored as it is)
           stream_lost     (execute, executions.get) the command runs; the answer
                           is outcome unknown, system_error exec_stream_lost, no
-                          exit_code or signal (execute stores it that way)
+                          exit_code or signal; after execute, every read of it
+                          from this backend says so too (its log: incomplete)
           drop            the request is admitted (a command starts, jobs are
                           admitted), then the connection is closed without an
                           answer; what it started completes and is readable

@@ -315,11 +315,79 @@ export function preemptingReply(action: ActionFault | null): Reply | null {
 }
 
 /** How a fault shapes the data of an `exit` event on a stream, or null to leave it alone. */
-export function exitEventShaper(
-  action: ActionFault | null,
-): ((data: Record<string, unknown>) => Record<string, unknown>) | null {
+/** How an event's data is shaped on the way out (a fault); null when it is not. */
+export type EventShaper = (type: string, data: Record<string, unknown>) => Record<string, unknown>;
+
+/** The `no_exit` fault of one request: its exit event says failed, without exit_code or signal. */
+export function exitEventShaper(action: ActionFault | null): EventShaper | null {
   if (action !== "no_exit") return null;
-  return (data) => ({ ...data, outcome: "failed", exit_code: null, signal: null });
+  return (type, data) => (type === "exit" ? { ...data, outcome: "failed", exit_code: null, signal: null } : data);
+}
+
+/** How long an execution answered `record_pending` reads so after its end was first answered. */
+export const DEFAULT_RECORD_PENDING_PUBLISH_MS = 3000;
+
+/** The lost end an execution answered `stream_lost` reads as, record and exit event alike. */
+const LOST_END = { outcome: "unknown", exit_code: null, signal: null, system_error: "exec_stream_lost" } as const;
+
+/**
+ * What an execute fault said of an execution, kept at the edge for the reads that
+ * follow (the stored record stays the real one): an execution answered `stream_lost`
+ * reads lost — unknown, exec_stream_lost, its event log ending incomplete — for this
+ * backend's life; one answered `record_pending` reads record_pending until
+ * `publishMs` after its end was first answered.
+ */
+export class FaultMemory {
+  private readonly lost = new Set<string>();
+  /** record_pending executions: when their end was first answered (performance.now), or null. */
+  private readonly unpublished = new Map<string, number | null>();
+
+  constructor(private readonly publishMs: number) {}
+
+  /** After an execute request's fault: remembers the ones that last. */
+  remember(executionId: string, action: ActionFault | null): void {
+    if (action === "stream_lost") this.lost.add(executionId);
+    else if (action === "record_pending") this.unpublished.set(executionId, null);
+  }
+
+  /** An execution's record as this backend answers it. */
+  record<R extends { execution_id: string; outcome: string; record_pending?: boolean }>(record: R): R {
+    if (record.outcome === "pending") return record;
+    if (this.lost.has(record.execution_id)) return { ...record, ...LOST_END };
+    return this.pending(record.execution_id) ? { ...record, record_pending: true } : record;
+  }
+
+  /** How an execution's events are answered, or null when nothing of it is remembered. */
+  events(executionId: string): EventShaper | null {
+    if (this.lost.has(executionId)) {
+      return (type, data) =>
+        type === "exit"
+          ? { ...data, ...LOST_END }
+          : type === "end"
+            ? { state: "incomplete", reason: LOST_END.system_error }
+            : data;
+    }
+    if (!this.unpublished.has(executionId)) return null;
+    return (type, data) => (type === "exit" && this.pending(executionId) ? { ...data, record_pending: true } : data);
+  }
+
+  private pending(executionId: string): boolean {
+    if (!this.unpublished.has(executionId)) return false;
+    const since = this.unpublished.get(executionId) ?? null;
+    const now = performance.now();
+    if (since === null) this.unpublished.set(executionId, now);
+    else if (now - since >= this.publishMs) {
+      this.unpublished.delete(executionId);
+      return false;
+    }
+    return true;
+  }
+}
+
+/** Both shapers in turn (one request's fault after what is remembered). */
+export function bothShapers(a: EventShaper | null, b: EventShaper | null): EventShaper | null {
+  if (a === null || b === null) return a ?? b;
+  return (type, data) => b(type, a(type, data));
 }
 
 function isRecordBody(body: unknown): body is Record<string, unknown> & { execution_id: string } {

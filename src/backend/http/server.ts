@@ -13,7 +13,7 @@ import { ErrorCodes, WARNING_HEADER } from "../../protocol/types.js";
 import { isValidIdempotencyKey } from "../../protocol/validate.js";
 import { ROUTES } from "../../protocol/routes.js";
 import { type RequestContext, STREAMED_BODY_ROUTES, type Services } from "./context.js";
-import { applyAnswerFault, type FaultInjector, NO_FAULT, preemptingReply } from "./faults.js";
+import { applyAnswerFault, type FaultInjector, type FaultMemory, NO_FAULT, preemptingReply } from "./faults.js";
 import {
   ApiError,
   answerClientError,
@@ -37,6 +37,8 @@ type Transport = "unix" | "tcp";
 export interface EdgeOptions {
   services: Services;
   injector: FaultInjector;
+  /** What execute faults left, for the reads that follow. */
+  faultMemory: FaultMemory;
   log: (line: string) => void;
   maxBodyBytes: number;
   /** Required on TCP (Bearer or ApiKey); null on the Unix socket alone. */
@@ -219,6 +221,7 @@ export class HttpEdge {
       overTcp: transport === "tcp",
       idempotencyKey,
       fault,
+      faultMemory: this.opts.faultMemory,
       admissionDelay: delay,
       signal,
       response: res,

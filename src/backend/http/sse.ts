@@ -7,8 +7,8 @@
 
 import type { ServerResponse } from "node:http";
 import type { ExecutionEventType } from "../../protocol/types.js";
-import type { EventRow, EventLog } from "../executions/index.js";
-import type { StreamFault } from "./faults.js";
+import type { EventLog, EventRow } from "../executions/index.js";
+import type { EventShaper, StreamFault } from "./faults.js";
 import { parseWholeNumber, type Reply } from "./replies.js";
 
 export const DEFAULT_SSE_PING_MS = 15_000;
@@ -52,8 +52,8 @@ export interface EventStreamSpec {
   fault: StreamFault | null;
   /** The injected `malformed` fault: one frame with broken JSON, then the end of the response. */
   malformed?: boolean;
-  /** Shapes `exit` data on the way out (the injected `no_exit` fault). */
-  shapeExit?: (data: Record<string, unknown>) => Record<string, unknown>;
+  /** Shapes events' data on the way out (faults: `no_exit`, and what an execute fault left). */
+  shapeEvent?: EventShaper;
   headers?: Record<string, string>;
 }
 
@@ -125,7 +125,7 @@ export async function serveEventStream(spec: EventStreamSpec): Promise<void> {
           continue;
         }
         const isEnd = row.type === "end";
-        if (!(await frames.write(row.sequence, row.type, frameData(row, spec.shapeExit), isEnd))) return;
+        if (!(await frames.write(row.sequence, row.type, frameData(row, spec.shapeEvent), isEnd))) return;
         cursor = row.sequence;
         if (isEnd) return;
         rows = rows.slice(1);
@@ -153,9 +153,9 @@ function isOutput(type: string): boolean {
   return type === "output" || type === "gap";
 }
 
-function frameData(row: EventRow, shapeExit: EventStreamSpec["shapeExit"]): string {
-  if (row.type !== "exit" || !shapeExit) return row.data;
-  return JSON.stringify(shapeExit(JSON.parse(row.data) as Record<string, unknown>));
+function frameData(row: EventRow, shape: EventStreamSpec["shapeEvent"]): string {
+  if (!shape || (row.type !== "exit" && row.type !== "end")) return row.data;
+  return JSON.stringify(shape(row.type, JSON.parse(row.data) as Record<string, unknown>));
 }
 
 /** Writes frames with back-pressure, counting them for the cut faults. */

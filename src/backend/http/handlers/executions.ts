@@ -29,8 +29,8 @@ import {
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
-import { outputFile, outputSize, readOutputRange, type EndMode } from "../../executions/index.js";
-import { exitEventShaper } from "../faults.js";
+import { outputFile, outputSize, readOutputRange } from "../../executions/index.js";
+import { bothShapers, exitEventShaper } from "../faults.js";
 import {
   acceptsBytes,
   ApiError,
@@ -74,8 +74,9 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
         timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
         idempotencyKey: ctx.idempotencyKey,
         onAdmit: (executionId) => claim?.recordExecution(executionId),
-        endMode: endModeFor(ctx),
       });
+      // A fault that lasts (stream_lost, record_pending) shapes what is answered of it from now on.
+      ctx.faultMemory.remember(record.execution_id, ctx.fault.action);
       // The command started; the answer is lost on purpose (fault injection).
       if (ctx.fault.action === "drop") return { kind: "drop" };
       if (req.stream === true) {
@@ -84,7 +85,7 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
         return streamEvents(ctx, record, 0, {});
       }
       await executions.waitForTerminal(record.execution_id, Number.POSITIVE_INFINITY, ctx.signal);
-      return jsonReply(200, executions.get(record.execution_id));
+      return jsonReply(200, shown(ctx, executions.get(record.execution_id)!));
     },
   });
 }
@@ -109,7 +110,7 @@ async function streamEvents(
   if (ctx.fault.action === "drop") return { kind: "drop" };
   const { events, executions } = ctx.services;
   const executionId = record.execution_id;
-  const shapeExit = exitEventShaper(ctx.fault.action);
+  const shapeEvent = bothShapers(ctx.faultMemory.events(executionId), exitEventShaper(ctx.fault.action));
   await serveEventStream({
     res: ctx.response,
     signal: ctx.signal,
@@ -122,16 +123,15 @@ async function streamEvents(
     pingMs: ctx.services.ssePingMs,
     fault: ctx.fault.stream,
     malformed: ctx.fault.action === "malformed",
-    ...(shapeExit && { shapeExit }),
+    ...(shapeEvent && { shapeEvent }),
     headers,
   });
   return STREAMED;
 }
 
-function endModeFor(ctx: RequestContext): EndMode {
-  if (ctx.fault.action === "stream_lost") return "stream_lost";
-  if (ctx.fault.action === "record_pending") return "record_pending";
-  return "normal";
+/** An execution's record as this backend answers it: as stored, shaped by what an execute fault left (FaultMemory). */
+function shown(ctx: RequestContext, record: ExecutionRecord): ExecutionRecord {
+  return ctx.faultMemory.record(record);
 }
 
 /**
@@ -141,7 +141,8 @@ function endModeFor(ctx: RequestContext): EndMode {
 async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Promise<Reply> {
   const executionId = stored.execution_id;
   const executions = ctx.services.executions;
-  const record = executionId === null ? null : executions.get(executionId);
+  const found = executionId === null ? null : executions.get(executionId);
+  const record = found === null ? null : shown(ctx, found);
   if (executionId === null || record === null) {
     throw new ApiError(404, ErrorCodes.executionNotFound, "the execution this Idempotency-Key created is gone", {
       idempotency_key: ctx.idempotencyKey,
@@ -155,7 +156,7 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
     const deadline = Date.parse(record.created_at) + record.timeout + REPLAY_WAIT_SLACK_MS;
     await executions.waitForTerminal(executionId, deadline - ctx.services.now(), ctx.signal);
   }
-  return jsonReply(200, executions.get(executionId));
+  return jsonReply(200, shown(ctx, executions.get(executionId)!));
 }
 
 /**
@@ -183,7 +184,7 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
     ...(key !== null && { idempotencyKey: key }),
   });
   const body: ExecutionList = {
-    executions: listed.executions,
+    executions: listed.executions.map((r) => shown(ctx, r)),
     next_cursor: listed.nextCursor,
     live_count: listed.liveCount,
   };
@@ -197,7 +198,7 @@ export async function getExecution(ctx: RequestContext): Promise<Reply> {
   const executionId = record.execution_id;
   if (waitMs > 0 && record.outcome === "pending") {
     await executions.waitForTerminal(executionId, waitMs, ctx.signal);
-    record = executions.get(executionId)!;
+    record = shown(ctx, executions.get(executionId)!);
     if (record.outcome === "pending") record = { ...record, wait_timeout: true };
   }
   return jsonReply(200, record);
@@ -226,7 +227,14 @@ export async function listExecutionEvents(ctx: RequestContext): Promise<Reply> {
   const limit = intParam(ctx.query, "limit", 1, EXECUTION_EVENTS_LIMIT_MAX) ?? EXECUTION_EVENTS_LIMIT_DEFAULT;
   checkCursor(after, record);
   const events = ctx.services.events.page(record.sandbox_id, record.execution_id, after, limit + 1);
-  const page = events.slice(0, limit);
+  const shape = ctx.faultMemory.events(record.execution_id);
+  const page = events
+    .slice(0, limit)
+    .map((e) =>
+      shape && (e.type === "exit" || e.type === "end")
+        ? { ...e, data: shape(e.type, e.data as Record<string, unknown>) }
+        : e,
+    );
   const body: ExecutionEventPage = {
     events: page,
     has_more: events.length > limit,
@@ -352,7 +360,8 @@ export function cancelExecution(ctx: RequestContext): Promise<Reply> {
 function findExecution(ctx: RequestContext): ExecutionRecord {
   const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const executionId = ctx.params.eid!;
-  const record = ctx.services.executions.get(executionId);
+  const stored = ctx.services.executions.get(executionId);
+  const record = stored === null ? null : shown(ctx, stored);
   if (record === null || record.sandbox_id !== sandbox.sandbox_id) {
     throw new ApiError(404, ErrorCodes.executionNotFound, `no execution ${executionId} in sandbox ${sandbox.name}`, {
       execution_id: executionId,
