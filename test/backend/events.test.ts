@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EventDrafter, GAP_EVENT_INTERVAL_MS } from "../../src/backend/executions/events.js";
+import { EventDrafter, GAP_EVENT_INTERVAL_MS } from "../../src/backend/executions/event-drafter.js";
 import { formatSseFrame, parseStreamCursor } from "../../src/backend/http/sse.js";
 import { EXECUTE, processesWithArg, startTestBackend, type TestBackend, uniqueSleep, until } from "./support.js";
 import { executionPath, outputOf, SseConnection } from "./stream-support.js";

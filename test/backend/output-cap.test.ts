@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EventDrafter } from "../../src/backend/executions/events.js";
+import { EventDrafter } from "../../src/backend/executions/event-drafter.js";
 import { EXECUTE, startTestBackend, type TestBackend } from "./support.js";
 import { executionPath } from "./stream-support.js";
 

@@ -5,6 +5,11 @@
 // recovery (rows an earlier run left pending become `unknown`/`exec_stream_lost`,
 // their logs end with `exit` unknown and `end` incomplete, their process groups
 // are ended) and shutdown (running groups are ended and marked).
+//
+// Longer than ~450 lines on purpose: admission (held or not), the end, cancel,
+// recovery and answers kept in memory on a full disk share one state (the live runs,
+// the unsaved ends) and one order of writes; the run (runner.ts), the event log
+// (events.ts, event-drafter.ts) and the rows (store.ts) are apart.
 
 import { randomBytes } from "node:crypto";
 import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protocol/types.js";

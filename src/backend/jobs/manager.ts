@@ -3,9 +3,14 @@
 // concurrency limit, queue keys) → `running` (committed before the command starts,
 // so a crash can never run it twice) → ended (status from the run's end, output
 // committed with it, waiters woken, the next jobs scheduled). Also cancel (with
-// dependents), restart recovery (running jobs become `interrupted` or `lost`, never
-// resumed; queued ones stay queued and run) and shutdown. Starting and ending
-// processes is job-run.ts's part.
+// dependents), restart recovery (recovery.ts: running jobs become `interrupted` or
+// `lost`, never resumed; queued ones stay queued and run) and shutdown. Starting and
+// ending processes is job-run.ts's part.
+//
+// Longer than ~450 lines on purpose: admission, the scheduler's effects, start, end
+// and cancel share one state (the rows, the running jobs, the waiters) and one order
+// of writes; what is pure is apart (admission.ts, schedule.ts), and so are output
+// (output.ts), recovery (recovery.ts) and the run itself (job-run.ts).
 
 import type {
   JobCancelAnswer,
@@ -21,10 +26,11 @@ import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, confineToWorkspace, type SandboxRegistry } from "../sandboxes/index.js";
 import { judgeSubmission, normalizeSubmission } from "./admission.js";
 import { commandEnvironment } from "../drivers/index.js";
-import { endLostJobGroup, JobRun, type JobRunResult } from "./job-run.js";
+import { JobRun, type JobRunResult } from "./job-run.js";
 import { JobOutputLog, type JobOutputWriter } from "./output.js";
-import { type PlanJob, planJobs, type RunEnd, type RunEnding, statusOfRun, transitiveDependents } from "./schedule.js";
+import { type PlanJob, planJobs, type RunEnd, statusOfRun, transitiveDependents } from "./schedule.js";
 import { type JobPatch, type JobRow, JobStore, toJobSummary } from "./store.js";
+import { describeLeftovers, recoverJobs } from "./recovery.js";
 import { type EndReason, type LiveRun, type LiveRuns, storeAdmission } from "../runs/index.js";
 
 export const DEFAULT_JOB_CONCURRENCY = 4;
@@ -289,58 +295,11 @@ export class JobManager {
   }
 
   /**
-   * At start-up: jobs an earlier run of the backend left running are never resumed.
-   * One whose main process still ran has its group killed and is `interrupted`; one
-   * whose main process had exited with its status recorded ends with that status;
-   * one whose process vanished without an exit status is `lost`. What a vanished
-   * main process left behind is killed and named. Queued jobs then start.
+   * At start-up: what an earlier run of the backend left running is settled
+   * (recovery.ts: never resumed), then queued jobs start.
    */
   recover(): { interrupted: number; lost: number; wrappedUp: number } {
-    const counts = { interrupted: 0, lost: 0, wrappedUp: 0 };
-    const now = new Date(this.now()).toISOString();
-    for (const row of this.rows.unfinishedJobs()) {
-      if (row.status !== "running" && row.status !== "cancel_requested") continue;
-      let patch: JobPatch;
-      if (row.main_exited_at !== null) {
-        const killed = row.pgid === null ? [] : endLostJobGroup(recorded(row, row.pgid)).killed;
-        const end: RunEnd = { exitCode: row.exit_code, signal: row.signal, ending: row.end_intent as RunEnding | null };
-        patch = { ...statusOfRun(end, row.timeout_ms), leftover_processes: JSON.stringify(killed) };
-        counts.wrappedUp++;
-      } else if (row.pgid === null) {
-        patch = {
-          status: "lost",
-          error: "the backend stopped while starting it; whether its command started is not known",
-        };
-        counts.lost++;
-      } else {
-        const group = endLostJobGroup(recorded(row, row.pgid));
-        const sandbox = this.sandboxes.byId(row.sandbox_id);
-        const endedWithBackend = sandbox !== undefined && this.sandboxes.driver(sandbox).runsEndWithBackend;
-        if (group.mainAlive) {
-          patch = {
-            status: "interrupted",
-            error: "the backend stopped while it ran; its processes were killed when the backend started again",
-          };
-          counts.interrupted++;
-        } else if (endedWithBackend) {
-          // Its sandbox cannot outlive the backend (bwrap): the backend's end was its end.
-          patch = { status: "interrupted", error: "the backend stopped while it ran; its sandbox ended with it" };
-          counts.interrupted++;
-        } else if (group.leftAlone !== null) {
-          patch = { status: "lost", error: `the backend lost it; ${group.leftAlone}` };
-          counts.lost++;
-        } else {
-          patch = {
-            status: "lost",
-            error: "its process ended while the backend was down; its exit status is not known",
-            leftover_processes: JSON.stringify(group.killed),
-          };
-          counts.lost++;
-        }
-      }
-      this.rows.transaction(() => this.rows.updateJob(row.job_id, { ...patch, finished_at: now }));
-      this.log(`recovery: job ${row.job_id} (${row.name}): ${patch.status}${describeLeftovers(patch)}`);
-    }
+    const counts = recoverJobs({ rows: this.rows, sandboxes: this.sandboxes, now: this.now, log: this.log });
     this.schedule();
     return counts;
   }
@@ -559,16 +518,4 @@ function planJobOf(row: JobRow): PlanJob {
 
 function submitItem(row: JobRow): JobSubmitItem {
   return { job_id: row.job_id, name: row.name, status: row.status };
-}
-
-function describeLeftovers(patch: JobPatch): string {
-  const names = JSON.parse(patch.leftover_processes ?? "[]") as string[];
-  return names.length === 0
-    ? ""
-    : `; killed ${names.length} process(es) its main process left behind (${names.join(", ")})`;
-}
-
-/** A job's process group as recorded, for restart recovery. */
-function recorded(row: JobRow, pgid: number): { pgid: number; startTime: string | null; bootId: string | null } {
-  return { pgid, startTime: row.pgid_start_time, bootId: row.boot_id };
 }
