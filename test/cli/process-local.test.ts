@@ -129,7 +129,14 @@ describe("sbx process against the local backend", () => {
       return shown.doc.state === "running" && shown.doc.restarts === 1 ? shown.doc.os_pid : null;
     };
     let pid: number | null = null;
-    await until(async () => (pid = await runOne()) !== null, 30_000, "run 1 to be running");
+    await until(
+      async () => {
+        pid = await runOne();
+        return pid !== null;
+      },
+      30_000,
+      "run 1 to be running",
+    );
     for (const args of [
       ["process", "signal", `${id}@0`, "KILL"],
       ["process", "signal", id, "KILL", "--run", "0"],
