@@ -3,7 +3,7 @@
 // statement; callers group writes that must land together in BackendStore.transaction.
 
 import type { ExecutionRecord, Outcome } from "../../protocol/types.js";
-import { type BackendStore, columnsOf } from "../store/index.js";
+import { columnsOf, TableAccess } from "../store/index.js";
 
 export interface ExecutionRow {
   seq: number;
@@ -169,17 +169,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
   };
 }
 
-export class ExecutionStore {
-  constructor(private readonly db: BackendStore) {}
-
-  get isClosed(): boolean {
-    return this.db.isClosed;
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn);
-  }
-
+export class ExecutionStore extends TableAccess {
   insertExecution(e: NewExecution): void {
     this.db
       .statement(

@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
-import { type BackendStore, columnsOf } from "../store/index.js";
+import { columnsOf, TableAccess } from "../store/index.js";
 
 export interface JobRequestRow {
   sandbox_id: string;
@@ -165,17 +165,7 @@ export function toJobSummary(row: JobRow): JobSummary {
   };
 }
 
-export class JobStore {
-  constructor(readonly db: BackendStore) {}
-
-  get isClosed(): boolean {
-    return this.db.isClosed;
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn);
-  }
-
+export class JobStore extends TableAccess {
   getRequest(sandboxId: string, requestId: string): JobRequestRow | undefined {
     return this.db
       .statement<JobRequestRow>("SELECT * FROM job_requests WHERE sandbox_id = ? AND request_id = ?")

@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { Outcome, ProcessEndReason, ProcessState } from "../../protocol/types.js";
-import { type BackendStore, columnsOf } from "../store/index.js";
+import { columnsOf, TableAccess } from "../store/index.js";
 
 export interface ProcessRow {
   seq: number;
@@ -86,17 +86,7 @@ export const PROCESS_COLUMNS = columnsOf<ProcessRow>({
 /** What an insert or an update of a process row may write (`seq` is the table's own). */
 const PROCESS_WRITABLE: ReadonlySet<string> = new Set(PROCESS_COLUMNS.filter((c) => c !== "seq"));
 
-export class ProcessStore {
-  constructor(private readonly db: BackendStore) {}
-
-  get isClosed(): boolean {
-    return this.db.isClosed;
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn);
-  }
-
+export class ProcessStore extends TableAccess {
   insertProcess(row: Omit<ProcessRow, "seq">): void {
     const columns = Object.keys(row).filter((c) => PROCESS_WRITABLE.has(c));
     this.db

@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { Isolation } from "../../protocol/types.js";
-import { type BackendStore, columnsOf } from "../store/index.js";
+import { columnsOf, TableAccess } from "../store/index.js";
 
 export interface SandboxRow {
   sandbox_id: string;
@@ -26,13 +26,7 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   uid: true,
 });
 
-export class SandboxStore {
-  constructor(private readonly db: BackendStore) {}
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn);
-  }
-
+export class SandboxStore extends TableAccess {
   insertSandbox(row: SandboxRow): void {
     this.db
       .statement(

@@ -16,6 +16,22 @@ export function columnsOf<Row>(names: Record<keyof Row, true>): ReadonlyArray<ke
   return Object.keys(names) as Array<keyof Row & string>;
 }
 
+/**
+ * A domain's row access over the database (sandboxes/store.ts, executions/store.ts…):
+ * its statements prepared once each, and the database's transaction and state.
+ */
+export abstract class TableAccess {
+  constructor(readonly db: BackendStore) {}
+
+  get isClosed(): boolean {
+    return this.db.isClosed;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn);
+  }
+}
+
 export class BackendStore {
   private readonly db: Database;
   private readonly statements = new Map<string, Statement<unknown>>();
