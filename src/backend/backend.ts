@@ -135,7 +135,8 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     opts.faultSeed === undefined ? {} : { seed: opts.faultSeed },
   );
   // Before anything is held: a driver whose own options are broken stops the start here.
-  const drivers = new DriverSet({ ...opts.drivers, host: opts.drivers?.host ?? daemonHost() });
+  const host = opts.drivers?.host ?? daemonHost();
+  const drivers = new DriverSet({ ...opts.drivers, host });
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   preparePrivateDir(opts.dataDir);
   // Ownership first, for the backend's whole life: the data directory's lock, then the
@@ -153,7 +154,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     throw err;
   }
   // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
-  const backend = new Backend(opts, store, drivers, injector, lock, unix);
+  const backend = new Backend(opts, store, { drivers, asRoot: host.uid === 0 }, injector, lock, unix);
   try {
     backend.executions.recover();
     backend.processes.recover();
@@ -181,7 +182,8 @@ class Backend {
   constructor(
     private readonly opts: BackendOptions,
     private readonly store: BackendStore,
-    drivers: DriverSet,
+    /** The drivers, and whether the daemon runs as root (its DriverHost's uid is 0). */
+    { drivers, asRoot }: { drivers: DriverSet; asRoot: boolean },
     injector: FaultInjector,
     /** Held for the backend's life: no other backend opens this data directory meanwhile. */
     private readonly lock: { release(): void },
@@ -197,7 +199,7 @@ class Backend {
         : `isolation: none — ${isolation.bwrap.reason}`,
     );
     const now = opts.now ?? Date.now;
-    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now);
+    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now, asRoot);
     sandboxes.removeStagedUploads();
     sandboxes.assignIdentities();
     const events = new EventLog({

@@ -74,9 +74,9 @@ export class SandboxRegistry {
     private readonly dataDir: string,
     private readonly drivers: DriverSet,
     /** The clock a sandbox's created_at is read from. */
-    private readonly now: () => number = Date.now,
-    /** Whether the backend runs as root (then each sandbox's commands run as its own uid). */
-    private readonly asRoot: boolean = process.getuid?.() === 0,
+    private readonly now: () => number,
+    /** Whether the backend runs as root (then each sandbox's commands run as its own uid): the wiring's DriverHost says. */
+    private readonly asRoot: boolean,
   ) {
     this.store = new SandboxStore(store);
   }
