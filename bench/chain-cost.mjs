@@ -95,7 +95,7 @@ try {
       chains.push(inChain);
     }
   }
-  const report = store.verify();
+  const report = await store.verify();
   store.close();
   if (!report.intact) throw new Error("the store did not verify");
   const median = (xs) => {
