@@ -206,6 +206,34 @@ describe("transitiveDependents", () => {
     expect(transitiveDependents("c", jobs)).toEqual(["d", "f"]);
     expect(transitiveDependents("e", jobs)).toEqual([]);
   });
+
+  it("lists them in acceptance order whatever order they are given in", () => {
+    const jobs = [job("a", "running"), job("b", "waiting", ["a"]), job("c", "waiting", ["b"])].reverse();
+    expect(transitiveDependents("a", jobs)).toEqual(["b", "c"]);
+  });
+
+  it("ends on a cycle (refused at admission: never looped on), never naming the job itself", () => {
+    const jobs = [job("a", "waiting", ["c"]), job("b", "waiting", ["a"]), job("c", "waiting", ["b"])];
+    expect(transitiveDependents("a", jobs)).toEqual(["b", "c"]);
+  });
+});
+
+describe("planJobs: order", () => {
+  it("starts jobs in acceptance order whatever order they are given in", () => {
+    const jobs = [job("a", "queued"), job("b", "queued"), job("c", "queued")].reverse();
+    expect(planJobs(jobs, 2).start).toEqual(["a", "b"]);
+  });
+
+  it("settles a chain whose dependent was accepted before its dependency (one submission, any order)", () => {
+    // x waits on y, accepted after it; y's dependency failed: y fails first, then x.
+    const x = job("x", "waiting", ["y"]);
+    const y = job("y", "waiting", ["z"]);
+    const z = job("z", "failed");
+    expect(planJobs([x, y, z], 4).changes).toEqual([
+      { id: "y", status: "dependency_failed", failedDependencies: ["z"] },
+      { id: "x", status: "dependency_failed", failedDependencies: ["y"] },
+    ]);
+  });
 });
 
 describe("statusOfRun", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  EMPTY_LAYOUT,
   layoutFromFiles,
   locateOffset,
   oldestOffset,
@@ -109,8 +110,30 @@ describe("planRead", () => {
     expect(planRead(layout, offset, 100)).toEqual(expected);
   });
 
-  it("refuses an offset past the end", () => {
-    expect(() => planRead(ROTATED, 51, 1)).toThrow(RangeError);
+  it("refuses an offset past the end, saying both", () => {
+    expect(() => planRead(ROTATED, 51, 1)).toThrow(new RangeError("offset 51 is beyond the end 50"));
+  });
+
+  it("reads nothing of an empty segment (a file opened, nothing written to it yet)", () => {
+    const layout = {
+      segments: [
+        { start: 0, length: 10 },
+        { start: 10, length: 0 },
+      ],
+      end: 10,
+    };
+    expect(planRead(layout, 4, 100)).toEqual({
+      offset: 4,
+      rotated: false,
+      pieces: [{ segmentStart: 0, position: 4, length: 6 }],
+      nextOffset: 10,
+    });
+  });
+
+  it("reads nothing at all, and nothing from an empty layout", () => {
+    expect(planRead(ROTATED, 20, 0)).toMatchObject({ offset: 20, pieces: [], nextOffset: 20 });
+    expect(EMPTY_LAYOUT).toEqual({ segments: [], end: 0 });
+    expect(planRead(EMPTY_LAYOUT, 0, 10)).toEqual({ offset: 0, rotated: false, pieces: [], nextOffset: 0 });
   });
 });
 
@@ -249,6 +272,13 @@ describe("layoutFromFiles", () => {
       stray: [],
     },
     { what: "no files but a known end", files: [], knownEnd: 6, layout: { segments: [], end: 6 }, stray: [] },
+    {
+      what: "files that end exactly where the database says",
+      files: [{ start: 0, length: 7 }],
+      knownEnd: 7,
+      layout: { segments: [{ start: 0, length: 7 }], end: 7 },
+      stray: [],
+    },
   ])("$what", ({ files, knownEnd, layout, stray }) => {
     expect(layoutFromFiles(files, knownEnd)).toEqual({ layout, stray });
   });
@@ -262,6 +292,8 @@ describe("segment file names", () => {
     ["stdout", "stdout.01.log", null],
     ["stdout", "stdout.-1.log", null],
     ["stdout", "stdout.1.log.tmp", null],
+    ["stdout", "old.stdout.0.log", null],
+    ["stdout", "1stdout.0.log", null],
   ] as const)("%s / %s → %s", (stream, name, expected) => {
     expect(parseSegmentFileName(stream, name)).toBe(expected);
   });

@@ -95,6 +95,17 @@ describe("classifyObservation (purpose: read) — a failed read teaches nothing"
     expect(c.error).not.toBeNull();
   });
 
+  it("says what it got: the documented error, or the bare status", () => {
+    expect(classifyObservation(raw(502, "<html>Bad Gateway</html>", "text/html"), "read").error).toEqual({
+      code: "http_502",
+      message: "HTTP 502",
+    });
+    expect(classifyObservation(apiError(404, "execution_not_found"), "read").error).toEqual({
+      code: "execution_not_found",
+      message: "execution_not_found happened",
+    });
+  });
+
   it("a 200 record read is classified like an answer", () => {
     const c = classifyObservation(rec({ outcome: "failed", exit_code: 2 }), "read");
     expect(c).toMatchObject({ classification: "failed", exit_code: 2, definitive: true });
@@ -169,6 +180,20 @@ describe("afterRead: a running execution whose record is gone", () => {
       gone: false,
     },
     {
+      name: "running, then a 500 that says sandbox_not_found (only a 404 from the backend says it)",
+      before: "running",
+      observed: apiError(500, "sandbox_not_found"),
+      previous: null,
+      gone: false,
+    },
+    {
+      name: "running, a bare 404, then 404 execution_not_found (not twice the same)",
+      before: "running",
+      observed: apiError(404, "execution_not_found"),
+      previous: { http_status: 404, error_code: "http_404" },
+      gone: false,
+    },
+    {
       name: "running, then 503",
       before: "running",
       observed: apiError(503, "not_started"),
@@ -186,7 +211,11 @@ describe("afterRead: a running execution whose record is gone", () => {
     const c = afterRead(before, read(observed), previous);
     if (gone) {
       expect(c).toMatchObject({ classification: "outcome_unknown", system_error: null, definitive: false });
-      expect(c.error?.code).toBe("record_gone");
+      const code = (observed.kind === "answer" && JSON.parse(observed.body).error.code) as string;
+      expect(c.error).toEqual({
+        code: "record_gone",
+        message: `the backend no longer has the execution (${code}): its sandbox was removed or its record expired`,
+      });
       expect(mayHaveRun(c.classification!)).toBe(true);
     } else {
       expect(c).toEqual(read(observed));
@@ -266,6 +295,7 @@ describe("a jobs submission's answer, when it is not the documented one", () => 
     ["a job that is null", { request_id: "ci-1", jobs: [job, null] }],
     ["a job that is a string", { request_id: "ci-1", jobs: ["job_1"] }],
     ["a body that is not an object", "ci-1"],
+    ["a body that is null", null],
   ])("201 with %s: outcome_unknown, nothing claimed", (_name, body) => {
     const c = classifyObservation(json(201, body), "dispatch", "jobs_submit");
     expect(c).toMatchObject({

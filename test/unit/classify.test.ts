@@ -418,6 +418,60 @@ const rows: Row[] = [
     keeps: { retry_after_ms: null },
   },
   {
+    name: "a 1xx is not an answer, even with a record as its body",
+    observed: { ...(rec({ outcome: "succeeded", exit_code: 0 }) as object), status: 199 } as Observed,
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+  },
+  {
+    name: "200 whose body is null",
+    observed: json(200, null),
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: {
+      error: {
+        code: "undocumented_body",
+        message: "HTTP 200 body is not an execution record: body is not a JSON object",
+      },
+    },
+  },
+  {
+    name: "200 record_pending: true without an execution id",
+    observed: json(200, { record_pending: true }),
+    classification: "record_pending",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: { execution_id: null },
+  },
+  {
+    name: "200 record without stdout or stderr, or with one that is not text",
+    observed: json(200, { execution_id: "exe_2", outcome: "succeeded", exit_code: 0, stderr: 5 }),
+    classification: "succeeded",
+    mayHaveRun: true,
+    exit: 0,
+    keeps: { stdout: null, stderr: null },
+  },
+  {
+    name: "409 with a plain body",
+    observed: raw(409, "Conflict"),
+    classification: "outcome_unknown",
+    mayHaveRun: true,
+    exit: 255,
+    keeps: { error: { code: "http_409", message: "HTTP 409 without a documented error body" } },
+  },
+  ...(["execution_result_unconfirmed", "job_id_conflict", "request_in_progress", "not_started"] as const).map(
+    (code): Row => ({
+      name: `500 saying ${code} (only its documented status means that)`,
+      observed: apiError(500, code),
+      classification: "outcome_unknown",
+      mayHaveRun: true,
+      exit: 255,
+      keeps: { error: { code, message: `${code} happened` } },
+    }),
+  ),
+  {
     name: "503 not_started with a negative hint and a Retry-After header: the header",
     observed: apiError(503, "not_started", { retry_after_ms: -5 }, { "retry-after": "7" }),
     classification: "not_started",
@@ -459,16 +513,22 @@ function documentedRows(): DocRow[] {
   });
 }
 
-/** What the code concludes in a case: its classification, and the command's own exit code or signal for N and 128+S. */
-interface DocCase {
-  c: Pick<Classified, "classification" | "exit_code" | "signal">;
-}
-const dispatch = (o: Observed, kind?: "jobs_submit"): DocCase => ({ c: classifyObservation(o, "dispatch", kind) });
+/**
+ * What the code concludes in a case: its classification, and the command's own exit
+ * code or signal for N and 128+S. Classified inside the test, never while the file is
+ * collected (a classifier that throws fails the row's test, not the file).
+ */
+type DocCase = () => Pick<Classified, "classification" | "exit_code" | "signal">;
+const dispatch =
+  (o: Observed, kind?: "jobs_submit"): DocCase =>
+  () =>
+    classifyObservation(o, "dispatch", kind);
 const stream = (exit: Record<string, unknown> | null): DocCase =>
   dispatch({ kind: "stream", execution_id: "exe_s", exit: exit as never, stdout: "", stderr: "" });
-const gone = (observed: Observed, previous: PreviousRead | null): DocCase => ({
-  c: afterRead("running", classifyObservation(observed, "read"), previous),
-});
+const gone =
+  (observed: Observed, previous: PreviousRead | null): DocCase =>
+  () =>
+    afterRead("running", classifyObservation(observed, "read"), previous);
 
 /** Cases for every row of the page, keyed by its first cell exactly as written. */
 const DOC_CASES: Record<string, DocCase[]> = {
@@ -531,7 +591,7 @@ const DOC_CASES: Record<string, DocCase[]> = {
   ],
   // Not an observation: the receipt store writes it before sending (src/receipts/store.ts).
   "receipt written, process died before any answer was recorded": [
-    { c: { classification: "dispatched", exit_code: null, signal: null } },
+    () => ({ classification: "dispatched", exit_code: null, signal: null }),
   ],
   "the execution id is known and the backend reports it still running (`exec --detach`, a wait that ran out)": [
     dispatch({ kind: "started", execution_id: "exe_d" }),
@@ -557,7 +617,8 @@ describe("docs/classification.md, row by row", () => {
   });
 
   it.each(documented.map((row) => ({ ...row, name: row.observed })))("$name → $classification", (row) => {
-    for (const { c } of DOC_CASES[row.observed] ?? []) {
+    for (const classify of DOC_CASES[row.observed] ?? []) {
+      const c = classify();
       expect(c.classification, JSON.stringify(c)).toBe(row.classification);
       expect(mayHaveRun(c.classification!)).toBe(row.mayHaveRun);
       if (row.exit === "N") expect(exitCodeFor(c)).toBe(c.exit_code);
@@ -643,6 +704,16 @@ describe("the whole classified result: every field a receipt stores and shows", 
     const streams: Record<string, Observed> = {
       "no exit event": { kind: "stream", execution_id: "exe_s", exit: null, stdout: "partial", stderr: "" },
       "no exit event, no id": { kind: "stream", execution_id: null, exit: null, stdout: "", stderr: "" },
+      "no exit event, truncated": {
+        kind: "stream",
+        execution_id: "exe_s",
+        exit: null,
+        stdout: "partial",
+        stderr: "",
+        stdout_truncated: true,
+        stderr_truncated: true,
+      },
+      "its exit event, no id": { kind: "stream", execution_id: null, exit, stdout: "o", stderr: "e" },
       "its exit event": { kind: "stream", execution_id: "exe_s", exit, stdout: "o", stderr: "e" },
       truncated: {
         kind: "stream",

@@ -9,24 +9,37 @@ describe("parseDuration", () => {
     ["2m", 120_000],
     ["1h", 3_600_000],
     ["1.5s", 1500],
+    ["1.25s", 1250],
+    ["0.5ms", 1],
     ["7d", 604_800_000],
     [" 10s ", 10_000],
   ])("%s → %d ms", (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(["", "10", "s", "banana", "-5s", "5 s", "1e3ms", "5S", "1m30s"])("refuses %j", (text) => {
+  it.each(["", "10", "s", "banana", "-5s", "5 s", "1e3ms", "5S", "1m30s", "1.s", ".5s"])("refuses %j", (text) => {
     expect(parseDuration(text)).toBeNull();
+  });
+
+  it("refuses a number too large to be a number of milliseconds", () => {
+    expect(parseDuration(`${"9".repeat(400)}ms`)).toBeNull();
   });
 });
 
 describe("formatDuration", () => {
   it.each([
+    [0, "0ms"],
+    [999, "999ms"],
+    [1000, "1s"],
     [1500, "1500ms"],
     [30_000, "30s"],
+    [59_000, "59s"],
+    [60_000, "1m"],
     [120_000, "2m"],
     [90_000, "1m30s"],
     [3_600_000, "1h"],
+    [3_660_000, "61m"],
+    [7_200_000, "2h"],
   ])("%d ms → %s", (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });

@@ -12,27 +12,31 @@ import path from "node:path";
 import type { StorageReport } from "../../protocol/types.js";
 import type { BackendStore } from "./db.js";
 import type { EventLog, ExecutionStore } from "../executions/index.js";
-
 import type { ProcessSupervisor } from "../processes/index.js";
 import type { SandboxRegistry } from "../sandboxes/index.js";
+import {
+  cutoffs,
+  DAY_MS,
+  horizonMs,
+  outputsToDrop,
+  overLimit,
+  type RetentionSettings,
+  sweepLog,
+} from "./retention-rules.js";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_RETAIN_MS = 30 * DAY_MS;
 export const DEFAULT_RETAIN_BYTES = 5 * 1024 * 1024 * 1024;
 /** Between sweeps (one also runs at start-up, after recovery). */
 export const RETENTION_SWEEP_MS = 10 * 60 * 1000;
 const BATCH = 100;
 
-export interface RetentionOptions {
+export interface RetentionOptions extends RetentionSettings {
   store: BackendStore;
   /** The executions' rows (finished ones, their output files). */
   executionRows: ExecutionStore;
   events: EventLog;
   sandboxes: SandboxRegistry;
   processes: ProcessSupervisor;
-  retainMs: number;
-  retainBytes: number;
-  keyRetentionMs: number;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -96,7 +100,7 @@ export class Retention {
 
   /** Finished records older than this go: the retention period, never shorter than the key window. */
   get horizonMs(): number {
-    return Math.max(this.opts.retainMs, this.opts.keyRetentionMs);
+    return horizonMs(this.opts);
   }
 
   /** Sweeps now and every RETENTION_SWEEP_MS until stopped. */
@@ -124,38 +128,26 @@ export class Retention {
   sweep(): NonNullable<StorageReport["last_sweep"]> {
     const now = this.now();
     const result = { deleted_executions: 0, dropped_outputs: 0, deleted_processes: 0 };
+    const { aged, keyWindow } = cutoffs(now, this.opts);
     // By age: everything finished before the horizon.
-    const aged = new Date(now - this.horizonMs).toISOString();
     result.deleted_executions += this.deleteExecutions(aged, Number.POSITIVE_INFINITY);
     result.deleted_processes += this.deleteProcesses(aged, Number.POSITIVE_INFINITY);
     // By size: the oldest finished outputs first, then records past the key window.
-    let usage = this.usage();
-    const limit = this.opts.retainBytes;
-    if (usage.total > limit) {
-      result.dropped_outputs += this.dropOutputs(new Date(now).toISOString(), usage.total - limit);
-      usage = this.usage();
+    let over = overLimit(this.usage().total, this.opts);
+    if (over > 0) {
+      result.dropped_outputs += this.dropOutputs(new Date(now).toISOString(), over);
+      over = overLimit(this.usage().total, this.opts);
     }
-    const keyWindow = new Date(now - this.opts.keyRetentionMs).toISOString();
-    while (usage.total > limit) {
+    while (over > 0) {
       const executions = this.deleteExecutions(keyWindow, BATCH);
       const processes = executions === 0 ? this.deleteProcesses(keyWindow, BATCH) : 0;
       result.deleted_executions += executions;
       result.deleted_processes += processes;
       if (executions + processes === 0) break;
-      usage = this.usage();
+      over = overLimit(this.usage().total, this.opts);
     }
-    const over = Math.max(0, usage.total - limit);
-    if (over > 0) {
-      this.log(
-        `retention: ${over} bytes over the size limit are kept: running, or inside the ${Math.round(this.opts.keyRetentionMs / DAY_MS)}-day key window`,
-      );
-    }
+    for (const line of sweepLog(result, over, this.opts)) this.log(line);
     const sweep = { at: new Date(now).toISOString(), ...result, over_limit_bytes: over };
-    if (result.deleted_executions + result.dropped_outputs + result.deleted_processes > 0) {
-      this.log(
-        `retention: deleted ${result.deleted_executions} execution(s) and ${result.deleted_processes} process(es), dropped ${result.dropped_outputs} output(s)`,
-      );
-    }
     this.lastSweep = sweep;
     return sweep;
   }
@@ -187,17 +179,20 @@ export class Retention {
     let n = 0;
     for (;;) {
       const rows = this.executions.finishedExecutions({ before, limit: BATCH, outputKept: true });
-      if (rows.length === 0) return n;
-      for (const row of rows) {
+      const sized = rows.map((row) => {
         const dir = this.opts.events.outputDir(row.sandbox_id, row.execution_id);
-        freed += bytesUnder(dir);
+        return { row, dir, bytes: bytesUnder(dir) };
+      });
+      const drop = outputsToDrop(sized, excess - freed);
+      for (const { row, dir, bytes } of drop) {
         fs.rmSync(dir, { recursive: true, force: true });
         this.executions.transaction(() =>
           this.executions.markOutputDropped(row.execution_id, new Date(this.now()).toISOString()),
         );
+        freed += bytes;
         n++;
-        if (freed >= excess) return n;
       }
+      if (drop.length < sized.length || rows.length === 0) return n;
     }
   }
 
