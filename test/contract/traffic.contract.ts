@@ -6,7 +6,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { ERRORS } from "../../src/protocol/errors.js";
 import { ROUTE_NAMES } from "../../src/protocol/routes.js";
 import { REPO_ROOT } from "../support/cli.js";
