@@ -5,16 +5,15 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { REPO_ROOT } from "./cli.js";
+import { REPO_ROOT, TEST_BINARY } from "./cli.js";
 
 export const BUN = path.join(REPO_ROOT, "node_modules", ".bin", "bun");
-export const canBuildBinary = fs.existsSync(BUN) || process.env.SBX_TEST_BINARY !== undefined;
+export const canBuildBinary = fs.existsSync(BUN) || TEST_BINARY !== undefined;
 
 /** Puts the release binary at `outfile`; throws with Bun's output when it fails. */
 export function buildReleaseBinary(outfile: string): void {
-  const given = process.env.SBX_TEST_BINARY;
-  if (given) {
-    fs.copyFileSync(given, outfile);
+  if (TEST_BINARY !== undefined) {
+    fs.copyFileSync(TEST_BINARY, outfile);
     fs.chmodSync(outfile, 0o755);
     return;
   }

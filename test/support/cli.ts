@@ -11,10 +11,28 @@ import { removeDir, tempDir } from "./temp.js";
 export { REPO_ROOT };
 export const SBX_BIN = path.join(REPO_ROOT, "bin", "sbx");
 /**
+ * The executable SBX_TEST_BINARY names, as an absolute path: a relative one (the
+ * README's `SBX_TEST_BINARY=dist/release/sbx`) is read from the directory vitest was
+ * started in, since tests spawn sbx from their own temporary directories. A path that
+ * names no file is said at once, not as 15 failing spawns.
+ */
+export function testBinaryFrom(env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  const given = env.SBX_TEST_BINARY;
+  if (!given) return undefined;
+  const binary = path.resolve(cwd, given);
+  if (!fs.existsSync(binary)) {
+    throw new Error(
+      `SBX_TEST_BINARY=${given}: no such file (${binary}); \`npm run build:binary\` writes dist/release/sbx`,
+    );
+  }
+  return binary;
+}
+
+/**
  * SBX_TEST_BINARY=PATH: every spawned sbx is that executable (the release binary)
  * instead of `node bin/sbx`; .ci/run runs the end-to-end suite this way too.
  */
-export const TEST_BINARY = process.env.SBX_TEST_BINARY || undefined;
+export const TEST_BINARY = testBinaryFrom(process.env, process.cwd());
 const DIST_MAIN = path.join(REPO_ROOT, "dist", "cli", "main.js");
 
 export interface SbxResult {
