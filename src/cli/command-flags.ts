@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { isValidEnvName, isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../protocol/validate.js";
 import { UsageError } from "../common/errors.js";
 import type { Context } from "./context.js";
+import { fileErrorWords } from "../common/file-errors.js";
 
 /** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
 export function parseEnvFile(text: string, file: string): Record<string, string> {
@@ -35,7 +36,7 @@ export function envFromFlags(pairs: string[] | undefined, envFile: string | unde
     try {
       text = fs.readFileSync(envFile, "utf8");
     } catch (err) {
-      throw new UsageError(`--env-file ${envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(`--env-file ${envFile}: ${fileErrorWords(err)}`);
     }
     env = parseEnvFile(text, envFile);
   }

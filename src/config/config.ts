@@ -8,6 +8,7 @@ import { parseDuration } from "../common/duration.js";
 import { isValidSandboxRef } from "../protocol/validate.js";
 import { ConfigFileError } from "../common/errors.js";
 import { checkPrivateDir, ensurePrivateDir, type SbxPaths } from "./paths.js";
+import { fileErrorWords } from "../common/file-errors.js";
 
 export const LOCAL_PROFILE = "local";
 
@@ -56,7 +57,7 @@ function readJson<T>(file: string, fallback: T, problem: (doc: unknown) => strin
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return fallback;
-    throw new ConfigFileError(`cannot read ${file}: ${(err as Error).message}`);
+    throw new ConfigFileError(`cannot read ${file}: ${fileErrorWords(err)}`);
   }
   let doc: unknown;
   try {

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { LocalStateError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
+import { fileErrorWords } from "../common/file-errors.js";
 
 export interface SbxPaths {
   configDir: string;
@@ -130,11 +131,7 @@ export function checkPrivateDir(dir: string): void {
   try {
     st = fs.statSync(dir);
   } catch (err) {
-    throw new UnsafeDirectory(
-      dir,
-      `it cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
-      "check the path",
-    );
+    throw new UnsafeDirectory(dir, `it cannot be read (${fileErrorWords(err)})`, "check the path");
   }
   if (!st.isDirectory())
     throw new UnsafeDirectory(dir, "it is not a directory", "remove it, or set SBX_HOME elsewhere");

@@ -13,6 +13,7 @@ import { countsText, printJobs } from "./render.js";
 import { parseSubmission, reportNotAdmitted, type Submitted, submit } from "./submission.js";
 import { sandboxFor } from "../../command-flags.js";
 import { waitForJobs } from "./waiting.js";
+import { fileErrorWords } from "../../../common/file-errors.js";
 
 export interface SubmitOptions {
   file: string;
@@ -43,7 +44,7 @@ async function readSubmission(ctx: Context, file: string): Promise<string> {
   try {
     return fs.readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(`cannot read ${file}: ${fileErrorWords(err)}`);
   }
 }
 

@@ -8,6 +8,7 @@ import { printJson } from "../../render/outcome.js";
 import { newKey } from "./mutation.js";
 import { resolveProcess, splitRun } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { fileErrorWords } from "../../../common/file-errors.js";
 
 export async function runStdin(
   opts: {
@@ -26,7 +27,7 @@ export async function runStdin(
     try {
       bytes = fs.readFileSync(opts.file);
     } catch (err) {
-      throw new UsageError(`--file ${opts.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(`--file ${opts.file}: ${fileErrorWords(err)}`);
     }
   } else {
     bytes = await ctx.io.readStdin();
