@@ -3,6 +3,8 @@
 
 import { formatDuration, parseDuration } from "../common/duration.js";
 import { UsageError } from "../common/errors.js";
+import { JOB_TIMEOUT_MAX_MS } from "../protocol/jobs.js";
+import { PROCESS_TIMEOUT_MAX_MS } from "../protocol/types.js";
 
 /**
  * A point in time for --since/--before: an ISO-8601 date or time, or a duration
@@ -18,9 +20,14 @@ export function parseTimeArg(text: string, now = Date.now()): string | null {
 
 /**
  * A duration flag's value in ms. Bad input is refused before anything is sent
- * (UsageError, exit 125): not a duration, or outside [min, max].
+ * (UsageError, exit 125): not a duration, or outside [min, max]; `overMax` says
+ * where a longer one fits (the hint under the refusal).
  */
-export function durationOption(flag: string, text: string, range: { min?: number; max?: number } = {}): number {
+export function durationOption(
+  flag: string,
+  text: string,
+  range: { min?: number; max?: number; overMax?: (ms: number) => string } = {},
+): number {
   const ms = parseDuration(text);
   if (ms === null) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration (use e.g. 1500ms, 30s, 2m)`);
   const min = range.min ?? 1;
@@ -28,7 +35,25 @@ export function durationOption(flag: string, text: string, range: { min?: number
   if (ms < min || ms > max) {
     throw new UsageError(
       `${flag} ${text} is out of range (${formatDuration(min)}..${Number.isFinite(max) ? formatDuration(max) : "∞"})`,
+      ms > max ? range.overMax?.(ms) : undefined,
     );
   }
   return ms;
+}
+
+/**
+ * Where work longer than an execution's (or a job's) limit runs: a job (sbx jobs run,
+ * up to JOB_TIMEOUT_MAX_MS) or a supervised process (sbx process start, up to
+ * PROCESS_TIMEOUT_MAX_MS). Only the ones whose limit takes `ms` are named.
+ */
+export function longerWorkHint(text: string, ms: number): string {
+  const ways = [
+    ms <= JOB_TIMEOUT_MAX_MS
+      ? `a job: sbx jobs run --timeout ${text} -- CMD (up to ${formatDuration(JOB_TIMEOUT_MAX_MS)})`
+      : null,
+    ms <= PROCESS_TIMEOUT_MAX_MS
+      ? `a supervised process: sbx process start --timeout ${text} -- CMD (up to ${formatDuration(PROCESS_TIMEOUT_MAX_MS)})`
+      : `a supervised process without a time limit: sbx process start -- CMD`,
+  ].filter((w) => w !== null);
+  return `longer work runs as ${ways.join(", or as ")}`;
 }

@@ -49,7 +49,37 @@ const cases: Case[] = [
   {
     name: "--env-file that does not exist",
     args: exec("--env-file", "/nonexistent/sbx.env", "--", "echo", "hi"),
-    reason: /--env-file \/nonexistent\/sbx\.env: ENOENT/,
+    reason: /^sbx: --env-file \/nonexistent\/sbx\.env: no such file$/,
+  },
+  {
+    name: "jobs submit of a file that does not exist says so in words",
+    args: ["jobs", "submit", "--api-url", API, "nosuch.json"],
+    reason: /^sbx: cannot read nosuch\.json: no such file$/,
+  },
+  {
+    name: "--stream --detach (a conflict, not a silently ignored flag)",
+    args: exec("--stream", "--detach", "--", "echo", "hi"),
+    reason: /^sbx: --stream and --detach cannot be used together/,
+    suggests: "hint: follow a detached command's output with `sbx logs EXE -f`",
+  },
+  {
+    name: "--timeout 2h points to the supervised process, the one that takes 2h",
+    args: exec("--timeout", "2h", "--", "echo", "hi"),
+    reason: /^sbx: --timeout 2h is out of range \(1s\.\.10m\)$/,
+    suggests: "hint: longer work runs as a supervised process: sbx process start --timeout 2h -- CMD (up to 24h)",
+  },
+  {
+    name: "--timeout 30m points to jobs run and process start",
+    args: exec("--timeout", "30m", "--", "echo", "hi"),
+    reason: /^sbx: --timeout 30m is out of range/,
+    suggests:
+      "hint: longer work runs as a job: sbx jobs run --timeout 30m -- CMD (up to 1h), or as a supervised process: sbx process start --timeout 30m -- CMD (up to 24h)",
+  },
+  {
+    name: "jobs run --timeout 2h points to process start",
+    args: ["jobs", "run", "--api-url", API, "--timeout", "2h", "--", "echo", "hi"],
+    reason: /^sbx: --timeout 2h is out of range/,
+    suggests: "hint: longer work runs as a supervised process: sbx process start --timeout 2h",
   },
   { name: "--frobnicate", args: exec("--frobnicate", "--", "echo", "hi"), reason: /unknown option '--frobnicate'/ },
   {

@@ -11,7 +11,8 @@ import { resolveWorkingDir } from "../../protocol/validate.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
-import { durationOption } from "../duration.js";
+import { durationOption, longerWorkHint } from "../duration.js";
+import { UsageError } from "../../common/errors.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { printExactOutput } from "../exact-output.js";
 import {
@@ -64,7 +65,17 @@ export function parseExecOptions(
 ): ExecOptions {
   commandFromFlags(argv, raw.shell, "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'");
   const timeoutText = raw.timeout ?? defaults.timeout ?? "2m";
-  const timeoutMs = durationOption("--timeout", timeoutText, { min: TIMEOUT_MIN_MS, max: TIMEOUT_MAX_MS });
+  const timeoutMs = durationOption("--timeout", timeoutText, {
+    min: TIMEOUT_MIN_MS,
+    max: TIMEOUT_MAX_MS,
+    overMax: (ms) => longerWorkHint(timeoutText, ms),
+  });
+  if (raw.stream === true && raw.detach === true) {
+    throw new UsageError(
+      "--stream and --detach cannot be used together: --detach returns once the command has started",
+      "follow a detached command's output with `sbx logs EXE -f`, or drop --detach to stream it",
+    );
+  }
   const clientTimeoutMs =
     raw.clientTimeout === undefined ? timeoutMs + 30_000 : durationOption("--client-timeout", raw.clientTimeout);
   const sandbox = chooseSandbox(raw.sandbox, defaults.sandbox);

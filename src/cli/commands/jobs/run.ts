@@ -11,7 +11,7 @@ import { isValidIdempotencyKey, isValidName } from "../../../protocol/validate.j
 import type { RunFn } from "../../command.js";
 import { commandFromFlags, envFromFlags, workingDirFromFlag } from "../../command-flags.js";
 import type { Context } from "../../context.js";
-import { durationOption } from "../../duration.js";
+import { durationOption, longerWorkHint } from "../../duration.js";
 import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
@@ -56,7 +56,10 @@ export function parseRunOptions(argv: string[], raw: RawRunFlags, sandbox: strin
     timeout_ms:
       raw.timeout === undefined
         ? JOB_TIMEOUT_DEFAULT_MS
-        : durationOption("--timeout", raw.timeout, { max: JOB_TIMEOUT_MAX_MS }),
+        : durationOption("--timeout", raw.timeout, {
+            max: JOB_TIMEOUT_MAX_MS,
+            overMax: (ms) => longerWorkHint(raw.timeout!, ms),
+          }),
     ...(raw.queueKey === undefined ? {} : { queue_key: raw.queueKey }),
   };
   return { sandbox, request: { request_id: freshRequestId(), jobs: [job] }, json: raw.json === true };
