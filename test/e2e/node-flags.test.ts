@@ -17,6 +17,6 @@ it("node bin/sbx exec --env-file MISSING is sbx's refusal (125), not node's exit
   );
   expect(res.code, res.stderr).toBe(125);
   expect(res.stdout).toBe("");
-  expect(lines(res.stderr)[0]).toMatch(/--env-file \/nonexistent\/sbx\.env: ENOENT/);
+  expect(lines(res.stderr)[0]).toMatch(/--env-file \/nonexistent\/sbx\.env: no such file$/);
   expect(server.requests).toHaveLength(0);
 });
