@@ -8,7 +8,7 @@ import { type Endpoint, parseApiUrl } from "../client/endpoint.js";
 import { type FollowResult, type FollowSinks, followExecution } from "../client/follow.js";
 import { routePath } from "../protocol/routes.js";
 import { LOCAL_PROFILE } from "../config/config.js";
-import { REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
+import { REPLAYED_HEADER, REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
 import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import { ReceiptStoreBusy, ReceiptStoreUnusable } from "../receipts/errors.js";
@@ -28,6 +28,8 @@ export interface DispatchOutcome {
    * `document` is then built in memory, and the caller must say so (exit 255).
    */
   unrecorded: Error | null;
+  /** The backend answered with Idempotent-Replayed: it had this request already and did nothing new. */
+  replayed: boolean;
 }
 
 export interface StreamOptions {
@@ -136,13 +138,15 @@ async function sendOnce(
     cancelReported = stopCancelling();
   }
   const classified = classifyObservation(observed, "dispatch", req.kind);
+  const replayed = observed.kind === "answer" && observed.headers[REPLAYED_HEADER.toLowerCase()] === "true";
   await noting;
   try {
     const store = await ctx.receipts();
     await ctx.storeWrite((s) => s.recordObservation(receiptId, "answer", classified, { attempt }));
     // The answer is stored first: the wait for a cancel's report only orders the lines shown.
     await cancelReported;
-    return { receiptId, attempt, classified, document: receiptDocument(store.get(receiptId)), unrecorded: null };
+    const document = receiptDocument(store.get(receiptId));
+    return { receiptId, attempt, classified, document, unrecorded: null, replayed };
   } catch (err) {
     if (!isStoreFailure(err)) throw err;
     // The answer is all there is now: hand it back to be shown, never dropped.
@@ -157,7 +161,7 @@ async function sendOnce(
       observations: [...stored.observations, observationRow(classified, "answer", attempt)],
     };
     await cancelReported;
-    return { receiptId, attempt, classified, document: receiptDocument(inMemory), unrecorded: err };
+    return { receiptId, attempt, classified, document: receiptDocument(inMemory), unrecorded: err, replayed };
   }
 }
 

@@ -58,6 +58,8 @@ export const API_PREFIX = "/api/v1";
 /** A response header with a warning for the person behind the request (sbx prints it on stderr). */
 export const WARNING_HEADER = "Sbx-Warning";
 export const PROTOCOL_VERSION = 1;
+/** On the answer to a mutation whose Idempotency-Key (or jobs request id) was seen before: nothing new was done. */
+export const REPLAYED_HEADER = "Idempotent-Replayed";
 
 /** Names (sandboxes, processes, jobs, profiles): no path separators, no spaces, at most 63 characters. */
 export const NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$";

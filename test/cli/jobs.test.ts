@@ -44,6 +44,7 @@ const SUBMISSION_FIELDS = [
   "classification",
   "error",
   "jobs",
+  "already_admitted",
   "waited",
   "timed_out",
   "exit",
@@ -185,6 +186,26 @@ describe("refused submissions and idempotency", () => {
     expect(doc.jobs.map((j: Json) => j.job_id)).toEqual(first.jobs.map((j: Json) => j.job_id));
     expect(doc.receipt_id).not.toBe(first.receipt_id);
     expect(fs.readFileSync(path.join(ws, "runs"), "utf8")).toBe("ran\n");
+    expect(first.already_admitted).toBe(false);
+    expect(doc.already_admitted).toBe(true);
+  });
+
+  it("says a resubmitted request was already admitted, not admitted again", async () => {
+    const { b } = await setup();
+    const jobs = [
+      { name: "build", command: "true" },
+      { name: "test", command: "true", depends_on: ["build"] },
+    ];
+    const file = writeFile("ci-bin.json", { request_id: "ci-bin-1", jobs });
+    const first = await sbx(b, ["jobs", "submit", file]);
+    expect(first.code).toBe(0);
+    expect(first.err).toContain("sbx: request ci-bin-1 admitted (receipt rcp_");
+    expect(first.err).not.toContain("already");
+    const again = await sbx(b, ["jobs", "submit", file]);
+    expect(again.code).toBe(0);
+    expect(again.err).toMatch(/^sbx: request ci-bin-1 already admitted: 2 jobs, nothing new \(receipt rcp_\w+\)$/m);
+    expect(again.err).not.toContain("ci-bin-1 admitted");
+    expect(again.err).toContain("follow it: sbx jobs wait --request ci-bin-1");
   });
 
   it("a job id reused with other inputs exits 125 naming job_id_conflict and the job", async () => {

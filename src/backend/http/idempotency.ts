@@ -5,7 +5,7 @@
 // and are purged lazily.
 
 import { createHash, type Hash } from "node:crypto";
-import { ErrorCodes } from "../../protocol/types.js";
+import { ErrorCodes, REPLAYED_HEADER } from "../../protocol/types.js";
 import type { RequestContext } from "./context.js";
 import type { BackendStore } from "../store/index.js";
 import { ApiError, isSuccess, jsonReply, type Reply, withHeader } from "./replies.js";
@@ -65,7 +65,7 @@ export class IdempotencyStore {
 }
 
 export const DEFAULT_KEY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-export const REPLAYED_HEADER = "Idempotent-Replayed";
+export { REPLAYED_HEADER };
 
 export function bodyDigest(body: Buffer): string {
   return createHash("sha256").update(body).digest("hex");

@@ -56,6 +56,8 @@ export interface SubmissionDocument {
   /** Why it was refused or is in doubt. */
   error: { code: string; message: string } | null;
   jobs: JobSummary[];
+  /** The backend had admitted this request id with these jobs before: nothing new was admitted. */
+  already_admitted: boolean;
   /** Whether sbx waited for the jobs to end. */
   waited: boolean;
   /** The local --timeout passed before they ended. */

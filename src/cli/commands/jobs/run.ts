@@ -75,6 +75,7 @@ export async function run(opts: RunOptions, ctx: Context): Promise<number> {
     classification: doc.classification,
     error: doc.error,
     jobs: [],
+    already_admitted: submitted.alreadyAdmitted,
     waited: true,
     timed_out: false,
     exit: doc.exit ?? ExitCodes.inDoubt,

@@ -44,6 +44,8 @@ export interface Submitted {
   api: JobsApi;
   /** The admitted jobs (as the backend lists them now), or null when nothing is known to be admitted. */
   jobs: JobSummary[] | null;
+  /** The backend had admitted this request already (the same request id and jobs): nothing new was admitted. */
+  alreadyAdmitted: boolean;
 }
 
 /** Commits the receipt, sends the submission once, and reads what was admitted. */
@@ -65,10 +67,11 @@ export async function submit(ctx: Context, sandbox: string, request: JobSubmitRe
   );
   const jobs = await jobsApi(ctx);
   const doc = outcome.document;
-  if (doc.classification !== "succeeded") return { doc, api: jobs, jobs: null };
+  const alreadyAdmitted = outcome.replayed;
+  if (doc.classification !== "succeeded") return { doc, api: jobs, jobs: null, alreadyAdmitted };
   try {
     const admitted = await read(ctx, () => jobs.list(sandbox, { requestId: request.request_id }));
-    return { doc, api: jobs, jobs: admitted.jobs };
+    return { doc, api: jobs, jobs: admitted.jobs, alreadyAdmitted };
   } catch (err) {
     if (!(err instanceof Interrupted)) throw err;
     throw new SbxError("interrupted", `request ${request.request_id} was admitted; reading its jobs was interrupted`, {

@@ -74,6 +74,12 @@ export async function submitAndFollow(
   }
   let jobs: JobSummary[] = submitted.jobs;
   let end: JobsWaitEnd = "done";
+  if (submitted.alreadyAdmitted) {
+    // The same request id and jobs again: the backend answered what it had, nothing ran anew.
+    ctx.io.info(
+      `sbx: request ${request.request_id} already admitted: ${jobs.length} ${jobs.length === 1 ? "job" : "jobs"}, nothing new (receipt ${doc.receipt_id})`,
+    );
+  }
   if (opts.wait) {
     const progress = ctx.io.progress(`waiting for ${countsText(jobs)}…`, { elapsed: true });
     try {
@@ -100,14 +106,21 @@ export async function submitAndFollow(
   } else {
     await printJobs(ctx.io, jobs);
   }
-  explainEnd(ctx, request.request_id, doc.receipt_id, opts.wait, end);
+  explainEnd(ctx, request.request_id, doc.receipt_id, { waited: opts.wait, end, already: submitted.alreadyAdmitted });
   return exit;
 }
 
-function explainEnd(ctx: Context, requestId: string, receiptId: string, waited: boolean, end: JobsWaitEnd): void {
-  if (!waited) {
+function explainEnd(
+  ctx: Context,
+  requestId: string,
+  receiptId: string,
+  how: { waited: boolean; end: JobsWaitEnd; already: boolean },
+): void {
+  const { end } = how;
+  if (!how.waited) {
+    const follow = `follow it: sbx jobs wait --request ${requestId}`;
     ctx.io.info(
-      `sbx: request ${requestId} admitted (receipt ${receiptId}); follow it: sbx jobs wait --request ${requestId}`,
+      how.already ? `sbx: ${follow}` : `sbx: request ${requestId} admitted (receipt ${receiptId}); ${follow}`,
     );
   } else if (end === "deadline") {
     ctx.io.err(
@@ -131,6 +144,7 @@ function documentOf(
     classification: s.doc.classification,
     error: s.doc.error,
     jobs,
+    already_admitted: s.alreadyAdmitted,
     waited: how.waited,
     timed_out: how.end === "deadline",
     exit,
