@@ -182,4 +182,25 @@ describe("sbx cp", () => {
     expect(up.code, up.err).toBe(0);
     expect(victim.now()).toEqual(before);
   });
+
+  it("suggests SANDBOX: when a side is the name of a sandbox and the colon was forgotten", async () => {
+    expect((await sbx(["sandbox", "create", "ci"])).code).toBe(0);
+    const dir = makeHome("sbx-cp-colon-");
+    const file = path.join(dir, "f.txt");
+    fs.writeFileSync(file, "f");
+    const into = await sbx(["cp", file, "ci"]);
+    expect(into.code).toBe(125);
+    expect(into.err).toBe(
+      `sbx: one side must be SANDBOX:PATH\nhint: sandbox ci exists: did you mean \`sbx cp ${file} ci:\`?\n`,
+    );
+    const outOf = await sbx(["cp", "ci", dir]);
+    expect(outOf.err).toContain(`hint: sandbox ci exists: did you mean \`sbx cp ci: ${dir}\`?`);
+    // No sandbox of that name: the general hint, nothing guessed.
+    const plain = await sbx(["cp", file, "cj"]);
+    expect(plain.code).toBe(125);
+    expect(plain.err).toBe(
+      "sbx: one side must be SANDBOX:PATH\nhint: e.g. sbx cp ./src build:/workspace/src, or sbx cp build:/workspace/out.txt .\n",
+    );
+    expect(fs.existsSync(path.join(process.cwd(), "ci"))).toBe(false);
+  });
 });

@@ -21,6 +21,7 @@ import { formatBytes } from "../render/bytes.js";
 import { counted } from "../render/words.js";
 import { printJson } from "../render/outcome.js";
 import { ExitCodes } from "../../common/exit-codes.js";
+import { NoSandboxSide, suggestingSandbox } from "./cp-suggest.js";
 
 export type Location =
   | { kind: "local"; path: string }
@@ -70,9 +71,10 @@ export function parseLocation(arg: string): Location {
 export function parseCpOptions(source: string, destination: string, raw: { json?: boolean }): CpOptions {
   const s = parseLocation(source);
   const d = parseLocation(destination);
-  if ((s.kind === "sandbox") === (d.kind === "sandbox")) {
+  if (s.kind !== "sandbox" && d.kind !== "sandbox") throw new NoSandboxSide([source, destination]);
+  if (s.kind === "sandbox" && d.kind === "sandbox") {
     throw new UsageError(
-      s.kind === "sandbox" ? "both sides name a sandbox; one must be local (or -)" : "one side must be SANDBOX:PATH",
+      "both sides name a sandbox; one must be local (or -)",
       "e.g. sbx cp ./src build:/workspace/src, or sbx cp build:/workspace/out.txt .",
     );
   }
@@ -439,4 +441,5 @@ class TransferMeter {
 }
 
 /** Bound to `sbx cp` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) => run(parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals()), ctx);
+export const action: RunFn = async (ctx, c) =>
+  run(await suggestingSandbox(ctx, () => parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals())), ctx);
