@@ -18,15 +18,19 @@ export type DaemonStartErrorCode =
   /** bwrap works here, but not with sbx's own sandbox options: a bug, never a silent fall-back. */
   | "sandbox_driver_broken";
 
-/** Bad options are refused like bad input; an unsafe directory like an unusable store; the rest fail. */
+/**
+ * Refused like bad input (125): a daemon already running, a socket path in use or not a
+ * socket, bad options; an unsafe directory like an unusable store (74). Never a
+ * command's 1-123.
+ */
 const EXIT_CODE: Record<DaemonStartErrorCode, number> = {
-  daemon_already_running: ExitCodes.failure,
-  socket_in_use: ExitCodes.failure,
-  socket_path_not_socket: ExitCodes.failure,
-  token_required: ExitCodes.failure,
+  daemon_already_running: ExitCodes.usage,
+  socket_in_use: ExitCodes.usage,
+  socket_path_not_socket: ExitCodes.usage,
+  token_required: ExitCodes.usage,
   token_too_weak: ExitCodes.usage,
   unsafe_directory: ExitCodes.storeUnusable,
-  no_listener: ExitCodes.failure,
+  no_listener: ExitCodes.usage,
   invalid_fault_spec: ExitCodes.usage,
   sandbox_driver_broken: ExitCodes.internal,
 };

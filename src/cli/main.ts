@@ -48,6 +48,8 @@ export async function main(
     cmd.configureOutput({
       writeOut: (s) => io.writeOut(s),
       writeErr: (s) => io.writeErr(s),
+      // Help fits the width the IO reports (COLUMNS first), not process.stdout's.
+      getOutHelpWidth: () => io.stdoutColumns ?? 80,
       outputError: (s, write) => write(s.startsWith("error:") ? `sbx: ${s.slice("error: ".length)}` : s),
     });
     cmd.commands.forEach(configure);

@@ -1,7 +1,7 @@
 // Typed calls of /api/v1 for reads and administration. Mutations that need a
 // receipt (execute) go through src/cli/dispatch.ts, which sends them exactly once.
 
-import { BackendError, SbxError } from "../common/errors.js";
+import { BackendError, exitCodeOfAnswer, SbxError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
 import type { HttpObserved } from "./observed.js";
 import { routePath } from "../protocol/routes.js";
@@ -47,7 +47,8 @@ export function answerOrThrow(
       mutation ? `${what}: ${why}; it may have taken effect` : `${what}: ${why}`,
       null,
       mutation ? "look before repeating it (e.g. sbx process show, sbx logs)" : undefined,
-      mutation ? ExitCodes.inDoubt : ExitCodes.failure,
+      // A read that failed changed nothing: reading again is safe.
+      mutation ? ExitCodes.inDoubt : ExitCodes.notStarted,
     );
   }
   if (obs.kind === "transport") {
@@ -61,7 +62,13 @@ export function answerOrThrow(
   try {
     body = obs.body === "" ? null : JSON.parse(obs.body);
   } catch {
-    throw new BackendError("bad_answer", `${what}: HTTP ${obs.status} with a body that is not JSON`, obs.status);
+    throw new BackendError(
+      "bad_answer",
+      `${what}: HTTP ${obs.status} with a body that is not JSON`,
+      obs.status,
+      undefined,
+      exitCodeOfAnswer(obs.status, mutation),
+    );
   }
   if (obs.status < 200 || obs.status >= 300) {
     const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
@@ -71,6 +78,7 @@ export function answerOrThrow(
       `${what}: ${e?.message || `HTTP ${obs.status}`}`,
       obs.status,
       code === "sandbox_not_found" ? "see `sbx sandbox list`; `sbx sandbox create NAME` makes one" : undefined,
+      exitCodeOfAnswer(obs.status, mutation),
     );
   }
   return { status: obs.status, body };

@@ -11,11 +11,12 @@ export class SbxError extends Error {
   /** A next step for the person, printed after the message. */
   readonly hint: string | undefined;
 
-  constructor(code: string, message: string, opts: { exitCode?: number; hint?: string; cause?: unknown } = {}) {
+  /** The exit code is always chosen (src/common/exit-codes.ts): never a command's 1-123 by default. */
+  constructor(code: string, message: string, opts: { exitCode: number; hint?: string; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "SbxError";
     this.code = code;
-    this.exitCode = opts.exitCode ?? ExitCodes.failure;
+    this.exitCode = opts.exitCode;
     this.hint = opts.hint;
   }
 }
@@ -44,18 +45,56 @@ export class ConfigFileError extends SbxError {
   }
 }
 
-/** Something named does not exist (a receipt, a sandbox, a profile). */
+/** Something named does not exist (a receipt, a sandbox, a profile): refused, exit 125. */
 export class NotFoundError extends SbxError {
   constructor(message: string, hint?: string, code = "not_found") {
-    super(code, message, { exitCode: ExitCodes.failure, ...(hint === undefined ? {} : { hint }) });
+    super(code, message, { exitCode: ExitCodes.usage, ...(hint === undefined ? {} : { hint }) });
     this.name = "NotFoundError";
   }
 }
 
 /**
+ * A prefix that matches more than one id: refused (125), naming a few of them.
+ * `noun` is what they are ("receipts", "jobs").
+ */
+export class AmbiguousIdError extends SbxError {
+  constructor(
+    readonly ref: string,
+    noun: string,
+    /** A few of the ids it matches (the newest first where that is known). */
+    readonly candidates: readonly string[],
+    /** How many it matches in all. */
+    readonly total: number = candidates.length,
+    code = "ambiguous_id",
+  ) {
+    const shown = candidates.slice(0, 5);
+    super(
+      code,
+      `${JSON.stringify(ref)} matches ${total} ${noun}: ${shown.join(", ")}${total > shown.length ? ", …" : ""}`,
+      { exitCode: ExitCodes.usage, hint: "give more characters of the id" },
+    );
+    this.name = "AmbiguousIdError";
+  }
+}
+
+/** The exit code of a backend answer that is not a success, for a read or a change. */
+export function exitCodeOfAnswer(status: number | null, mutation: boolean): number {
+  // Nothing was sent, or it provably never left: safe to send again.
+  if (status === null) return ExitCodes.notStarted;
+  // Refused: nothing was done (408 and 429 only say "not now").
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return ExitCodes.usage;
+  // Not started, by the backend's own word: nothing was done.
+  if (status === 503 || status === 408 || status === 429) return ExitCodes.notStarted;
+  // A change answered with a server error, or with an answer sbx cannot read: it may have been made.
+  // A read changes nothing: reading again is safe.
+  return mutation ? ExitCodes.inDoubt : ExitCodes.notStarted;
+}
+
+/**
  * The backend could not be reached, or answered a read/admin call with an error.
- * Exit 75 only when the request provably never left (safe to send again), 255 when
- * it may have been acted on, 1 for an error answer.
+ * Exit 75 when the request provably never left or a read failed (safe to repeat),
+ * 125 for a refusal (4xx), 255 when a change may have been acted on
+ * (exitCodeOfAnswer).
  */
 export class BackendError extends SbxError {
   readonly status: number | null;
@@ -64,7 +103,7 @@ export class BackendError extends SbxError {
     message: string,
     status: number | null,
     hint?: string,
-    exitCode: number = status === null ? ExitCodes.notStarted : ExitCodes.failure,
+    exitCode: number = exitCodeOfAnswer(status, false),
   ) {
     super(code, message, { exitCode, ...(hint === undefined ? {} : { hint }) });
     this.name = "BackendError";

@@ -1,27 +1,35 @@
 // Every exit code sbx gives, named once (docs/classification.md). A code from 1 to
 // 123 is only ever the command's own exit code; sbx's own failures borrow none of
-// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 200 and 255.
+// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 200 and 255. A lookup that
+// matches nothing, a refusal and a failed read are sbx's own failures too
+// (test/cli/exit-walk.test.ts walks every verb of the command tree to hold this).
 
 export const ExitCodes = {
   ok: 0,
   /**
-   * Other commands (not exec, wait, resubmit): something named does not exist, or an
-   * error answer; `sbx jobs wait`: a job failed, was cancelled or timed out.
+   * `sbx jobs wait` and `jobs submit --wait`: a job ran and did not succeed (failed,
+   * cancelled, timed out, a dependency failed); `sbx jobs run`: failed with no exit
+   * code of its own. Never anything else: what sbx itself fails at has its own code.
    */
-  failure: 1,
-  /** `sbx daemon status`: the daemon is not running. */
-  notRunning: 3,
+  jobFailed: 1,
   /** EX_SOFTWARE: a bug in sbx. */
   internal: 70,
   /** EX_IOERR: the receipt store (or a directory sbx writes) is unusable; nothing was sent. */
   storeUnusable: 74,
-  /** EX_TEMPFAIL: nothing ran, nothing was sent or the backend said not_started; safe to send again. */
+  /**
+   * EX_TEMPFAIL: nothing ran, nothing was sent or the backend said not_started; safe to
+   * send again. Also a read that failed (nothing changed; safe to read again), and
+   * `sbx daemon status` when the daemon is not running.
+   */
   notStarted: 75,
   /** EX_CONFIG: a configuration file that does not parse or validate. */
   config: 78,
   /** The backend killed the command at its timeout. */
   timedOut: 124,
-  /** Refused before anything ran: usage, configuration, validation. */
+  /**
+   * Refused before anything ran: usage, configuration, validation, a name or id that
+   * matches nothing (or, as a prefix, more than one), a 4xx answer.
+   */
   usage: 125,
   /** Cancelled (also: interrupted before anything was sent). */
   cancelled: 130,
@@ -31,7 +39,7 @@ export const ExitCodes = {
    * (128+N, N ≤ 64), so no command's exit and no kill can be mistaken for it.
    */
   notIntact: 200,
-  /** In doubt: it may have run. */
+  /** In doubt: it may have run (or a change, such as a stop or a cancel, may have been made). */
   inDoubt: 255,
 } as const;
 

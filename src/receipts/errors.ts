@@ -3,7 +3,7 @@
 // recognise them without loading the store and its SQLite driver at start-up.
 
 import fs from "node:fs";
-import { NotFoundError, LocalStateError } from "../common/errors.js";
+import { AmbiguousIdError, NotFoundError, LocalStateError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
 
 export class ReceiptNotFound extends NotFoundError {
@@ -13,19 +13,15 @@ export class ReceiptNotFound extends NotFoundError {
   }
 }
 
-export class AmbiguousReceipt extends NotFoundError {
+export class AmbiguousReceipt extends AmbiguousIdError {
   constructor(
-    readonly ref: string,
+    ref: string,
     /** The newest of the receipts it matches (a few are named). */
-    readonly candidates: string[],
+    candidates: string[],
     /** How many receipts it matches in all. */
-    readonly total: number = candidates.length,
+    total: number = candidates.length,
   ) {
-    super(
-      `${JSON.stringify(ref)} matches ${total} receipts: ${candidates.slice(0, 5).join(", ")}${total > 5 ? ", …" : ""}`,
-      "give more characters of the id",
-      "ambiguous_receipt",
-    );
+    super(ref, "receipts", candidates, total, "ambiguous_receipt");
     this.name = "AmbiguousReceipt";
   }
 }

@@ -226,7 +226,7 @@ describe("sbx init on a terminal", () => {
     await answer("API URL", `http://127.0.0.1:1${ENTER}`);
     await answer("API key", ENTER);
     await answer("Save profile far anyway?", ENTER); // default: no
-    expect(await done).toBe(1);
+    expect(await done).toBe(130);
     expect(io.stderrText()).toContain("nothing was saved");
     expect(fs.existsSync(path.join(home, "config.json"))).toBe(false);
   });

@@ -442,7 +442,7 @@ describe("list, show, logs, wait, cancel", () => {
     expect(r).toMatchObject({ code: 0, out: "before\nafter\n" });
     expect(r.err).toContain(`sbx: ${id} succeeded`);
     const missing = await sbx(b, ["jobs", "show", "job_nope"]);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(125);
     expect(missing.err).toContain("no job job_nope in sandbox default");
     expect((await sbx(b, ["jobs", "wait"])).code).toBe(125);
   });

@@ -97,7 +97,7 @@ describe("sbx exec against the local backend", () => {
     // ... and says what to do about it, as a read of a missing sandbox does.
     expect(gone.stderr).toContain("Create it first (sbx sandbox create build)");
     const shown = await sbx(["sandbox", "show", "build"]);
-    expect(shown.code).toBe(1);
+    expect(shown.code).toBe(125);
     expect(lines(shown.stderr)).toEqual([
       'sbx: sandbox build: no sandbox "build"',
       "hint: see `sbx sandbox list`; `sbx sandbox create NAME` makes one",

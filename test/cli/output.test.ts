@@ -123,7 +123,7 @@ describe("--quiet, --verbose and progress", () => {
 
   it("--quiet never silences an error", async () => {
     const r = await sbx(["--quiet", "profile", "use", "nope"], { tty: false, color: false });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(125);
     expect(r.err).toContain("no profile named");
   });
 

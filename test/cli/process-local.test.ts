@@ -178,9 +178,9 @@ describe("sbx process against the local backend", () => {
     expect(logs.stdout).toBe("there\n");
     // -s still names the sandbox when given, and a name not found there says how to look.
     const wrong = await sbx(["process", "show", "-s", "default", id]);
-    expect(wrong.code).toBe(1);
+    expect(wrong.code).toBe(125);
     const unnamed = await sbx(["process", "show", "nosuchname"]);
-    expect(unnamed.code).toBe(1);
+    expect(unnamed.code).toBe(125);
     expect(unnamed.stderr).toContain("sbx process list -s default");
     expect(unnamed.stderr).toContain("-s SANDBOX");
   });

@@ -231,7 +231,7 @@ describe.concurrent("review regressions", () => {
       body: { error: { code: "execution_not_found", message: "no such execution" } },
     }));
     const r = await runMain(["logs", "exe_bogus", "-f", "--api-url", server.url], { home });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(125);
     expect(r.stderr).toContain("execution_not_found");
   });
 

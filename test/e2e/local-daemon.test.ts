@@ -42,7 +42,7 @@ describe("daemon start-up", () => {
     }
   });
 
-  it("daemon stop ends it and status then says so with exit 3; --quiet starts it again silently", async () => {
+  it("daemon stop ends it and status then says so with exit 75; --quiet starts it again silently", async () => {
     const home = makeHome();
     try {
       expect((await runSbx(["daemon", "start"], { home })).code).toBe(0);
@@ -51,7 +51,7 @@ describe("daemon start-up", () => {
       expect(daemonPids(home)).toHaveLength(0);
       expect(fs.existsSync(path.join(home, "daemon", "daemon.sock"))).toBe(false);
       const status = await runMain(["daemon", "status"], { home });
-      expect(status.code).toBe(3);
+      expect(status.code).toBe(75);
       expect(status.stdout).toMatch(/^not running/);
       // Started on demand again, and --quiet leaves only the command's output: no start-up line.
       const quiet = await runSbx(["--quiet", "exec", "--", "echo", "hi"], { home });

@@ -204,7 +204,7 @@ describe("resolve", () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(AmbiguousReceipt);
-    expect((caught as AmbiguousReceipt).candidates.sort()).toEqual([a.receipt_id, b.receipt_id].sort());
+    expect([...(caught as AmbiguousReceipt).candidates].sort()).toEqual([a.receipt_id, b.receipt_id].sort());
     expect(() => s.resolve("nothing-like-this")).toThrow(ReceiptNotFound);
     // Prefixes shorter than 4 characters are not searched.
     expect(() => s.resolve("rcp")).toThrow(ReceiptNotFound);

@@ -166,7 +166,7 @@ async function upload(
     throw new SbxError(
       "copy_corrupted",
       `the backend received bytes whose sha256 (${answer.sha256}) is not what was sent (${sha256})`,
-      { exitCode: ExitCodes.failure, hint: "copy it again" },
+      { exitCode: ExitCodes.notStarted, hint: "copy it again" },
     );
   }
   return {
@@ -286,7 +286,7 @@ async function download(
     }
     if (d.size !== null && bytes !== d.size) {
       throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${there.path}`, {
-        exitCode: ExitCodes.failure,
+        exitCode: ExitCodes.notStarted,
       });
     }
     fs.fchmodSync(fd, (d.mode ?? 0o644) & 0o777);
@@ -333,7 +333,7 @@ async function unpackBeside(
           "invalid_archive",
           `${what}: the backend sent ${err.message}; nothing was written to ${local}`,
           {
-            exitCode: ExitCodes.failure,
+            exitCode: ExitCodes.notStarted,
           },
         );
       }

@@ -34,7 +34,8 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   {
     code: "125",
     classification: "rejected",
-    meaning: "refused before anything ran: bad input, configuration, or a 4xx",
+    meaning:
+      "refused before anything ran: bad input, configuration, an id or name that matches nothing (or, as a prefix, several), or a 4xx",
   },
   { code: "78", classification: "-", meaning: "a configuration file does not parse or validate; nothing was sent" },
   { code: "70", classification: "-", meaning: "an internal error (a bug in sbx); --verbose shows the details" },
@@ -85,6 +86,10 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
     "the backend refused the request (400/401/403/404/422, or 409 job_id_conflict / request_id_conflict for jobs); nothing ran",
   ],
 ];
+
+/** How every command other than exec, receipts wait/resubmit and the jobs ones exits. Also feeds the man page. */
+export const OTHER_COMMANDS_EXIT =
+  "Other commands exit 0 on success, and their failures use only these codes of sbx's own, never a code a command could have exited with: 125 when refused (bad input, an unknown or ambiguous id, a 4xx); 75 when the backend cannot be reached or a read fails (nothing changed; safe to repeat), and for `sbx daemon status` when the daemon is not running; 255 when a change (stop, signal, cancel, rm) may have been made but its answer was lost; 130 when cancelled; 74, 78 and 70 as above.";
 
 const WIDTH = 80;
 
@@ -150,11 +155,7 @@ export function exitCodesText(): string {
       0,
     ),
     "",
-    wrap(
-      "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input, and 74, 75, 78, 70 as above.",
-      "",
-      0,
-    ),
+    wrap(OTHER_COMMANDS_EXIT, "", 0),
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -271,7 +271,7 @@ export async function run(opts: InitOptions, ctx: Context): Promise<number> {
   }
   if (summary === null) {
     ctx.io.err("sbx: nothing was saved");
-    return ExitCodes.failure;
+    return ExitCodes.cancelled;
   }
   if (opts.json) printJson(ctx, summary);
   return ExitCodes.ok;

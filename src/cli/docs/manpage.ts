@@ -3,7 +3,7 @@
 // the header carries the version, never the date of the build.
 
 import type { Command } from "commander";
-import { CLASSIFICATION_HELP, EXIT_CODES, JOBS_EXIT_CODES } from "../commands/help-topics.js";
+import { CLASSIFICATION_HELP, EXIT_CODES, JOBS_EXIT_CODES, OTHER_COMMANDS_EXIT } from "../commands/help-topics.js";
 import {
   allCommands,
   type ArgumentDoc,
@@ -243,9 +243,7 @@ function exitStatusSection(): string[] {
     ),
     ...JOBS_EXIT_CODES.flatMap((r) => [".TP", bold(r.code), `${italic(r.classification)}:`, prose(r.meaning)]),
     ".PP",
-    prose(
-      "Other commands exit 0 on success, 1 on failure (e.g. an unknown receipt), 125 on bad input, and 74, 75, 78 and 70 as above; a command that says otherwise in its summary (such as `sbx daemon status`) documents its own code.",
-    ),
+    prose(OTHER_COMMANDS_EXIT),
     ".SS Classifications",
     prose(
       "Every receipt carries one classification (`sbx receipts list --classification C`). Only the first four are confirmed; every other one prints, on stderr, what is known and the exact next command.",

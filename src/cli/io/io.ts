@@ -30,7 +30,10 @@ export interface PromptStreams {
 
 export interface IO {
   readonly stdoutIsTTY: boolean;
-  /** The terminal's width when stdout is one (tables fit it); null otherwise. */
+  /**
+   * The terminal's width when stdout is one (tables and help fit it): COLUMNS when it
+   * is set to a width, as most CLIs read it, else the terminal's own; null otherwise.
+   */
   readonly stdoutColumns: number | null;
   readonly stderrIsTTY: boolean;
   readonly stdinIsTTY: boolean;
@@ -207,6 +210,13 @@ function paced(sink: Sink, chunk: Uint8Array): Promise<void> {
   });
 }
 
+/** COLUMNS when it is a width (a whole number from 1), else what the terminal says; null when neither. */
+export function terminalColumns(env: NodeJS.ProcessEnv, reported: number | undefined): number | null {
+  const asked = env.COLUMNS?.trim();
+  if (asked !== undefined && /^[1-9]\d{0,4}$/.test(asked)) return Number(asked);
+  return reported !== undefined && reported > 0 ? reported : null;
+}
+
 function makeIO(s: IOStreams, st: IOState): IO {
   const chalk = new Chalk({ level: st.color ? 2 : 0 });
   const errChalk = new Chalk({ level: st.errColor ? 2 : 0 });
@@ -220,7 +230,7 @@ function makeIO(s: IOStreams, st: IOState): IO {
   const animated = st.spinners && stderrIsTTY && st.errColor && !st.quiet;
   const io: IO = {
     stdoutIsTTY: s.stdout.isTTY === true,
-    stdoutColumns: s.stdout.isTTY === true && (s.stdout.columns ?? 0) > 0 ? s.stdout.columns! : null,
+    stdoutColumns: s.stdout.isTTY === true ? terminalColumns(s.env, s.stdout.columns) : null,
     stderrIsTTY,
     stdinIsTTY,
     color: st.color,

@@ -25,7 +25,12 @@ export async function runGet(opts: { key: string | undefined; json: boolean }, c
   const value = settings[checkKey(opts.key)];
   if (opts.json) printJson(ctx, { [opts.key]: value ?? null });
   else if (value !== undefined) ctx.io.out(value);
-  return value === undefined && !opts.json ? ExitCodes.failure : ExitCodes.ok;
+  if (value === undefined && !opts.json) {
+    // Unset: nothing on stdout, and a lookup that found nothing is sbx's own refusal, not a command's 1.
+    ctx.io.err(`sbx: ${opts.key} is not set`);
+    return ExitCodes.usage;
+  }
+  return ExitCodes.ok;
 }
 
 /** Bound to `sbx config get` by the command tree (loaded when that command runs). */

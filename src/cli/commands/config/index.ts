@@ -23,7 +23,7 @@ function declareGet(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("get")
     .summary("print a setting (all settings without KEY)")
-    .description("Print a setting's value; exits 1 when it is not set.")
+    .description("Print a setting's value; exits 125 when it is not set (with --json: null, exit 0).")
     .argument("[key]", "setting name")
     .option("--json", "print as JSON")
     .action(bind(() => import("./get.js")));

@@ -91,11 +91,12 @@ function declareStop(noun: Command, bind: Bind): void {
 function declareStatus(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("status")
-    .summary("say whether the local daemon is running (exit 3 when not)")
+    .summary("say whether the local daemon is running (exit 75 when not)")
     .description(
       "Ask the local daemon's socket for its health, the isolation new sandboxes get, and what it\n" +
         "keeps: executions and processes, their size against --retain-size, and how long finished\n" +
-        "work is kept (--retain). Exits 0 when it answers, 3 when it does not.",
+        "work is kept (--retain). Exits 0 when it answers, 75 when it does not (as for any backend that\n" +
+        "cannot be reached).",
     )
     .option("--json", "print {running, pid, socket, version, started_at, isolation, storage}")
     .action(bind(() => import("./status.js")));

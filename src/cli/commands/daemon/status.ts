@@ -82,7 +82,8 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
     if (s.isolation) ctx.io.out(`isolation\t${describeIsolation(s.isolation)}`);
     if (s.storage) ctx.io.out(storageLine(s.storage));
   } else ctx.io.out(`not running\t${s.socket}`);
-  return s.running ? ExitCodes.ok : ExitCodes.notRunning;
+  // Not running: nothing can be reached (75, as for any backend that cannot be), never a command's 1-123.
+  return s.running ? ExitCodes.ok : ExitCodes.notStarted;
 }
 
 /** Bound to `sbx daemon status` by the command tree (loaded when that command runs). */

@@ -20,6 +20,7 @@ export async function run(_opts: Record<string, never>, ctx: Context): Promise<n
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new SbxError("daemon_stop_timeout", `the daemon (pid ${pid}) did not stop within 20s`, {
+    exitCode: ExitCodes.notStarted,
     hint: `kill -9 ${pid}; running executions will be marked outcome unknown at the next start`,
   });
 }

@@ -21,7 +21,7 @@ export function exitCodeForJobs(statuses: readonly JobStatus[], end: JobsWaitEnd
   if (end === "interrupted") return ExitCodes.cancelled;
   if (end === "deadline") return ExitCodes.timedOut;
   if (statuses.some((s) => IN_DOUBT_JOB_STATUSES.includes(s))) return ExitCodes.inDoubt;
-  if (statuses.some((s) => FAILED.includes(s))) return ExitCodes.failure;
+  if (statuses.some((s) => FAILED.includes(s))) return ExitCodes.jobFailed;
   return ExitCodes.ok;
 }
 
@@ -33,14 +33,14 @@ export function exitCodeForJob(job: Pick<JobSummary, "status" | "exit_code" | "s
     case "failed": {
       if (job.exit_code !== null && job.exit_code > 0 && job.exit_code <= 255) return job.exit_code;
       const n = job.signal === null ? null : signalNumber(job.signal);
-      return n === null ? ExitCodes.failure : signalExitCode(n);
+      return n === null ? ExitCodes.jobFailed : signalExitCode(n);
     }
     case "timed_out":
       return ExitCodes.timedOut;
     case "cancelled":
       return ExitCodes.cancelled;
     case "dependency_failed":
-      return ExitCodes.failure;
+      return ExitCodes.jobFailed;
     default:
       return ExitCodes.inDoubt;
   }

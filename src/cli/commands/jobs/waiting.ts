@@ -22,9 +22,14 @@ const READ_RETRY_PAUSE_MS = 1000;
 
 export class Interrupted extends Error {}
 
-/** One read, tried again while the backend cannot be reached. Throws Interrupted on Ctrl-C. */
-export async function read<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
-  let giveUpAt: number | null = null;
+/**
+ * One read, tried again while the backend cannot be reached, once it has been reached
+ * (`reached`: it answered before, e.g. is restarting); a backend never reached by this
+ * command fails the read at once (75: a wrong profile does not hang for 30 s). Throws
+ * Interrupted on Ctrl-C.
+ */
+export async function read<T>(ctx: Context, fn: () => Promise<T>, reached = true): Promise<T> {
+  let giveUpAt: number | null = reached ? null : Date.now();
   for (;;) {
     if (ctx.interrupt.aborted) throw new Interrupted();
     try {
@@ -60,11 +65,17 @@ export async function waitForJobs(
 ): Promise<{ jobs: JobSummary[]; end: JobsWaitEnd }> {
   const latest = new Map<string, JobSummary>();
   const snapshot = () => ids.map((id) => latest.get(id)!);
+  let reached = false;
   try {
-    const get = async (id: string, waitMs?: number) =>
-      summaryOf(
-        await read(ctx, () => api.get(sandbox, id, { outputLimit: 0, ...(waitMs !== undefined && { waitMs }) })),
+    const get = async (id: string, waitMs?: number) => {
+      const job = await read(
+        ctx,
+        () => api.get(sandbox, id, { outputLimit: 0, ...(waitMs !== undefined && { waitMs }) }),
+        reached,
       );
+      reached = true;
+      return summaryOf(job);
+    };
     for (const id of ids) latest.set(id, await get(id));
     for (;;) {
       onProgress?.(snapshot());
@@ -105,15 +116,20 @@ export async function readJobOutput(
 ): Promise<JobRecord | null> {
   let after = 0;
   let expectedOffset = 0;
+  let reached = false;
   try {
     for (;;) {
-      const job = await read(ctx, () =>
-        api.get(sandbox, jobId, {
-          afterSeq: after,
-          outputLimit: JOB_OUTPUT_PAGE_DEFAULT,
-          ...(follow && { waitMs: JOB_WAIT_MAX_MS }),
-        }),
+      const job = await read(
+        ctx,
+        () =>
+          api.get(sandbox, jobId, {
+            afterSeq: after,
+            outputLimit: JOB_OUTPUT_PAGE_DEFAULT,
+            ...(follow && { waitMs: JOB_WAIT_MAX_MS }),
+          }),
+        reached,
       );
+      reached = true;
       for (const c of job.output) {
         if (c.offset > expectedOffset) sinks.omitted(c.offset - expectedOffset);
         const data = Buffer.from(c.data, "base64");
