@@ -79,7 +79,7 @@ describe("sbx cp from a hostile backend", () => {
       ]),
     );
     const res = await cp("default:/workspace/x", dest);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(75);
     expect(res.stderr).toMatch(/hard link .*nothing was written to/);
     expect(victim.now()).toEqual(before);
     expect(fs.readdirSync(dest)).toEqual([]);
