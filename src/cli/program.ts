@@ -65,7 +65,7 @@ export function buildProgram(rt: Runtime): Command {
   withExamples(program, [
     { command: "sbx exec -- echo hello", description: "run argv in the default local sandbox" },
     { command: "sbx receipts list", description: "what ran, newest first" },
-    { command: "sbx receipts show rcp_01", description: "one receipt, with its attempts and observations" },
+    { command: "sbx receipts show rcp_7k2m9qfd", description: "one receipt, with its attempts and observations" },
     { command: "sbx help exit-codes", description: "what each exit code and classification means" },
   ]);
   return program;

@@ -40,6 +40,30 @@ export interface OpenOptions {
 
 const require = createRequire(import.meta.url);
 
+/**
+ * The same database, each statement prepared once per SQL text (preparing is most of
+ * the cost of a small query). Safe because a Statement here only runs to completion
+ * (run, get, all: no iterator is ever left open on one).
+ */
+export function preparingOnce(db: Database): Database {
+  const statements = new Map<string, Statement<unknown>>();
+  return {
+    ...db,
+    prepare: <Row>(sql: string): Statement<Row> => {
+      let stmt = statements.get(sql);
+      if (stmt === undefined) {
+        stmt = db.prepare<unknown>(sql);
+        statements.set(sql, stmt);
+      }
+      return stmt as Statement<Row>;
+    },
+    close: () => {
+      statements.clear();
+      db.close();
+    },
+  };
+}
+
 /** Opens (creating if needed) a WAL database with a busy timeout, private to its user by default. */
 export function openDatabase(file: string, opts: OpenOptions = {}): Database {
   const mode = opts.mode ?? 0o600;

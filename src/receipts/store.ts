@@ -2,8 +2,9 @@
 // classification derived from them. Safe for many concurrent sbx processes
 // (WAL, busy_timeout, BEGIN IMMEDIATE for every write).
 
-import { createHash, randomBytes } from "node:crypto";
-import { type Database, migrate, openDatabase, preloadSqliteDriver } from "../platform/sqlite.js";
+import { createHash } from "node:crypto";
+import { newUniqueId, prefixRange } from "../common/ids.js";
+import { type Database, migrate, openDatabase, preloadSqliteDriver, preparingOnce } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
 import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
 import type { BundleMeta } from "./bundle.js";
@@ -93,16 +94,6 @@ export function sha256Hex(bytes: Buffer | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** Time-sortable receipt id: rcp_ + 9 base36 chars of ms time + 12 random base36 chars. */
-export function newReceiptId(now = Date.now()): string {
-  const time = now.toString(36).padStart(9, "0");
-  const rand = BigInt(`0x${randomBytes(8).toString("hex")}`)
-    .toString(36)
-    .padStart(13, "0")
-    .slice(0, 12);
-  return `rcp_${time}${rand}`;
-}
-
 function rowToObservation(r: Record<string, unknown>): ObservationRow {
   return {
     id: r.id as number,
@@ -163,9 +154,9 @@ export function observationRow(
   };
 }
 
-function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+/** The columns a prefix is looked for in, each with an index (migrations.ts). */
+const PREFIX_COLUMNS = ["receipt_id", "execution_id", "process_id", "idempotency_key"] as const;
+type PrefixColumn = (typeof PREFIX_COLUMNS)[number];
 
 export interface StoreOptions {
   /**
@@ -202,7 +193,7 @@ export class ReceiptStore {
     try {
       db = openDatabase(file, { mode: 0o600, busyTimeoutMs: opts.busyTimeoutMs ?? 15_000 });
       migrate(db, MIGRATIONS);
-      return new ReceiptStore(db, file, opts);
+      return new ReceiptStore(preparingOnce(db), file, opts);
     } catch (err) {
       try {
         db?.close();
@@ -247,10 +238,11 @@ export class ReceiptStore {
    */
   createForDispatch(input: NewReceipt, now = new Date()): ReceiptRow {
     return this.guard(() => {
-      const id = newReceiptId(now.getTime());
       const at = now.toISOString();
       const sha = sha256Hex(input.body);
-      this.db.transaction(() => {
+      const receiptId = this.db.transaction(() => {
+        // Drawn inside the write transaction: no other process can take its short form meanwhile.
+        const id = newUniqueId("rcp", (short) => this.startsAnId("receipt_id", short));
         this.db
           .prepare(
             `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path,
@@ -274,8 +266,9 @@ export class ReceiptStore {
           chain.appendRequest(id);
           this.insertAttempt(chain, id, 1, at, sha);
         });
+        return id;
       });
-      return this.getRow(id);
+      return this.getRow(receiptId);
     });
   }
 
@@ -415,9 +408,18 @@ export class ReceiptStore {
     });
   }
 
+  /** True when some receipt's `column` starts with `prefix` (an index range, not a scan). */
+  private startsAnId(column: PrefixColumn, prefix: string): boolean {
+    const { lo, hi } = prefixRange(prefix);
+    return (
+      this.db.prepare(`SELECT 1 FROM receipts WHERE ${column} >= ? AND ${column} < ? LIMIT 1`).get(lo, hi) !== undefined
+    );
+  }
+
   /**
    * Finds a receipt by receipt id, execution id, process id or idempotency key (a
-   * jobs submission's request id), exactly, or else by a unique prefix of any of them.
+   * jobs submission's request id), exactly, or else by a unique prefix of any of them
+   * (4 characters at least; the short form of a receipt id, rcp_ and 8, names one).
    */
   resolve(ref: string): string {
     return this.guard(() => {
@@ -433,20 +435,18 @@ export class ReceiptStore {
       if (unique.length === 1) return unique[0]!;
       if (unique.length > 1) throw new AmbiguousReceipt(ref, unique);
       if (ref.length < 4) throw new ReceiptNotFound(ref);
-      const like = `${escapeLike(ref)}%`;
-      const where = `receipt_id LIKE @like ESCAPE '\\' OR execution_id LIKE @like ESCAPE '\\'
-              OR process_id LIKE @like ESCAPE '\\' OR idempotency_key LIKE @like ESCAPE '\\'`;
+      // Each column through its index (a range, case as typed), never a scan of every receipt.
+      const { lo, hi } = prefixRange(ref);
+      const matching = PREFIX_COLUMNS.map(
+        (c) => `SELECT receipt_id, created_at FROM receipts WHERE ${c} >= @lo AND ${c} < @hi`,
+      ).join(" UNION ");
       const matches = this.db
-        .prepare<{ receipt_id: string }>(
-          `SELECT receipt_id FROM receipts WHERE ${where} ORDER BY created_at DESC LIMIT 5`,
-        )
-        .all({ like })
+        .prepare<{ receipt_id: string }>(`SELECT receipt_id FROM (${matching}) ORDER BY created_at DESC LIMIT 5`)
+        .all({ lo, hi })
         .map((r) => r.receipt_id);
       if (matches.length === 1) return matches[0]!;
       if (matches.length > 1) {
-        const total = this.db
-          .prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM receipts WHERE ${where}`)
-          .get({ like })!.n;
+        const total = this.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM (${matching})`).get({ lo, hi })!.n;
         throw new AmbiguousReceipt(ref, matches, total);
       }
       throw new ReceiptNotFound(ref);

@@ -23,9 +23,9 @@ export function declareLogs(program: Command, bind: Bind): void {
     .action(bind(() => import("./logs.js")));
   declareCompletion(cmd, "<execution>", "receipt-id");
   withExamples(cmd, [
-    { command: "sbx logs exe_12ab", description: "everything it printed so far" },
-    { command: "sbx logs exe_12ab -f", description: "follow until it ends" },
-    { command: "sbx logs rcp_0mhx --json --after 10", description: "events after id 10, as JSON Lines" },
+    { command: "sbx logs exe_4fz2hk8d", description: "everything it printed so far" },
+    { command: "sbx logs exe_4fz2hk8d -f", description: "follow until it ends" },
+    { command: "sbx logs rcp_7k2m9qfd --json --after 10", description: "events after id 10, as JSON Lines" },
   ]);
 }
 
@@ -60,8 +60,8 @@ export function declareCancel(program: Command, bind: Bind): void {
     .action(bind(() => import("./cancel.js")));
   declareCompletion(cmd, "<execution>", "receipt-id");
   withExamples(cmd, [
-    { command: "sbx cancel exe_12ab --wait", description: "cancel and wait until it is gone" },
-    { command: "sbx cancel rcp_0mhx --reason 'wrong branch'", description: "by receipt, with a reason" },
+    { command: "sbx cancel exe_4fz2hk8d --wait", description: "cancel and wait until it is gone" },
+    { command: "sbx cancel rcp_7k2m9qfd --reason 'wrong branch'", description: "by receipt, with a reason" },
   ]);
 }
 

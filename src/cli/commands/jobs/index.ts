@@ -127,8 +127,8 @@ function declareLogs(noun: Command, bind: Bind): void {
     .option("--json", "one JSON document per output chunk (JSON Lines)")
     .action(bind(() => import("./logs.js")));
   withExamples(cmd, [
-    { command: "sbx jobs logs job_3f2a… -f", description: "follow a running job's output" },
-    { command: "sbx jobs logs job_3f2a… > out.txt 2> err.txt", description: "the two streams apart" },
+    { command: "sbx jobs logs job_3f2a -f", description: "follow a running job's output" },
+    { command: "sbx jobs logs job_3f2a > out.txt 2> err.txt", description: "the two streams apart" },
   ]);
 }
 
@@ -145,8 +145,8 @@ function declareShow(noun: Command, bind: Bind): void {
     .option("--json", "print the job record with all of its output chunks")
     .action(bind(() => import("./show.js")));
   withExamples(cmd, [
-    { command: "sbx jobs show job_3f2a…", description: "status, exit and why" },
-    { command: "sbx jobs show job_3f2a… --json | jq .status", description: "for scripts" },
+    { command: "sbx jobs show job_3f2a", description: "status, exit and why" },
+    { command: "sbx jobs show job_3f2a --json | jq .status", description: "for scripts" },
   ]);
 }
 
@@ -168,7 +168,7 @@ function declareWait(noun: Command, bind: Bind): void {
     .action(bind(() => import("./wait.js")));
   withExamples(cmd, [
     { command: "sbx jobs wait --request ci-1234", description: "every job of a submission" },
-    { command: "sbx jobs wait job_3f2a… job_9c1d… --timeout 10m", description: "some jobs, at most 10 minutes" },
+    { command: "sbx jobs wait job_3f2a job_9c1d --timeout 10m", description: "some jobs, at most 10 minutes" },
   ]);
 }
 
@@ -188,7 +188,7 @@ function declareCancel(noun: Command, bind: Bind): void {
     .option("--json", "print {job_id, status, dependents: [{job_id, name, status}]}")
     .action(bind(() => import("./cancel.js")));
   withExamples(cmd, [
-    { command: "sbx jobs cancel job_3f2a…", description: "its dependents then follow their policy" },
-    { command: "sbx jobs cancel job_3f2a… --dependents", description: "and everything that depends on it" },
+    { command: "sbx jobs cancel job_3f2a", description: "its dependents then follow their policy" },
+    { command: "sbx jobs cancel job_3f2a --dependents", description: "and everything that depends on it" },
   ]);
 }

@@ -100,7 +100,7 @@ function declareResult(noun: Command, bind: Bind): void {
     .option("--json", "print the result document")
     .action(bind(() => import("./result.js")));
   declareCompletion(cmd, "<process>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx process result prc_12ab --wait 5m", description: "wait for it to finish" }]);
+  withExamples(cmd, [{ command: "sbx process result prc_9qm3x7ta --wait 5m", description: "wait for it to finish" }]);
 }
 
 function declareStdin(noun: Command, bind: Bind): void {
@@ -121,7 +121,7 @@ function declareStdin(noun: Command, bind: Bind): void {
   declareCompletion(cmd, "--file", "file");
   withExamples(cmd, [
     { command: "printf 'job 1\\n' | sbx process stdin worker", description: "one line to a worker" },
-    { command: "sbx process stdin prc_12ab --file input.bin --eof", description: "a file, then end of input" },
+    { command: "sbx process stdin prc_9qm3x7ta --file input.bin --eof", description: "a file, then end of input" },
   ]);
 }
 
@@ -155,8 +155,8 @@ function declareLogs(noun: Command, bind: Bind): void {
   declareCompletion(cmd, "<process>", "receipt-id");
   withExamples(cmd, [
     { command: "sbx process logs web -f", description: "follow both streams until it ends" },
-    { command: "sbx process logs prc_12ab --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
-    { command: "sbx process logs prc_12ab --json | jq .next_offset", description: "offsets for scripts" },
+    { command: "sbx process logs prc_9qm3x7ta --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
+    { command: "sbx process logs prc_9qm3x7ta --json | jq .next_offset", description: "offsets for scripts" },
   ]);
 }
 

@@ -35,8 +35,8 @@ export function register(program: Command, bind: Bind): void {
     ],
     examples: [
       { command: "sbx receipts list", description: "what ran, newest first" },
-      { command: "sbx receipts show rcp_0mhx", description: "one receipt: what was sent, every answer" },
-      { command: "sbx receipts wait rcp_0mhx", description: "observe an execution in doubt until it settles" },
+      { command: "sbx receipts show rcp_7k2m9qfd", description: "one receipt: what was sent, every answer" },
+      { command: "sbx receipts wait rcp_7k2m9qfd", description: "observe an execution in doubt until it settles" },
     ],
   });
 }
@@ -71,7 +71,7 @@ function declareRefresh(noun: Command, bind: Bind): void {
     .option("--json", "print the receipt document")
     .action(bind(() => import("./refresh.js")));
   declareCompletion(cmd, "<id>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx receipts refresh rcp_0mhx", description: "one read, recorded" }]);
+  withExamples(cmd, [{ command: "sbx receipts refresh rcp_7k2m9qfd", description: "one read, recorded" }]);
 }
 
 function declareResubmit(noun: Command, bind: Bind): void {
@@ -90,7 +90,7 @@ function declareResubmit(noun: Command, bind: Bind): void {
     .option("--json", "print the receipt document")
     .action(bind(() => import("./resubmit.js")));
   declareCompletion(cmd, "<id>", "receipt-id");
-  withExamples(cmd, [{ command: "sbx receipts resubmit rcp_0mhx", description: "after not_started (exit 75)" }]);
+  withExamples(cmd, [{ command: "sbx receipts resubmit rcp_7k2m9qfd", description: "after not_started (exit 75)" }]);
 }
 
 function declareShow(noun: Command, bind: Bind): void {
@@ -106,8 +106,8 @@ function declareShow(noun: Command, bind: Bind): void {
     .action(bind(() => import("./show.js")));
   declareCompletion(cmd, "<id>", "receipt-id");
   withExamples(cmd, [
-    { command: "sbx receipts show rcp_0mhx", description: "by a prefix of the receipt id" },
-    { command: "sbx receipts show exe_12ab --json", description: "by execution id, as JSON" },
+    { command: "sbx receipts show rcp_7k2m9qfd", description: "by a prefix of the receipt id" },
+    { command: "sbx receipts show exe_4fz2hk8d --json", description: "by execution id, as JSON" },
   ]);
 }
 
@@ -141,8 +141,8 @@ function declareWait(noun: Command, bind: Bind): void {
     .action(bind(() => import("./wait.js")));
   declareCompletion(cmd, "<id>", "receipt-id");
   withExamples(cmd, [
-    { command: "sbx receipts wait rcp_0mhx", description: "until settled, then exit like exec" },
-    { command: "sbx receipts wait rcp_0mhx --timeout 30s --json", description: "bounded, for scripts" },
+    { command: "sbx receipts wait rcp_7k2m9qfd", description: "until settled, then exit like exec" },
+    { command: "sbx receipts wait rcp_7k2m9qfd --timeout 30s --json", description: "bounded, for scripts" },
   ]);
 }
 
