@@ -1,5 +1,5 @@
 // Naming an execution on the command line: a receipt (id, execution id, key, or a
-// unique prefix) or a bare execution id. A receipt brings its own backend and
+// unique prefix) or a bare execution id, or a unique prefix of one the backend has. A receipt brings its own backend and
 // sandbox: observations go where the request was sent, whatever the current profile.
 
 import type { Api } from "../client/api.js";
@@ -7,9 +7,10 @@ import { idForKey } from "../client/key-lookup.js";
 import { ReceiptNotFound } from "../receipts/errors.js";
 import type { StoredReceipt } from "../receipts/store.js";
 import type { Context } from "./context.js";
-import { sandboxFor } from "./command-flags.js";
 import { endpointOfReceipt } from "./dispatch.js";
 import { NotFoundError, UsageError } from "../common/errors.js";
+import { isWholeId } from "../common/ids.js";
+import { pickByPrefix, sandboxIdFor } from "./id-prefix.js";
 
 export interface ExecutionTarget {
   api: Api;
@@ -52,5 +53,20 @@ export async function resolveExecution(
   if (!ref.startsWith("exe_")) {
     throw new UsageError(`no receipt matches ${JSON.stringify(ref)}, and it is not an execution id (exe_…)`);
   }
-  return { api: await ctx.api(), sandbox: sandboxFor(ctx, sandboxFlag), executionId: ref, receipt: null };
+  const api = await ctx.api();
+  const sandbox = await sandboxIdFor(ctx, sandboxFlag);
+  if (isWholeId(ref)) return { api, sandbox, executionId: ref, receipt: null };
+  // A prefix of an execution no receipt here knows (one started elsewhere): the backend's.
+  const executionId = pickByPrefix(
+    ref,
+    await api.executionIdsStartingWith(sandbox, ref),
+    "executions",
+    () =>
+      new NotFoundError(
+        `no receipt and no execution in sandbox ${sandbox} matches ${JSON.stringify(ref)}`,
+        `see \`sbx receipts list\`; an execution of another sandbox needs -s SANDBOX`,
+        "execution_not_found",
+      ),
+  );
+  return { api, sandbox, executionId, receipt: null };
 }

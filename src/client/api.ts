@@ -6,6 +6,7 @@ import { ExitCodes } from "../common/exit-codes.js";
 import type { HttpObserved } from "./observed.js";
 import { routePath } from "../protocol/routes.js";
 import type {
+  ExecutionList,
   ExecutionRecord,
   Health,
   Sandbox,
@@ -168,6 +169,15 @@ export class Api {
   }
 
   /** Finds the execution an idempotency key created: the raw observation of the list answer. */
+  /** Ids of the sandbox's executions that start with `prefix`, up to 100 (newest first). */
+  async executionIdsStartingWith(sandbox: string, prefix: string): Promise<string[]> {
+    const page = await this.call<ExecutionList>(`executions starting ${prefix}`, {
+      method: "GET",
+      path: routePath("executions.list", { id: sandbox }, { id_prefix: prefix, limit: 100 }),
+    });
+    return page.executions.map((e) => e.execution_id);
+  }
+
   findExecutionByKey(sandbox: string, key: string, deadlineMs: number): Promise<HttpObserved> {
     return this.http.send({
       method: "GET",

@@ -23,13 +23,16 @@ export class JobsApi {
     return answerOrThrow(await this.http.send({ deadlineMs: 30_000, ...req }), what, req.method).body as T;
   }
 
-  list(sandbox: string, filter: { requestId?: string; status?: JobStatus; waitMs?: number } = {}): Promise<JobList> {
+  list(
+    sandbox: string,
+    filter: { requestId?: string; status?: JobStatus; idPrefix?: string; waitMs?: number } = {},
+  ): Promise<JobList> {
     return this.call("list jobs", {
       method: "GET",
       path: routePath(
         "jobs.list",
         { id: sandbox },
-        { request_id: filter.requestId, status: filter.status, wait_ms: filter.waitMs },
+        { request_id: filter.requestId, status: filter.status, id_prefix: filter.idPrefix, wait_ms: filter.waitMs },
       ),
       deadlineMs: (filter.waitMs ?? 0) + 30_000,
     });

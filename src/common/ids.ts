@@ -42,6 +42,13 @@ export function hasShortForm(id: string): boolean {
   return FORMAT.test(id);
 }
 
+const EARLIER_FORMAT = /^(?:(?:exe|prc|sbx)_[0-9a-f]{20}|rcp_[0-9a-z]{21})$/;
+
+/** True for a whole id, of this format or an earlier one: it needs no prefix search. */
+export function isWholeId(id: string): boolean {
+  return FORMAT.test(id) || EARLIER_FORMAT.test(id);
+}
+
 /** The short form (`rcp_` and 8 characters) of an id of this format; any other id whole. */
 export function shortId(id: string): string {
   return hasShortForm(id) ? id.slice(0, id.indexOf("_") + 1 + SHORT_ID_CHARS) : id;

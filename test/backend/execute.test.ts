@@ -35,7 +35,7 @@ describeIsolations("executions", (isolation) => {
       const res = await run({ command: ["echo", "hi", "$HOME"] });
       expect(res.status).toBe(200);
       expect(res.json).toEqual({
-        execution_id: expect.stringMatching(/^exe_[0-9a-f]{20}$/),
+        execution_id: expect.stringMatching(/^exe_[0-9a-hjkmnp-tv-z]{16}$/),
         sandbox_id: expect.stringMatching(/^sbx_/),
         idempotency_key: null,
         command: ["echo", "hi", "$HOME"],

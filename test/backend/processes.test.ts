@@ -59,7 +59,7 @@ describeIsolations("processes", (isolation) => {
     it("answers 201 with the process, then its result, logs and listing", async () => {
       const p = await start({ command: "echo out; echo err >&2", name: "greeter" });
       expect(p).toEqual({
-        process_id: expect.stringMatching(/^prc_[0-9a-f]{20}$/),
+        process_id: expect.stringMatching(/^prc_[0-9a-hjkmnp-tv-z]{16}$/),
         sandbox_id: expect.stringMatching(/^sbx_/),
         name: "greeter",
         idempotency_key: null,

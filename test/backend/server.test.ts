@@ -135,7 +135,7 @@ describe("sandboxes", () => {
     expect(res.status).toBe(200);
     const workspace = path.join(backend.dataDir, "sandboxes", res.json.sandbox_id, "workspace");
     expect(res.json).toEqual({
-      sandbox_id: expect.stringMatching(/^sbx_[0-9a-f]{20}$/),
+      sandbox_id: expect.stringMatching(/^sbx_[0-9a-hjkmnp-tv-z]{16}$/),
       name: "default",
       status: "ready",
       isolation: BWRAP.available ? "bwrap" : "none",

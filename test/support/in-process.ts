@@ -20,6 +20,8 @@ export interface MainOptions {
   input?: string | Buffer;
   /** stdout and stderr are terminals. */
   tty?: boolean;
+  /** The terminal's width, with tty (default 80). */
+  columns?: number;
 }
 
 export interface RunningMain {
@@ -34,6 +36,7 @@ export function startMain(args: readonly string[], opts: MainOptions): RunningMa
   const io = createBufferIO({
     env,
     ...(opts.tty === undefined ? {} : { tty: opts.tty }),
+    ...(opts.columns === undefined ? {} : { columns: opts.columns }),
     ...(opts.input === undefined ? {} : { stdin: opts.input }),
   });
   const done = main([...args], io, env).then((code) => ({

@@ -2,7 +2,7 @@
 // "…" (ids and times never are); a pipe gets every cell whole.
 
 import { describe, expect, it } from "vitest";
-import { createBufferIO } from "../../src/cli/io/io.js";
+import { createBufferIO, terminalColumns } from "../../src/cli/io/io.js";
 import { printTable } from "../../src/cli/render/table.js";
 
 const HEAD = ["RECEIPT", "CLASSIFICATION", "COMMAND", "CREATED"];
@@ -56,5 +56,36 @@ describe("printTable on a terminal", () => {
     ]);
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain("sh -c 'echo a echo b'");
+  });
+
+  it("shortens ids to their short form before cutting the column that may give way", async () => {
+    const id = "rcp_7k2m9qfdq7m3x9ta";
+    const rows = [[id, "succeeded", "make test", "5m ago"]];
+    const whole = await table({ tty: true, columns: 80 }, "COMMAND", rows);
+    expect(whole[1]).toContain(id);
+    // 12 columns narrower than it needs: the id's short form (8 fewer) and then 4 of COMMAND.
+    const needs = whole[1]!.length;
+    const narrow = await table({ tty: true, columns: needs - 8 }, "COMMAND", rows);
+    expect(narrow[1]).toContain("rcp_7k2m9qfd ");
+    expect(narrow[1]).not.toContain(id);
+    expect(narrow[1]).toContain("make test");
+    const narrower = await table({ tty: true, columns: needs - 12 }, "COMMAND", [
+      [id, "succeeded", "make test all", "5m ago"],
+    ]);
+    expect(narrower[1]).toContain("rcp_7k2m9qfd ");
+    expect(narrower[1]).toContain("…");
+    // A pipe gets ids whole.
+    expect((await table({ tty: false }, "COMMAND", rows))[1]).toContain(id);
+  });
+});
+
+describe("the terminal's width", () => {
+  it("is COLUMNS when it is set to a width, as most CLIs read it, else the terminal's", () => {
+    expect(terminalColumns({ COLUMNS: "80" }, 200)).toBe(80);
+    expect(terminalColumns({ COLUMNS: " 100 " }, 200)).toBe(100);
+    for (const bad of ["", "0", "-5", "wide", "80x"]) expect(terminalColumns({ COLUMNS: bad }, 200)).toBe(200);
+    expect(terminalColumns({}, 120)).toBe(120);
+    expect(terminalColumns({}, undefined)).toBeNull();
+    expect(terminalColumns({}, 0)).toBeNull();
   });
 });

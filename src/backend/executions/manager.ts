@@ -11,7 +11,6 @@
 // the unsaved ends) and one order of writes; the run (runner.ts), the event log
 // (events.ts, event-drafter.ts) and the rows (store.ts) are apart.
 
-import { randomBytes } from "node:crypto";
 import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protocol/types.js";
 import type { BackendStore } from "../store/index.js";
 import type { SandboxRow } from "../sandboxes/index.js";
@@ -137,6 +136,7 @@ export class ExecutionManager {
         if (!row || row.sandbox_id !== q.sandboxId || row.seq < floor) continue;
         if (q.beforeSeq !== undefined && row.seq >= q.beforeSeq) continue;
         if (q.idempotencyKey !== undefined && row.idempotency_key !== q.idempotencyKey) continue;
+        if (q.idPrefix !== undefined && !row.execution_id.startsWith(q.idPrefix)) continue;
         const record = this.recordOf(row, { withoutOutput: true });
         if (record.outcome === q.outcome && !items.some((i) => i.seq === row.seq)) items.push({ seq: row.seq, record });
       }
@@ -177,7 +177,7 @@ export class ExecutionManager {
    */
   admit(spec: AdmitSpec): ExecutionRecord {
     this.runs.requireAccepting();
-    const executionId = `exe_${randomBytes(10).toString("hex")}`;
+    const executionId = this.store.db.newId("executions");
     const sandboxId = spec.sandbox.sandbox_id;
     const held = spec.driver.startsHeld;
     // Admitted now, before its run starts, even when the row is written after the spawn (held).

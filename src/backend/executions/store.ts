@@ -4,6 +4,7 @@
 
 import type { ExecutionRecord, Outcome } from "../../protocol/types.js";
 import { columnsOf, TableAccess } from "../store/index.js";
+import { prefixRange } from "../../common/ids.js";
 
 export interface ExecutionRow {
   seq: number;
@@ -99,6 +100,8 @@ export interface ExecutionQuery {
   beforeSeq?: number;
   outcome?: Outcome;
   idempotencyKey?: string;
+  /** Only executions whose id starts with this (a range on the id's index). */
+  idPrefix?: string;
   /** Leave the kept output out (stdout and stderr read as ""); byte counts and truncated flags stay. */
   withoutOutput?: boolean;
 }
@@ -260,6 +263,11 @@ export class ExecutionStore extends TableAccess {
     if (q.idempotencyKey !== undefined) {
       where.push("idempotency_key = ?");
       params.push(q.idempotencyKey);
+    }
+    if (q.idPrefix !== undefined) {
+      const { lo, hi } = prefixRange(q.idPrefix);
+      where.push("execution_id >= ? AND execution_id < ?");
+      params.push(lo, hi);
     }
     params.push(q.limit);
     const columns = q.withoutOutput ? EXECUTION_COLUMNS_WITHOUT_OUTPUT : "*";

@@ -15,7 +15,6 @@
 import type {
   JobCancelAnswer,
   JobRecord,
-  JobStatus,
   JobSubmitAnswer,
   JobSubmitItem,
   JobSubmitRequest,
@@ -29,7 +28,7 @@ import { commandEnvironment } from "../drivers/index.js";
 import { JobRun, type JobRunResult } from "./job-run.js";
 import { JobOutputLog, type JobOutputWriter } from "./output.js";
 import { type PlanJob, planJobs, type RunEnd, statusOfRun, transitiveDependents } from "./schedule.js";
-import { type JobPatch, type JobRow, JobStore, toJobSummary } from "./store.js";
+import { type JobFilter, type JobPatch, type JobRow, JobStore, toJobSummary } from "./store.js";
 import { describeLeftovers, recoverJobs } from "./recovery.js";
 import { type EndReason, type LiveRun, type LiveRuns, storeAdmission } from "../runs/index.js";
 
@@ -186,7 +185,7 @@ export class JobManager {
     return { request_id: requestId, sandbox_id: sandboxId, jobs: jobs.map(submitItem) };
   }
 
-  list(sandboxId: string, filter: { requestId?: string; status?: JobStatus }): JobSummary[] {
+  list(sandboxId: string, filter: JobFilter): JobSummary[] {
     return this.rows.listJobs(sandboxId, filter).map(toJobSummary);
   }
 

@@ -4,6 +4,7 @@
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
 import { columnsOf, TableAccess } from "../store/index.js";
+import { prefixRange } from "../../common/ids.js";
 
 export interface JobRequestRow {
   sandbox_id: string;
@@ -133,6 +134,14 @@ export const JOB_COLUMNS = columnsOf<JobRow>({
   finished_at: true,
 });
 
+/** Which of a sandbox's jobs a list asks for. */
+export interface JobFilter {
+  requestId?: string;
+  status?: JobStatus;
+  /** Only jobs whose id starts with this (a range on the id's index). */
+  idPrefix?: string;
+}
+
 /** A job's identity and placement, never changed once admitted (JobPatch leaves them out). */
 const FIXED_JOB_COLUMNS: readonly FixedJobColumn[] = ["seq", "job_id", "sandbox_id", "request_id", "created_at"];
 
@@ -206,8 +215,8 @@ export class JobStore extends TableAccess {
       .all(sandboxId, requestId);
   }
 
-  /** A sandbox's jobs in acceptance order, optionally of one request and/or status. */
-  listJobs(sandboxId: string, filter: { requestId?: string; status?: JobStatus } = {}): JobRow[] {
+  /** A sandbox's jobs in acceptance order, optionally of one request, a status and/or an id prefix. */
+  listJobs(sandboxId: string, filter: JobFilter = {}): JobRow[] {
     const where = ["sandbox_id = ?"];
     const params: unknown[] = [sandboxId];
     if (filter.requestId !== undefined) {
@@ -217,6 +226,11 @@ export class JobStore extends TableAccess {
     if (filter.status !== undefined) {
       where.push("status = ?");
       params.push(filter.status);
+    }
+    if (filter.idPrefix !== undefined) {
+      const { lo, hi } = prefixRange(filter.idPrefix);
+      where.push("job_id >= ? AND job_id < ?");
+      params.push(lo, hi);
     }
     return this.db.statement<JobRow>(`SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY seq`).all(...params);
   }

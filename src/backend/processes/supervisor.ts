@@ -5,7 +5,6 @@
 // ended, and processes whose policy starts them again start as a new generation) and
 // shutdown.
 
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {
@@ -139,7 +138,7 @@ export class ProcessSupervisor {
    */
   start(spec: ProcessStartSpec): ProcessRecord {
     this.runs.requireAccepting();
-    const processId = `prc_${randomBytes(10).toString("hex")}`;
+    const processId = this.store.db.newId("processes");
     storeAdmission(this.store, "process", () => {
       this.store.insertProcess({
         process_id: processId,

@@ -5,7 +5,6 @@
 // Each sandbox has a host uid of its own (drivers/identity.ts); when the backend is
 // root, its workspace belongs to that uid and its bwrap commands run as it.
 
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {
@@ -299,7 +298,7 @@ export class SandboxRegistry {
   }
 
   private insert(spec: { name: string | undefined; isolation: Isolation; network: boolean }): SandboxRow {
-    const sandboxId = `sbx_${randomBytes(10).toString("hex")}`;
+    const sandboxId = this.store.db.newId("sandboxes");
     const row: SandboxRow = {
       sandbox_id: sandboxId,
       name: spec.name ?? sandboxId,

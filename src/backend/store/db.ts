@@ -6,6 +6,21 @@
 
 import { type Database, migrate, openDatabase, type Statement } from "../../platform/sqlite.js";
 import { MIGRATIONS } from "./migrations.js";
+import { type IdPrefix, newUniqueId, prefixRange } from "../../common/ids.js";
+
+/** The tables whose ids a prefix may name, and their id columns (each unique, so indexed). */
+const ID_COLUMNS = {
+  sandboxes: "sandbox_id",
+  executions: "execution_id",
+  processes: "process_id",
+  jobs: "job_id",
+} as const;
+export type IdTable = keyof typeof ID_COLUMNS;
+const ID_PREFIXES: Record<Exclude<IdTable, "jobs">, IdPrefix> = {
+  sandboxes: "sbx",
+  executions: "exe",
+  processes: "prc",
+};
 
 /**
  * A table's columns as its row type names them: the record must name every field of
@@ -65,6 +80,25 @@ export class BackendStore {
       this.statements.set(sql, stmt);
     }
     return stmt as Statement<Row>;
+  }
+
+  /**
+   * Ids of `table` that start with `prefix`, in id order, at most `limit`: a range on
+   * the id's unique index, never a scan. For a new id's short form (src/common/ids.ts).
+   */
+  idsStartingWith(table: IdTable, prefix: string, limit: number): string[] {
+    const column = ID_COLUMNS[table];
+    const { lo, hi } = prefixRange(prefix);
+    return this.statement<Record<string, string>>(
+      `SELECT ${column} FROM ${table} WHERE ${column} >= ? AND ${column} < ? ORDER BY ${column} LIMIT ?`,
+    )
+      .all(lo, hi, limit)
+      .map((r) => r[column]!);
+  }
+
+  /** A new id of `table` whose short form no id of it has (drawn again while one does). */
+  newId(table: Exclude<IdTable, "jobs">): string {
+    return newUniqueId(ID_PREFIXES[table], (short) => this.idsStartingWith(table, short, 1).length > 0);
   }
 
   /** Bytes the database holds in use (free pages not counted). */

@@ -22,6 +22,7 @@ import { counted } from "../render/words.js";
 import { printJson } from "../render/outcome.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { NoSandboxSide, suggestingSandbox } from "./cp-suggest.js";
+import { wholeSandboxRef } from "../id-prefix.js";
 
 export type Location =
   | { kind: "local"; path: string }
@@ -441,5 +442,10 @@ class TransferMeter {
 }
 
 /** Bound to `sbx cp` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) =>
-  run(await suggestingSandbox(ctx, () => parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals())), ctx);
+export const action: RunFn = async (ctx, c) => {
+  const opts = await suggestingSandbox(ctx, () => parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals()));
+  // sbx_4k2m:PATH (a prefix of a sandbox id) names the sandbox it is the prefix of.
+  const whole = async (l: Location): Promise<Location> =>
+    l.kind === "sandbox" ? { ...l, sandbox: await wholeSandboxRef(ctx, l.sandbox) } : l;
+  return run({ ...opts, source: await whole(opts.source), destination: await whole(opts.destination) }, ctx);
+};

@@ -24,6 +24,7 @@ import {
 } from "../command-flags.js";
 import { answerNotRecorded, printDispatchOutcome, printJson } from "../render/outcome.js";
 import { formatCommand } from "../render/receipt.js";
+import { wholeSandboxRef } from "../id-prefix.js";
 
 export interface ExecOptions {
   argv: string[];
@@ -219,5 +220,6 @@ export const action: RunFn = async (ctx, c) => {
     ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
     ...(settings.timeout === undefined ? {} : { timeout: settings.timeout }),
   });
-  return run(opts, ctx);
+  // -s sbx_4k2m (a prefix of a sandbox id) is made whole before the receipt records it.
+  return run({ ...opts, sandbox: await wholeSandboxRef(ctx, opts.sandbox) }, ctx);
 };

@@ -1,6 +1,8 @@
 // Rows for people and for pipes: aligned columns on a terminal (cli-table3, no box,
-// fitted to its width), tab-separated rows (no ANSI, ISO-8601 times) everywhere else.
+// fitted to its width: ids shortened to their short form first, then the column that
+// may give way cut), tab-separated rows (no ANSI, ISO-8601 times, ids whole) everywhere else.
 
+import { shortId } from "../../common/ids.js";
 import type { IO } from "../io/io.js";
 
 export interface TableOptions {
@@ -42,9 +44,18 @@ export async function printTable(io: IO, head: string[], rows: string[][], opts:
   // Columns as a terminal draws them (colour codes take none, wide characters two), as cli-table3 lays them out.
   const { default: width } = await import("string-width");
   // A cell is one line: a newline in a command or a note would start what looks like a row.
-  const cells = rows.map((r) => r.map((c) => c.replace(/[\t\n\r]/g, " ")));
-  const widths = head.map((h, i) => Math.max(width(h), ...cells.map((r) => width(r[i] ?? ""))));
-  const total = widths.reduce((a, b) => a + b, 0) + GAP * (head.length - 1);
+  let cells = rows.map((r) => r.map((c) => c.replace(/[\t\n\r]/g, " ")));
+  const measure = () => {
+    const widths = head.map((h, i) => Math.max(width(h), ...cells.map((r) => width(r[i] ?? ""))));
+    return { widths, total: widths.reduce((a, b) => a + b, 0) + GAP * (head.length - 1) };
+  };
+  let { widths, total } = measure();
+  // Wider than the terminal: ids give way to their short form first (still accepted
+  // everywhere, src/common/ids.ts), before any column is cut.
+  if (io.stdoutColumns !== null && total > io.stdoutColumns) {
+    cells = cells.map((r) => r.map(shortId));
+    ({ widths, total } = measure());
+  }
   // Wider than the terminal: the column that may give way does (ids and times never do).
   const colWidths: Array<number | null> = head.map(() => null);
   const k = opts.shrink === undefined ? -1 : head.indexOf(opts.shrink);

@@ -232,6 +232,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
       },
       outcome: { schema: Outcome, description: "Only executions with this outcome." },
       idempotency_key: key("The execution this key created (recovery when no id was received)."),
+      id_prefix: key("Only executions whose id starts with this (a short form or any prefix)."),
     },
     responses: { 200: { description: "A page of records.", content: json(ExecutionList) } },
     errors: [],
@@ -443,6 +444,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "jobs",
     query: {
       request_id: key("Only the jobs of this submission."),
+      id_prefix: key("Only jobs whose id starts with this."),
       status: { schema: StringEnum(JOB_STATUSES_ALL), description: "Only jobs in this status." },
       wait_ms: int(0, JOB_WAIT_MAX_MS, "Wait server-side until every listed job ended.", 0),
     },

@@ -160,7 +160,8 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
 }
 
 /**
- * GET …/executions → {executions, next_cursor, live_count}, newest first. Items carry
+ * GET …/executions → {executions, next_cursor, live_count}, newest first (`id_prefix`:
+ * only those whose id starts with it, for the CLI's prefixes). Items carry
  * `stdout`/`stderr` as "" (byte counts and truncated flags as stored): a page stays
  * small; GET …/executions/{eid} answers the kept output.
  */
@@ -174,6 +175,8 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
   }
   const key = ctx.query.get("idempotency_key");
   if (key !== null && !isValidIdempotencyKey(key)) throw invalidRequest("idempotency_key", "invalid idempotency_key");
+  const idPrefix = ctx.query.get("id_prefix");
+  if (idPrefix !== null && !isValidIdempotencyKey(idPrefix)) throw invalidRequest("id_prefix", "invalid id_prefix");
 
   // Items leave the kept output out (a page could otherwise reach limit × 2 MiB); GET one execution for it.
   const listed = ctx.services.executions.list({
@@ -182,6 +185,7 @@ export async function listExecutions(ctx: RequestContext): Promise<Reply> {
     ...(cursor !== null && { beforeSeq: cursor }),
     ...(outcome !== null && { outcome: outcome as Outcome }),
     ...(key !== null && { idempotencyKey: key }),
+    ...(idPrefix !== null && { idPrefix }),
   });
   const body: ExecutionList = {
     executions: listed.executions.map((r) => shown(ctx, r)),

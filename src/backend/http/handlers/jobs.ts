@@ -61,7 +61,7 @@ export function submitJobs(ctx: RequestContext): Promise<Reply> {
 }
 
 /**
- * GET …/jobs?request_id=R&status=S&wait_ms=W → {jobs} in acceptance order, without
+ * GET …/jobs?request_id=R&status=S&id_prefix=P&wait_ms=W → {jobs} in acceptance order, without
  * output. `wait_ms` (≤ 25 s) waits until none of the listed jobs is unfinished;
  * `wait_timeout: true` when the wait ran out first.
  */
@@ -73,10 +73,13 @@ export async function listJobs(ctx: RequestContext): Promise<Reply> {
   if (status !== null && !JOB_STATUSES.includes(status as JobStatus)) {
     throw invalidRequest("status", `status must be one of ${JOB_STATUSES.join(", ")}`);
   }
+  const idPrefix = ctx.query.get("id_prefix");
+  if (idPrefix !== null && !isValidIdempotencyKey(idPrefix)) throw invalidRequest("id_prefix", "invalid id_prefix");
   const waitMs = intParam(ctx.query, "wait_ms", 0, JOB_WAIT_MAX_MS) ?? 0;
   const filter = {
     ...(requestId !== null && { requestId }),
     ...(status !== null && { status: status as JobStatus }),
+    ...(idPrefix !== null && { idPrefix }),
   };
   const jobs = ctx.services.jobs;
   // A wait is real elapsed time, as the timers wait it (record times are the backend's clock).

@@ -6,9 +6,9 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { colorStatus } from "./render.js";
-import { sandboxFor } from "../../command-flags.js";
-import { jobsApi } from "./target.js";
+import { jobIdFor, jobsApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface CancelOptions {
   jobId: string;
@@ -19,7 +19,8 @@ export interface CancelOptions {
 
 export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
   const api = await jobsApi(ctx);
-  const answer = await api.cancel(opts.sandbox, opts.jobId, opts.dependents, `sbx-cancel-${randomUUID()}`);
+  const jobId = await jobIdFor(api, opts.sandbox, opts.jobId);
+  const answer = await api.cancel(opts.sandbox, jobId, opts.dependents, `sbx-cancel-${randomUUID()}`);
   if (opts.json) {
     printJson(ctx, answer);
   } else {
@@ -40,7 +41,7 @@ export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; dependents?: boolean; json?: boolean };
   const opts = {
     jobId: c.args[0]!,
-    sandbox: sandboxFor(ctx, raw.sandbox),
+    sandbox: await sandboxIdFor(ctx, raw.sandbox),
     dependents: raw.dependents === true,
     json: raw.json === true,
   };

@@ -5,9 +5,9 @@ import type { Context } from "../../context.js";
 import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { printJobs } from "./render.js";
-import { sandboxFor } from "../../command-flags.js";
 import { jobsApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface ListOptions {
   sandbox: string;
@@ -39,5 +39,5 @@ export async function run(opts: ListOptions, ctx: Context): Promise<number> {
 /** Bound to `sbx jobs list` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; status?: string; json?: boolean };
-  return run(parseListOptions(raw, sandboxFor(ctx, raw.sandbox)), ctx);
+  return run(parseListOptions(raw, await sandboxIdFor(ctx, raw.sandbox)), ctx);
 };

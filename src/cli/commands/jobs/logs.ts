@@ -1,9 +1,9 @@
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { sandboxFor } from "../../command-flags.js";
-import { jobsApi } from "./target.js";
+import { jobIdFor, jobsApi } from "./target.js";
 import { readJobOutput } from "./waiting.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface LogsOptions {
   jobId: string;
@@ -14,7 +14,8 @@ export interface LogsOptions {
 
 export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
   const api = await jobsApi(ctx);
-  const job = await readJobOutput(ctx, api, opts.sandbox, opts.jobId, opts.follow, {
+  const jobId = await jobIdFor(api, opts.sandbox, opts.jobId);
+  const job = await readJobOutput(ctx, api, opts.sandbox, jobId, opts.follow, {
     chunk: (c, data) => {
       if (opts.json) ctx.io.out(JSON.stringify({ seq: c.seq, stream: c.stream, offset: c.offset, data: c.data }));
       else if (c.stream === "stdout") ctx.io.writeOut(data);
@@ -32,7 +33,7 @@ export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; follow?: boolean; json?: boolean };
   const opts = {
     jobId: c.args[0]!,
-    sandbox: sandboxFor(ctx, raw.sandbox),
+    sandbox: await sandboxIdFor(ctx, raw.sandbox),
     follow: raw.follow === true,
     json: raw.json === true,
   };

@@ -17,9 +17,9 @@ import { printJson } from "../../render/outcome.js";
 import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
 import { exitText, noteOf } from "./render.js";
 import { freshRequestId, reportNotAdmitted, submit } from "./submission.js";
-import { sandboxFor } from "../../command-flags.js";
 import { readJobOutput, summaryOf } from "./waiting.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface RunOptions {
   sandbox: string;
@@ -134,5 +134,5 @@ export interface RunDocument extends SubmissionDocument {
 /** Bound to `sbx jobs run` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as RawRunFlags;
-  return run(parseRunOptions(c.args, raw, sandboxFor(ctx, raw.sandbox)), ctx);
+  return run(parseRunOptions(c.args, raw, await sandboxIdFor(ctx, raw.sandbox)), ctx);
 };

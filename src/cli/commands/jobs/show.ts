@@ -6,25 +6,26 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { formatCommand } from "../../render/receipt.js";
 import { colorStatus, exitText } from "./render.js";
-import { sandboxFor } from "../../command-flags.js";
-import { jobsApi } from "./target.js";
+import { jobIdFor, jobsApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export async function run(opts: { jobId: string; sandbox: string; json: boolean }, ctx: Context): Promise<number> {
   const api = await jobsApi(ctx);
+  const jobId = await jobIdFor(api, opts.sandbox, opts.jobId);
   if (opts.json) {
     // Every page of kept output, in one document.
     const output: JobOutputChunk[] = [];
     let job: JobRecord;
     for (let after = 0; ; after = job.output_next_seq) {
-      job = await api.get(opts.sandbox, opts.jobId, { afterSeq: after });
+      job = await api.get(opts.sandbox, jobId, { afterSeq: after });
       output.push(...job.output);
       if (job.output.length === 0) break;
     }
     printJson(ctx, { ...job, output });
     return ExitCodes.ok;
   }
-  const j = await api.get(opts.sandbox, opts.jobId, { outputLimit: 0 });
+  const j = await api.get(opts.sandbox, jobId, { outputLimit: 0 });
   const rows: Array<[string, string]> = [
     ["job", j.job_id],
     ["name", j.name],
@@ -53,5 +54,5 @@ export async function run(opts: { jobId: string; sandbox: string; json: boolean 
 /** Bound to `sbx jobs show` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; json?: boolean };
-  return run({ jobId: c.args[0]!, sandbox: sandboxFor(ctx, raw.sandbox), json: raw.json === true }, ctx);
+  return run({ jobId: c.args[0]!, sandbox: await sandboxIdFor(ctx, raw.sandbox), json: raw.json === true }, ctx);
 };

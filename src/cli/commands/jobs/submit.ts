@@ -11,9 +11,9 @@ import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs, type JobsWaitEnd, type SubmissionDocument } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
 import { parseSubmission, reportNotAdmitted, type Submitted, submit } from "./submission.js";
-import { sandboxFor } from "../../command-flags.js";
 import { waitForJobs } from "./waiting.js";
 import { fileErrorWords } from "../../../common/file-errors.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface SubmitOptions {
   file: string;
@@ -154,5 +154,5 @@ function documentOf(
 /** Bound to `sbx jobs submit` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; wait?: boolean; timeout?: string; json?: boolean };
-  return run(parseSubmitOptions(c.args[0]!, raw, sandboxFor(ctx, raw.sandbox)), ctx);
+  return run(parseSubmitOptions(c.args[0]!, raw, await sandboxIdFor(ctx, raw.sandbox)), ctx);
 };

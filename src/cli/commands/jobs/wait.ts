@@ -9,9 +9,9 @@ import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
-import { sandboxFor } from "../../command-flags.js";
-import { jobsApi } from "./target.js";
+import { jobIdFor, jobsApi } from "./target.js";
 import { waitForJobs } from "./waiting.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface WaitOptions {
   jobIds: string[];
@@ -44,7 +44,8 @@ export function parseWaitOptions(
 export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   const deadlineAt = opts.timeoutMs === null ? null : Date.now() + opts.timeoutMs;
   const api = await jobsApi(ctx);
-  let ids = [...opts.jobIds];
+  let ids: string[] = [];
+  for (const ref of opts.jobIds) ids.push(await jobIdFor(api, opts.sandbox, ref));
   if (opts.requestId !== undefined) {
     const { jobs } = await api.list(opts.sandbox, { requestId: opts.requestId });
     if (jobs.length === 0) throw new UsageError(`request ${opts.requestId} has no jobs in sandbox ${opts.sandbox}`);
@@ -74,5 +75,5 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
 /** Bound to `sbx jobs wait` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; timeout?: string; json?: boolean };
-  return run(parseWaitOptions(c.args, raw, sandboxFor(ctx, raw.sandbox)), ctx);
+  return run(parseWaitOptions(c.args, raw, await sandboxIdFor(ctx, raw.sandbox)), ctx);
 };

@@ -5,9 +5,9 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { cell, formatTime, printTable } from "../../render/table.js";
-import { sandboxFor } from "../../command-flags.js";
 import { processesApi } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { sandboxIdFor } from "../../id-prefix.js";
 
 export function commandOf(p: Pick<ProcessRecord, "command">): string {
   return typeof p.command === "string" ? `sh -c ${JSON.stringify(p.command)}` : p.command.join(" ");
@@ -40,4 +40,4 @@ export async function run(opts: { sandbox: string; json: boolean }, ctx: Context
 
 /** Bound to `sbx process list` and `sbx ps` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) =>
-  run({ sandbox: sandboxFor(ctx, c.opts().sandbox), json: c.optsWithGlobals().json === true }, ctx);
+  run({ sandbox: await sandboxIdFor(ctx, c.opts().sandbox), json: c.optsWithGlobals().json === true }, ctx);

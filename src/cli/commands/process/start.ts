@@ -18,6 +18,7 @@ import { RESTART_POLICIES } from "./index.js";
 import { explain } from "../../../receipts/document.js";
 import { answerNotRecorded, printJson } from "../../render/outcome.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { wholeSandboxRef } from "../../id-prefix.js";
 
 export interface StartOptions {
   sandbox: string;
@@ -106,5 +107,8 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
 }
 
 /** Bound to `sbx process start` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) =>
-  run(parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags, ctx.config.read().settings.sandbox), ctx);
+export const action: RunFn = async (ctx, c) => {
+  const opts = parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags, ctx.config.read().settings.sandbox);
+  // -s sbx_4k2m (a prefix of a sandbox id) is made whole before the receipt records it.
+  return run({ ...opts, sandbox: await wholeSandboxRef(ctx, opts.sandbox) }, ctx);
+};

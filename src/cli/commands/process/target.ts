@@ -1,11 +1,13 @@
-// Naming a process: its id (prc_…), its name in the sandbox, or the receipt of its start.
+// Naming a process: its id (prc_…) or a unique prefix of one (its short form,
+// prc_9qm3x7ta), its name in the sandbox, or the receipt of its start.
 
 import { ProcessesApi } from "../../../client/processes.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
-import { sandboxFor } from "../../command-flags.js";
 import { NotFoundError, UsageError } from "../../../common/errors.js";
+import { isWholeId } from "../../../common/ids.js";
+import { pickByPrefix, sandboxIdFor } from "../../id-prefix.js";
 
 export interface ProcessTarget {
   api: ProcessesApi;
@@ -41,8 +43,8 @@ export async function resolveProcess(
   ref: string,
   sandboxFlag: string | undefined,
 ): Promise<ProcessTarget> {
-  if (ref.startsWith("prc_") && sandboxFlag !== undefined) {
-    return { api: await processesApi(ctx), sandbox: sandboxFor(ctx, sandboxFlag), processId: ref };
+  if (ref.startsWith("prc_") && isWholeId(ref) && sandboxFlag !== undefined) {
+    return { api: await processesApi(ctx), sandbox: await sandboxIdFor(ctx, sandboxFlag), processId: ref };
   }
   // A process id without -s: its start receipt knows the sandbox (and the backend), so
   // the id `sbx process start -s web` printed works as it was printed.
@@ -59,17 +61,24 @@ export async function resolveProcess(
     }
   }
   const api = await processesApi(ctx);
-  const sandbox = sandboxFor(ctx, sandboxFlag);
-  if (ref.startsWith("prc_")) return { api, sandbox, processId: ref };
-  const named = (await api.list(sandbox)).filter((p) => p.name === ref);
+  const sandbox = await sandboxIdFor(ctx, sandboxFlag);
+  if (ref.startsWith("prc_") && isWholeId(ref)) return { api, sandbox, processId: ref };
+  const listed = await api.list(sandbox);
+  const notFound = () =>
+    new NotFoundError(
+      `no process ${JSON.stringify(ref)} in sandbox ${sandbox}`,
+      `see \`sbx process list -s ${sandbox}\`; a process of another sandbox needs -s SANDBOX`,
+    );
+  if (ref.startsWith("prc_")) {
+    const ids = listed.map((p) => p.process_id);
+    return { api, sandbox, processId: pickByPrefix(ref, ids, "processes", notFound) };
+  }
+  const named = listed.filter((p) => p.name === ref);
   if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id };
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} processes are named ${JSON.stringify(ref)}: ${named.map((p) => p.process_id).join(", ")}`,
     );
   }
-  throw new NotFoundError(
-    `no process ${JSON.stringify(ref)} in sandbox ${sandbox}`,
-    `see \`sbx process list -s ${sandbox}\`; a process of another sandbox needs -s SANDBOX`,
-  );
+  throw notFound();
 }

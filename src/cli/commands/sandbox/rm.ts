@@ -3,6 +3,7 @@ import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { checkSandboxRef } from "../../command-flags.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { wholeSandboxRef } from "../../id-prefix.js";
 
 export async function run(opts: { ref: string; force: boolean; json: boolean }, ctx: Context): Promise<number> {
   const progress = opts.force ? ctx.io.progress(`ending what runs in ${opts.ref}, then removing it…`) : null;
@@ -20,7 +21,7 @@ export async function run(opts: { ref: string; force: boolean; json: boolean }, 
 export const action: RunFn = async (ctx, c) =>
   run(
     {
-      ref: checkSandboxRef(c.args[0]!),
+      ref: await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!)),
       force: c.opts().force === true,
       json: c.optsWithGlobals().json === true,
     },

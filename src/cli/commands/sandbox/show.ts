@@ -8,6 +8,7 @@ import { formatBytes } from "../../render/bytes.js";
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { wholeSandboxRef } from "../../id-prefix.js";
 
 export async function run(opts: { ref: string; json: boolean }, ctx: Context): Promise<number> {
   const sandbox = await (await ctx.api()).getSandbox(opts.ref, { usage: true });
@@ -58,4 +59,4 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
 
 /** Bound to `sbx sandbox show` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) =>
-  run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx);
+  run({ ref: await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!)), json: c.optsWithGlobals().json === true }, ctx);
