@@ -230,7 +230,8 @@ describe.concurrent("review regressions", () => {
       status: 404,
       body: { error: { code: "execution_not_found", message: "no such execution" } },
     }));
-    const r = await runMain(["logs", "exe_bogus", "-f", "--api-url", server.url], { home });
+    // A whole id (a prefix would be looked up in the list first): the stream itself is refused.
+    const r = await runMain(["logs", "exe_0123456789abcdef0123", "-f", "--api-url", server.url], { home });
     expect(r.code).toBe(125);
     expect(r.stderr).toContain("execution_not_found");
   });

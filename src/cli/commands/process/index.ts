@@ -180,7 +180,12 @@ function declareStart(noun: Command, bind: Bind): void {
     .description(
       "Start a worker that outlives sbx, supervised by the backend with a restart policy. The start\n" +
         "is sent once with an Idempotency-Key and recorded as a receipt (like exec). Prints the\n" +
-        "process id (prc_…).",
+        "process id (prc_…).\n\n" +
+        "Restart policies act while the daemon runs: on-failure restarts a run that exits non-zero\n" +
+        "or is killed, always restarts every run. When the daemon stops (sbx daemon stop, a reboot),\n" +
+        "it ends every process (end_reason backend_shutdown); when it starts again, only --restart\n" +
+        "always brings a process back. An on-failure or never process stays ended: a daemon that\n" +
+        "stops is not a failure of the process. Start it again with sbx process start.",
     )
     .argument("[argv...]", "the command and its arguments (put them after --)")
     .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
