@@ -431,6 +431,8 @@ _sbx_spec() {
 _sbx_values() {
   _sbx_kind=none _sbx_words=
   case "$1|$2" in
+    "exec|-s") _sbx_kind=sandbox-name ;;
+    "exec|--sandbox") _sbx_kind=sandbox-name ;;
     "exec|--env-file") _sbx_kind=file ;;
     "exec|#0") _sbx_kind=command ;;
     "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched" ;;
@@ -442,22 +444,70 @@ _sbx_values() {
     "receipts verify|--bundle") _sbx_kind=file ;;
     "receipts verify|#0") _sbx_kind=receipt-id ;;
     "receipts timeline|--html") _sbx_kind=file ;;
+    "logs|-s") _sbx_kind=sandbox-name ;;
+    "logs|--sandbox") _sbx_kind=sandbox-name ;;
     "logs|#0") _sbx_kind=receipt-id ;;
+    "cancel|-s") _sbx_kind=sandbox-name ;;
+    "cancel|--sandbox") _sbx_kind=sandbox-name ;;
     "cancel|#0") _sbx_kind=receipt-id ;;
+    "process start|-s") _sbx_kind=sandbox-name ;;
+    "process start|--sandbox") _sbx_kind=sandbox-name ;;
     "process start|--restart") _sbx_kind=words _sbx_words="never on-failure always" ;;
     "process start|--env-file") _sbx_kind=file ;;
     "process start|#0") _sbx_kind=command ;;
-    "process show|#0") _sbx_kind=receipt-id ;;
+    "process list|-s") _sbx_kind=sandbox-name ;;
+    "process list|--sandbox") _sbx_kind=sandbox-name ;;
+    "process show|-s") _sbx_kind=sandbox-name ;;
+    "process show|--sandbox") _sbx_kind=sandbox-name ;;
+    "process show|#0") _sbx_kind=process-name ;;
+    "process logs|-s") _sbx_kind=sandbox-name ;;
+    "process logs|--sandbox") _sbx_kind=sandbox-name ;;
     "process logs|--stream") _sbx_kind=words _sbx_words="stdout stderr" ;;
-    "process logs|#0") _sbx_kind=receipt-id ;;
-    "process result|#0") _sbx_kind=receipt-id ;;
+    "process logs|#0") _sbx_kind=process-name ;;
+    "process result|-s") _sbx_kind=sandbox-name ;;
+    "process result|--sandbox") _sbx_kind=sandbox-name ;;
+    "process result|#0") _sbx_kind=process-name ;;
+    "process stdin|-s") _sbx_kind=sandbox-name ;;
+    "process stdin|--sandbox") _sbx_kind=sandbox-name ;;
     "process stdin|--file") _sbx_kind=file ;;
+    "process stdin|#0") _sbx_kind=process-name ;;
+    "process signal|-s") _sbx_kind=sandbox-name ;;
+    "process signal|--sandbox") _sbx_kind=sandbox-name ;;
+    "process signal|#0") _sbx_kind=process-name ;;
     "process signal|#1") _sbx_kind=words _sbx_words="TERM INT HUP KILL USR1 USR2" ;;
+    "process stop|-s") _sbx_kind=sandbox-name ;;
+    "process stop|--sandbox") _sbx_kind=sandbox-name ;;
+    "process stop|#0") _sbx_kind=process-name ;;
+    "process rm|-s") _sbx_kind=sandbox-name ;;
+    "process rm|--sandbox") _sbx_kind=sandbox-name ;;
+    "process rm|#0") _sbx_kind=process-name ;;
+    "ps|-s") _sbx_kind=sandbox-name ;;
+    "ps|--sandbox") _sbx_kind=sandbox-name ;;
+    "jobs submit|-s") _sbx_kind=sandbox-name ;;
+    "jobs submit|--sandbox") _sbx_kind=sandbox-name ;;
     "jobs submit|#0") _sbx_kind=file ;;
+    "jobs run|-s") _sbx_kind=sandbox-name ;;
+    "jobs run|--sandbox") _sbx_kind=sandbox-name ;;
     "jobs run|--env-file") _sbx_kind=file ;;
     "jobs run|#0") _sbx_kind=command ;;
+    "jobs list|-s") _sbx_kind=sandbox-name ;;
+    "jobs list|--sandbox") _sbx_kind=sandbox-name ;;
     "jobs list|--status") _sbx_kind=words _sbx_words="queued waiting running cancel_requested succeeded failed cancelled timed_out dependency_failed interrupted lost" ;;
+    "jobs show|-s") _sbx_kind=sandbox-name ;;
+    "jobs show|--sandbox") _sbx_kind=sandbox-name ;;
+    "jobs show|#0") _sbx_kind=job-id ;;
+    "jobs logs|-s") _sbx_kind=sandbox-name ;;
+    "jobs logs|--sandbox") _sbx_kind=sandbox-name ;;
+    "jobs logs|#0") _sbx_kind=job-id ;;
+    "jobs wait|-s") _sbx_kind=sandbox-name ;;
+    "jobs wait|--sandbox") _sbx_kind=sandbox-name ;;
+    "jobs wait|#0") _sbx_kind=job-id ;;
+    "jobs cancel|-s") _sbx_kind=sandbox-name ;;
+    "jobs cancel|--sandbox") _sbx_kind=sandbox-name ;;
+    "jobs cancel|#0") _sbx_kind=job-id ;;
     "sandbox create|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
+    "sandbox show|#0") _sbx_kind=sandbox-name ;;
+    "sandbox rm|#0") _sbx_kind=sandbox-name ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "completion|#0") _sbx_kind=words _sbx_words="bash zsh fish" ;;
@@ -474,6 +524,12 @@ _sbx_receipt_ids() {
   done < <(command sbx receipts list --limit 50 2>/dev/null </dev/null)
 }
 
+# What the backend knows (sandbox names, process names, job ids), given the line so far
+# (its -s picks the sandbox). Never starts the daemon; silent when it cannot be asked.
+_sbx_backend_words() {
+  command sbx __complete "$1" -- "${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null </dev/null
+}
+
 # _sbx_reply: COMPREPLY from the lines on stdin (mapfile is not in bash 3.2).
 _sbx_reply() {
   local line
@@ -486,6 +542,7 @@ _sbx_complete_value() {
   case "$_sbx_kind" in
     words) _sbx_reply < <(compgen -W "$_sbx_words" -- "$cur") ;;
     receipt-id) _sbx_reply < <(compgen -W "$(_sbx_receipt_ids)" -- "$cur") ;;
+    sandbox-name | process-name | job-id) _sbx_reply < <(compgen -W "$(_sbx_backend_words "$_sbx_kind")" -- "$cur") ;;
     file)
       compopt -o filenames 2>/dev/null
       _sbx_reply < <(compgen -f -- "$cur")

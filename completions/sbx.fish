@@ -261,6 +261,12 @@ function __sbx_receipt_ids
     string replace -r -- '\t.*' '' $rows[2..-1]
 end
 
+# What the backend knows (sandbox names, process names, job ids), given the line so far
+# (its -s picks the sandbox). Never starts the daemon; silent when it cannot be asked.
+function __sbx_backend_words
+    command sbx __complete $argv[1] -- (commandline -opc)[2..-1] 2>/dev/null </dev/null
+end
+
 # The arguments as a command line of their own (sbx exec -- make test).
 function __sbx_command_line
     __sbx_walk
@@ -297,7 +303,7 @@ complete -c sbx -n '__sbx_at ""' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at ""' -s h -l help -d 'show help'
 
 # sbx exec
-complete -c sbx -n '__sbx_at "exec"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "exec"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "exec"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
 complete -c sbx -n '__sbx_at "exec"' -l timeout -x -d 'server-side timeout, 1s..10m (default: 2m)'
 complete -c sbx -n '__sbx_at "exec"' -l client-timeout -x -d 'local deadline for an answer (default: timeout + 30s)'
@@ -469,7 +475,7 @@ complete -c sbx -n '__sbx_at "recover"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "recover"' -s h -l help -d 'show help'
 
 # sbx logs
-complete -c sbx -n '__sbx_at "logs"' -s s -l sandbox -x -d 'sandbox of a bare execution id (default: default)'
+complete -c sbx -n '__sbx_at "logs"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox of a bare execution id (default: default)'
 complete -c sbx -n '__sbx_at "logs"' -s f -l follow -d 'follow until the execution ends'
 complete -c sbx -n '__sbx_at "logs"' -l after -x -d 'start after this event id'
 complete -c sbx -n '__sbx_at "logs"' -l json -d 'print events as JSON Lines: {id, type, data}'
@@ -483,7 +489,7 @@ complete -c sbx -n '__sbx_at "logs"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "logs" 0' -a '(__sbx_receipt_ids)' -d 'execution id, or a receipt (id, key, unique prefix)'
 
 # sbx cancel
-complete -c sbx -n '__sbx_at "cancel"' -s s -l sandbox -x -d 'sandbox of a bare execution id (default: default)'
+complete -c sbx -n '__sbx_at "cancel"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox of a bare execution id (default: default)'
 complete -c sbx -n '__sbx_at "cancel"' -l reason -x -d 'why, recorded by the backend'
 complete -c sbx -n '__sbx_at "cancel"' -l wait -d 'wait until the execution has really ended'
 complete -c sbx -n '__sbx_at "cancel"' -l timeout -x -d 'how long --wait waits (default: 60s)'
@@ -517,7 +523,7 @@ complete -c sbx -n '__sbx_at "process"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process"' -s h -l help -d 'show help'
 
 # sbx process start
-complete -c sbx -n '__sbx_at "process start"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "process start"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "process start"' -l name -x -d 'a name to refer to it by'
 complete -c sbx -n '__sbx_at "process start"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
 complete -c sbx -n '__sbx_at "process start"' -l stdin -d 'give it a stdin pipe to write to later (sbx process stdin)'
@@ -541,7 +547,7 @@ complete -c sbx -n '__sbx_at "process start"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "process start" 0 more' -a '(__sbx_command_line)'
 
 # sbx process list
-complete -c sbx -n '__sbx_at "process list"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "process list"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "process list"' -l json -d 'print {processes: [...]}'
 complete -c sbx -n '__sbx_at "process list"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -552,7 +558,7 @@ complete -c sbx -n '__sbx_at "process list"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process list"' -s h -l help -d 'show help'
 
 # sbx process show
-complete -c sbx -n '__sbx_at "process show"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process show"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process show"' -l json -d 'print the process record'
 complete -c sbx -n '__sbx_at "process show"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -561,10 +567,10 @@ complete -c sbx -n '__sbx_at "process show"' -l no-color -d 'no colour (also NO_
 complete -c sbx -n '__sbx_at "process show"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process show"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process show"' -s h -l help -d 'show help'
-complete -c sbx -n '__sbx_arg "process show" 0' -a '(__sbx_receipt_ids)' -d 'process id (prc_…), name, or the receipt of its start'
+complete -c sbx -n '__sbx_arg "process show" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx process logs
-complete -c sbx -n '__sbx_at "process logs"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process logs"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process logs"' -l stream -x -a 'stdout stderr' -d 'only stdout or only stderr (default: both)'
 complete -c sbx -n '__sbx_at "process logs"' -l offset -x -d 'start at this logical byte offset (default: 0)'
 complete -c sbx -n '__sbx_at "process logs"' -l limit -x -d 'read at most N bytes'
@@ -579,10 +585,10 @@ complete -c sbx -n '__sbx_at "process logs"' -l no-color -d 'no colour (also NO_
 complete -c sbx -n '__sbx_at "process logs"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process logs"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process logs"' -s h -l help -d 'show help'
-complete -c sbx -n '__sbx_arg "process logs" 0' -a '(__sbx_receipt_ids)' -d 'process id (prc_…), name, or the receipt of its start'
+complete -c sbx -n '__sbx_arg "process logs" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx process result
-complete -c sbx -n '__sbx_at "process result"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process result"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process result"' -l wait -x -d 'wait up to DUR for the process to complete'
 complete -c sbx -n '__sbx_at "process result"' -l json -d 'print the result document'
 complete -c sbx -n '__sbx_at "process result"' -s V -l version -d 'print the version'
@@ -592,10 +598,10 @@ complete -c sbx -n '__sbx_at "process result"' -l no-color -d 'no colour (also N
 complete -c sbx -n '__sbx_at "process result"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process result"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process result"' -s h -l help -d 'show help'
-complete -c sbx -n '__sbx_arg "process result" 0' -a '(__sbx_receipt_ids)' -d 'process id (prc_…), name, or the receipt of its start'
+complete -c sbx -n '__sbx_arg "process result" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx process stdin
-complete -c sbx -n '__sbx_at "process stdin"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process stdin"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stdin"' -l file -r -F -d 'send this file instead of stdin'
 complete -c sbx -n '__sbx_at "process stdin"' -l eof -d 'close the process\'s stdin after these bytes'
 complete -c sbx -n '__sbx_at "process stdin"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
@@ -607,9 +613,10 @@ complete -c sbx -n '__sbx_at "process stdin"' -l no-color -d 'no colour (also NO
 complete -c sbx -n '__sbx_at "process stdin"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process stdin"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process stdin"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "process stdin" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx process signal
-complete -c sbx -n '__sbx_at "process signal"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process signal"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process signal"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process signal"' -l json -d 'print the acknowledgement'
 complete -c sbx -n '__sbx_at "process signal"' -s V -l version -d 'print the version'
@@ -619,10 +626,11 @@ complete -c sbx -n '__sbx_at "process signal"' -l no-color -d 'no colour (also N
 complete -c sbx -n '__sbx_at "process signal"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process signal"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process signal"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "process signal" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 complete -c sbx -n '__sbx_arg "process signal" 1' -a 'TERM INT HUP KILL USR1 USR2' -d 'TERM, INT, HUP, KILL, USR1 or USR2'
 
 # sbx process stop
-complete -c sbx -n '__sbx_at "process stop"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process stop"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process stop"' -l grace -x -d 'time between TERM and KILL, up to 60s (default: 5s)'
 complete -c sbx -n '__sbx_at "process stop"' -l run -x -d 'act only if run N is current (also PROCESS@N)'
 complete -c sbx -n '__sbx_at "process stop"' -l json -d 'print the process record afterwards'
@@ -633,9 +641,10 @@ complete -c sbx -n '__sbx_at "process stop"' -l no-color -d 'no colour (also NO_
 complete -c sbx -n '__sbx_at "process stop"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process stop"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process stop"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "process stop" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx process rm
-complete -c sbx -n '__sbx_at "process rm"' -s s -l sandbox -x -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process rm"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
 complete -c sbx -n '__sbx_at "process rm"' -l grace -x -d 'time between TERM and KILL, up to 60s (default: 5s)'
 complete -c sbx -n '__sbx_at "process rm"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process rm"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -645,9 +654,10 @@ complete -c sbx -n '__sbx_at "process rm"' -l no-color -d 'no colour (also NO_CO
 complete -c sbx -n '__sbx_at "process rm"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process rm"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process rm"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "process rm" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx ps
-complete -c sbx -n '__sbx_at "ps"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "ps"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "ps"' -l json -d 'print {processes: [...]}'
 complete -c sbx -n '__sbx_at "ps"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "ps"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -675,7 +685,7 @@ complete -c sbx -n '__sbx_at "jobs"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "jobs"' -s h -l help -d 'show help'
 
 # sbx jobs submit
-complete -c sbx -n '__sbx_at "jobs submit"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs submit"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs submit"' -l wait -d 'wait until every job has ended; exit with what they did'
 complete -c sbx -n '__sbx_at "jobs submit"' -l timeout -x -d 'with --wait: stop waiting after this long (the jobs are not cancelled)'
 complete -c sbx -n '__sbx_at "jobs submit"' -l json -d 'print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}'
@@ -689,7 +699,7 @@ complete -c sbx -n '__sbx_at "jobs submit"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "jobs submit" 0' -F -d 'a JSON file of jobs, or - for stdin'
 
 # sbx jobs run
-complete -c sbx -n '__sbx_at "jobs run"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs run"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs run"' -l name -x -d 'the job\'s name (default: run)'
 complete -c sbx -n '__sbx_at "jobs run"' -l timeout -x -d 'server-side timeout, up to 1h (default: 30m)'
 complete -c sbx -n '__sbx_at "jobs run"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
@@ -708,7 +718,7 @@ complete -c sbx -n '__sbx_at "jobs run"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "jobs run" 0 more' -a '(__sbx_command_line)'
 
 # sbx jobs list
-complete -c sbx -n '__sbx_at "jobs list"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs list"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs list"' -l request -x -d 'only the jobs of this request id'
 complete -c sbx -n '__sbx_at "jobs list"' -l status -x -a 'queued waiting running cancel_requested succeeded failed cancelled timed_out dependency_failed interrupted lost' -d 'only jobs with this status'
 complete -c sbx -n '__sbx_at "jobs list"' -l json -d 'print {jobs: [...]} as the API lists them'
@@ -721,7 +731,7 @@ complete -c sbx -n '__sbx_at "jobs list"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "jobs list"' -s h -l help -d 'show help'
 
 # sbx jobs show
-complete -c sbx -n '__sbx_at "jobs show"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs show"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs show"' -l json -d 'print the job record with all of its output chunks'
 complete -c sbx -n '__sbx_at "jobs show"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "jobs show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -730,9 +740,10 @@ complete -c sbx -n '__sbx_at "jobs show"' -l no-color -d 'no colour (also NO_COL
 complete -c sbx -n '__sbx_at "jobs show"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "jobs show"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "jobs show"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "jobs show" 0' -a '(__sbx_backend_words job-id)' -d 'job id'
 
 # sbx jobs logs
-complete -c sbx -n '__sbx_at "jobs logs"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs logs"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs logs"' -s f -l follow -d 'follow until the job has ended'
 complete -c sbx -n '__sbx_at "jobs logs"' -l json -d 'one JSON document per output chunk (JSON Lines)'
 complete -c sbx -n '__sbx_at "jobs logs"' -s V -l version -d 'print the version'
@@ -742,9 +753,10 @@ complete -c sbx -n '__sbx_at "jobs logs"' -l no-color -d 'no colour (also NO_COL
 complete -c sbx -n '__sbx_at "jobs logs"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "jobs logs"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "jobs logs"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "jobs logs" 0' -a '(__sbx_backend_words job-id)' -d 'job id'
 
 # sbx jobs wait
-complete -c sbx -n '__sbx_at "jobs wait"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs wait"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs wait"' -l request -x -d 'every job of this request id'
 complete -c sbx -n '__sbx_at "jobs wait"' -l timeout -x -d 'stop waiting after this long (exit 124; the jobs keep running)'
 complete -c sbx -n '__sbx_at "jobs wait"' -l json -d 'print {jobs: [...], timed_out, exit}'
@@ -755,9 +767,10 @@ complete -c sbx -n '__sbx_at "jobs wait"' -l no-color -d 'no colour (also NO_COL
 complete -c sbx -n '__sbx_at "jobs wait"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "jobs wait"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "jobs wait"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "jobs wait" 0 more' -a '(__sbx_backend_words job-id)' -d 'job ids'
 
 # sbx jobs cancel
-complete -c sbx -n '__sbx_at "jobs cancel"' -s s -l sandbox -x -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs cancel"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs cancel"' -l dependents -d 'also cancel every job that depends on it, directly or not'
 complete -c sbx -n '__sbx_at "jobs cancel"' -l json -d 'print {job_id, status, dependents: [{job_id, name, status}]}'
 complete -c sbx -n '__sbx_at "jobs cancel"' -s V -l version -d 'print the version'
@@ -767,6 +780,7 @@ complete -c sbx -n '__sbx_at "jobs cancel"' -l no-color -d 'no colour (also NO_C
 complete -c sbx -n '__sbx_at "jobs cancel"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "jobs cancel"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "jobs cancel"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "jobs cancel" 0' -a '(__sbx_backend_words job-id)' -d 'job id'
 
 # sbx sandbox
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a create -d 'create a sandbox'
@@ -815,6 +829,7 @@ complete -c sbx -n '__sbx_at "sandbox show"' -l no-color -d 'no colour (also NO_
 complete -c sbx -n '__sbx_at "sandbox show"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox show"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox show"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox show" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
 complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'cancel its executions and stop its processes first'
@@ -826,6 +841,7 @@ complete -c sbx -n '__sbx_at "sandbox rm"' -l no-color -d 'no colour (also NO_CO
 complete -c sbx -n '__sbx_at "sandbox rm"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox rm" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx cp
 complete -c sbx -n '__sbx_at "cp"' -l json -d 'print {source, destination, type, bytes, sha256, entries}'

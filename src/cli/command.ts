@@ -203,9 +203,12 @@ export function collect(value: string, previous: string[] | undefined): string[]
 
 /**
  * Values the generated completions compute at completion time rather than list:
- * receipt ids from the local store, file names, or a command line of its own (after --).
+ * receipt ids from the local store, what the backend knows (sandbox names, process
+ * names, job ids: `sbx __complete`), file names, or a command line of its own (after --).
  */
-export type ValueCompletion = "receipt-id" | "file" | "command";
+export type ValueCompletion = "receipt-id" | BackendWords | "file" | "command";
+/** Completed from what the backend knows, by `sbx __complete KIND` (src/cli/commands/complete-words.ts). */
+export type BackendWords = "sandbox-name" | "process-name" | "job-id";
 
 const COMPLETIONS = new WeakMap<Command, Map<string, ValueCompletion>>();
 

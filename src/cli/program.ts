@@ -5,6 +5,7 @@ import { VERSION } from "../version.js";
 import { type Bind, makeBinder, type Runtime, withExamples } from "./command.js";
 import {
   declareCancel,
+  declareCompleteWords,
   declareCompletionCommand,
   declareCp,
   declareExec,
@@ -60,6 +61,7 @@ export function buildProgram(rt: Runtime): Command {
   profile.register(program, bind);
   configCmd.register(program, bind);
   declareCompletionCommand(program, bind);
+  declareCompleteWords(program, bind);
   declareHelp(program, bind);
   declareVersion(program, bind);
   withExamples(program, [

@@ -5,6 +5,8 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import { isBunRuntime } from "./runtime.js";
+import { LocalStateError } from "../common/errors.js";
+import { ExitCodes } from "../common/exit-codes.js";
 
 export type SqlValue = string | number | bigint | Buffer | Uint8Array | null;
 
@@ -99,12 +101,47 @@ export async function preloadSqliteDriver(): Promise<void> {
   imported = (await import("./better-sqlite3.js")).default;
 }
 
+/** The README section that says how to install where better-sqlite3 must be built from source. */
+export const INSTALL_OFFLINE_SECTION = "Installing offline or behind a firewall";
+
+/**
+ * better-sqlite3 that cannot be loaded: its native addon was never built (npm install
+ * could neither download a prebuilt one nor compile it) or was built for another Node.
+ * Said as an unusable store (74) with the README section to follow, never as a bug.
+ */
+function driverMissing(err: unknown): LocalStateError {
+  const why = (err as Error)?.message?.split("\n")[0] ?? String(err);
+  return new LocalStateError(
+    "sqlite_driver_missing",
+    `the SQLite driver sbx uses on Node (better-sqlite3's native addon) cannot be loaded: ${why}`,
+    ExitCodes.storeUnusable,
+    `install it again; where it must be built from source (offline, behind a firewall) see README.md, "${INSTALL_OFFLINE_SECTION}"`,
+  );
+}
+
+/** True for a failure to load the driver itself, not to open a database with it. */
+function isDriverLoadFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === "string" && code.startsWith("SQLITE_")) return false;
+  const message = (err as Error)?.message ?? "";
+  return (
+    code === "MODULE_NOT_FOUND" ||
+    code === "ERR_DLOPEN_FAILED" ||
+    /bindings file|NODE_MODULE_VERSION|better_sqlite3\.node/.test(message)
+  );
+}
+
 /** Node: better-sqlite3 (a native addon). */
 function openBetterSqlite3(file: string): Database {
   const addon = betterSqlite3Addon();
-  // A bundled copy finds the addon only by its path (its own search would start from the bundle).
-  const BetterSqlite3 = imported !== null && addon !== null ? imported : (require("better-sqlite3") as BetterSqlite3);
-  const db = new BetterSqlite3(file, addon === null ? {} : { nativeBinding: addon });
+  let db: InstanceType<BetterSqlite3>;
+  try {
+    // A bundled copy finds the addon only by its path (its own search would start from the bundle).
+    const BetterSqlite3 = imported !== null && addon !== null ? imported : (require("better-sqlite3") as BetterSqlite3);
+    db = new BetterSqlite3(file, addon === null ? {} : { nativeBinding: addon });
+  } catch (err) {
+    throw isDriverLoadFailure(err) ? driverMissing(err) : err;
+  }
   return {
     exec: (sql) => {
       db.exec(sql);

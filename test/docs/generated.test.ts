@@ -30,7 +30,11 @@ const paths = commands.map((c) => c.path.join(" "));
 const tmp = tempDir("sbx-docs-");
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-/** A stand-in `sbx` on PATH whose `receipts list` prints piped TSV, as the real one does. */
+/**
+ * A stand-in `sbx` on PATH whose `receipts list` prints piped TSV, as the real one does,
+ * and whose `__complete KIND -- WORDS` answers as the backend would: the processes of
+ * sandbox web when the words say `-s web`.
+ */
 function fakeSbxBin(): string {
   const bin = path.join(tmp, "bin");
   fs.mkdirSync(bin, { recursive: true });
@@ -41,6 +45,14 @@ function fakeSbxBin(): string {
     "  printf 'rcp_0mhx1\\tsucceeded\\t0\\tdefault\\techo hi\\t2025-01-01T00:00:00Z\\n'",
     "  printf 'rcp_0mhx2\\tfailed\\t1\\tdefault\\tfalse\\t2025-01-01T00:00:01Z\\n'",
     "  printf 'rcp_9zzz\\tdispatched\\t-\\tdefault\\tmake\\t2025-01-01T00:00:02Z\\n'",
+    "fi",
+    'if [ "$1" = "__complete" ]; then',
+    '  kind="$2"; shift 2; [ "$1" = "--" ] && shift',
+    '  case "$kind" in',
+    "    sandbox-name) printf 'default\\nweb\\n' ;;",
+    '    process-name) case " $* " in *" -s web "*) echo server ;; *) echo worker ;; esac ;;',
+    "    job-id) printf 'job_1a2b\\njob_1a9c\\ndeploy-1\\n' ;;",
+    "  esac",
     "fi",
   ].join("\n");
   fs.writeFileSync(path.join(bin, "sbx"), `${script}\n`, { mode: 0o755 });
@@ -233,6 +245,25 @@ describe("completions", () => {
     expect(options).toEqual(["--limit"]);
   });
 
+  it("bash: sandbox names, process names (of the -s sandbox) and job ids, from the backend", () => {
+    const [sandboxes, sandboxFlag, sandboxEq, processes, processesOfWeb, jobs, jobsWait] = bashComplete([
+      ["sbx", "sandbox", "show", ""],
+      ["sbx", "exec", "-s", "w"],
+      ["sbx", "jobs", "list", "--sandbox", "=", "d"],
+      ["sbx", "process", "logs", ""],
+      ["sbx", "process", "logs", "-s", "web", ""],
+      ["sbx", "jobs", "show", "job_1a"],
+      ["sbx", "jobs", "wait", "job_1a2b", "dep"],
+    ]);
+    expect(sandboxes).toEqual(["default", "web"]);
+    expect(sandboxFlag).toEqual(["web"]);
+    expect(sandboxEq).toEqual(["default"]);
+    expect(processes).toEqual(["worker"]);
+    expect(processesOfWeb).toEqual(["server"]);
+    expect(jobs).toEqual(["job_1a2b", "job_1a9c"]);
+    expect(jobsWait).toEqual(["deploy-1"]);
+  });
+
   it("bash: after `sbx exec --` the words complete as a command line of their own", () => {
     const [afterDashDash, optionsAfter, optionsBefore] = bashComplete([
       ["sbx", "exec", "--json", "--", "bas"],
@@ -276,6 +307,9 @@ describe("completions", () => {
     expect(complete("sbx rece")).toEqual(["receipts"]);
     expect(complete("sbx receipts list --classification o")).toEqual(["outcome_unknown"]);
     expect(complete("sbx receipts show rcp_0")).toEqual(["rcp_0mhx1", "rcp_0mhx2"]);
+    expect(complete("sbx sandbox rm w")).toEqual(["web"]);
+    expect(complete("sbx process stop -s web s")).toEqual(["server"]);
+    expect(complete("sbx jobs cancel job_1a")).toEqual(["job_1a2b", "job_1a9c"]);
   });
 
   it("refuses to generate for an unknown shell", () => {

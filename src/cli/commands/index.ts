@@ -65,6 +65,20 @@ export function declareCancel(program: Command, bind: Bind): void {
   ]);
 }
 
+/**
+ * The words the generated completions offer for values the backend knows (sandbox
+ * names, process names, job ids): `sbx __complete KIND -- WORDS...`. Hidden: for the
+ * scripts, not for people (and not in help, the man page or the completions).
+ */
+export function declareCompleteWords(program: Command, bind: Bind): void {
+  program
+    .command("__complete", { hidden: true })
+    .description("print the words a shell completion offers for KIND, one per line")
+    .argument("<kind>", "sandbox-name, process-name or job-id")
+    .argument("[words...]", "the command line so far, after --")
+    .action(bind(() => import("./complete-words.js")));
+}
+
 export function declareCompletionCommand(program: Command, bind: Bind): void {
   const cmd = program
     .command("completion")

@@ -26,6 +26,8 @@ export const INSTALL: Record<Shell, string> = {
 
 /** The command the scripts run to list receipt ids: piped, it prints TSV with a header row. */
 const RECEIPT_IDS_COMMAND = "sbx receipts list --limit 50";
+/** The command the scripts run for what the backend knows: KIND, then the line so far after --. */
+const BACKEND_WORDS_COMMAND = "sbx __complete";
 
 interface Tree {
   root: CommandDoc;
@@ -159,6 +161,12 @@ function bash(tree: Tree): string[] {
     `  done < <(command ${RECEIPT_IDS_COMMAND} 2>/dev/null </dev/null)`,
     "}",
     "",
+    "# What the backend knows (sandbox names, process names, job ids), given the line so far",
+    "# (its -s picks the sandbox). Never starts the daemon; silent when it cannot be asked.",
+    "_sbx_backend_words() {",
+    `  command ${BACKEND_WORDS_COMMAND} "$1" -- "\${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null </dev/null`,
+    "}",
+    "",
     "# _sbx_reply: COMPREPLY from the lines on stdin (mapfile is not in bash 3.2).",
     "_sbx_reply() {",
     "  local line",
@@ -171,6 +179,7 @@ function bash(tree: Tree): string[] {
     '  case "$_sbx_kind" in',
     '    words) _sbx_reply < <(compgen -W "$_sbx_words" -- "$cur") ;;',
     '    receipt-id) _sbx_reply < <(compgen -W "$(_sbx_receipt_ids)" -- "$cur") ;;',
+    '    sandbox-name | process-name | job-id) _sbx_reply < <(compgen -W "$(_sbx_backend_words "$_sbx_kind")" -- "$cur") ;;',
     "    file)",
     "      compopt -o filenames 2>/dev/null",
     '      _sbx_reply < <(compgen -f -- "$cur")',
@@ -288,6 +297,10 @@ function zAction(v: ValueSpec | undefined): string {
       return `(${v.words.join(" ")})`;
     case "receipt-id":
       return "_sbx_receipt_ids";
+    case "sandbox-name":
+    case "process-name":
+    case "job-id":
+      return `_sbx_backend_words ${v.kind}`;
     case "file":
       return "_files";
     case "command":
@@ -328,6 +341,14 @@ function zsh(tree: Tree): string[] {
     "  local -a ids",
     `  ids=(\${\${(f)"$(_call_program receipt-ids ${RECEIPT_IDS_COMMAND} 2>/dev/null </dev/null)"}[2,-1]%%$'\\t'*})`,
     "  _wanted receipt-ids expl 'receipt id' compadd -a ids",
+    "}",
+    "",
+    "# What the backend knows (sandbox names, process names, job ids), given the line so far",
+    "# (its -s picks the sandbox). Never starts the daemon; silent when it cannot be asked.",
+    "_sbx_backend_words() {",
+    "  local -a found",
+    `  found=(\${(f)"$(_call_program $1 ${BACKEND_WORDS_COMMAND} $1 -- \${(q)words[2,CURRENT-1]} 2>/dev/null </dev/null)"})`,
+    '  _wanted $1 expl "${1//-/ }" compadd -a found',
     "}",
     "",
     "# The arguments as a command line of their own (sbx exec -- make test); the -- is not part of it.",
@@ -480,6 +501,12 @@ function fish(tree: Tree): string[] {
     "    string replace -r -- '\\t.*' '' $rows[2..-1]",
     "end",
     "",
+    "# What the backend knows (sandbox names, process names, job ids), given the line so far",
+    "# (its -s picks the sandbox). Never starts the daemon; silent when it cannot be asked.",
+    "function __sbx_backend_words",
+    `    command ${BACKEND_WORDS_COMMAND} $argv[1] -- (commandline -opc)[2..-1] 2>/dev/null </dev/null`,
+    "end",
+    "",
     "# The arguments as a command line of their own (sbx exec -- make test).",
     "function __sbx_command_line",
     "    __sbx_walk",
@@ -496,6 +523,10 @@ function fish(tree: Tree): string[] {
         return ["-a", fq(v.words.join(" "))];
       case "receipt-id":
         return ["-a", fq("(__sbx_receipt_ids)")];
+      case "sandbox-name":
+      case "process-name":
+      case "job-id":
+        return ["-a", fq(`(__sbx_backend_words ${v.kind})`)];
       case "file":
         return ["-F"];
       case "command":

@@ -65,7 +65,10 @@ function describeOption(cmd: Command, o: Option): OptionDoc {
     valueName,
     description: o.description,
     choices,
-    completes: names.map((n) => completionOf(cmd, n)).find((c) => c !== undefined),
+    // Every -s/--sandbox names a sandbox: completed with the backend's sandbox names.
+    completes:
+      names.map((n) => completionOf(cmd, n)).find((c) => c !== undefined) ??
+      (o.long === "--sandbox" ? "sandbox-name" : undefined),
     repeatable: o.variadic || o.parseArg === collect,
     attribute: o.attributeName(),
   };

@@ -126,6 +126,7 @@ function declareLogs(noun: Command, bind: Bind): void {
     .option("-f, --follow", "follow until the job has ended")
     .option("--json", "one JSON document per output chunk (JSON Lines)")
     .action(bind(() => import("./logs.js")));
+  declareCompletion(cmd, "<job>", "job-id");
   withExamples(cmd, [
     { command: "sbx jobs logs job_3f2a -f", description: "follow a running job's output" },
     { command: "sbx jobs logs job_3f2a > out.txt 2> err.txt", description: "the two streams apart" },
@@ -144,6 +145,7 @@ function declareShow(noun: Command, bind: Bind): void {
     .option(...SANDBOX_FLAG)
     .option("--json", "print the job record with all of its output chunks")
     .action(bind(() => import("./show.js")));
+  declareCompletion(cmd, "<job>", "job-id");
   withExamples(cmd, [
     { command: "sbx jobs show job_3f2a", description: "status, exit and why" },
     { command: "sbx jobs show job_3f2a --json | jq .status", description: "for scripts" },
@@ -166,6 +168,7 @@ function declareWait(noun: Command, bind: Bind): void {
     .option("--timeout <dur>", "stop waiting after this long (exit 124; the jobs keep running)")
     .option("--json", "print {jobs: [...], timed_out, exit}")
     .action(bind(() => import("./wait.js")));
+  declareCompletion(cmd, "[jobs...]", "job-id");
   withExamples(cmd, [
     { command: "sbx jobs wait --request ci-1234", description: "every job of a submission" },
     { command: "sbx jobs wait job_3f2a job_9c1d --timeout 10m", description: "some jobs, at most 10 minutes" },
@@ -187,6 +190,7 @@ function declareCancel(noun: Command, bind: Bind): void {
     .option("--dependents", "also cancel every job that depends on it, directly or not")
     .option("--json", "print {job_id, status, dependents: [{job_id, name, status}]}")
     .action(bind(() => import("./cancel.js")));
+  declareCompletion(cmd, "<job>", "job-id");
   withExamples(cmd, [
     { command: "sbx jobs cancel job_3f2a", description: "its dependents then follow their policy" },
     { command: "sbx jobs cancel job_3f2a --dependents", description: "and everything that depends on it" },

@@ -62,6 +62,7 @@ function declareSignal(noun: Command, bind: Bind): void {
     .option("--run <n>", "act only if run N is current (also PROCESS@N)")
     .option("--json", "print the acknowledgement")
     .action(bind(() => import("./signal.js")));
+  declareCompletion(cmd, "<process>", "process-name");
   declareChoices(cmd, "<signal>", PROCESS_SIGNALS);
   withExamples(cmd, [
     { command: "sbx process signal web HUP", description: "ask it to reload" },
@@ -82,6 +83,7 @@ function declareStop(noun: Command, bind: Bind): void {
     .option("--run <n>", "act only if run N is current (also PROCESS@N)")
     .option("--json", "print the process record afterwards")
     .action(bind(() => import("./stop.js")));
+  declareCompletion(cmd, "<process>", "process-name");
   withExamples(cmd, [{ command: "sbx process stop web --grace 10s", description: "give it 10s to shut down" }]);
 }
 
@@ -99,7 +101,7 @@ function declareResult(noun: Command, bind: Bind): void {
     .option("--wait <dur>", "wait up to DUR for the process to complete")
     .option("--json", "print the result document")
     .action(bind(() => import("./result.js")));
-  declareCompletion(cmd, "<process>", "receipt-id");
+  declareCompletion(cmd, "<process>", "process-name");
   withExamples(cmd, [{ command: "sbx process result prc_9qm3x7ta --wait 5m", description: "wait for it to finish" }]);
 }
 
@@ -118,6 +120,7 @@ function declareStdin(noun: Command, bind: Bind): void {
     .option("--run <n>", "act only if run N is current (also PROCESS@N)")
     .option("--json", "print {process_id, generation, bytes_written, eof}")
     .action(bind(() => import("./stdin.js")));
+  declareCompletion(cmd, "<process>", "process-name");
   declareCompletion(cmd, "--file", "file");
   withExamples(cmd, [
     { command: "printf 'job 1\\n' | sbx process stdin worker", description: "one line to a worker" },
@@ -152,7 +155,7 @@ function declareLogs(noun: Command, bind: Bind): void {
     .option("--json", "one JSON document per read (JSON Lines)")
     .action(bind(() => import("./logs.js")));
   declareChoices(cmd, "--stream", ["stdout", "stderr"]);
-  declareCompletion(cmd, "<process>", "receipt-id");
+  declareCompletion(cmd, "<process>", "process-name");
   withExamples(cmd, [
     { command: "sbx process logs web -f", description: "follow both streams until it ends" },
     { command: "sbx process logs prc_9qm3x7ta --stream stderr --offset 1048576", description: "stderr from 1 MiB on" },
@@ -169,7 +172,7 @@ function declareShow(noun: Command, bind: Bind): void {
     .option("-s, --sandbox <id>", "sandbox (default: default)")
     .option("--json", "print the process record")
     .action(bind(() => import("./show.js")));
-  declareCompletion(cmd, "<process>", "receipt-id");
+  declareCompletion(cmd, "<process>", "process-name");
   withExamples(cmd, [{ command: "sbx process show web", description: "by name" }]);
 }
 
@@ -180,8 +183,7 @@ function declareStart(noun: Command, bind: Bind): void {
     .description(
       "Start a worker that outlives sbx, supervised by the backend with a restart policy. The start\n" +
         "is sent once with an Idempotency-Key and recorded as a receipt (like exec). Prints the\n" +
-        "process id (prc_…).\n\n" +
-        "Restart policies act while the daemon runs: on-failure restarts a run that exits non-zero\n" +
+        "process id (prc_…). Restart policies act while the daemon runs: on-failure restarts a run that exits non-zero\n" +
         "or is killed, always restarts every run. When the daemon stops (sbx daemon stop, a reboot),\n" +
         "it ends every process (end_reason backend_shutdown); when it starts again, only --restart\n" +
         "always brings a process back. An on-failure or never process stays ended: a daemon that\n" +
@@ -227,6 +229,7 @@ function declareRm(noun: Command, bind: Bind): void {
     .option("-s, --sandbox <id>", "sandbox (default: default)")
     .option("--grace <dur>", "time between TERM and KILL, up to 60s (default: 5s)")
     .action(bind(() => import("./rm.js")));
+  declareCompletion(cmd, "<process>", "process-name");
   withExamples(cmd, [{ command: "sbx process rm web", description: "stop and forget it" }]);
 }
 

@@ -3,7 +3,7 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import { type Command, Option } from "commander";
-import { type Bind, declareChoices, withExamples, declareNoun } from "../../command.js";
+import { type Bind, declareChoices, declareCompletion, withExamples, declareNoun } from "../../command.js";
 
 export const ISOLATIONS = ["auto", "bwrap", "none"];
 
@@ -72,6 +72,7 @@ function declareShow(noun: Command, bind: Bind): void {
     .argument("<id>", "sandbox id or name")
     .option("--json", "print the sandbox as JSON")
     .action(bind(() => import("./show.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
   withExamples(cmd, [
     { command: "sbx sandbox show default", description: "isolation, network, workspace size" },
     { command: "sbx sandbox show default --json | jq .host_workspace", description: "where its files are" },
@@ -91,6 +92,7 @@ function declareRm(noun: Command, bind: Bind): void {
     .option("-f, --force", "cancel its executions and stop its processes first")
     .option("--json", "print {removed}")
     .action(bind(() => import("./rm.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
   withExamples(cmd, [
     { command: "sbx sandbox rm build", description: "remove the build sandbox" },
     { command: "sbx sandbox rm build --force", description: "even while something runs in it" },
