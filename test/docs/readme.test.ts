@@ -6,11 +6,11 @@
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { INSTALL_OFFLINE_SECTION } from "../../src/platform/sqlite.js";
 import { REPO_ROOT, testBinaryFrom } from "../support/cli.js";
+import { tempDir } from "../support/temp.js";
 
 const text = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
 const readme = text.replace(/\s*\n\s*/g, " ");
@@ -52,17 +52,13 @@ describe("README.md", () => {
     const given = written![1]!;
     expect(path.isAbsolute(given)).toBe(false);
     // Resolved from where vitest was started (the checkout), wherever a test spawns from.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-readme-"));
-    try {
-      fs.mkdirSync(path.join(dir, path.dirname(given)), { recursive: true });
-      fs.writeFileSync(path.join(dir, given), "");
-      expect(testBinaryFrom({ SBX_TEST_BINARY: given }, dir)).toBe(path.join(dir, given));
-      expect(() => testBinaryFrom({ SBX_TEST_BINARY: "no/such/sbx" }, dir)).toThrow(
-        /SBX_TEST_BINARY=no\/such\/sbx: no such file .*npm run build:binary/,
-      );
-      expect(testBinaryFrom({}, dir)).toBeUndefined();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir("sbx-readme-");
+    fs.mkdirSync(path.join(dir, path.dirname(given)), { recursive: true });
+    fs.writeFileSync(path.join(dir, given), "");
+    expect(testBinaryFrom({ SBX_TEST_BINARY: given }, dir)).toBe(path.join(dir, given));
+    expect(() => testBinaryFrom({ SBX_TEST_BINARY: "no/such/sbx" }, dir)).toThrow(
+      /SBX_TEST_BINARY=no\/such\/sbx: no such file .*npm run build:binary/,
+    );
+    expect(testBinaryFrom({}, dir)).toBeUndefined();
   });
 });

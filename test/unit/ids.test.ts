@@ -3,14 +3,13 @@
 // The property the issue asks for: a store of 100,000 receipts made within one minute,
 // every receipt's 8-character short form unique, and a lookup by it finds that receipt.
 
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasShortForm, ID_ALPHABET, newId, newUniqueId, prefixRange, shortId } from "../../src/common/ids.js";
 import type { Database } from "../../src/platform/sqlite.js";
 import { AmbiguousReceipt } from "../../src/receipts/errors.js";
 import { ReceiptStore } from "../../src/receipts/store.js";
+import { tempDir } from "../support/temp.js";
 
 describe("ids", () => {
   it("are a type prefix and 16 characters of the alphabet, with the short form their first 8", () => {
@@ -72,7 +71,7 @@ describe("a receipt store of 100,000 receipts made within one minute", () => {
   const ids: string[] = [];
 
   beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-ids-"));
+    dir = tempDir("sbx-ids-");
     store = ReceiptStore.open(path.join(dir, "receipts.db"));
     // Every receipt through createForDispatch (its id drawn and checked in its write
     // transaction, as for any receipt); only the commits are one, so that 100,000 take
@@ -102,7 +101,6 @@ describe("a receipt store of 100,000 receipts made within one minute", () => {
 
   afterAll(() => {
     store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("gives every receipt an 8-character short form no other receipt has", () => {

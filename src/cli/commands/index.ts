@@ -71,12 +71,19 @@ export function declareCancel(program: Command, bind: Bind): void {
  * scripts, not for people (and not in help, the man page or the completions).
  */
 export function declareCompleteWords(program: Command, bind: Bind): void {
-  program
+  const cmd = program
     .command("__complete", { hidden: true })
-    .description("print the words a shell completion offers for KIND, one per line")
+    .summary("words for shell completion (used by the scripts)")
+    .description(
+      "Print the words a shell completion offers for KIND (sandbox names, process names, job ids),\n" +
+        "one per line, asked of the backend without starting it; nothing when it does not answer.",
+    )
     .argument("<kind>", "sandbox-name, process-name or job-id")
     .argument("[words...]", "the command line so far, after --")
     .action(bind(() => import("./complete-words.js")));
+  withExamples(cmd, [
+    { command: "sbx __complete process-name -- process logs -s web", description: "the processes of web" },
+  ]);
 }
 
 export function declareCompletionCommand(program: Command, bind: Bind): void {
