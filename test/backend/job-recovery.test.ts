@@ -145,6 +145,32 @@ describe("restart recovery of jobs", () => {
     await until(() => !alive(child), 5000, "the leftover to be killed");
   });
 
+  it("a job whose group was recorded in another boot is lost and its group left alone, as every run's is", async () => {
+    const first = await started();
+    const answer = await submit(first, {
+      request_id: "reboot",
+      jobs: [{ name: "r", command: "echo $$ > leader; sleep 60" }],
+    });
+    const id = answer.jobs[0].job_id;
+    const leader = await pidFrom(first, "leader");
+    await first.stop({ simulateCrash: true });
+    // As if its group had been recorded before a reboot: its number may be anyone's now.
+    const store = new BackendStore(path.join(first.dataDir, "backend.db"));
+    store.statement("UPDATE jobs SET boot_id = ? WHERE job_id = ?").run("00000000-0000-0000-0000-000000000000", id);
+    store.close();
+
+    const second = await started({}, first.dir);
+    expect(await job(second, id)).toMatchObject({
+      status: "lost",
+      error: `the backend lost it; process group ${leader} was started in another boot (00000000-0000-0000-0000-000000000000); left alone`,
+      leftover_processes: [],
+    });
+    // Not signalled: it still runs (the test ends it itself).
+    expect(groupAlive(leader)).toBe(true);
+    process.kill(-leader, "SIGKILL");
+    await until(() => !groupAlive(leader), 5000, "the test's cleanup");
+  });
+
   it("a graceful stop ends running jobs as interrupted and keeps queued ones, which run with the next backend", async () => {
     const first = await started({ jobConcurrency: 1 });
     const answer = await submit(first, {

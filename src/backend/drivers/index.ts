@@ -13,7 +13,6 @@ export { DriverSet, type DriverSetOptions } from "./drivers.js";
 export { type HostIdentity, hostIdentityOf, pickSandboxUid } from "./identity.js";
 export { chownTree, ownedBy } from "./ownership.js";
 export {
-  endLostProcessGroup,
   LEADER_EXIT_LINGER_MS,
   leaderOf,
   type OneShotCommand,

@@ -11,7 +11,7 @@ import {
   SpawnError,
   type SpawnRequest,
 } from "./driver.js";
-import { bootId, readProcessStartTime, signalProcessGroup } from "./proc.js";
+import { readProcessStartTime } from "./proc.js";
 
 /** A command run once in a sandbox, as executions (executions/runner.ts) and jobs (jobs/job-run.ts) start it. */
 export interface OneShotCommand {
@@ -227,37 +227,4 @@ export function spawnFailure(program: string, err: SpawnError): { exitCode: 126 
   const notFound = err.code === "ENOENT";
   const why = notFound ? "command not found" : err.code === "EACCES" ? "permission denied" : err.message;
   return { exitCode: notFound ? 127 : 126, message: Buffer.from(`sbx: ${program}: ${why}\n`) };
-}
-
-/** A process group as recorded, to recognise it after a restart. */
-export interface RecordedGroup {
-  pgid: number;
-  /** Start time of its leader (clock ticks since boot). */
-  startTime: string | null;
-  /** The boot it was started in; null for records older than boot ids. */
-  bootId: string | null;
-}
-
-/**
- * Ends a process group left by an earlier run of the backend, if it is still ours,
- * and says what was found (for the record). A group from another boot, or recorded
- * without a boot id, is never signalled: its number may belong to anyone now. In
- * this boot, a leader alive with another start time means the number was reused; a
- * leader gone while members remain is still our group (a pgid in use is not reused).
- */
-export function endLostProcessGroup(group: RecordedGroup): string {
-  const current = bootId();
-  if (group.bootId === null || current === null) {
-    return `process group ${group.pgid} was recorded without a boot id; left alone (it may not be ours any more)`;
-  }
-  if (group.bootId !== current) {
-    return `process group ${group.pgid} was started in another boot (${group.bootId}); left alone`;
-  }
-  const now = readProcessStartTime(group.pgid);
-  if (now !== null && group.startTime !== null && now !== group.startTime) {
-    return `process group ${group.pgid}: its leader's pid now belongs to another process; left alone`;
-  }
-  return signalProcessGroup(group.pgid, "SIGKILL")
-    ? `process group ${group.pgid} was still running; killed`
-    : `process group ${group.pgid} had ended`;
 }

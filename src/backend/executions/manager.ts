@@ -21,16 +21,17 @@ import {
   ExecutionStore,
   toExecutionRecord,
 } from "./store.js";
-import {
-  commandEnvironment,
-  type SandboxDriver,
-  type SandboxPlacement,
-  bootId,
-  endLostProcessGroup,
-} from "../drivers/index.js";
+import { commandEnvironment, type SandboxDriver, type SandboxPlacement, bootId } from "../drivers/index.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
-import { admissionFailure, type EndReason, type LiveRun, type LiveRuns, storeAdmission } from "../runs/index.js";
+import {
+  admissionFailure,
+  type EndReason,
+  type LiveRun,
+  type LiveRuns,
+  recoverLeftRuns,
+  storeAdmission,
+} from "../runs/index.js";
 
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
@@ -359,21 +360,23 @@ export class ExecutionManager {
    * Records an earlier version kept unpublished (record_pending) are published.
    */
   recover(): { lost: number; published: number } {
-    const pending = this.store.pendingExecutions();
-    for (const row of pending) {
-      const found =
-        row.pgid === null
-          ? null
-          : endLostProcessGroup({ pgid: row.pgid, startTime: row.pgid_start_time, bootId: row.boot_id });
-      if (found !== null) this.log(`recovery: execution ${row.execution_id}: ${found}`);
-      this.events.appendEnding(row.execution_id, row.sandbox_id, lostLogEnding(row), () =>
-        this.store.markExecutionLost(row.execution_id, found),
-      );
-    }
+    const lost = recoverLeftRuns({
+      kind: "execution",
+      left: this.store.pendingExecutions(),
+      label: (row) => row.execution_id,
+      pgid: (row) => row.pgid,
+      settle: (row, _found, said) => {
+        this.events.appendEnding(row.execution_id, row.sandbox_id, lostLogEnding(row), () =>
+          this.store.markExecutionLost(row.execution_id, said),
+        );
+        return `unknown (${SYSTEM_ERROR_STREAM_LOST})`;
+      },
+      log: this.log,
+    });
     const unpublished = this.store.unpublishedExecutions();
     for (const row of unpublished) this.store.transaction(() => this.store.publishExecution(row.execution_id));
-    if (pending.length > 0) this.log(`recovery: ${pending.length} execution(s) lost by an earlier run`);
-    return { lost: pending.length, published: unpublished.length };
+    if (lost > 0) this.log(`recovery: ${lost} execution(s) lost by an earlier run`);
+    return { lost, published: unpublished.length };
   }
 
   /** Once the live runs ended at shutdown (LiveRuns.shutdown): closes the event logs. */

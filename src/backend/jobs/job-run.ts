@@ -4,18 +4,13 @@
 // environment, stdin written once, the run ended at the timeout or on cancel (TERM,
 // then KILL after a grace), and the processes its main process left behind named
 // before they are killed (under bwrap the sandbox's pid namespace ends them with the
-// main process, before they can be named). endLostJobGroup does restart recovery's
-// part: what an earlier run of the backend left is inspected and, when it is still
-// ours, killed. Everything else of jobs (scheduling, output, state) is independent
-// of how the process is spawned.
+// main process, before they can be named). Everything else of jobs (scheduling,
+// output, state, restart recovery) is independent of how the process is spawned.
 
 import type { JobStream } from "../../protocol/jobs.js";
 import {
   bootId,
-  readProcEntry,
-  readProcessStartTime,
   runMembers,
-  signalProcessGroup,
   LEADER_EXIT_LINGER_MS,
   leaderOf,
   type OneShotCommand,
@@ -164,50 +159,4 @@ export class JobRun {
     this.spec.onMainExit({ exitCode, signal: null, ending: null });
     this.finish();
   }
-}
-
-export interface LostGroup {
-  /** The job's main process was still running (it was killed with its group). */
-  mainAlive: boolean;
-  /** Command names of the other processes of the group, killed now. */
-  killed: string[];
-  /** Why nothing was signalled: a group from another boot, or recorded without a boot id; null when it was ours. */
-  leftAlone: string | null;
-}
-
-/**
- * Ends the process group of a job that an earlier run of the backend left running,
- * if it is still ours: never one started in another boot (or recorded without a boot
- * id), whose number may be anyone's now. In this boot, a leader's pid with another
- * start time means the group is gone: the kernel does not reuse a pid that still
- * names a process group.
- */
-export function endLostJobGroup(group: { pgid: number; startTime: string | null; bootId: string | null }): LostGroup {
-  const current = bootId();
-  if (group.bootId === null || current === null || group.bootId !== current) {
-    const why =
-      group.bootId === null || current === null
-        ? `process group ${group.pgid} was recorded without a boot id; left alone`
-        : `process group ${group.pgid} was started in another boot (${group.bootId}); left alone`;
-    return { mainAlive: false, killed: [], leftAlone: why };
-  }
-  const leader = readProcEntry(group.pgid);
-  const startTime = readProcessStartTime(group.pgid);
-  if (leader !== null && group.startTime !== null && startTime !== group.startTime) {
-    return { mainAlive: false, killed: [], leftAlone: null };
-  }
-  const mainAlive = leader !== null && leader.state !== "Z";
-  let members: string[] = [];
-  try {
-    members = runMembers(group.pgid).map((p) => p.name);
-  } catch {
-    members = [];
-  }
-  signalProcessGroup(group.pgid, "SIGKILL");
-  if (mainAlive) {
-    // The main process is the job itself, not something it left behind.
-    const i = members.indexOf(leader.name);
-    if (i >= 0) members.splice(i, 1);
-  }
-  return { mainAlive, killed: members, leftAlone: null };
 }

@@ -21,11 +21,10 @@ import {
 import type { BackendStore } from "../store/index.js";
 import type { SandboxRow, SandboxRegistry } from "../sandboxes/index.js";
 import { type ProcessRow, ProcessStore } from "./store.js";
-import { endLostProcessGroup } from "../drivers/index.js";
 import { type LogLimits, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
 import { Refusal } from "../refusal.js";
-import { type LiveRuns, storeAdmission } from "../runs/index.js";
+import { type LiveRuns, recoverLeftRuns, storeAdmission } from "../runs/index.js";
 import {
   notRunning,
   staleHandle,
@@ -341,39 +340,45 @@ export class ProcessSupervisor {
     let lost = 0;
     let restarted = 0;
     const nowIso = new Date(this.deps.now()).toISOString();
-    for (const found of this.store.unendedProcesses()) {
-      let row = found;
-      if (row.os_pid !== null) {
-        const recovery = endLostProcessGroup({ pgid: row.os_pid, startTime: row.pgid_start_time, bootId: row.boot_id });
-        this.log(`recovery: process ${row.process_id}: ${recovery}`);
-        this.store.transaction(() => this.store.updateProcess(row.process_id, { recovery }));
-        row = { ...row, recovery };
-      }
-      const wasRunning = row.state !== "backoff";
-      if (wasRunning) lost++;
-      const lastRun: ProcessRunSummary | null = wasRunning
-        ? {
-            generation: row.restarts,
-            outcome: "unknown",
-            exit_code: null,
-            signal: null,
-            started_at: row.started_at,
-            ended_at: nowIso,
-          }
-        : parseLastRun(row);
-      const policy = (JSON.parse(row.restart) as RestartPolicy).policy;
-      const startsAgain = row.stop_requested === 0 && policy === "always" && !deadlinePassed(row, this.deps.now());
-      const supervisor = this.supervise(row);
-      if (startsAgain) {
+    recoverLeftRuns({
+      kind: "process",
+      left: this.store.unendedProcesses(),
+      label: (row) => row.process_id,
+      pgid: (row) => row.os_pid,
+      settle: (left, _found, recovery) => {
+        let row = left;
+        if (recovery !== null) {
+          this.store.transaction(() => this.store.updateProcess(row.process_id, { recovery }));
+          row = { ...row, recovery };
+        }
+        const wasRunning = row.state !== "backoff";
+        if (wasRunning) lost++;
+        const lastRun: ProcessRunSummary | null = wasRunning
+          ? {
+              generation: row.restarts,
+              outcome: "unknown",
+              exit_code: null,
+              signal: null,
+              started_at: row.started_at,
+              ended_at: nowIso,
+            }
+          : parseLastRun(row);
+        const policy = (JSON.parse(row.restart) as RestartPolicy).policy;
+        const startsAgain = row.stop_requested === 0 && policy === "always" && !deadlinePassed(row, this.deps.now());
+        const supervisor = this.supervise(row);
+        if (!startsAgain) {
+          supervisor.endLost(lastRun);
+          return "unknown (backend_lost)";
+        }
         supervisor.startRun({
           restarts: row.restarts + 1,
           last_run: lastRun === null ? null : JSON.stringify(lastRun),
         });
         restarted++;
-      } else {
-        supervisor.endLost(lastRun);
-      }
-    }
+        return "started again (restart policy always)";
+      },
+      log: this.log,
+    });
     for (const row of this.store.processesEndedByShutdown()) {
       if ((JSON.parse(row.restart) as RestartPolicy).policy !== "always" || deadlinePassed(row, this.deps.now()))
         continue;
