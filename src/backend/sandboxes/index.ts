@@ -11,6 +11,5 @@ export {
   statInWorkspace,
   uploadTarget,
   WorkspacePathError,
-  workspaceOwner,
   workspaceRefusal,
 } from "./workspace-files.js";

@@ -18,6 +18,8 @@ import {
 import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
+import { workspaceOwner } from "./workspace-files.js";
+import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
 import {
   chownTree,
@@ -88,6 +90,14 @@ export class SandboxRegistry {
   /** Every sandbox's row, oldest first. */
   rows(): SandboxRow[] {
     return this.store.listSandboxes();
+  }
+
+  /**
+   * Who what the backend writes into this workspace belongs to: its owner when the
+   * backend runs as root and the workspace is another user's (workspace-files.ts).
+   */
+  workspaceOwner(workspaceDir: string): Owner | null {
+    return workspaceOwner(workspaceDir, this.asRoot);
   }
 
   /** Where a sandbox's commands run, and as whom. */

@@ -231,24 +231,33 @@ export function uploadTarget(workspaceDir: string, requested: string): string[] 
 
 /**
  * Who what the backend writes into a workspace belongs to: when the backend runs as
- * root and the workspace is another user's (the uid its sandboxed commands run as),
- * that user, so that its commands can change what was copied in; otherwise null
- * (whoever the backend runs as, who owns the workspace).
+ * root (`asRoot`: its DriverHost says, SandboxRegistry.workspaceOwner) and the
+ * workspace is another user's (the uid its sandboxed commands run as), that user, so
+ * that its commands can change what was copied in; otherwise null (whoever the
+ * backend runs as, who owns the workspace).
  */
-export function workspaceOwner(workspaceDir: string): Owner | null {
-  if (process.geteuid?.() !== 0) return null;
+export function workspaceOwner(workspaceDir: string, asRoot: boolean): Owner | null {
+  if (!asRoot) return null;
   const st = fs.statSync(workspaceDir);
   return st.uid === 0 && st.gid === 0 ? null : { uid: st.uid, gid: st.gid };
 }
 
+/** Where an upload staged as `stagedName` in `staging` goes, and who the parents it creates belong to (workspaceOwner). */
+export interface StagedUpload {
+  workspaceDir: string;
+  /** Its canonical path in the workspace. */
+  segments: string[];
+  staging: number;
+  stagedName: string;
+  owner: Owner | null;
+}
+
 /**
- * Moves the file staged as `stagedName` in `staging` into place at canonical
- * `segments` (missing parents created), replacing a file or symlink there; refuses a
- * directory in the way.
+ * Moves a staged file into place at its canonical path (missing parents created),
+ * replacing a file or symlink there; refuses a directory in the way.
  */
-export function placeFile(workspaceDir: string, segments: string[], staging: number, stagedName: string): void {
+export function placeFile({ workspaceDir, segments, staging, stagedName, owner }: StagedUpload): void {
   if (segments.length === 0) throw new WorkspacePathError("path_conflict", `${WORKSPACE} is a directory`);
-  const owner = workspaceOwner(workspaceDir);
   const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true, owner });
   try {
     const leaf = segments.at(-1)!;
@@ -268,12 +277,11 @@ export function placeFile(workspaceDir: string, segments: string[], staging: num
 }
 
 /**
- * Moves the directory tree staged as `stagedName` in `staging` into place at canonical
- * `segments`: it becomes the directory when nothing is there, is merged into a
- * directory that is there (files and symlinks replaced), and replaces a file or symlink.
+ * Moves a staged directory tree into place at its canonical path: it becomes the
+ * directory when nothing is there, is merged into a directory that is there (files
+ * and symlinks replaced), and replaces a file or symlink.
  */
-export function placeTree(workspaceDir: string, segments: string[], staging: number, stagedName: string): void {
-  const owner = workspaceOwner(workspaceDir);
+export function placeTree({ workspaceDir, segments, staging, stagedName, owner }: StagedUpload): void {
   if (segments.length === 0) {
     const root = openWorkspaceDir(workspaceDir, [], { create: false });
     const staged = openDirAt(staging, stagedName);

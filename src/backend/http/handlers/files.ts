@@ -33,7 +33,6 @@ import {
   statInWorkspace,
   uploadTarget,
   WorkspacePathError,
-  workspaceOwner,
   workspaceRefusal,
 } from "../../sandboxes/index.js";
 
@@ -51,7 +50,7 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
   const staging = fs.mkdtempSync(path.join(sandboxes.incomingDir(sandbox.sandbox_id), "upload-"));
   const stagingFd = fs.openSync(staging, O_DIR);
   // What is written belongs to whoever the workspace's commands run as.
-  const owner = workspaceOwner(workspaceDir);
+  const owner = sandboxes.workspaceOwner(workspaceDir);
   try {
     const sha256 = createHash("sha256");
     const digest = streamedRequestDigest(ctx.query);
@@ -98,8 +97,9 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
       ctx,
       async () => {
         try {
-          if (isTree) placeTree(workspaceDir, target, stagingFd, stagedName);
-          else placeFile(workspaceDir, target, stagingFd, stagedName);
+          const upload = { workspaceDir, segments: target, staging: stagingFd, stagedName, owner };
+          if (isTree) placeTree(upload);
+          else placeFile(upload);
         } catch (err) {
           throw workspaceRefusal(err, sandboxPath(target)) ?? err;
         }
