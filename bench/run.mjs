@@ -628,7 +628,7 @@ async function hardening() {
         view,
         insideId: INSIDE_ID,
         network: false,
-        fds: { seccomp: seccomp ? 9 : null, status: null },
+        fds: { seccomp: seccomp ? 9 : null, status: null, setup: null },
         workspace: { path: identity ? gate.pathFor(ws) : ws },
         cwd: "/workspace",
         env: { PATH: "/usr/bin:/bin" },

@@ -136,6 +136,15 @@ export const ERRORS = {
     meaning: "event cursor, output offset or job `after_seq` beyond what exists",
   },
   internal_error: { status: 500, meaning: "a bug; the request may or may not have taken effect" },
+  sandbox_start_failed: {
+    status: 500,
+    meaning: "the sandbox could not be set up: the command never ran (`details.cause`, without host paths)",
+    details: {
+      cause: Type.String({ description: "Why, as the sandbox driver said it, host paths left out." }),
+      execution_id: Type.Optional(Type.String({ description: "The execution (admitted, never run)." })),
+      process_id: Type.Optional(Type.String({ description: "The process (its first run never started)." })),
+    },
+  },
   not_started: {
     status: 503,
     meaning: "nothing ran; safe to send again with the same key",

@@ -246,3 +246,6 @@ export function findCycle(jobs: ReadonlyArray<Pick<JobSpec, "name" | "depends_on
   }
   return null;
 }
+
+/** How a job's `error` begins when its sandbox could not be set up: its command never ran (sbx). */
+export const JOB_ERROR_SANDBOX_START_FAILED = "sandbox_start_failed: ";

@@ -109,6 +109,8 @@ export const ErrorCodes = {
   requestInProgress: "request_in_progress",
   idempotencyKeyReused: "idempotency_key_reused",
   notStarted: "not_started",
+  /** The sandbox could not be set up: the command never ran (sbx). */
+  sandboxStartFailed: "sandbox_start_failed",
   sandboxExists: "sandbox_exists",
   /** DELETE of a sandbox that still has running executions. */
   sandboxBusy: "sandbox_busy",

@@ -149,6 +149,13 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
       out.classification = "running";
       return out;
     case "unknown":
+      if (out.system_error === SANDBOX_START_FAILED) {
+        // Its sandbox could not be set up: the command never ran (its stderr says why).
+        out.classification = "rejected";
+        out.error = { code: SANDBOX_START_FAILED, message: sandboxStartFailureText(out.stderr) };
+        out.definitive = true;
+        return out;
+      }
       out.classification = "outcome_unknown";
       return out;
     case "succeeded":
@@ -210,6 +217,14 @@ function fromJobsAnswer(out: Classified, doc: unknown, status: number): Classifi
   return out;
 }
 
+const SANDBOX_START_FAILED = ErrorCodes.sandboxStartFailed;
+
+/** What a never-started execution's stderr says about its sandbox, for the receipt's error. */
+function sandboxStartFailureText(stderr: string | null): string {
+  const line = (stderr ?? "").trim().split("\n").at(-1) ?? "";
+  return line.replace(/^sbx: /, "") || "the sandbox could not be set up";
+}
+
 /** 409s that refuse a request outright: nothing was admitted. */
 const REFUSING_CONFLICTS: readonly string[] = [ErrorCodes.jobIdConflict, ErrorCodes.requestIdConflict];
 
@@ -263,6 +278,12 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
   }
   if (obs.status === 409 && err?.code === ErrorCodes.requestInProgress) {
     out.classification = "in_progress";
+    return out;
+  }
+  if (obs.status === 500 && err?.code === ErrorCodes.sandboxStartFailed) {
+    // The backend says its command never ran: its sandbox could not be set up.
+    out.classification = "rejected";
+    out.definitive = true;
     return out;
   }
   if (obs.status === 503 && err?.code === ErrorCodes.notStarted) {

@@ -231,7 +231,7 @@ describeNeeding("bwrap", "attacks on a bwrap sandbox", () => {
           view: readHostView(),
           insideId: AS_ROOT ? INSIDE_ID : null,
           network: false,
-          fds: { seccomp: null, status: null },
+          fds: { seccomp: null, status: null, setup: null },
           workspace: { path: gate === null ? ws : gate.pathFor(ws) },
           cwd: "/workspace",
           env: { PATH: "/usr/bin:/bin" },

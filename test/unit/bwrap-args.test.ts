@@ -31,7 +31,7 @@ function spec(over: Partial<SandboxSpec> = {}): SandboxSpec {
     view: VIEW,
     insideId: 65534,
     network: false,
-    fds: { seccomp: 5, status: 4 },
+    fds: { seccomp: 5, status: 4, setup: 7 },
     workspace: { path: "/dev/shm/abc" },
     cwd: "/workspace/src",
     env: { PATH: "/usr/bin:/bin", LD_PRELOAD: "/workspace/evil.so", BASH_ENV: "/workspace/x" },
@@ -125,12 +125,14 @@ describe("bwrap's options for a run", () => {
     ]);
   });
 
-  it("loads the syscall filter and reports its status on the given descriptors", () => {
+  it("loads the syscall filter, reports its status and says when it is set up, on the given descriptors", () => {
     expect(valuesOf(args, "--seccomp")).toEqual([["5"]]);
     expect(valuesOf(args, "--json-status-fd")).toEqual([["4"]]);
-    const bare = bwrapArguments(spec({ fds: { seccomp: null, status: null } }));
+    expect(valuesOf(args, "--block-fd")).toEqual([["7"]]);
+    const bare = bwrapArguments(spec({ fds: { seccomp: null, status: null, setup: null } }));
     expect(bare).not.toContain("--seccomp");
     expect(bare).not.toContain("--json-status-fd");
+    expect(bare).not.toContain("--block-fd");
   });
 
   it("refuses a NUL byte anywhere: options travel NUL-separated, one would make options of its own", () => {

@@ -573,6 +573,19 @@ const DOC_CASES: Record<string, DocCase[]> = {
     dispatch(apiError(409, "job_id_conflict"), "jobs_submit"),
     dispatch(apiError(409, "request_id_conflict"), "jobs_submit"),
   ],
+  "500 `sandbox_start_failed`, or a record with `outcome: unknown` and `system_error: sandbox_start_failed` (the sandbox could not be set up; the command never ran)":
+    [
+      dispatch(apiError(500, "sandbox_start_failed", { execution_id: "exe_s", cause: "Can't mount proc" })),
+      dispatch(rec({ outcome: "unknown", exit_code: null, system_error: "sandbox_start_failed" })),
+      stream({
+        outcome: "unknown",
+        exit_code: null,
+        signal: null,
+        system_error: "sandbox_start_failed",
+        record_pending: false,
+        finished_at: "2026-01-01T00:00:00.000Z",
+      }),
+    ],
   "other 5xx, a gateway page, a reset or closed socket after sending": [
     dispatch(apiError(500, "internal")),
     dispatch(raw(502, "<html>Bad Gateway</html>", "text/html")),

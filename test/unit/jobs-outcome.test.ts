@@ -36,6 +36,11 @@ describe("exitCodeForJob (jobs run, like exec)", () => {
     ["interrupted", null, null, 255],
     ["lost", null, null, 255],
   ])("%s exit %s signal %s → %i", (status, exit_code, signal, code) => {
-    expect(exitCodeForJob({ status, exit_code, signal })).toBe(code);
+    expect(exitCodeForJob({ status, exit_code, signal, error: null })).toBe(code);
+  });
+
+  it("is 125, never 1–123, for a job whose sandbox could not be set up (its command never ran)", () => {
+    const error = "sandbox_start_failed: the sandbox could not be set up: Can't mount proc on /proc";
+    expect(exitCodeForJob({ status: "failed", exit_code: null, signal: null, error })).toBe(125);
   });
 });

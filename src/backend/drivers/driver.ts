@@ -66,6 +66,18 @@ export class SpawnError extends Error {
   }
 }
 
+/** How a run's command ended, as the driver tells it. */
+export interface CommandEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /**
+   * The sandbox could not be set up and the command never ran: why, in one line without
+   * a host path (bwrap's status report says whether it executed the command). Null
+   * when it ran, or when the driver cannot tell (then code/signal say how it ended).
+   */
+  startFailure: string | null;
+}
+
 /** A spawned run: the leader (its pipes and exit) and the processes it started. */
 export interface SandboxChild {
   /** The leader, spawned by the driver: stdio pipes, 'exit', 'close', 'error'. */
@@ -74,11 +86,19 @@ export interface SandboxChild {
   readonly pgid: number;
   /** Sends a signal to every process of the run; false when none is left. */
   signal(signal: NodeJS.Signals): boolean;
-  /** How the command ended, given how the leader ended (a driver may stand between them). */
-  commandExit(
-    code: number | null,
-    signal: NodeJS.Signals | null,
-  ): { code: number | null; signal: NodeJS.Signals | null };
+  /**
+   * The command's output, chunk by chunk. A driver holds back what it writes itself
+   * while it sets the sandbox up (bwrap's messages): output of a command that never
+   * ran is never reported as such.
+   */
+  onOutput(listener: (stream: "stdout" | "stderr", chunk: Buffer) => void): void;
+  /**
+   * How the command ended, given how the leader ended (a driver may stand between
+   * them): `done` is called once the driver knows, right away or a moment later.
+   */
+  commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void;
+  /** Resolves true once the command started, false when the run ended without starting it. */
+  readonly started: Promise<boolean>;
   /** Command names of the live processes of the run; empty once it is gone. Throws when /proc cannot be read. */
   members(): string[];
   /** A run spawned held starts its command (once); a no-op otherwise. */

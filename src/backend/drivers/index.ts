@@ -17,6 +17,8 @@ export {
   leaderOf,
   type OneShotCommand,
   ProcessGroup,
+  sandboxStartFailureCause,
+  sandboxStartFailureMessage,
   spawnFailure,
 } from "./process-group.js";
 export { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "./proc.js";

@@ -5,6 +5,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import type {
+  CommandEnd,
   DriverDescription,
   DriverHost,
   DriverProbe,
@@ -60,7 +61,15 @@ export class NoneDriver implements SandboxDriver {
 
 /** A run that is exactly one process group: the leader's. */
 class GroupChild implements SandboxChild {
+  /** The command is the leader: it started when it was spawned. */
+  readonly started = Promise.resolve(true);
+
   constructor(readonly process: ChildProcess) {}
+
+  onOutput(listener: (stream: "stdout" | "stderr", chunk: Buffer) => void): void {
+    this.process.stdout?.on("data", (chunk: Buffer) => listener("stdout", chunk));
+    this.process.stderr?.on("data", (chunk: Buffer) => listener("stderr", chunk));
+  }
 
   get pgid(): number {
     return this.process.pid ?? -1;
@@ -70,8 +79,8 @@ class GroupChild implements SandboxChild {
     return this.process.pid !== undefined && signalProcessGroup(this.process.pid, signal);
   }
 
-  commandExit(code: number | null, signal: NodeJS.Signals | null) {
-    return { code, signal };
+  commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
+    done({ code, signal, startFailure: null });
   }
 
   members(): string[] {

@@ -48,13 +48,17 @@ export interface GroupLeaderSpec extends SpawnRequest {
   onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Nothing was started (may be called during spawn()). */
   onSpawnError: (program: string, err: SpawnError) => void;
-  /** The leader exited (its status is the run's); the rest of the group may still hold the pipes. */
-  onExit: (code: number | null, signal: NodeJS.Signals | null) => void;
+  /**
+   * The leader exited (its status is the run's); the rest of the group may still hold
+   * the pipes. `startFailure`: the sandbox could not be set up, the command never ran
+   * (why, without host paths; code and signal are null then).
+   */
+  onExit: (code: number | null, signal: NodeJS.Signals | null, startFailure: string | null) => void;
   /**
    * The run is over: the output pipes closed, or, a moment after the leader exited,
    * the rest of the group (background jobs holding the pipes) was killed. May come twice.
    */
-  onEnd: (code: number | null, signal: NodeJS.Signals | null) => void;
+  onEnd: (code: number | null, signal: NodeJS.Signals | null, startFailure: string | null) => void;
 }
 
 /** After the leader exits, how long the rest of the group may hold the output pipes before it is killed. */
@@ -83,6 +87,11 @@ export class ProcessGroup {
     return this.run?.process ?? null;
   }
 
+  /** Resolves true once the command started, false when it never will (nothing spawned, or its sandbox not set up). */
+  get started(): Promise<boolean> {
+    return this.run?.started ?? Promise.resolve(false);
+  }
+
   /** Starts the leader; false when nothing was started (onSpawnError is called, now or soon). */
   spawn(spec: GroupLeaderSpec): boolean {
     const program = spec.argv[0] ?? "";
@@ -109,8 +118,7 @@ export class ProcessGroup {
     }
     this.pgid = child.pid;
     this.pgidStartTime = readProcessStartTime(child.pid);
-    child.stdout?.on("data", (chunk: Buffer) => spec.onOutput("stdout", chunk));
-    child.stderr?.on("data", (chunk: Buffer) => spec.onOutput("stderr", chunk));
+    run.onOutput(spec.onOutput);
     child.stdin?.on("error", () => {
       // EPIPE when the command exits or closes its stdin (it need not read it); writes report it themselves.
     });
@@ -118,13 +126,15 @@ export class ProcessGroup {
       // Signalling errors after start; the end comes from 'exit'/'close'.
     });
     child.once("exit", (leaderCode, leaderSignal) => {
-      const { code, signal } = run.commandExit(leaderCode, leaderSignal);
-      spec.onExit(code, signal);
-      this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal)));
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure }) => {
+        spec.onExit(code, signal, startFailure);
+        this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal, startFailure)));
+      });
     });
     child.once("close", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
-      const { code, signal } = run.commandExit(leaderCode, leaderSignal);
-      spec.onEnd(code, signal);
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure }) =>
+        spec.onEnd(code, signal, startFailure),
+      );
     });
     return true;
   }
@@ -220,6 +230,22 @@ export class ProcessGroup {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
   }
+}
+
+const NOT_SET_UP = "sbx: the sandbox could not be set up: ";
+
+/** What a run's stderr says when its sandbox could not be set up (the command never ran). */
+export function sandboxStartFailureMessage(cause: string): string {
+  return `${NOT_SET_UP}${cause}`;
+}
+
+/** The cause in such a run's stderr (its last line of that form), or the stderr itself. */
+export function sandboxStartFailureCause(stderr: string): string {
+  const line = stderr
+    .split("\n")
+    .reverse()
+    .find((l) => l.startsWith(NOT_SET_UP));
+  return line === undefined ? stderr.trim() : line.slice(NOT_SET_UP.length);
 }
 
 /** What a shell would answer for a command that could not be started: 127 not found, else 126. */

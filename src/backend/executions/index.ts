@@ -4,5 +4,5 @@
 export { EventLog } from "./events.js";
 export { ExecutionManager } from "./manager.js";
 export { outputFile, outputSize, readOutputRange } from "./output-files.js";
-export { DEFAULT_KILL_GRACE_MS, ExecutionRunner } from "./runner.js";
+export { DEFAULT_KILL_GRACE_MS, ExecutionRunner, SYSTEM_ERROR_SANDBOX_START_FAILED } from "./runner.js";
 export { type EventRow, ExecutionStore } from "./store.js";

@@ -3,7 +3,14 @@
 // KILL after a grace), with bounded output capture.
 
 import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
-import { leaderOf, type OneShotCommand, ProcessGroup, spawnFailure, type SpawnError } from "../drivers/index.js";
+import {
+  leaderOf,
+  type OneShotCommand,
+  ProcessGroup,
+  type SpawnError,
+  sandboxStartFailureMessage,
+  spawnFailure,
+} from "../drivers/index.js";
 
 export interface RunSpec extends OneShotCommand {
   executionId: string;
@@ -26,6 +33,12 @@ export type RunOutcome = "succeeded" | "failed" | "timed_out" | "cancelled" | "u
 
 /** The leader's exit status could not be learned (the group was ended and given up on). */
 export const SYSTEM_ERROR_EXIT_UNKNOWN = "exit_status_unknown";
+
+/**
+ * `unknown` with this system error: the sandbox could not be set up and the command
+ * never ran (its stderr says why, as "sbx: the sandbox could not be set up: …").
+ */
+export const SYSTEM_ERROR_SANDBOX_START_FAILED = "sandbox_start_failed";
 
 export interface RunResult {
   outcome: RunOutcome;
@@ -99,6 +112,8 @@ class LocalRun implements RunHandle {
   private readonly stderr: OutputTail;
   private readonly killGraceMs: number;
   private exit: { code: number | null; signal: string | null } | null = null;
+  /** Why the sandbox could not be set up (the command never ran), or null. */
+  private startFailure: string | null = null;
   private ending: "timed_out" | "cancelled" | null = null;
   private settled = false;
   /** The timeout, until the run proceeds (then its timer is armed). */
@@ -127,11 +142,13 @@ class LocalRun implements RunHandle {
       },
       onSpawnError: (program, err) => this.failToStart(program, err),
       // The outcome is the leader's; background jobs holding the pipes do not keep the run open.
-      onExit: (code, signal) => {
+      onExit: (code, signal, startFailure) => {
         this.exit = { code, signal };
+        if (startFailure !== null) this.notSetUp(startFailure);
       },
-      onEnd: (code, signal) => {
+      onEnd: (code, signal, startFailure) => {
         this.exit ??= { code, signal };
+        if (startFailure !== null) this.notSetUp(startFailure);
         this.finish();
       },
     });
@@ -183,8 +200,9 @@ class LocalRun implements RunHandle {
   private finish(): void {
     if (this.settled) return;
     this.settled = true;
-    const code = this.exit?.code ?? null;
-    const signal = this.exit?.signal ?? null;
+    const notSetUp = this.startFailure !== null;
+    const code = notSetUp ? null : (this.exit?.code ?? null);
+    const signal = notSetUp ? null : (this.exit?.signal ?? null);
     // A terminal outcome other than unknown always carries exit_code or signal (docs/protocol.md).
     const known = code !== null || signal !== null;
     const outcome: RunOutcome = !known ? "unknown" : (this.ending ?? (code === 0 ? "succeeded" : "failed"));
@@ -193,7 +211,7 @@ class LocalRun implements RunHandle {
         outcome,
         exitCode: code,
         signal,
-        systemError: known ? null : SYSTEM_ERROR_EXIT_UNKNOWN,
+        systemError: notSetUp ? SYSTEM_ERROR_SANDBOX_START_FAILED : known ? null : SYSTEM_ERROR_EXIT_UNKNOWN,
         stdout: this.stdout.summary(),
         stderr: this.stderr.summary(),
         startedAt: this.startedAt,
@@ -202,9 +220,23 @@ class LocalRun implements RunHandle {
     );
   }
 
-  /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
+  /** The sandbox could not be set up: nothing ran; its stderr says why (once). */
+  private notSetUp(cause: string): void {
+    if (this.startFailure !== null) return;
+    this.startFailure = cause;
+    const message = Buffer.from(`${sandboxStartFailureMessage(cause)}\n`);
+    this.stderr.push(message);
+    this.onOutput("stderr", message);
+  }
+
+  /** Nothing ran: answer like a shell would (127 not found, 126 not executable), or the sandbox was not set up. */
   private failToStart(program: string, err: SpawnError): void {
     if (this.settled) return;
+    if (err.code === "EBWRAP") {
+      this.notSetUp(err.message);
+      this.finish();
+      return;
+    }
     const { exitCode, message } = spawnFailure(program, err);
     this.stderr.push(message);
     this.onOutput("stderr", message);

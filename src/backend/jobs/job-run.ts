@@ -15,6 +15,7 @@ import {
   leaderOf,
   type OneShotCommand,
   ProcessGroup,
+  sandboxStartFailureMessage,
   spawnFailure,
   type SpawnError,
 } from "../drivers/index.js";
@@ -50,6 +51,8 @@ export class JobRun {
   private resolveDone!: (result: JobRunResult) => void;
   private readonly group = new ProcessGroup();
   private exit: { code: number | null; signal: string | null } | null = null;
+  /** Why the sandbox could not be set up (the command never ran), or null. */
+  private startFailure: string | null = null;
   private ending: RunEnding | null = null;
   private settled = false;
   /** What was left of the group just before the leader-exit linger killed it. */
@@ -68,17 +71,19 @@ export class JobRun {
       ...leaderOf(spec),
       onOutput: spec.onOutput,
       onSpawnError: (program, err) => this.failToStart(program, err),
-      onExit: (code, signal) => {
+      onExit: (code, signal, startFailure) => {
         this.exit = { code, signal };
-        spec.onMainExit({ exitCode: code, signal, ending: this.ending });
+        if (startFailure !== null) this.notSetUp(startFailure);
+        spec.onMainExit({ exitCode: code, signal, ending: this.ending, startFailure: this.startFailure });
         // Registered before ProcessGroup's own linger timer of the same length, so it
         // fires first: what is alive then is what that timer's SIGKILL ends.
         this.group.later(LEADER_EXIT_LINGER_MS, () => {
           this.lingering = this.members();
         });
       },
-      onEnd: (code, signal) => {
+      onEnd: (code, signal, startFailure) => {
         this.exit ??= { code, signal };
+        if (startFailure !== null) this.notSetUp(startFailure);
         this.finish();
       },
     });
@@ -136,9 +141,10 @@ export class JobRun {
     const leftovers = this.exit === null ? [] : [...this.lingering, ...this.members()];
     this.group.releaseThenReport(this.ending !== null, () =>
       this.resolveDone({
-        exitCode: this.exit?.code ?? null,
-        signal: this.exit?.signal ?? null,
+        exitCode: this.startFailure !== null ? null : (this.exit?.code ?? null),
+        signal: this.startFailure !== null ? null : (this.exit?.signal ?? null),
         ending: this.ending,
+        startFailure: this.startFailure,
         leftovers,
         startedAt: this.startedAt,
         finishedAt: new Date(this.spec.now()),
@@ -146,8 +152,22 @@ export class JobRun {
     );
   }
 
-  /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
+  /** The sandbox could not be set up: nothing ran; its output says why (once). */
+  private notSetUp(cause: string): void {
+    if (this.startFailure !== null) return;
+    this.startFailure = cause;
+    this.spec.onOutput("stderr", Buffer.from(`${sandboxStartFailureMessage(cause)}\n`));
+  }
+
+  /** Nothing ran: answer like a shell would (127 not found, 126 not executable), or the sandbox was not set up. */
   private failToStart(program: string, err: SpawnError): void {
+    if (err.code === "EBWRAP") {
+      if (this.settled) return;
+      this.notSetUp(err.message);
+      this.spec.onMainExit({ exitCode: null, signal: null, ending: null, startFailure: err.message });
+      this.finish();
+      return;
+    }
     const { exitCode, message } = spawnFailure(program, err);
     this.failWith(exitCode, message.toString());
   }

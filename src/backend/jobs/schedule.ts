@@ -3,6 +3,7 @@
 // (the per-sandbox concurrency limit and queue keys), what a cancel with dependents
 // reaches, and the status a run's end gives. No I/O: the manager feeds them rows.
 
+import { JOB_ERROR_SANDBOX_START_FAILED } from "../../protocol/jobs.js";
 import { type DependencyPolicy, isTerminalJobStatus, type JobStatus } from "../../protocol/jobs.js";
 
 export type DependencyVerdict = "wait" | "ready" | "dependency_failed";
@@ -125,6 +126,8 @@ export interface RunEnd {
   exitCode: number | null;
   signal: string | null;
   ending: RunEnding | null;
+  /** The sandbox could not be set up: the command never ran (why). Absent or null: it ran. */
+  startFailure?: string | null;
 }
 
 /**
@@ -140,6 +143,12 @@ export function statusOfRun(end: RunEnd, timeoutMs: number): { status: JobStatus
       return { status: "cancelled", error: null };
     case "shutdown":
       return { status: "interrupted", error: "the backend shut down while it ran; it was not resumed" };
+  }
+  if (end.startFailure) {
+    return {
+      status: "failed",
+      error: `${JOB_ERROR_SANDBOX_START_FAILED}the sandbox could not be set up: ${end.startFailure}`,
+    };
   }
   if (end.exitCode === null && end.signal === null) {
     return { status: "lost", error: "it ended without an exit status" };

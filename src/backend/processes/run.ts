@@ -7,10 +7,11 @@
 import fs from "node:fs";
 import type { ProcessStream } from "../../protocol/types.js";
 import {
+  ProcessGroup,
   type SandboxDriver,
   type SandboxPlacement,
   type SpawnError,
-  ProcessGroup,
+  sandboxStartFailureMessage,
   spawnFailure,
 } from "../drivers/index.js";
 
@@ -32,6 +33,8 @@ export interface ProcessRunSpec {
 export interface RunExit {
   exitCode: number | null;
   signal: string | null;
+  /** The sandbox could not be set up: the command never ran (why; its stderr says so too). */
+  startFailure: string | null;
   startedAt: Date;
   endedAt: Date;
 }
@@ -59,6 +62,8 @@ export class ProcessRun {
   private resolveDone!: (exit: RunExit) => void;
   private readonly group = new ProcessGroup();
   private exit: { code: number | null; signal: string | null } | null = null;
+  /** Why the sandbox could not be set up (the command never ran), or null. */
+  private startFailure: string | null = null;
   private settled = false;
   private terminating = false;
   private stdinEnded = false;
@@ -83,11 +88,13 @@ export class ProcessRun {
       stdin: spec.stdin,
       onOutput: spec.onOutput,
       onSpawnError: (program, err) => this.failToStart(program, err),
-      onExit: (code, signal) => {
+      onExit: (code, signal, startFailure) => {
         this.exit = { code, signal };
+        if (startFailure !== null) this.notSetUp(startFailure);
       },
-      onEnd: (code, signal) => {
+      onEnd: (code, signal, startFailure) => {
         this.exit ??= { code, signal };
+        if (startFailure !== null) this.notSetUp(startFailure);
         this.finish();
       },
     });
@@ -181,17 +188,36 @@ export class ProcessRun {
     if (this.settled) return;
     this.settled = true;
     this.group.release();
+    const notSetUp = this.startFailure !== null;
     this.resolveDone({
-      exitCode: this.exit?.code ?? null,
-      signal: this.exit?.signal ?? null,
+      exitCode: notSetUp ? null : (this.exit?.code ?? null),
+      signal: notSetUp ? null : (this.exit?.signal ?? null),
+      startFailure: this.startFailure,
       startedAt: this.startedAt,
       endedAt: new Date(this.spec.now()),
     });
   }
 
-  /** Nothing ran: answer like a shell would (127 not found, 126 not executable). */
+  /** The sandbox could not be set up: nothing ran; its stderr says why (once). */
+  private notSetUp(cause: string): void {
+    if (this.startFailure !== null) return;
+    this.startFailure = cause;
+    this.spec.onOutput("stderr", Buffer.from(`${sandboxStartFailureMessage(cause)}\n`));
+  }
+
+  /** Whether the run's command started (false: nothing spawned, or its sandbox not set up). */
+  get started(): Promise<boolean> {
+    return this.group.started;
+  }
+
+  /** Nothing ran: answer like a shell would (127 not found, 126 not executable), or the sandbox was not set up. */
   private failToStart(program: string, err: SpawnError): void {
     if (this.settled) return;
+    if (err.code === "EBWRAP") {
+      this.notSetUp(err.message);
+      this.finish();
+      return;
+    }
     if (err.code === "ENOENT" && !isDirectory(this.spec.cwd)) {
       this.spec.onOutput("stderr", Buffer.from(`sbx: working directory ${this.spec.cwd} does not exist\n`));
       this.exit = { code: 126, signal: null };

@@ -64,6 +64,8 @@ export class SupervisedProcess implements LiveRun {
   private readonly tracker: RestartTracker;
   private readonly argv: string[];
   private run: ProcessRun | null = null;
+  /** Why the last run's sandbox could not be set up, or null. */
+  private lastStartFailure: string | null = null;
   private intent: StopIntent | null = null;
   private backoffTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
@@ -96,6 +98,17 @@ export class SupervisedProcess implements LiveRun {
 
   get current(): ProcessRow {
     return this.row;
+  }
+
+  /**
+   * Why the current (or last) run's sandbox could not be set up, once that is known:
+   * null when its command started (or could not be started for another reason).
+   */
+  async startFailure(): Promise<string | null> {
+    const run = this.run;
+    if (run === null) return this.lastStartFailure;
+    if (await run.started) return null;
+    return (await run.done).startFailure;
   }
 
   get sandboxId(): string {
@@ -236,6 +249,20 @@ export class SupervisedProcess implements LiveRun {
   private runEnded(run: ProcessRun, exit: RunExit): void {
     if (this.run !== run || this.abandoned || this.deps.store.isClosed) return;
     this.run = null;
+    this.lastStartFailure = exit.startFailure;
+    if (exit.startFailure !== null && this.intent === null) {
+      // Its sandbox could not be set up: the command never ran; starting it again would fail alike.
+      const lastRun: ProcessRunSummary = {
+        generation: this.row.restarts,
+        outcome: "unknown",
+        exit_code: null,
+        signal: null,
+        started_at: exit.startedAt.toISOString(),
+        ended_at: exit.endedAt.toISOString(),
+      };
+      this.finish({ outcome: "unknown", reason: "start_failed" }, lastRun);
+      return;
+    }
     const verdict = exit.exitCode === 0 ? "succeeded" : "failed";
     const lastRun: ProcessRunSummary = {
       generation: this.row.restarts,

@@ -178,6 +178,14 @@ export class ProcessSupervisor {
     return toProcessRecord(supervisor.current);
   }
 
+  /**
+   * Why a process's run could not start because its sandbox could not be set up, once
+   * that is known (soon after its start): null when its command started.
+   */
+  startFailure(processId: string): Promise<string | null> {
+    return this.live.get(processId)?.startFailure() ?? Promise.resolve(null);
+  }
+
   /** The process as it is now, or null. */
   getRow(processId: string): ProcessRow | null {
     return this.live.get(processId)?.current ?? this.store.getProcess(processId) ?? null;

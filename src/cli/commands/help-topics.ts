@@ -35,7 +35,7 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
     code: "125",
     classification: "rejected",
     meaning:
-      "refused before anything ran: bad input, configuration, an id or name that matches nothing (or, as a prefix, several), or a 4xx",
+      "refused before anything ran: bad input, configuration, an id or name that matches nothing (or, as a prefix, several), a 4xx, or a sandbox that could not be set up",
   },
   { code: "78", classification: "-", meaning: "a configuration file does not parse or validate; nothing was sent" },
   { code: "70", classification: "-", meaning: "an internal error (a bug in sbx); --verbose shows the details" },
@@ -83,7 +83,7 @@ export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["not_started", "nothing ran (503 not_started, connection refused). Safe: sbx receipts resubmit ID"],
   [
     "rejected",
-    "the backend refused the request (400/401/403/404/422, or 409 job_id_conflict / request_id_conflict for jobs); nothing ran",
+    "the backend refused the request (400/401/403/404/422, or 409 job_id_conflict / request_id_conflict for jobs), or could not set up its sandbox (sandbox_start_failed); nothing ran",
   ],
 ];
 

@@ -219,7 +219,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
         headers: replayed,
       },
     },
-    errors: ["isolation_unavailable", "execution_result_unconfirmed"],
+    errors: ["isolation_unavailable", "execution_result_unconfirmed", "sandbox_start_failed"],
   },
   "executions.list": {
     summary: "Executions of a sandbox, newest first",
@@ -303,7 +303,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "processes",
     body: { required: true, content: json(ProcessStartRequest) },
     responses: { 201: { description: "The process.", content: json(ProcessRecord), headers: replayed } },
-    errors: ["isolation_unavailable"],
+    errors: ["isolation_unavailable", "sandbox_start_failed"],
   },
   "processes.list": {
     summary: "Supervised processes of a sandbox",

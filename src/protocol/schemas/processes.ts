@@ -67,11 +67,12 @@ export type ProcessStartRequest = Static<typeof ProcessStartRequest>;
  * `max_restarts` (the restart budget was spent), `stopped` (DELETE), `timed_out`
  * (timeout_ms), `backend_shutdown` (the daemon stopped it on its way down; `always`
  * processes start again with the daemon), `backend_lost` (it was running when the
- * daemon died; its outcome is unknown).
+ * daemon died; its outcome is unknown), `start_failed` (its sandbox could not be set up:
+ * the command never ran, and it is not started again; sbx).
  */
 export const ProcessEndReason = named(
   "ProcessEndReason",
-  StringEnum(["exited", "max_restarts", "stopped", "timed_out", "backend_shutdown", "backend_lost"]),
+  StringEnum(["exited", "max_restarts", "stopped", "timed_out", "backend_shutdown", "backend_lost", "start_failed"]),
 );
 export type ProcessEndReason = Static<typeof ProcessEndReason>;
 

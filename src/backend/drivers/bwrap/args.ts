@@ -20,6 +20,12 @@ export interface BwrapFds {
   seccomp: number | null;
   /** Where bwrap reports the child's pid and, once the command was executed, its exit code (`--json-status-fd`). */
   status: number | null;
+  /**
+   * A pipe holding one byte that bwrap reads, then closes, once every mount and
+   * namespace is in place (`--block-fd`): its end tells the backend the sandbox was
+   * set up, before the command runs. Null: not watched.
+   */
+  setup: number | null;
 }
 
 /**
@@ -96,6 +102,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
   for (const [name, value] of Object.entries(spec.env)) args.push("--setenv", name, value);
   if (fds.seccomp !== null) args.push("--seccomp", String(fds.seccomp));
   if (fds.status !== null) args.push("--json-status-fd", String(fds.status));
+  if (fds.setup !== null) args.push("--block-fd", String(fds.setup));
   // Last, once every mount point exists: the sandbox's own root is read-only too.
   args.push("--remount-ro", "/");
   for (const arg of args) {

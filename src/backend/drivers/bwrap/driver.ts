@@ -21,6 +21,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { WORKSPACE } from "../../../protocol/types.js";
 import {
   type DriverDescription,
@@ -41,7 +42,7 @@ import { WorkspaceGate } from "./gate.js";
 import { type HostView, readHostView } from "./host-view.js";
 import { findOnPath, missingProgram } from "./path-lookup.js";
 import { type Launcher, probeBwrap } from "./probe.js";
-import { BwrapRun } from "./run.js";
+import { BwrapRun, withoutHostPaths } from "./run.js";
 
 export interface BwrapDriverOptions {
   /** Who the daemon runs as (root: each sandbox's commands run as its own uid) and its PATH (where bwrap is found). */
@@ -53,7 +54,7 @@ export interface BwrapDriverOptions {
 }
 
 /** Where each descriptor sits in the child (the spawn's stdio array); 6: the workspace, when bound by fd. */
-const FD: BwrapFds = { args: 3, status: 4, seccomp: 5 };
+const FD: BwrapFds = { args: 3, status: 4, seccomp: 5, setup: 7 };
 const WORKSPACE_FD = 6;
 const O_WORKSPACE = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 /** Where the gate's helpers are looked for besides the backend's PATH. */
@@ -139,6 +140,15 @@ export class BwrapDriver implements SandboxDriver {
     return this.gate;
   }
 
+  /** The workspace's path in the gate; a failure to give it is the sandbox's not being set up (EBWRAP). */
+  private gatePath(gate: WorkspaceGate, req: SpawnRequest): string {
+    try {
+      return gate.pathFor(req.placement.workspaceDir);
+    } catch (err) {
+      throw new SpawnError("EBWRAP", withoutHostPaths((err as Error).message));
+    }
+  }
+
   /** A sandbox was removed: its workspace's way in goes. */
   release(placement: SandboxPlacement): void {
     this.gate?.release(placement.workspaceDir);
@@ -172,13 +182,12 @@ export class BwrapDriver implements SandboxDriver {
     let child: ChildProcess;
     let args: string[];
     try {
-      const workspace: WorkspaceSource =
-        gate === null ? { fd: WORKSPACE_FD } : { path: gate.pathFor(req.placement.workspaceDir) };
+      const workspace: WorkspaceSource = gate === null ? { fd: WORKSPACE_FD } : { path: this.gatePath(gate, req) };
       args = bwrapArguments({
         view: this.view,
         insideId: identity === null ? null : INSIDE_ID,
         network: req.placement.network,
-        fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status },
+        fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status, setup: FD.setup },
         workspace,
         cwd,
         env: req.env,
@@ -193,26 +202,32 @@ export class BwrapDriver implements SandboxDriver {
         // Nothing of the request (nor of the backend) in bwrap's own environment.
         env: {},
         detached: true,
-        stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", workspaceFd ?? "ignore"],
+        stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", workspaceFd ?? "ignore", "pipe"],
       });
     } finally {
       if (workspaceFd !== null) fs.closeSync(workspaceFd);
     }
     const pipe = (fd: number | null) =>
       fd === null ? null : (child.stdio[fd] as (NodeJS.ReadWriteStream & { destroy(): void }) | null);
-    for (const fd of [FD.args, FD.seccomp, FD.status]) {
+    for (const fd of [FD.args, FD.seccomp, FD.status, FD.setup]) {
       pipe(fd)?.on("error", () => {
         // bwrap died before reading or writing it: its exit says why.
       });
     }
     if (this.seccomp !== null) pipe(FD.seccomp)?.end(this.seccomp);
     else pipe(FD.seccomp)?.end();
-    pipe(FD.status)?.resume();
+    // The byte bwrap reads once the sandbox is set up; it then closes the pipe (run.ts watches for that).
+    pipe(FD.setup)?.end(Buffer.from("x"));
     // Held, bwrap waits for its options; should the backend die meanwhile, the pipe ends
     // empty and bwrap, with no root but an empty one, cannot start the command.
     const writeArgs = () => pipe(FD.args)?.end(encodeArguments(args));
     if (!req.held) writeArgs();
-    return new BwrapRun(child, req.held ? writeArgs : null);
+    return new BwrapRun(
+      child,
+      req.held ? writeArgs : null,
+      { status: pipe(FD.status) as Readable | null, setup: pipe(FD.setup) as Readable | null },
+      req.argv[0] ?? "",
+    );
   }
 
   describe(placement: SandboxPlacement): DriverDescription {

@@ -125,18 +125,20 @@ function fullTrial(program: string, input: ProbeInput): { ok: true } | { ok: fal
       fs.writeFileSync(path.join(dir, "seccomp"), input.seccomp);
       seccompFd = open(path.join(dir, "seccomp"), fs.constants.O_RDONLY);
     }
+    fs.writeFileSync(path.join(dir, "setup"), "x");
     const launcher = input.identity === null ? null : input.launcher;
     const fixed = [
       launcher === null ? open(workspace, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY) : null,
       open(statusFile, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL),
       seccompFd,
+      open(path.join(dir, "setup"), fs.constants.O_RDONLY),
     ];
-    // Child fd numbers: 3 workspace (when bound by fd), 4 status, 5 seccomp (as the stdio array places them).
+    // Child fd numbers: 3 workspace (when bound by fd), 4 status, 5 seccomp, 6 setup (as the stdio array places them).
     const args = bwrapArguments({
       view: input.view,
       insideId: input.identity === null ? null : INSIDE_ID,
       network: false,
-      fds: { status: 4, seccomp: seccompFd === null ? null : 5 },
+      fds: { status: 4, seccomp: seccompFd === null ? null : 5, setup: 6 },
       workspace: launcher === null ? { fd: 3 } : launcher.workspace(workspace),
       cwd: "/workspace",
       env: { PATH: "/usr/bin:/bin" },

@@ -5,24 +5,81 @@
 // ends A's group, and with it (die-with-parent, then the pid namespace) everything.
 // bwrap reports a command killed by signal N as exit 128+N; when the backend delivered
 // N to the run, it is reported as that signal again.
+//
+// Whether the command ever ran: bwrap reads a one-byte pipe (`--block-fd`) and closes
+// it once the sandbox is set up, and reports `exit-code` on its status pipe only when
+// it executed the command (status.ts). Until the sandbox is set up, what arrives on
+// stderr is bwrap's own and is held back: a run that never started ends with
+// `startFailure` (bwrap's message, without host paths) and no output of its own.
 
 import type { ChildProcess } from "node:child_process";
 import os from "node:os";
-import type { SandboxChild } from "../driver.js";
+import type { Readable } from "node:stream";
+import type { CommandEnd, SandboxChild } from "../driver.js";
 import { liveProcesses, pidNamespace, readProcEntry, runMembers, signalProcessGroup } from "../proc.js";
+import { parseStatus } from "./status.js";
 
 const SIGNAL_NUMBERS = os.constants.signals as Record<string, number>;
+/** bwrap's own messages are a line or two: more than this on stderr is the command's. */
+const HOLD_LIMIT = 64 * 1024;
+
+type Listener = (stream: "stdout" | "stderr", chunk: Buffer) => void;
+
+export interface BwrapPipes {
+  /** bwrap's `--json-status-fd`, or null when not reported. */
+  status: Readable | null;
+  /** The `--block-fd` pipe: it ends once bwrap closed it (set up) or died; null when not watched. */
+  setup: Readable | null;
+}
 
 export class BwrapRun implements SandboxChild {
+  readonly started: Promise<boolean>;
   /** Signals delivered to the run, to recognise "128+N" as death by that signal. */
   private readonly delivered = new Set<number>();
+  /** The last signal the backend sent the run (a run ended before its command started reads as that). */
+  private lastDelivered: NodeJS.Signals | null = null;
   private init: { pid: number; ns: string } | null = null;
+  private resolveStarted!: (started: boolean) => void;
+  private listener: Listener = () => {};
+  /** stderr held back until the sandbox is set up; null once it flows. */
+  private held: Buffer[] | null = [];
+  private heldBytes = 0;
+  private statusText = "";
+  private statusDone: boolean;
+  private setupDone: boolean;
+  private end: CommandEnd | null = null;
+  private readonly waiting: Array<(end: CommandEnd) => void> = [];
+  private leaderEnd: { code: number | null; signal: NodeJS.Signals | null } | null = null;
 
   constructor(
     readonly process: ChildProcess,
     /** Writes bwrap's options to a held run (once); null when they were written at spawn. */
     private writeArgs: (() => void) | null,
-  ) {}
+    private readonly pipes: BwrapPipes,
+    /** argv[0], for "command not found" when bwrap could not execute it. */
+    private readonly program: string,
+  ) {
+    this.started = new Promise((resolve) => {
+      this.resolveStarted = resolve;
+    });
+    this.statusDone = pipes.status === null;
+    this.setupDone = pipes.setup === null;
+    pipes.status?.setEncoding("utf8");
+    pipes.status?.on("data", (text: string) => {
+      this.statusText += text;
+      this.checkSetUp();
+    });
+    pipes.status?.on("close", () => {
+      this.statusDone = true;
+      this.settle();
+    });
+    pipes.setup?.on("close", () => {
+      this.setupDone = true;
+      this.checkSetUp();
+    });
+    pipes.setup?.resume();
+    if (pipes.setup === null) this.passThrough();
+  }
 
   proceed(): void {
     const write = this.writeArgs;
@@ -34,11 +91,26 @@ export class BwrapRun implements SandboxChild {
     return this.process.pid ?? -1;
   }
 
+  onOutput(listener: Listener): void {
+    this.listener = listener;
+    this.process.stdout?.on("data", (chunk: Buffer) => listener("stdout", chunk));
+    this.process.stderr?.on("data", (chunk: Buffer) => {
+      if (this.held === null) {
+        listener("stderr", chunk);
+        return;
+      }
+      this.held.push(chunk);
+      this.heldBytes += chunk.length;
+      if (this.heldBytes > HOLD_LIMIT) this.passThrough();
+    });
+  }
+
   signal(signal: NodeJS.Signals): boolean {
     const leader = this.process.pid;
     if (leader === undefined) return false;
     const n = SIGNAL_NUMBERS[signal];
     if (n !== undefined) this.delivered.add(n);
+    this.lastDelivered = signal;
     if (signal === "SIGKILL") return signalProcessGroup(leader, "SIGKILL");
     const init = this.findInit();
     const groups = new Set<number>();
@@ -48,15 +120,79 @@ export class BwrapRun implements SandboxChild {
         if (pidNamespace(p.pid) === init.ns) groups.add(p.pgid);
       }
     }
-    // The command has not started yet (or has just ended): the signal goes to bwrap,
-    // whose default action ends the run.
-    if (groups.size === 0) return signalProcessGroup(leader, signal);
-    let sent = false;
-    for (const g of groups) sent = signalProcessGroup(g, signal) || sent;
-    return sent;
+    if (groups.size > 0) {
+      let sent = false;
+      for (const g of groups) sent = signalProcessGroup(g, signal) || sent;
+      return sent;
+    }
+    // No command runs (bwrap still sets the sandbox up, or it has just ended): the run
+    // ends whole. A signal to bwrap alone could leave its child to finish the set-up and
+    // start the command after bwrap died, with nothing left to end it.
+    if (init !== null) {
+      try {
+        process.kill(init.pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+    return signalProcessGroup(leader, "SIGKILL");
   }
 
-  commandExit(code: number | null, signal: NodeJS.Signals | null) {
+  commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
+    this.leaderEnd ??= { code, signal };
+    if (this.end !== null) {
+      done(this.end);
+      return;
+    }
+    this.waiting.push(done);
+    this.settle();
+  }
+
+  members(): string[] {
+    const leader = this.process.pid;
+    return leader === undefined ? [] : runMembers(leader).map((p) => p.name);
+  }
+
+  /** The leader exited and bwrap's status is complete: how the command ended, told once. */
+  private settle(): void {
+    if (this.end !== null || this.leaderEnd === null || !this.statusDone) return;
+    const end = this.decide(this.leaderEnd.code, this.leaderEnd.signal);
+    this.end = end;
+    for (const done of this.waiting.splice(0)) done(end);
+  }
+
+  private decide(code: number | null, signal: NodeJS.Signals | null): CommandEnd {
+    if (this.pipes.status === null || parseStatus(this.statusText).exitCode !== null) {
+      this.passThrough();
+      this.resolveStarted(true);
+      return { ...this.asSignal(code, signal), startFailure: null };
+    }
+    // bwrap never executed the command.
+    const said = Buffer.concat(this.held ?? []).toString("utf8");
+    this.held = null;
+    const execFailure = /^bwrap: execvp [^\n]*: (No such file or directory|Permission denied)$/m.exec(said);
+    if (execFailure) {
+      // The sandbox was there; the program was not (or not executable): as a shell says it.
+      const notFound = execFailure[1] === "No such file or directory";
+      this.listener(
+        "stderr",
+        Buffer.from(`sbx: ${this.program}: ${notFound ? "command not found" : "permission denied"}\n`),
+      );
+      this.resolveStarted(true);
+      return { code: notFound ? 127 : 126, signal: null, startFailure: null };
+    }
+    this.resolveStarted(false);
+    // Ended by the backend before it started (a cancel, a timeout): not a failure to set up,
+    // and it reads as the signal that was sent, as it would had the command been running.
+    if (this.lastDelivered !== null) return { code: null, signal: this.lastDelivered, startFailure: null };
+    return {
+      code: null,
+      signal: null,
+      startFailure: startFailureCause(said, code, signal),
+    };
+  }
+
+  private asSignal(code: number | null, signal: NodeJS.Signals | null) {
     if (code !== null && code > 128 && this.delivered.has(code - 128)) {
       const name = Object.entries(SIGNAL_NUMBERS).find(([, n]) => n === code - 128)?.[0];
       if (name) return { code: null, signal: name as NodeJS.Signals };
@@ -64,9 +200,20 @@ export class BwrapRun implements SandboxChild {
     return { code, signal };
   }
 
-  members(): string[] {
-    const leader = this.process.pid;
-    return leader === undefined ? [] : runMembers(leader).map((p) => p.name);
+  /** Once bwrap closed the set-up pipe while its child lives, the sandbox is set up: stderr is the command's. */
+  private checkSetUp(): void {
+    if (!this.setupDone || this.held === null) return;
+    const child = parseStatus(this.statusText).childPid;
+    const entry = child === null ? null : readProcEntry(child);
+    if (entry === null || entry.state === "Z") return; // died setting up, or not known yet: decided at the end
+    this.passThrough();
+    this.resolveStarted(true);
+  }
+
+  private passThrough(): void {
+    const held = this.held;
+    this.held = null;
+    for (const chunk of held ?? []) this.listener("stderr", chunk);
   }
 
   /** B: bwrap's child, the pid namespace's init, once it exists. */
@@ -80,4 +227,31 @@ export class BwrapRun implements SandboxChild {
     this.init = { pid: child.pid, ns };
     return this.init;
   }
+}
+
+/** Inside paths a message may name; any other absolute path is the host's and is left out. */
+const INSIDE = ["/workspace", "/usr", "/etc", "/proc", "/dev", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/** Why a sandbox could not be set up, from bwrap's own message, in one line without a host path. */
+export function startFailureCause(said: string, code: number | null, signal: NodeJS.Signals | null): string {
+  const lines = said
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+    .map((l) => l.replace(/^bwrap: /, ""));
+  const message = lines.join("; ");
+  if (message === "") return `bwrap ended before it started the command (${signal ?? `exit ${code}`})`;
+  return withoutHostPaths(message);
+}
+
+/** A message with every absolute path that is not one a sandbox has replaced by "(a host path)". */
+export function withoutHostPaths(message: string): string {
+  return message
+    .replace(/\/(newroot|oldroot)(?=\/|\b)/g, (_m, which: string) => (which === "oldroot" ? "\0" : ""))
+    .replace(/\0?(\/[^\s:;,'"]*)/g, (whole: string, p: string) => {
+      if (whole.startsWith("\0")) return "(a host path)";
+      const inside = p === "/" || p === "/tmp" || INSIDE.some((i) => p === i || p.startsWith(`${i}/`));
+      return inside ? p : "(a host path)";
+    })
+    .replace(/\0/g, "");
 }

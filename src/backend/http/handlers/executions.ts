@@ -29,7 +29,8 @@ import {
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
-import { outputFile, outputSize, readOutputRange } from "../../executions/index.js";
+import { outputFile, outputSize, readOutputRange, SYSTEM_ERROR_SANDBOX_START_FAILED } from "../../executions/index.js";
+import { sandboxStartFailureCause } from "../../drivers/index.js";
 import { bothShapers, exitEventShaper } from "../faults.js";
 import {
   acceptsBytes,
@@ -85,9 +86,24 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
         return streamEvents(ctx, record, 0, {});
       }
       await executions.waitForTerminal(record.execution_id, Number.POSITIVE_INFINITY, ctx.signal);
-      return jsonReply(200, shown(ctx, executions.get(record.execution_id)!));
+      return ended(ctx, executions.get(record.execution_id)!);
     },
   });
+}
+
+/**
+ * The answer for an execution that ended: its record, or, when its sandbox could not be
+ * set up and its command never ran, 500 sandbox_start_failed (with the cause).
+ */
+function ended(ctx: RequestContext, record: ExecutionRecord): Reply {
+  if (record.outcome !== "unknown" || record.system_error !== SYSTEM_ERROR_SANDBOX_START_FAILED) {
+    return jsonReply(200, shown(ctx, record));
+  }
+  const cause = sandboxStartFailureCause(record.stderr);
+  return new ApiError(500, ErrorCodes.sandboxStartFailed, `the sandbox could not be set up: ${cause}`, {
+    cause,
+    execution_id: record.execution_id,
+  }).toReply();
 }
 
 function unconfirmed(record: ExecutionRecord): Reply {
@@ -156,7 +172,7 @@ async function replayExecution(ctx: RequestContext, stored: IdempotencyRow): Pro
     const deadline = Date.parse(record.created_at) + record.timeout + REPLAY_WAIT_SLACK_MS;
     await executions.waitForTerminal(executionId, deadline - ctx.services.now(), ctx.signal);
   }
-  return jsonReply(200, shown(ctx, executions.get(executionId)!));
+  return ended(ctx, executions.get(executionId)!);
 }
 
 /**

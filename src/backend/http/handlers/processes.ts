@@ -49,7 +49,16 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
   const { sandboxes, processes } = ctx.services;
   const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   return runMutation(ctx, {
-    replay: async (stored) => jsonReply(stored.status, toProcessRecord(startedBy(ctx, stored, sandbox))),
+    replay: async (stored) => {
+      const row = startedBy(ctx, stored, sandbox);
+      const lastRun = row.last_run === null ? null : (JSON.parse(row.last_run) as { generation: number });
+      // Its first run's sandbox was never set up: answered as the first time.
+      if (row.end_reason === "start_failed" && (lastRun?.generation ?? 0) === 0) {
+        const cause = (await ctx.services.processes.startFailure(row.process_id)) ?? "see the process's stderr";
+        return startFailed(cause, row.process_id);
+      }
+      return jsonReply(stored.status, toProcessRecord(row));
+    },
     admit: async (claim) => {
       const body = parseJsonBody(ctx.body);
       const problem = checkProcessStartRequest(body);
@@ -72,9 +81,21 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
         // Stored with the process, in its transaction: a replay finds the process it started.
         onAdmit: (processId) => claim?.recordResponse(201, { process_id: processId }),
       });
-      return jsonReply(201, record);
+      // Answered once its sandbox is set up: one that cannot be is an error, not a process "running".
+      const cause = await processes.startFailure(record.process_id);
+      if (cause !== null) return startFailed(cause, record.process_id);
+      const now = processes.getRow(record.process_id);
+      return jsonReply(201, now === null ? record : toProcessRecord(now));
     },
   });
+}
+
+/** 500 sandbox_start_failed: the process's first run never started, its sandbox could not be set up. */
+function startFailed(cause: string, processId: string): Reply {
+  return new ApiError(500, ErrorCodes.sandboxStartFailed, `the sandbox could not be set up: ${cause}`, {
+    cause,
+    process_id: processId,
+  }).toReply();
 }
 
 /** The process a key started (its stored answer names it). */

@@ -1,7 +1,7 @@
 // What jobs' statuses mean for sbx's exit code, and the documented --json of a
 // submission (submit, run). Pure: table-tested in test/unit/jobs-outcome.test.ts.
 
-import type { JobStatus, JobSummary } from "../../../protocol/jobs.js";
+import { JOB_ERROR_SANDBOX_START_FAILED, type JobStatus, type JobSummary } from "../../../protocol/jobs.js";
 import { signalNumber } from "../../../receipts/classify.js";
 import { ExitCodes, signalExitCode } from "../../../common/exit-codes.js";
 
@@ -25,12 +25,16 @@ export function exitCodeForJobs(statuses: readonly JobStatus[], end: JobsWaitEnd
   return ExitCodes.ok;
 }
 
-/** `jobs run`, like exec: the exit code, 128+S for a signal, 124 timed out, 130 cancelled, 255 in doubt. */
-export function exitCodeForJob(job: Pick<JobSummary, "status" | "exit_code" | "signal">): number {
+/**
+ * `jobs run`, like exec: the exit code, 128+S for a signal, 124 timed out, 130 cancelled,
+ * 255 in doubt, 125 when its sandbox could not be set up (the command never ran).
+ */
+export function exitCodeForJob(job: Pick<JobSummary, "status" | "exit_code" | "signal" | "error">): number {
   switch (job.status) {
     case "succeeded":
       return ExitCodes.ok;
     case "failed": {
+      if (job.error?.startsWith(JOB_ERROR_SANDBOX_START_FAILED)) return ExitCodes.usage;
       if (job.exit_code !== null && job.exit_code > 0 && job.exit_code <= 255) return job.exit_code;
       const n = job.signal === null ? null : signalNumber(job.signal);
       return n === null ? ExitCodes.jobFailed : signalExitCode(n);
