@@ -47,6 +47,8 @@ export class BwrapRun implements SandboxChild {
   private statusText = "";
   private statusDone: boolean;
   private setupDone: boolean;
+  /** bwrap's stderr has ended: a run that never started is decided only once all it said is here. */
+  private stderrDone: boolean;
   private end: CommandEnd | null = null;
   private readonly waiting: Array<(end: CommandEnd) => void> = [];
   private leaderEnd: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -64,6 +66,11 @@ export class BwrapRun implements SandboxChild {
     });
     this.statusDone = pipes.status === null;
     this.setupDone = pipes.setup === null;
+    this.stderrDone = process.stderr === null;
+    process.stderr?.once("close", () => {
+      this.stderrDone = true;
+      this.settle();
+    });
     pipes.status?.setEncoding("utf8");
     pipes.status?.on("data", (text: string) => {
       this.statusText += text;
@@ -156,13 +163,21 @@ export class BwrapRun implements SandboxChild {
   /** The leader exited and bwrap's status is complete: how the command ended, told once. */
   private settle(): void {
     if (this.end !== null || this.leaderEnd === null || !this.statusDone) return;
+    // A command that never ran: nothing of the sandbox holds stderr open, and bwrap's
+    // message may still be on its way after its exit (seen under load: an empty cause).
+    if (!this.stderrDone && this.held !== null && !this.ran()) return;
     const end = this.decide(this.leaderEnd.code, this.leaderEnd.signal);
     this.end = end;
     for (const done of this.waiting.splice(0)) done(end);
   }
 
+  /** bwrap executed the command (or does not say: then it is taken as run). */
+  private ran(): boolean {
+    return this.pipes.status === null || parseStatus(this.statusText).exitCode !== null;
+  }
+
   private decide(code: number | null, signal: NodeJS.Signals | null): CommandEnd {
-    if (this.pipes.status === null || parseStatus(this.statusText).exitCode !== null) {
+    if (this.ran()) {
       this.passThrough();
       this.resolveStarted(true);
       return { ...this.asSignal(code, signal), startFailure: null };
