@@ -3,7 +3,15 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EventDrafter, GAP_EVENT_INTERVAL_MS } from "../../src/backend/executions/event-drafter.js";
 import { formatSseFrame, parseStreamCursor } from "../../src/backend/http/sse.js";
-import { EXECUTE, processesWithArg, startTestBackend, type TestBackend, uniqueSleep, until } from "./support.js";
+import {
+  EXECUTE,
+  processesWithArg,
+  startTestBackend,
+  type TestBackend,
+  uniqueSleep,
+  until,
+  workspaceOf,
+} from "./support.js";
 import { executionPath, outputOf, SseConnection } from "./stream-support.js";
 
 const AT = "2026-01-01T00:00:00.000Z";
@@ -95,6 +103,41 @@ describe("SSE framing and cursors", () => {
   });
 });
 
+/** One part of a gated command's output: its text (printf-safe) and the stream it goes to. */
+type Part = { text: string; stream?: "stdout" | "stderr" };
+
+/**
+ * Runs a command that prints each part after the one before it is stored as an event
+ * of its own: part i waits for a file `go<i>` in the workspace, which the test makes
+ * once the record's last_event_id says the event before it is stored (`started` is 1,
+ * part i is i + 2). So no two parts are drafted into one output event, nor stored out
+ * of order across streams, however late the backend reads its pipes. Resolves with
+ * the execution's id once it ended.
+ */
+async function runGated(b: TestBackend, parts: Part[]): Promise<string> {
+  const workspace = await workspaceOf(b);
+  const command = parts
+    .map(({ text, stream }, i) => {
+      const print = `printf ${text}${stream === "stderr" ? " >&2" : ""}`;
+      return i === 0 ? print : `until [ -e go${i} ]; do sleep 0.01; done; ${print}`;
+    })
+    .join("; ");
+  const answer = b.api("POST", EXECUTE, { body: { command } });
+  const id: string = await until(
+    async () => (await b.api("GET", "/api/v1/sandbox/default/executions")).json.executions[0]?.execution_id,
+  );
+  for (let i = 1; i < parts.length; i++) {
+    await until(
+      async () => (await b.api("GET", executionPath(id))).json.last_event_id >= i + 1,
+      5000,
+      `part ${i - 1} stored as event ${i + 1}`,
+    );
+    fs.writeFileSync(path.join(workspace, `go${i}`), "");
+  }
+  expect((await answer).status).toBe(200);
+  return id;
+}
+
 describe("the event log", () => {
   let b: TestBackend | undefined;
   afterEach(async () => {
@@ -104,9 +147,7 @@ describe("the event log", () => {
 
   it("pages events with has_more and next_cursor, and refuses cursors past the end", async () => {
     b = await startTestBackend({ eventFlushMs: 5 });
-    const id = (
-      await b.api("POST", EXECUTE, { body: { command: "printf a; sleep 0.1; printf b; sleep 0.1; printf c" } })
-    ).json.execution_id;
+    const id = await runGated(b, [{ text: "a" }, { text: "b" }, { text: "c" }]);
     const url = executionPath(id, "/events");
     const first = await b.api("GET", `${url}?limit=2`);
     expect(first.status).toBe(200);
@@ -143,8 +184,8 @@ describe("the event log", () => {
 
   it("trims to the retention and answers an older cursor with a reset snapshot, then the events after it", async () => {
     b = await startTestBackend({ eventRetention: 3, eventFlushMs: 5 });
-    const command = "for i in 1 2 3 4 5; do printf $i; sleep 0.1; done; printf E >&2";
-    const id = (await b.api("POST", EXECUTE, { body: { command } })).json.execution_id;
+    const stdout: Part[] = ["1", "2", "3", "4", "5"].map((text) => ({ text }));
+    const id = await runGated(b, [...stdout, { text: "E", stream: "stderr" }]);
     const record = (await b.api("GET", executionPath(id))).json;
     // started, 5 stdout outputs, 1 stderr output, exit, end
     expect(record.last_event_id).toBe(9);
