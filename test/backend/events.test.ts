@@ -223,7 +223,10 @@ describe("the event log", () => {
 
   it("reads the full output by offset, and validates the request", async () => {
     b = await startTestBackend();
-    const pending = b.api("POST", EXECUTE, { body: { command: "printf 0123456789; sleep 0.4; printf abc" } });
+    const workspace = await workspaceOf(b);
+    // It prints the rest only once the test has read what came before (the file `go`).
+    const command = "printf 0123456789; until [ -e go ]; do sleep 0.01; done; printf abc";
+    const pending = b.api("POST", EXECUTE, { body: { command } });
     const running = await until(async () => {
       const list = (await b!.api("GET", "/api/v1/sandbox/default/executions")).json;
       const e = list.executions[0];
@@ -234,6 +237,7 @@ describe("the event log", () => {
     expect(early.json).toEqual({ stream: "stdout", offset: 4, next_offset: 7, data: b64("456"), eof: false });
     const tail = await b.api("GET", `${url}?offset=7`);
     expect(tail.json).toEqual({ stream: "stdout", offset: 7, next_offset: 10, data: b64("789"), eof: false });
+    fs.writeFileSync(path.join(workspace, "go"), "");
     await pending;
     const done = await b.api("GET", `${url}?offset=7`);
     expect(done.json).toEqual({ stream: "stdout", offset: 7, next_offset: 13, data: b64("789abc"), eof: true });
