@@ -104,11 +104,18 @@ export const ERRORS = {
   },
   stale_handle: {
     status: 409,
-    meaning: "the request names another run of the process than the current one (`run`); nothing was done",
+    meaning:
+      "the request names another run (`run`) or backend boot (`boot`) than the process's current run or the execution's own; nothing was done",
     details: {
-      process_id: Type.String(),
-      run: Count({ description: "The run the request was issued against." }),
-      current_run: Count({ description: "The run that is current now." }),
+      process_id: Type.Optional(Type.String({ description: "The process (signal, stdin, stop)." })),
+      execution_id: Type.Optional(Type.String({ description: "The execution (cancel)." })),
+      run: Type.Optional(Count({ description: "The run the request was issued against (`run`)." })),
+      current_run: Type.Optional(Count({ description: "A process's run that is current now." })),
+      boot: Type.Optional(Type.String({ description: "The backend boot the request was issued in (`boot`)." })),
+      current_boot: Nullable(Type.String(), {
+        description:
+          "The boot the process's current run was started in, or the execution ran in; null for a record from before boots were recorded.",
+      }),
     },
   },
   process_not_running: {

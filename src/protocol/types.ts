@@ -63,6 +63,18 @@ export const REPLAYED_HEADER = "Idempotent-Replayed";
 
 /** Names (sandboxes, processes, jobs, profiles): no path separators, no spaces, at most 63 characters. */
 export const NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$";
+/**
+ * What a request that acts on an execution or a process names of the run it was issued
+ * against (docs/protocol.md, "Ownership fences"): `?run=` (a process's generation) and
+ * `?boot=` (the backend boot); each optional, neither: the current run.
+ */
+export interface Handle {
+  run?: number | undefined;
+  boot?: string | undefined;
+}
+
+/** A backend boot as a handle names it (`?boot=`): opaque, at most 64 characters (sbx's: boot_ and 16 hex). */
+export const BOOT_PATTERN = "^[A-Za-z0-9_.:-]{1,64}$";
 /** Idempotency keys (and jobs' request ids). */
 export const IDEMPOTENCY_KEY_PATTERN = "^[A-Za-z0-9_:.-]{1,255}$";
 

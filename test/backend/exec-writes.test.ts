@@ -145,6 +145,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
         working_dir: "/",
         timeout_ms: 60_000,
         created_at: at,
+        daemon_boot: "boot_test",
       }),
     );
     const writer = log.open(id, "sbx_1");

@@ -37,6 +37,7 @@ describeIsolations("executions", (isolation) => {
       expect(res.json).toEqual({
         execution_id: expect.stringMatching(/^exe_[0-9a-hjkmnp-tv-z]{16}$/),
         sandbox_id: expect.stringMatching(/^sbx_/),
+        boot: expect.stringMatching(/^boot_[0-9a-f]{16}$/),
         idempotency_key: null,
         command: ["echo", "hi", "$HOME"],
         working_dir: "/workspace",

@@ -11,10 +11,12 @@ describe("ownership fences", () => {
   let b: TestBackend;
   let id: string;
   let pid: number;
+  let boot: string;
 
   beforeAll(async () => {
     b = await startTestBackend();
     await createDefaultSandbox(b, "none");
+    boot = (await b.api("GET", "/api/v1/health")).json.boot;
     // Run 0 fails at once; the policy starts run 1, which keeps running.
     const started = await b.api("POST", PROCESSES, {
       body: {
@@ -49,7 +51,7 @@ describe("ownership fences", () => {
       expect(refused.json.error).toEqual({
         code: "stale_handle",
         message: `${id}@0 is not the current run of the process (it is run 1); nothing was done`,
-        details: { process_id: id, run: 0, current_run: 1 },
+        details: { process_id: id, run: 0, current_run: 1, current_boot: boot },
       });
       const now = (await b.api("GET", `${PROCESSES}/${id}`)).json;
       expect(now).toMatchObject({ state: "running", restarts: 1, os_pid: pid });

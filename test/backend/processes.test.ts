@@ -66,6 +66,7 @@ describeIsolations("processes", (isolation) => {
         command: "echo out; echo err >&2",
         working_dir: "/workspace",
         state: "running",
+        boot: expect.stringMatching(/^boot_[0-9a-f]{16}$/),
         os_pid: expect.any(Number),
         restarts: 0,
         restart: { policy: "never", max_restarts: 5, backoff_ms: 1000, max_backoff_ms: 30000 },

@@ -36,6 +36,7 @@ describe("health and listening", () => {
       protocol: 1,
       backend: "local",
       started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      boot: expect.stringMatching(/^boot_[0-9a-f]{16}$/),
       isolation: {
         default: BWRAP.available ? "bwrap" : "none",
         bwrap: BWRAP,

@@ -64,6 +64,7 @@ describe("execute with stream: true", () => {
       execution_id: expect.stringMatching(/^exe_/),
       sandbox_id: expect.stringMatching(/^sbx_/),
       started_at: expect.any(String),
+      boot: expect.stringMatching(/^boot_/),
     });
     expect(frames[1]!.data).toEqual({ stream: "stdout", offset: 0, data: "YQ==" });
     expect(frames[2]!.data).toEqual({ stream: "stderr", offset: 0, data: "Yg==" });

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { ERRORS } from "../../src/protocol/errors.js";
+import { OPERATIONS } from "../../src/protocol/openapi/operations.js";
 import { ROUTE_NAMES } from "../../src/protocol/routes.js";
 import { REPO_ROOT } from "../support/cli.js";
 import { describeNeeding } from "../support/requirements.js";
@@ -53,6 +54,12 @@ describeNeeding(
 
     it("exercises every error code the document lists at least once", () => {
       expect(Object.keys(ERRORS).filter((code) => !report.codes.has(code))).toEqual([]);
+    });
+
+    it("refuses a stale handle on every route that takes one (the ownership fences, each detail checked above)", () => {
+      const fenced = ROUTE_NAMES.filter((name) => OPERATIONS[name].errors.includes("stale_handle"));
+      expect(fenced).toEqual(["executions.cancel", "process.stop", "process.stdin", "process.signal"]);
+      expect(fenced.filter((name) => !report.routeCodes.has(`${name} stale_handle`))).toEqual([]);
     });
   },
 );

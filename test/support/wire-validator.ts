@@ -37,6 +37,8 @@ export interface TrafficReport {
   pairs: Map<string, number>;
   /** Error code → exchanges. */
   codes: Map<string, number>;
+  /** `route code` → exchanges: which route answered which error code. */
+  routeCodes: Map<string, number>;
   violations: string[];
 }
 
@@ -246,6 +248,7 @@ export async function validateTraffic(document: Doc, exchanges: readonly WireExc
     skipped: {},
     pairs: new Map(),
     codes: new Map(),
+    routeCodes: new Map(),
     violations: [],
   };
   for (const ex of exchanges) {
@@ -257,6 +260,10 @@ export async function validateTraffic(document: Doc, exchanges: readonly WireExc
     report.checked++;
     if (result.pair) report.pairs.set(result.pair, (report.pairs.get(result.pair) ?? 0) + 1);
     if (result.code) report.codes.set(result.code, (report.codes.get(result.code) ?? 0) + 1);
+    if (result.code && result.pair && !result.pair.startsWith("(")) {
+      const key = `${result.pair.split(" ")[0]} ${result.code}`;
+      report.routeCodes.set(key, (report.routeCodes.get(key) ?? 0) + 1);
+    }
     for (const problem of result.problems)
       report.violations.push(`${ex.method} ${ex.target} → ${ex.status}: ${problem}`);
   }

@@ -11,7 +11,7 @@
 // the unsaved ends) and one order of writes; the run (runner.ts), the event log
 // (events.ts, event-drafter.ts) and the rows (store.ts) are apart.
 
-import type { EndEventData, ExecutionRecord, ExitEventData } from "../../protocol/types.js";
+import type { EndEventData, ExecutionRecord, ExitEventData, StartedEventData } from "../../protocol/types.js";
 import type { BackendStore } from "../store/index.js";
 import type { SandboxRow } from "../sandboxes/index.js";
 import {
@@ -27,6 +27,7 @@ import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 import {
   admissionFailure,
   type EndReason,
+  fenceExecution,
   type LiveRun,
   type LiveRuns,
   recoverLeftRuns,
@@ -192,6 +193,7 @@ export class ExecutionManager {
         working_dir: spec.workingDir,
         timeout_ms: spec.timeoutMs,
         created_at: createdAt,
+        daemon_boot: this.runs.boot,
       });
       spec.onAdmit?.(executionId);
     };
@@ -255,7 +257,7 @@ export class ExecutionManager {
       startTime: handle.pgidStartTime,
       bootId: handle.pgid === null ? null : bootId(),
     };
-    const started = { execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt };
+    const started = { execution_id: executionId, sandbox_id: sandboxId, started_at: startedAt, boot: this.runs.boot };
     const markStarted = () => this.store.markExecutionStarted(executionId, startedAt, group);
     if (held) {
       // One fsync'd transaction for the admission, the start and the `started` event; then the command runs.
@@ -300,12 +302,7 @@ export class ExecutionManager {
    * when that fails, the run is ended before its command ever ran, its files go, and
    * the failure is thrown (not_started on a storage failure: nothing started).
    */
-  private admitOrDiscard(
-    work: () => void,
-    writer: EventWriter,
-    started?: { execution_id: string; sandbox_id: string; started_at: string },
-    handle?: RunHandle,
-  ): void {
+  private admitOrDiscard(work: () => void, writer: EventWriter, started?: StartedEventData, handle?: RunHandle): void {
     try {
       if (started) writer.admittedAndStarted(started, work);
       else this.storeAdmission(work);
@@ -341,10 +338,12 @@ export class ExecutionManager {
   /**
    * Asks a running execution to end: its group gets TERM, then KILL after the grace.
    * The outcome becomes `cancelled` when the group is gone, not here. Null: no such execution.
+   * With `boot` (the handle's), refused as stale_handle unless the execution ran in that boot.
    */
-  cancel(executionId: string, reason: string | null): CancelResult | null {
+  cancel(executionId: string, reason: string | null, boot?: string): CancelResult | null {
     const row = this.store.getExecution(executionId);
     if (!row) return null;
+    fenceExecution(executionId, boot, row.daemon_boot);
     if (row.outcome !== "pending") return "already_terminal";
     this.store.transaction(() => this.store.markCancelRequested(executionId));
     this.log(`execution ${executionId}: cancel requested${reason ? ` (${JSON.stringify(reason)})` : ""}`);

@@ -39,6 +39,8 @@ export interface ExecutionRow {
   boot_id: string | null;
   /** What restart recovery found of the process group, or null. */
   recovery: string | null;
+  /** The backend boot it was admitted and ran in (null: kept from before boots were recorded). */
+  daemon_boot: string | null;
 }
 
 /** A finished execution as retention sees it. */
@@ -56,6 +58,7 @@ export interface NewExecution {
   working_dir: string;
   timeout_ms: number;
   created_at: string;
+  daemon_boot: string;
 }
 
 export interface ExecutionEnd {
@@ -136,6 +139,7 @@ export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
   output_dropped_at: true,
   boot_id: true,
   recovery: true,
+  daemon_boot: true,
 });
 
 /** Every column of `executions` but the kept output, which reads as "". */
@@ -169,6 +173,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     duration_ms: row.duration_ms,
     last_event_id: row.last_event_id,
     recovery: row.recovery,
+    boot: row.daemon_boot,
   };
 }
 
@@ -177,8 +182,9 @@ export class ExecutionStore extends TableAccess {
     this.db
       .statement(
         `INSERT INTO executions
-           (execution_id, sandbox_id, idempotency_key, command, working_dir, timeout_ms, outcome, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)`,
+           (execution_id, sandbox_id, idempotency_key, command, working_dir, timeout_ms, outcome, created_at,
+            daemon_boot)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       )
       .run(
         e.execution_id,
@@ -188,6 +194,7 @@ export class ExecutionStore extends TableAccess {
         e.working_dir,
         e.timeout_ms,
         e.created_at,
+        e.daemon_boot,
       );
   }
 

@@ -6,7 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ERRORS } from "../../protocol/errors.js";
-import { type ErrorBody, ErrorCodes, OCTET_STREAM } from "../../protocol/types.js";
+import { BOOT_PATTERN, type ErrorBody, ErrorCodes, OCTET_STREAM } from "../../protocol/types.js";
 import type { Refusal } from "../refusal.js";
 
 /** What a handler answers. The server writes it; `drop` destroys the socket unanswered. */
@@ -173,6 +173,15 @@ export function intParam(query: URLSearchParams, name: string, min: number, max:
   }
   return value;
 }
+
+/** `?boot=`: the backend boot a request was issued in (docs/protocol.md, "Ownership fences"); 400 when malformed. */
+export function bootParam(query: URLSearchParams): string | undefined {
+  const boot = query.get("boot");
+  if (boot === null) return undefined;
+  if (!BOOT_REGEX.test(boot)) throw invalidRequest("boot", "boot must be a backend boot id (`boot` of an answer)");
+  return boot;
+}
+const BOOT_REGEX = new RegExp(BOOT_PATTERN);
 
 /** An optional boolean query parameter (true/1, false/0); 400 otherwise. */
 export function boolParam(query: URLSearchParams, name: string): boolean | null {

@@ -33,6 +33,8 @@ export interface ProcessRow {
   pgid_start_time: string | null;
   /** The boot the current run's group was started in. */
   boot_id: string | null;
+  /** The backend boot the current (or last) run was started in (null: none yet, or from before boots were recorded). */
+  daemon_boot: string | null;
   /** What restart recovery found of the last run's process group, or null. */
   recovery: string | null;
   /** JSON: ProcessRunSummary | null */
@@ -72,6 +74,7 @@ export const PROCESS_COLUMNS = columnsOf<ProcessRow>({
   os_pid: true,
   pgid_start_time: true,
   boot_id: true,
+  daemon_boot: true,
   recovery: true,
   last_run: true,
   next_restart_at: true,

@@ -45,6 +45,8 @@ export interface SupervisionDeps {
   killGraceMs: number;
   /** The clock: record times, the back-off's end, the life's deadline. */
   now: () => number;
+  /** The backend's boot (LiveRuns.boot): each run records the boot it was started in. */
+  boot: string;
   stableUptimeMs: number;
   log: (line: string) => void;
   onEnded: (s: SupervisedProcess) => void;
@@ -156,6 +158,7 @@ export class SupervisedProcess implements LiveRun {
       os_pid: run.pgid,
       pgid_start_time: run.pgidStartTime,
       boot_id: run.pgid === null ? null : bootId(),
+      daemon_boot: this.deps.boot,
       started_at: startedAt,
       first_started_at: this.row.first_started_at ?? startedAt,
       next_restart_at: null,
@@ -180,12 +183,17 @@ export class SupervisedProcess implements LiveRun {
     return this.ended;
   }
 
-  /** Delivers a signal to the current run's group. Refused (process_not_running) when no run is alive. */
   /** The current run (its generation): the restarts so far. */
   get generation(): number {
     return this.row.restarts;
   }
 
+  /** The backend boot the current (or last) run was started in. */
+  get boot(): string | null {
+    return this.row.daemon_boot;
+  }
+
+  /** Delivers a signal to the current run's group. Refused (process_not_running) when no run is alive. */
   signal(signal: NodeJS.Signals): { generation: number; osPid: number } {
     const run = this.run;
     if (run === null || run.ended || run.pgid === null || !run.signal(signal)) throw notRunning(this.row);
@@ -358,15 +366,6 @@ export class SupervisedProcess implements LiveRun {
     this.backoffTimer = undefined;
     this.deadlineTimer = undefined;
   }
-}
-
-/** A request issued against `run` while `current` is the process's current run (an ownership fence). */
-export function staleHandle(processId: string, run: number, current: number): Refusal {
-  return new Refusal(
-    ErrorCodes.staleHandle,
-    `${processId}@${run} is not the current run of the process (it is run ${current}); nothing was done`,
-    { process_id: processId, run, current_run: current },
-  );
 }
 
 /** A signal or a stdin write while no run of the process is alive. */

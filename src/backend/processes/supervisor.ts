@@ -24,10 +24,9 @@ import { type ProcessRow, ProcessStore } from "./store.js";
 import { type LogLimits, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
 import { Refusal } from "../refusal.js";
-import { type LiveRuns, recoverLeftRuns, storeAdmission } from "../runs/index.js";
+import { fenceProcess, type Handle, type LiveRuns, recoverLeftRuns, storeAdmission } from "../runs/index.js";
 import {
   notRunning,
-  staleHandle,
   parseLastRun,
   stdinNotEnabled,
   SupervisedProcess,
@@ -43,6 +42,7 @@ export function toProcessRecord(row: ProcessRow): ProcessRecord {
     command: JSON.parse(row.command) as string[] | string,
     working_dir: row.working_dir,
     state: row.state,
+    boot: row.daemon_boot,
     os_pid: row.os_pid,
     restarts: row.restarts,
     restart: JSON.parse(row.restart) as RestartPolicy,
@@ -122,6 +122,7 @@ export class ProcessSupervisor {
       store: this.store,
       killGraceMs: opts.killGraceMs,
       now: opts.now ?? Date.now,
+      boot: opts.runs.boot,
       stableUptimeMs: opts.stableUptimeMs ?? STABLE_UPTIME_MS,
       log: this.log,
       onEnded: (s) => {
@@ -161,6 +162,7 @@ export class ProcessSupervisor {
         os_pid: null,
         pgid_start_time: null,
         boot_id: null,
+        daemon_boot: null,
         recovery: null,
         last_run: null,
         next_restart_at: null,
@@ -272,38 +274,42 @@ export class ProcessSupervisor {
 
   /**
    * The ownership fence (docs/protocol.md, "Ownership fences"): a request issued
-   * against run `run` is refused while another run is current, before anything
-   * reaches the process. Checked and acted on in one turn of the event loop.
+   * against another run, or another boot's run, than the current one is refused before
+   * anything reaches the process. Checked and acted on in one turn of the event loop.
    */
-  private fence(row: ProcessRow, run: number | undefined): void {
-    if (run === undefined) return;
-    const current = this.live.get(row.process_id)?.generation ?? this.getRow(row.process_id)?.restarts ?? row.restarts;
-    if (run !== current) throw staleHandle(row.process_id, run, current);
+  private fence(row: ProcessRow, handle: Handle): void {
+    if (handle.run === undefined && handle.boot === undefined) return;
+    const live = this.live.get(row.process_id);
+    const now = live ? null : (this.getRow(row.process_id) ?? row);
+    fenceProcess(row.process_id, handle, {
+      run: live?.generation ?? now!.restarts,
+      boot: live ? live.boot : now!.daemon_boot,
+    });
   }
 
   async writeStdin(
     row: ProcessRow,
     data: Buffer,
     eof: boolean,
-    run?: number,
+    handle: Handle = {},
   ): Promise<{ generation: number; bytes: number }> {
-    this.fence(row, run);
+    this.fence(row, handle);
     if (row.stdin_enabled !== 1) throw stdinNotEnabled(row.process_id);
     const supervisor = this.live.get(row.process_id);
     if (!supervisor) throw notRunning(row);
     return supervisor.writeStdin(data, eof);
   }
 
-  signal(row: ProcessRow, signal: NodeJS.Signals, run?: number): { generation: number; osPid: number } {
-    this.fence(row, run);
+  signal(row: ProcessRow, signal: NodeJS.Signals, handle: Handle = {}): { generation: number; osPid: number } {
+    this.fence(row, handle);
     const supervisor = this.live.get(row.process_id);
     if (!supervisor) throw notRunning(row);
     return supervisor.signal(signal);
   }
 
   /** Ends a process for good (TERM, KILL after `graceMs`); outcome `cancelled`. Resolves once it ended. */
-  async stop(row: ProcessRow, graceMs: number, run?: number): Promise<ProcessRow> {
-    this.fence(row, run);
+  async stop(row: ProcessRow, graceMs: number, handle: Handle = {}): Promise<ProcessRow> {
+    this.fence(row, handle);
     const supervisor = this.live.get(row.process_id);
     if (supervisor) {
       await supervisor.requestStop("stop", graceMs);

@@ -1,6 +1,7 @@
-// What every run shares: one admission, one registry of live runs and one restart
-// recovery of what an earlier run of the backend left.
+// What every run shares: one admission, one registry of live runs, one restart
+// recovery of what an earlier run of the backend left, and the ownership fences.
 
 export { admissionFailure, isStorageFailure, storeAdmission } from "./admission.js";
+export { fenceExecution, fenceProcess, type Handle } from "./fence.js";
 export { type EndReason, type LiveRun, LiveRuns } from "./live-runs.js";
 export { type FoundGroup, recoverLeftRuns } from "./recovery.js";

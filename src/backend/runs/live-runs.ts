@@ -6,6 +6,7 @@
 // crash would (a test's simulated crash), and counts them (the daemon's idleness).
 // What a run is and how it ends stays its domain's: each registers a LiveRun.
 
+import { randomBytes } from "node:crypto";
 import { notStarted } from "../refusal.js";
 
 export type RunKind = "execution" | "process" | "job";
@@ -30,9 +31,23 @@ export interface KindOptions {
   endUnstartedIn?(sandboxId: string): void;
 }
 
+/** A new boot id: drawn once each time a backend starts. */
+export function newBoot(): string {
+  return `boot_${randomBytes(8).toString("hex")}`;
+}
+
 export class LiveRuns {
+  /**
+   * The boot these runs belong to (docs/protocol.md, "Ownership fences"): drawn when
+   * the backend starts, never again in its life. Every run records it; a handle names it.
+   */
+  readonly boot: string;
   private readonly kinds = new Map<RunKind, { runs: Map<string, LiveRun>; opts: KindOptions }>();
   private state: "accepting" | "shutting_down" | "abandoned" = "accepting";
+
+  constructor(boot: string = newBoot()) {
+    this.boot = boot;
+  }
 
   /** The map a domain keeps its live runs of one kind in (by id); the registry reads them all. */
   of<T extends LiveRun>(kind: RunKind, opts: KindOptions = {}): Map<string, T> {

@@ -198,4 +198,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE sandboxes ADD COLUMN uid INTEGER;
   CREATE UNIQUE INDEX sandboxes_by_uid ON sandboxes (uid);
   `,
+  // Ownership fences: the backend boot (LiveRuns.boot, not the machine's boot_id) an
+  // execution ran in and a process's current run was started in.
+  `
+  ALTER TABLE executions ADD COLUMN daemon_boot TEXT;
+  ALTER TABLE processes ADD COLUMN daemon_boot TEXT;
+  `,
 ];

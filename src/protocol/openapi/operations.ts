@@ -47,6 +47,7 @@ import {
   StorageReport,
 } from "../schemas/system.js";
 import {
+  BOOT_PATTERN,
   type ErrorCode,
   EXECUTION_EVENTS_LIMIT_DEFAULT,
   EXECUTION_EVENTS_LIMIT_MAX,
@@ -150,6 +151,12 @@ const run: ParameterSpec = {
   description:
     "The run (generation) this request was issued against: refused with 409 stale_handle, nothing done, while another run is current.",
 };
+
+const boot = (of: string): ParameterSpec => ({
+  schema: Type.String({ pattern: BOOT_PATTERN }),
+  description: `The backend boot this request was issued in (\`boot\` of an answer): refused with 409 stale_handle, nothing done, unless ${of}.`,
+});
+const processBoot = boot("the process's current run was started in it");
 
 const stream = (description: string): ResponseSpec => ({ description, content: { [EVENT_STREAM]: Type.String() } });
 
@@ -294,9 +301,10 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "executions.cancel": {
     summary: "Cancel an execution",
     tag: "executions",
+    query: { boot: boot("the execution ran in it") },
     body: { required: false, content: json(CancelRequest) },
     responses: { 202: { description: "Acknowledged (not proof of termination).", content: json(CancelAnswer) } },
-    errors: [],
+    errors: ["stale_handle"],
   },
   "process.start": {
     summary: "Start a supervised process",
@@ -325,6 +333,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
       grace_ms: int(0, PROCESS_STOP_GRACE_MAX_MS, "Between TERM and KILL.", PROCESS_STOP_GRACE_DEFAULT_MS),
       remove: flag("Also remove its record and logs."),
       run,
+      boot: processBoot,
     },
     responses: { 200: { description: "The process once stopped.", content: json(ProcessStopAnswer) } },
     errors: ["stale_handle"],
@@ -371,7 +380,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "process.stdin": {
     summary: "Write to a process's stdin",
     tag: "processes",
-    query: { eof: flag("Raw bodies: close stdin after the bytes."), run },
+    query: { eof: flag("Raw bodies: close stdin after the bytes."), run, boot: processBoot },
     body: {
       // An empty raw body with ?eof=true only closes stdin.
       required: false,
@@ -383,7 +392,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "process.signal": {
     summary: "Signal a process's group",
     tag: "processes",
-    query: { run },
+    query: { run, boot: processBoot },
     body: { required: true, content: json(ProcessSignalRequest) },
     responses: { 202: { description: "Sent.", content: json(ProcessSignalAnswer) } },
     errors: ["process_not_running", "stale_handle"],

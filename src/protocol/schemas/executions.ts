@@ -57,6 +57,12 @@ export const ExecutionRecord = named(
     ),
     execution_id: Type.String({ description: "exe_…" }),
     sandbox_id: Type.String(),
+    boot: Type.Optional(
+      Nullable(Type.String(), {
+        description:
+          "The backend boot the execution ran in (its handle: `?boot=` on cancel); null for a record kept from before boots were recorded (sbx).",
+      }),
+    ),
     idempotency_key: Nullable(Type.String()),
     command: Command,
     working_dir: Type.String(),
@@ -103,7 +109,12 @@ export type ExecutionList = Static<typeof ExecutionList>;
 
 export const StartedEventData = named(
   "StartedEventData",
-  Type.Object({ execution_id: Type.String(), sandbox_id: Type.String(), started_at: Timestamp() }),
+  Type.Object({
+    execution_id: Type.String(),
+    sandbox_id: Type.String(),
+    started_at: Timestamp(),
+    boot: Type.Optional(Type.String({ description: "The backend boot it runs in (sbx)." })),
+  }),
 );
 export type StartedEventData = Static<typeof StartedEventData>;
 

@@ -98,6 +98,12 @@ const processFields = {
   command: Command,
   working_dir: Type.String(),
   state: StringEnum(PROCESS_STATES),
+  boot: Type.Optional(
+    Nullable(Type.String(), {
+      description:
+        "The backend boot the current (or last) run was started in (a handle: `?boot=` on signal, stdin and stop); null before a run started or for a record kept from before boots were recorded (sbx).",
+    }),
+  ),
   os_pid: Nullable(Type.Integer(), {
     description: "pid of the current run's leader (its process group id); null when none runs.",
   }),

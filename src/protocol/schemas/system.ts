@@ -37,6 +37,12 @@ export const Health = named(
     protocol: Type.Integer(),
     backend: Type.String({ description: '"local" for the embedded backend.' }),
     started_at: Timestamp(),
+    boot: Type.Optional(
+      Type.String({
+        description:
+          "This boot of the backend: drawn each time it starts (not the machine's boot). Runs record it; handles name it (sbx).",
+      }),
+    ),
     isolation: Type.Optional(
       described(IsolationStatus, "The embedded backend's sandbox drivers, as probed at its start (sbx)."),
     ),

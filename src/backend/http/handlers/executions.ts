@@ -35,6 +35,7 @@ import { bothShapers, exitEventShaper } from "../faults.js";
 import {
   acceptsBytes,
   ApiError,
+  bootParam,
   intParam,
   invalidRequest,
   jsonReply,
@@ -370,7 +371,8 @@ export function cancelExecution(ctx: RequestContext): Promise<Reply> {
       throw invalidRequest("reason", `reason must be a string of at most ${CANCEL_REASON_MAX} characters`);
     }
     const record = findExecution(ctx);
-    const cancel = ctx.services.executions.cancel(record.execution_id, reason ?? null) ?? "already_terminal";
+    const boot = bootParam(ctx.query);
+    const cancel = ctx.services.executions.cancel(record.execution_id, reason ?? null, boot) ?? "already_terminal";
     const answer: CancelAnswer = { execution_id: record.execution_id, cancel, cancellable: "hard" };
     return jsonReply(202, answer);
   });

@@ -14,6 +14,7 @@ export async function health(ctx: RequestContext): Promise<Reply> {
     protocol: PROTOCOL_VERSION,
     backend: "local",
     started_at: ctx.services.startedAt,
+    boot: ctx.services.runs.boot,
     isolation: ctx.services.drivers.status(),
   };
   return jsonReply(200, body);

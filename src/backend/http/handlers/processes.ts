@@ -4,6 +4,7 @@
 
 import {
   ErrorCodes,
+  type Handle,
   PROCESS_LOG_LIMIT_DEFAULT,
   PROCESS_LOG_LIMIT_MAX,
   PROCESS_LOG_WAIT_MAX_MS,
@@ -36,6 +37,7 @@ import {
   acceptsBytes,
   ApiError,
   boolParam,
+  bootParam,
   intParam,
   invalidRequest,
   jsonReply,
@@ -193,7 +195,7 @@ export function writeProcessStdin(ctx: RequestContext): Promise<Reply> {
       data = Buffer.from(req.data ?? "", "base64");
       eof = req.eof === true;
     }
-    const written = await ctx.services.processes.writeStdin(row, data, eof, runParam(ctx));
+    const written = await ctx.services.processes.writeStdin(row, data, eof, handleOf(ctx));
     const answer: ProcessStdinAnswer = {
       process_id: row.process_id,
       generation: written.generation,
@@ -212,7 +214,7 @@ export function signalProcess(ctx: RequestContext): Promise<Reply> {
     const problem = checkProcessSignalRequest(body);
     if (problem) throw invalidRequest(problem.field, problem.message);
     const signal = processSignalName((body as { signal: string }).signal)!;
-    const sent = ctx.services.processes.signal(row, signal, runParam(ctx));
+    const sent = ctx.services.processes.signal(row, signal, handleOf(ctx));
     const answer: ProcessSignalAnswer = {
       process_id: row.process_id,
       signal,
@@ -235,16 +237,16 @@ export function stopProcess(ctx: RequestContext): Promise<Reply> {
     const graceMs = intParam(ctx.query, "grace_ms", 0, PROCESS_STOP_GRACE_MAX_MS) ?? PROCESS_STOP_GRACE_DEFAULT_MS;
     const remove = boolParam(ctx.query, "remove") ?? false;
     const processes = ctx.services.processes;
-    const ended = await processes.stop(row, graceMs, runParam(ctx));
+    const ended = await processes.stop(row, graceMs, handleOf(ctx));
     if (!remove) return jsonReply(200, toProcessRecord(ended));
     processes.remove(ended);
     return jsonReply(200, { ...toProcessRecord(ended), removed: true });
   });
 }
 
-/** `?run=N`: the run (generation) the request was issued against, for the ownership fence. */
-function runParam(ctx: RequestContext): number | undefined {
-  return intParam(ctx.query, "run", 0, Number.MAX_SAFE_INTEGER) ?? undefined;
+/** `?run=N` and `?boot=B`: the run (generation) and backend boot the request was issued against, for the ownership fence. */
+function handleOf(ctx: RequestContext): Handle {
+  return { run: intParam(ctx.query, "run", 0, Number.MAX_SAFE_INTEGER) ?? undefined, boot: bootParam(ctx.query) };
 }
 
 /** The process named by the path, in the path's sandbox. Throws 404 process_not_found. */
