@@ -175,13 +175,16 @@ function asksForStream(body: Buffer): boolean {
 
 /** What following a stream observed, for the classifier. */
 export function streamObservation(f: FollowResult): Observed {
-  if (f.how === "started" && f.executionId !== null) return { kind: "started", execution_id: f.executionId };
+  if (f.how === "started" && f.executionId !== null) {
+    return { kind: "started", execution_id: f.executionId, boot: f.boot };
+  }
   if (f.how === "deadline" || f.how === "interrupted") {
     return { kind: "deadline", sent: true, ...(f.how === "interrupted" ? { interrupted: true } : {}) };
   }
   return {
     kind: "stream",
     execution_id: f.executionId,
+    boot: f.boot,
     exit: f.exit,
     stdout: f.stdout.bytes().toString("utf8"),
     stderr: f.stderr.bytes().toString("utf8"),

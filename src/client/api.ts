@@ -5,15 +5,16 @@ import { BackendError, exitCodeOfAnswer, SbxError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
 import type { HttpObserved } from "./observed.js";
 import { routePath } from "../protocol/routes.js";
-import type {
-  ExecutionList,
-  ExecutionRecord,
-  Health,
-  Sandbox,
-  SandboxCreateRequest,
-  SandboxDetails,
-  SandboxList,
-  StorageReport,
+import {
+  ErrorCodes,
+  type ExecutionList,
+  type ExecutionRecord,
+  type Health,
+  type Sandbox,
+  type SandboxCreateRequest,
+  type SandboxDetails,
+  type SandboxList,
+  type StorageReport,
 } from "../protocol/types.js";
 import type { Requests, SendRequest } from "./http.js";
 
@@ -72,17 +73,40 @@ export function answerOrThrow(
     );
   }
   if (obs.status < 200 || obs.status >= 300) {
-    const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
+    const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
     const code = e?.code ?? `http_${obs.status}`;
+    const hint =
+      code === ErrorCodes.sandboxNotFound
+        ? "see `sbx sandbox list`; `sbx sandbox create NAME` makes one"
+        : code === ErrorCodes.staleHandle
+          ? staleHandleHint(e?.details)
+          : undefined;
     throw new BackendError(
       code,
       `${what}: ${e?.message || `HTTP ${obs.status}`}`,
       obs.status,
-      code === "sandbox_not_found" ? "see `sbx sandbox list`; `sbx sandbox create NAME` makes one" : undefined,
+      hint,
       exitCodeOfAnswer(obs.status, mutation),
     );
   }
   return { status: obs.status, body };
+}
+
+/**
+ * How to act on a stale handle (docs/protocol.md, "Ownership fences"): what is current
+ * now, to look at first, and how to name it.
+ */
+function staleHandleHint(details: unknown): string {
+  const d = (typeof details === "object" && details !== null ? details : {}) as Record<string, unknown>;
+  const boot = typeof d.current_boot === "string" ? d.current_boot : null;
+  if (typeof d.process_id === "string" && typeof d.current_run === "number") {
+    const pid = d.process_id;
+    return `run ${d.current_run}${boot === null ? "" : ` of ${boot}`} is current now; look at it first (sbx process show ${pid}), then name that run to act on it: ${pid}@${d.current_run}`;
+  }
+  if (typeof d.execution_id === "string") {
+    return `${d.execution_id} on the backend ran in ${boot ?? "an earlier boot"}, not in the boot this handle was given in; look before acting (sbx logs ${d.execution_id})`;
+  }
+  return "what it was meant for is no longer current; look before acting";
 }
 
 export class Api {
@@ -147,10 +171,12 @@ export class Api {
     executionId: string,
     reason: string | undefined,
     idempotencyKey: string,
+    /** The backend boot of the handle (refused with stale_handle unless the execution ran in it). */
+    boot?: string,
   ): Promise<CancelAnswer> {
     return this.call(`cancel ${executionId}`, {
       method: "POST",
-      path: routePath("executions.cancel", { id: sandbox, eid: executionId }),
+      path: routePath("executions.cancel", { id: sandbox, eid: executionId }, { boot }),
       body: Buffer.from(JSON.stringify(reason === undefined ? {} : { reason })),
       idempotencyKey,
     });

@@ -103,6 +103,8 @@ export type FollowEnd = "end" | "started" | "deadline" | "interrupted" | "droppe
 
 export interface FollowResult {
   executionId: string | null;
+  /** The backend boot the `started` event named (the execution's handle), or null. */
+  boot: string | null;
   exit: Record<string, unknown> | null;
   endState: { state: string; reason?: string } | null;
   how: FollowEnd;
@@ -158,6 +160,7 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
   const limit = req.outputLimit ?? 1024 * 1024;
   const result: FollowResult = {
     executionId: req.executionId,
+    boot: null,
     exit: null,
     endState: null,
     how: "dropped",
@@ -286,7 +289,7 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
  * each event type means for the output. Used for live streams and for event pages.
  */
 export function createEventHandler(
-  result: Pick<FollowResult, "executionId" | "exit" | "endState" | "stdout" | "stderr">,
+  result: Pick<FollowResult, "executionId" | "exit" | "endState" | "stdout" | "stderr"> & { boot?: string | null },
   sinks: FollowSinks,
   stopAfterStarted: boolean,
 ): (ev: SseEvent) => Promise<"continue" | "stop"> {
@@ -303,6 +306,7 @@ export function createEventHandler(
       case "started":
         if (typeof data.execution_id === "string") {
           result.executionId = data.execution_id;
+          if (typeof data.boot === "string") result.boot = data.boot;
           sinks.onStarted?.(data.execution_id);
         }
         return stopAfterStarted ? "stop" : "continue";

@@ -1,6 +1,7 @@
 // API calls for supervised processes (docs/protocol.md, "Supervised processes").
 
 import type {
+  Handle,
   ProcessList,
   ProcessLogChunk,
   ProcessRecord,
@@ -80,11 +81,11 @@ export class ProcessesApi {
     bytes: Buffer,
     eof: boolean,
     idempotencyKey: string,
-    run?: number,
+    handle: Handle = {},
   ): Promise<ProcessStdinAnswer> {
     return this.call(`stdin of ${id}`, {
       method: "POST",
-      path: routePath("process.stdin", { id: sandbox, pid: id }, { eof, run }),
+      path: routePath("process.stdin", { id: sandbox, pid: id }, { eof, ...handle }),
       body: bytes,
       contentType: "application/octet-stream",
       idempotencyKey,
@@ -96,11 +97,11 @@ export class ProcessesApi {
     id: string,
     signal: string,
     idempotencyKey: string,
-    run?: number,
+    handle: Handle = {},
   ): Promise<ProcessSignalAnswer> {
     return this.call(`signal ${id}`, {
       method: "POST",
-      path: routePath("process.signal", { id: sandbox, pid: id }, { run }),
+      path: routePath("process.signal", { id: sandbox, pid: id }, { ...handle }),
       body: Buffer.from(JSON.stringify({ signal })),
       idempotencyKey,
     });
@@ -110,10 +111,10 @@ export class ProcessesApi {
    * TERM, the grace, KILL to the group, answered once it has ended (outcome
    * cancelled, end_reason stopped); the process is kept with its logs.
    */
-  stop(sandbox: string, id: string, graceMs: number, run?: number): Promise<ProcessRecord> {
+  stop(sandbox: string, id: string, graceMs: number, handle: Handle = {}): Promise<ProcessRecord> {
     return this.call(`stop ${id}`, {
       method: "DELETE",
-      path: routePath("process.stop", { id: sandbox, pid: id }, { grace_ms: graceMs, run }),
+      path: routePath("process.stop", { id: sandbox, pid: id }, { grace_ms: graceMs, ...handle }),
       deadlineMs: graceMs + 30_000,
     });
   }

@@ -54,6 +54,7 @@ export const ATTEMPT_FIELDS = ["attempt", "body_sha256", "dispatched_at", "pid"]
 export const OBSERVATION_FIELDS = [
   "at",
   "attempt",
+  "boot",
   "classification",
   "definitive",
   "error_code",
@@ -74,6 +75,13 @@ export const OBSERVATION_FIELDS = [
   "stdout_truncated",
   "system_error",
 ] as const;
+
+/**
+ * Columns added after the chain began: hashed only when not null, so that an entry
+ * hashed before its column existed (where the column now reads null) keeps its link,
+ * while setting, changing or clearing one later shows.
+ */
+export const LATER_FIELDS: ReadonlySet<string> = new Set(["boot"]);
 
 /** One column's value as canonical JSON. A BLOB where text belongs is encoded so that it can never match. */
 function valueText(v: unknown): string {
@@ -99,9 +107,12 @@ export function rowData(row: Record<string, unknown>, fields: readonly string[])
   const encoded = row[ENCODED_DATA];
   if (typeof encoded === "string") return encoded;
   let out = "{";
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i]!;
-    out += `${i === 0 ? "" : ","}"${f}":${valueText(row[f])}`;
+  let first = true;
+  for (const f of fields) {
+    const v = row[f];
+    if ((v === null || v === undefined) && LATER_FIELDS.has(f)) continue;
+    out += `${first ? "" : ","}"${f}":${valueText(v)}`;
+    first = false;
   }
   return `${out}}`;
 }

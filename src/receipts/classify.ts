@@ -12,11 +12,13 @@ import { checkExecutionRecord } from "../protocol/validate.js";
 export type Observed =
   | HttpObserved
   /** The execution started and sbx stopped following it on purpose (detach). */
-  | { kind: "started"; execution_id: string }
+  | { kind: "started"; execution_id: string; boot?: string | null }
   | {
       kind: "stream";
       /** The execution id from the `started` event, if one arrived. */
       execution_id: string | null;
+      /** The backend boot from the `started` event, if it named one. */
+      boot?: string | null;
       /** The data of the `exit` event, or null when the stream ended without one. */
       exit: Record<string, unknown> | null;
       stdout: string;
@@ -57,6 +59,8 @@ export interface Classified {
   stderr: string | null;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
+  /** The backend boot the answer named: its execution's, or its process's current run's (a handle's part). */
+  boot: string | null;
 }
 
 function blank(): Classified {
@@ -78,6 +82,7 @@ function blank(): Classified {
     stderr: null,
     stdout_truncated: false,
     stderr_truncated: false,
+    boot: null,
   };
 }
 
@@ -120,8 +125,15 @@ export function signalNumber(name: string): number | null {
   return typeof n === "number" ? n : null;
 }
 
+/** The boot an answer names, when it names one as a string. */
+function bootOf(doc: unknown): string | null {
+  const boot = typeof doc === "object" && doc !== null ? (doc as { boot?: unknown }).boot : undefined;
+  return typeof boot === "string" && boot !== "" ? boot : null;
+}
+
 function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   out.execution_id = rec.execution_id;
+  out.boot = bootOf(rec);
   out.outcome = rec.outcome;
   out.exit_code = rec.exit_code ?? null;
   out.signal = rec.signal ?? null;
@@ -186,6 +198,7 @@ function fromProcessAnswer(out: Classified, doc: unknown, status: number): Class
     return out;
   }
   out.process_id = id;
+  out.boot = bootOf(doc);
   out.classification = "succeeded";
   out.exit_code = 0;
   out.definitive = true;
@@ -360,6 +373,7 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
       const out = blank();
       out.http_status = 200;
       out.execution_id = obs.execution_id;
+      out.boot = obs.boot ?? null;
       out.outcome = "pending";
       out.classification = "running";
       return out;
@@ -368,6 +382,7 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
       const out = blank();
       out.http_status = 200;
       out.execution_id = obs.execution_id;
+      out.boot = obs.boot ?? null;
       out.stdout = obs.stdout;
       out.stderr = obs.stderr;
       out.stdout_truncated = obs.stdout_truncated === true;
@@ -391,6 +406,7 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
         return out;
       }
       const c = fromRecord(out, rec as unknown as ExecutionRecord);
+      c.boot = obs.boot ?? null;
       c.stdout_truncated = obs.stdout_truncated === true;
       c.stderr_truncated = obs.stderr_truncated === true;
       return c;

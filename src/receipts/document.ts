@@ -19,6 +19,12 @@ export interface ReceiptDocument {
   process_id: string | null;
   /** The request id of the jobs a `jobs_submit` receipt admitted. */
   request_id: string | null;
+  /**
+   * The backend boot its execution ran in, or its process's run was started in, as the
+   * start answered (the first answer that named one): sbx sends it with what it does to
+   * them through this receipt (docs/protocol.md, "Ownership fences"). null: none named.
+   */
+  boot: string | null;
   request: { method: string; path: string; body: unknown; body_sha256: string };
   classification: Classification;
   may_have_run: boolean;
@@ -56,6 +62,7 @@ export interface ObservationDocument {
   execution_id: string | null;
   process_id: string | null;
   request_id: string | null;
+  boot: string | null;
   outcome: string | null;
   exit_code: number | null;
   signal: string | null;
@@ -88,6 +95,11 @@ export function nextStep(c: Classification, receiptId: string, errorCode: string
     default:
       return null;
   }
+}
+
+/** The boot a receipt keeps: the first one an answer named (its start's, when that answer came). */
+export function receiptBoot(observations: readonly Pick<ObservationRow, "boot">[]): string | null {
+  return observations.find((o) => o.boot !== null)?.boot ?? null;
 }
 
 /** What a receipt's request created, named for what it is; id null until known. */
@@ -168,6 +180,7 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     execution_id: o.execution_id,
     process_id: o.process_id,
     request_id: o.request_id,
+    boot: o.boot,
     outcome: o.outcome,
     exit_code: o.exit_code,
     signal: o.signal,
@@ -194,6 +207,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     execution_id: r.execution_id,
     process_id: r.process_id,
     request_id: r.request_id,
+    boot: receiptBoot(observations),
     request: { method: r.method, path: r.path, body: parseBody(r.body), body_sha256: r.body_sha256 },
     classification,
     may_have_run: mayHaveRun(classification),

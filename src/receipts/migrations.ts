@@ -90,4 +90,8 @@ export const MIGRATIONS: readonly Migration[] = [
   // 4: the receipt chain (docs/receipt-chain.md): its tables, a genesis entry, and a
   // seal over each receipt already stored (nothing stored is rewritten).
   (db) => startChain(db, new Date()),
+  // 5: the backend boot an answer named (docs/protocol.md, "Ownership fences"): what a
+  // receipt keeps of its handle. Hashed only when set (chain.ts, LATER_FIELDS), so the
+  // entries of observations stored before it keep their links.
+  "ALTER TABLE observations ADD COLUMN boot TEXT;",
 ];

@@ -82,6 +82,8 @@ export interface ObservationRow {
   stderr: string | null;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
+  /** The backend boot the answer named (its execution's, or its process's current run's); null when none. */
+  boot: string | null;
 }
 
 export interface StoredReceipt {
@@ -118,6 +120,7 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     stderr: (r.stderr as string | null) ?? null,
     stdout_truncated: r.stdout_truncated === 1,
     stderr_truncated: r.stderr_truncated === 1,
+    boot: (r.boot as string | null) ?? null,
   };
 }
 
@@ -151,6 +154,7 @@ export function observationRow(
     stderr: c.stderr,
     stdout_truncated: c.stdout_truncated,
     stderr_truncated: c.stderr_truncated,
+    boot: c.boot,
   };
 }
 
@@ -319,8 +323,8 @@ export class ReceiptStore {
           .prepare(
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
-               error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -345,6 +349,7 @@ export class ReceiptStore {
             c.stderr === null ? null : this.redact(c.stderr, "output"),
             c.stdout_truncated ? 1 : 0,
             c.stderr_truncated ? 1 : 0,
+            c.boot,
           );
         withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {

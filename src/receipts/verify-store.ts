@@ -5,7 +5,7 @@
 
 import type { Database } from "../platform/sqlite.js";
 import type { ChainHead } from "./chain-log.js";
-import { ATTEMPT_FIELDS, ENCODED_DATA, OBSERVATION_FIELDS, REQUEST_FIELDS } from "./chain.js";
+import { ATTEMPT_FIELDS, ENCODED_DATA, LATER_FIELDS, OBSERVATION_FIELDS, REQUEST_FIELDS } from "./chain.js";
 import type { Row } from "./verify-receipt.js";
 import { type ChainRow, ChainVerifier, type VerifyReport } from "./verify.js";
 
@@ -84,7 +84,12 @@ function* merge(
  * as changed. A BLOB fails the query: verifyStore then encodes in JavaScript.)
  */
 function encodedData(fields: readonly string[]): string {
-  return `json_object(${fields.map((f) => `'${f}', ${f}`).join(", ")})`;
+  let encoded = `json_object(${fields.map((f) => `'${f}', ${f}`).join(", ")})`;
+  // A later field is left out while null (chain.ts, LATER_FIELDS); json_remove keeps the rest as it was.
+  for (const f of fields.filter((f) => LATER_FIELDS.has(f))) {
+    encoded = `CASE WHEN ${f} IS NULL THEN json_remove(${encoded}, '$.${f}') ELSE ${encoded} END`;
+  }
+  return encoded;
 }
 
 /** What verification reads of each table (the key columns, what derived checks use, the encoded data). */

@@ -19,6 +19,7 @@ const RECEIPT_FIELDS = [
   "execution_id",
   "process_id",
   "request_id",
+  "boot",
   "request",
   "classification",
   "may_have_run",
@@ -52,6 +53,7 @@ const OBSERVATION_FIELDS = [
   "execution_id",
   "process_id",
   "request_id",
+  "boot",
   "outcome",
   "exit_code",
   "signal",
@@ -63,7 +65,7 @@ const OBSERVATION_FIELDS = [
 const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at"];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
-const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "isolation", "storage"];
+const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "boot", "isolation", "storage"];
 const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver"];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];

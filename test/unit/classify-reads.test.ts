@@ -375,3 +375,37 @@ describe("the helpers, at their edges", () => {
     });
   });
 });
+
+describe("the backend boot an answer names (docs/protocol.md, 'Ownership fences')", () => {
+  const boot = "boot_0123456789abcdef";
+  it.each<[string, Observed, "dispatch" | "read", "execute" | "process_start"]>([
+    ["an execution record", rec({ outcome: "succeeded", exit_code: 0, boot }), "dispatch", "execute"],
+    ["an execution record read back", rec({ outcome: "pending", exit_code: null, boot }), "read", "execute"],
+    ["a process start's record", json(201, { process_id: "prc_1", boot }), "dispatch", "process_start"],
+    ["a stream's started event, detached", { kind: "started", execution_id: "exe_1", boot }, "dispatch", "execute"],
+    [
+      "a stream with its exit event",
+      {
+        kind: "stream",
+        execution_id: "exe_1",
+        boot,
+        exit: { outcome: "succeeded", exit_code: 0, signal: null, system_error: null, record_pending: false },
+        stdout: "",
+        stderr: "",
+      },
+      "dispatch",
+      "execute",
+    ],
+  ])("is kept from %s", (_name, observed, purpose, kind) => {
+    expect(classifyObservation(observed, purpose, kind).boot).toBe(boot);
+  });
+
+  it.each<[string, Observed]>([
+    ["a record without one (a backend without boots)", rec({ outcome: "succeeded", exit_code: 0 })],
+    ["a record from before boots were recorded", rec({ outcome: "succeeded", exit_code: 0, boot: null })],
+    ["a boot that is not a string", rec({ outcome: "succeeded", exit_code: 0, boot: 7 })],
+    ["an error answer", apiError(409, "stale_handle", { execution_id: "exe_1", boot, current_boot: "boot_x" })],
+  ])("is null from %s", (_name, observed) => {
+    expect(classifyObservation(observed, "dispatch").boot).toBeNull();
+  });
+});

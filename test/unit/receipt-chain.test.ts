@@ -14,6 +14,7 @@ import {
   chainLink,
   envelope,
   type Json,
+  LATER_FIELDS,
   OBSERVATION_FIELDS,
   REQUEST_FIELDS,
   rowData,
@@ -68,7 +69,12 @@ describe("the encoding", () => {
   it("the data of a row is what canonicalJson writes for its named columns", async () => {
     const row = { stdout: "x\n\u0001é", attempt: 1, at: "t", definitive: 0, exit_code: null, extra: "not hashed" };
     const picked = Object.fromEntries(OBSERVATION_FIELDS.map((f) => [f, (row as Record<string, unknown>)[f] ?? null]));
+    // A field added after the chain began is left out while null (what entries hashed before it had).
+    for (const f of LATER_FIELDS) delete picked[f];
     expect(rowData(row, OBSERVATION_FIELDS)).toBe(canonicalJson(picked as Json));
+    expect(rowData({ ...row, boot: "boot_1" }, OBSERVATION_FIELDS)).toBe(
+      canonicalJson({ ...picked, boot: "boot_1" } as Json),
+    );
     expect([...OBSERVATION_FIELDS].sort()).toEqual([...OBSERVATION_FIELDS]);
     expect([...REQUEST_FIELDS].sort()).toEqual([...REQUEST_FIELDS]);
     expect([...ATTEMPT_FIELDS].sort()).toEqual([...ATTEMPT_FIELDS]);
@@ -292,6 +298,37 @@ describe("each tamper, done with SQLite directly, is detected and named", () => 
     const [, b] = populate(t.open());
     t.sql("UPDATE observations SET stdout = X'00ff' WHERE receipt_id = ? AND source = 'refresh'", b);
     expect(await problemsOf(t.open())).toEqual([{ kind: "changed", receipt_id: b, entry: "observation 3 (refresh)" }]);
+  });
+
+  it("a boot (a later field) verifies where set and where not; setting, changing or clearing one shows", async () => {
+    const [a, b] = populate(t.open());
+    const store = t.open();
+    const e = store.createForDispatch(newReceipt()).receipt_id;
+    store.recordObservation(
+      e,
+      "answer",
+      { ...succeededAnswer("exe_e"), boot: "boot_0123456789abcdef" },
+      { attempt: 1 },
+    );
+    expect(store.get(e).observations.map((o) => o.boot)).toEqual([null, "boot_0123456789abcdef"]);
+    expect((await t.open().verify()).problems).toEqual([]);
+    const fresh = tempStore();
+    try {
+      populate(fresh.open());
+      // Entries hashed with no boot keep their links once the column is there (the store
+      // was made with it; the entries' data leaves it out while it is null).
+      expect(fresh.all("SELECT data FROM chain WHERE data LIKE '%boot%'")).toEqual([]);
+    } finally {
+      fresh.remove();
+    }
+    t.sql("UPDATE observations SET boot = 'boot_x' WHERE receipt_id = ? AND source = 'answer'", a);
+    t.sql("UPDATE observations SET boot = NULL WHERE receipt_id = ? AND source = 'answer'", e);
+    t.sql("UPDATE observations SET boot = 'boot_y' WHERE receipt_id = ? AND source = 'refresh'", b);
+    expect(await problemsOf(t.open())).toEqual([
+      { kind: "changed", receipt_id: a, entry: "observation 2 (answer)" },
+      { kind: "changed", receipt_id: b, entry: "observation 3 (refresh)" },
+      { kind: "changed", receipt_id: e, entry: "observation 2 (answer)" },
+    ]);
   });
 
   it("text that needs escaping verifies: SQLite's JSON and canonical JSON agree on it", async () => {

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { classifyObservation } from "../../src/receipts/classify.js";
 import { receiptDocument } from "../../src/receipts/document.js";
 import { ReceiptStore } from "../../src/receipts/store.js";
+import { answerOf } from "../support/receipt-store.js";
 import { tempDir } from "../support/temp.js";
 
 const fixture = (v: number) => path.join(import.meta.dirname, "..", "fixtures", `receipts-v${v}.db`);
@@ -144,11 +145,17 @@ describe("receipts.db of schema 4 (the chain: a seal, entries after it, an execu
     }
   });
 
-  it("takes new writes, which extend its chain", async () => {
+  it("takes new writes, which extend its chain (an observation with a boot, schema 5, among them)", async () => {
     const store = ReceiptStore.open(copyOfFixture(4));
     try {
-      expect(store.beginAttempt(store.resolve("fixture-key-3"))).toBe(2);
+      const id = store.resolve("fixture-key-3");
+      expect(store.beginAttempt(id)).toBe(2);
       expect(await store.verify()).toMatchObject({ intact: true, head: { seq: 12 } });
+      const answer = answerOf({ outcome: "succeeded", exit_code: 0, boot: "boot_f" }, "exe_fixture3");
+      expect(answer.boot).toBe("boot_f");
+      store.recordObservation(id, "answer", answer, { attempt: 2 });
+      expect(receiptDocument(store.get(id)).boot).toBe("boot_f");
+      expect(await store.verify()).toMatchObject({ intact: true, head: { seq: 13 } });
     } finally {
       store.close();
     }

@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { TERMINAL_OUTCOMES } from "../../protocol/types.js";
 import { classifyObservation } from "../../receipts/classify.js";
+import { receiptBoot } from "../../receipts/document.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { durationOption } from "../duration.js";
@@ -31,11 +32,14 @@ export function parseCancelOptions(
 
 export async function run(opts: CancelOptions, ctx: Context): Promise<number> {
   const target = await resolveExecution(ctx, opts.ref, opts.sandbox);
+  // Found through its receipt: the boot the receipt kept goes with it (docs/protocol.md, "Ownership fences").
+  const boot = target.receipt === null ? null : receiptBoot(target.receipt.observations);
   const ack = await target.api.cancelExecution(
     target.sandbox,
     target.executionId,
     opts.reason,
     `sbx-cancel-${randomUUID()}`,
+    boot ?? undefined,
   );
   let record = await target.api.getExecution(target.sandbox, target.executionId);
   if (opts.wait && !TERMINAL_OUTCOMES.includes(record.outcome)) {

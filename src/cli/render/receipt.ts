@@ -58,6 +58,8 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   const created = createdBy(doc);
   const title = { execution: "Execution", process: "Process", request: "Request id" }[created.noun];
   line(title, created.id ?? chalk.dim(`(no ${created.noun} id received)`));
+  // The backend boot it belongs to, sent with what sbx does to it through this receipt.
+  if (doc.boot !== null) line("Boot", doc.boot);
   line("Sandbox", doc.sandbox_id);
   line("Backend", `${doc.profile ?? chalk.dim("(no profile)")}  ${doc.api_url}`);
   line("Idempotency key", doc.idempotency_key);

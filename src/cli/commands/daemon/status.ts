@@ -17,6 +17,8 @@ export interface DaemonStatus {
   socket: string;
   version: string | null;
   started_at: string | null;
+  /** This boot of the daemon: what its runs record and receipts keep (docs/protocol.md, "Ownership fences"). */
+  boot: string | null;
   /** The sandbox drivers the daemon found at its start: what new sandboxes get. */
   isolation: IsolationStatus | null;
   /** What the daemon keeps and its size (null when it is not running or did not say). */
@@ -48,6 +50,7 @@ export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {
     socket: ctx.paths.socketPath,
     version: health?.version ?? null,
     started_at: health?.started_at ?? null,
+    boot: health?.boot ?? null,
     isolation: health?.isolation ?? null,
     storage,
   };
@@ -78,7 +81,7 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
   const s = await daemonStatus(ctx, { storage: true });
   if (opts.json) printJson(ctx, s);
   else if (s.running) {
-    ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}`);
+    ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}${s.boot ? `\t${s.boot}` : ""}`);
     if (s.isolation) ctx.io.out(`isolation\t${describeIsolation(s.isolation)}`);
     if (s.storage) ctx.io.out(storageLine(s.storage));
   } else ctx.io.out(`not running\t${s.socket}`);

@@ -2,7 +2,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { newKey, normalizeSignal } from "./mutation.js";
-import { resolveProcess, splitRun } from "./target.js";
+import { handleOf, resolveProcess, splitRun } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface SignalOptions {
@@ -17,7 +17,7 @@ export interface SignalOptions {
 export async function run(opts: SignalOptions, ctx: Context): Promise<number> {
   const fenced = splitRun(opts.ref, opts.run);
   const t = await resolveProcess(ctx, fenced.ref, opts.sandbox);
-  const a = await t.api.signal(t.sandbox, t.processId, opts.signal, newKey(), fenced.run);
+  const a = await t.api.signal(t.sandbox, t.processId, opts.signal, newKey(), handleOf(t, fenced.run));
   if (opts.json) printJson(ctx, a);
   else ctx.io.info(`sbx: sent ${a.signal} to ${t.processId} (pid ${a.os_pid})`);
   return ExitCodes.ok;

@@ -6,7 +6,7 @@ import type { Context } from "../../context.js";
 import { BackendError, UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { newKey } from "./mutation.js";
-import { resolveProcess, splitRun } from "./target.js";
+import { handleOf, resolveProcess, splitRun } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { fileErrorWords } from "../../../common/file-errors.js";
 
@@ -35,7 +35,7 @@ export async function runStdin(
   const fenced = splitRun(opts.ref, opts.run);
   const t = await resolveProcess(ctx, fenced.ref, opts.sandbox);
   try {
-    const a = await t.api.writeStdin(t.sandbox, t.processId, bytes, opts.eof, newKey(), fenced.run);
+    const a = await t.api.writeStdin(t.sandbox, t.processId, bytes, opts.eof, newKey(), handleOf(t, fenced.run));
     if (opts.json) printJson(ctx, a);
     else ctx.io.info(`sbx: wrote ${a.bytes_written} bytes to ${t.processId}${a.eof ? " and closed its stdin" : ""}`);
   } catch (err) {

@@ -2,7 +2,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
 import { graceMs } from "./mutation.js";
-import { resolveProcess, splitRun } from "./target.js";
+import { handleOf, resolveProcess, splitRun } from "./target.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface StopOptions {
@@ -17,7 +17,7 @@ export interface StopOptions {
 export async function run(opts: StopOptions, ctx: Context): Promise<number> {
   const fenced = splitRun(opts.ref, opts.run);
   const t = await resolveProcess(ctx, fenced.ref, opts.sandbox);
-  const p = await t.api.stop(t.sandbox, t.processId, opts.graceMs, fenced.run);
+  const p = await t.api.stop(t.sandbox, t.processId, opts.graceMs, handleOf(t, fenced.run));
   if (opts.json) printJson(ctx, p);
   else ctx.io.out(`${p.process_id}\t${p.state}\t${p.outcome}${p.signal ? `\t${p.signal}` : ""}`);
   return ExitCodes.ok;

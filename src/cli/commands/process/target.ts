@@ -2,6 +2,8 @@
 // prc_9qm3x7ta), its name in the sandbox, or the receipt of its start.
 
 import { ProcessesApi } from "../../../client/processes.js";
+import type { Handle } from "../../../protocol/types.js";
+import { receiptBoot } from "../../../receipts/document.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
@@ -13,6 +15,18 @@ export interface ProcessTarget {
   api: ProcessesApi;
   sandbox: string;
   processId: string;
+  /** The backend boot its start receipt keeps, when it was found through one (null otherwise). */
+  boot: string | null;
+}
+
+/**
+ * What a signal, stdin or stop names of the run it means (docs/protocol.md, "Ownership
+ * fences"): the run when one was named (it alone tells runs apart, across boots too),
+ * else the boot its receipt kept, else nothing: the current run.
+ */
+export function handleOf(t: ProcessTarget, run: number | undefined): Handle {
+  if (run !== undefined) return { run };
+  return t.boot === null ? {} : { boot: t.boot };
 }
 
 /**
@@ -44,7 +58,7 @@ export async function resolveProcess(
   sandboxFlag: string | undefined,
 ): Promise<ProcessTarget> {
   if (ref.startsWith("prc_") && isWholeId(ref) && sandboxFlag !== undefined) {
-    return { api: await processesApi(ctx), sandbox: await sandboxIdFor(ctx, sandboxFlag), processId: ref };
+    return { api: await processesApi(ctx), sandbox: await sandboxIdFor(ctx, sandboxFlag), processId: ref, boot: null };
   }
   // A process id without -s: its start receipt knows the sandbox (and the backend), so
   // the id `sbx process start -s web` printed works as it was printed.
@@ -54,7 +68,12 @@ export async function resolveProcess(
       const stored = store.get(store.resolve(ref));
       if (stored.receipt.kind === "process_start" && stored.receipt.process_id) {
         const api = new ProcessesApi((await ctx.api(endpointOfReceipt(ctx, stored))).http);
-        return { api, sandbox: stored.receipt.sandbox_id, processId: stored.receipt.process_id };
+        return {
+          api,
+          sandbox: stored.receipt.sandbox_id,
+          processId: stored.receipt.process_id,
+          boot: receiptBoot(stored.observations),
+        };
       }
     } catch (err) {
       if (!(err instanceof ReceiptNotFound)) throw err;
@@ -62,7 +81,7 @@ export async function resolveProcess(
   }
   const api = await processesApi(ctx);
   const sandbox = await sandboxIdFor(ctx, sandboxFlag);
-  if (ref.startsWith("prc_") && isWholeId(ref)) return { api, sandbox, processId: ref };
+  if (ref.startsWith("prc_") && isWholeId(ref)) return { api, sandbox, processId: ref, boot: null };
   const listed = await api.list(sandbox);
   const notFound = () =>
     new NotFoundError(
@@ -71,10 +90,10 @@ export async function resolveProcess(
     );
   if (ref.startsWith("prc_")) {
     const ids = listed.map((p) => p.process_id);
-    return { api, sandbox, processId: pickByPrefix(ref, ids, "processes", notFound) };
+    return { api, sandbox, processId: pickByPrefix(ref, ids, "processes", notFound), boot: null };
   }
   const named = listed.filter((p) => p.name === ref);
-  if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id };
+  if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id, boot: null };
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} processes are named ${JSON.stringify(ref)}: ${named.map((p) => p.process_id).join(", ")}`,
