@@ -2,10 +2,12 @@
 // backend in fault mode (what `sbx daemon run --faults` serves), and what a person
 // does next; in-process through main(). (kill -9 of the daemon: test/e2e/daemon-kill.)
 
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BackendOptions } from "../../src/backend/backend.js";
 import { socketClient } from "../backend/support.js";
+import { onRequestWithKey, useClientDeadlines } from "../support/client-deadline.js";
 import { startHomeBackend } from "../support/home-backend.js";
 import { type LocalHome, localHome, runMain, runMainJson } from "../support/in-process.js";
 import { until } from "../support/wait.js";
@@ -37,6 +39,8 @@ function withFaults(spec: string, body: (home: string) => Promise<void>, opts: P
 }
 
 const exec = (home: string, args: string[]) => runMainJson<Receipt>(["exec", "--json", ...args], { home });
+
+const deadline = useClientDeadlines();
 
 describe.concurrent("the embedded backend's fault mode, as sbx classifies it", () => {
   it(
@@ -133,14 +137,78 @@ describe.concurrent("the embedded backend's fault mode, as sbx classifies it", (
     }),
   );
 
+  // The client's deadline passes when the test says, not after wall-clock time: on a
+  // loaded machine a second can pass between making the request and connecting (the
+  // event loop stalled), and a deadline then rightly ends it as never sent (75).
   it(
     "a slow answer past --client-timeout: local_timeout 255, then wait settles it",
     withFaults("execute:delay=3s", async (home) => {
-      const { result, doc } = await exec(home, ["--client-timeout", "1s", "--", "echo", "late"]);
-      expect(result.code).toBe(255);
-      expect(doc.classification).toBe("local_timeout");
-      const waited = await runMain(["receipts", "wait", doc.receipt_id, "--timeout", "20s"], { home });
+      // It passes once the backend has the request, long before the delayed answer.
+      const passes = deadline(1234);
+      const key = `slow-${randomUUID()}`;
+      const seen = onRequestWithKey("http.server.request.start", key, () => passes.abort());
+      let receiptId: string;
+      try {
+        const { result, doc } = await exec(home, [
+          "--client-timeout",
+          "1234ms",
+          "--idempotency-key",
+          key,
+          "--",
+          "echo",
+          "late",
+        ]);
+        expect(passes.signal.aborted).toBe(true);
+        expect(result.code).toBe(255);
+        expect(doc).toMatchObject({ classification: "local_timeout", may_have_run: true });
+        receiptId = doc.receipt_id;
+      } finally {
+        seen();
+      }
+      const waited = await runMain(["receipts", "wait", receiptId, "--timeout", "20s"], { home });
       expect(waited).toMatchObject({ code: 0, stdout: "late\n" });
+    }),
+  );
+
+  it(
+    "a deadline that passes before the request was written (a stalled client): not_started 75, nothing reached the backend, resubmit runs it once",
+    withFaults("execute:delay=100ms", async (home) => {
+      // It passes where load made it pass: the request made, its connection not yet made.
+      const passes = deadline(1235);
+      const key = `stalled-${randomUUID()}`;
+      const made = onRequestWithKey("http.client.request.start", key, () => passes.abort());
+      let reachedBackend = 0;
+      const reached = onRequestWithKey("http.server.request.start", key, () => reachedBackend++);
+      let receipt: Receipt;
+      try {
+        const { result, doc } = await exec(home, [
+          "--client-timeout",
+          "1235ms",
+          "--idempotency-key",
+          key,
+          "--",
+          "sh",
+          "-c",
+          "echo ran >> log; cat log",
+        ]);
+        expect(passes.signal.aborted).toBe(true);
+        expect(result.code).toBe(75);
+        expect(doc).toMatchObject({ classification: "not_started", may_have_run: false });
+        expect(result.stderr).toContain("nothing had been sent");
+        expect(reachedBackend).toBe(0);
+        receipt = doc;
+      } finally {
+        made();
+        reached();
+      }
+      const backend = socketClient(path.join(home, "daemon", "daemon.sock"));
+      try {
+        expect((await backend.api("GET", "/api/v1/sandbox/default/executions")).json.executions).toEqual([]);
+      } finally {
+        await backend.close();
+      }
+      const again = await runMain(["receipts", "resubmit", receipt.receipt_id], { home });
+      expect(again).toMatchObject({ code: 0, stdout: "ran\n" });
     }),
   );
 

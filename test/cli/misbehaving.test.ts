@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { DetailedReceiptDocument, ReceiptDocument } from "../../src/receipts/document.js";
 import { lines, makeHome, removeHome, type SbxResult } from "../support/cli.js";
+import { useClientDeadlines } from "../support/client-deadline.js";
 import { runMain, runMainJson } from "../support/in-process.js";
 import {
   type Behaviour,
@@ -35,7 +36,8 @@ interface Case {
   /** The next command the stderr line must name, or null for no such line. */
   next: "wait" | "resubmit" | null;
   json?: boolean;
-  extraArgs?: string[];
+  /** --client-timeout of this many ms, passed once the server has the request (test/support/client-deadline.ts). */
+  deadlineOnceSent?: number;
   /** More that must hold for the receipt document. */
   doc?: Partial<ReceiptDocument>;
   /** Substrings of the stderr line. */
@@ -269,13 +271,13 @@ const cases: Case[] = [
     json: true,
   },
   {
-    name: "no answer before --client-timeout 1s",
+    name: "no answer before --client-timeout",
     behaviour: behaviours.hang,
     classification: "local_timeout",
     exit: 255,
     mayHaveRun: true,
     next: "wait",
-    extraArgs: ["--client-timeout", "1s"],
+    deadlineOnceSent: 1236,
     doc: { http_status: null, error: { code: "local_deadline", message: expect.any(String) } },
     stderrHas: ["deadline"],
   },
@@ -311,13 +313,30 @@ function checkStderrLine(res: SbxResult, doc: ReceiptDocument, c: Case): void {
   expect(line).not.toMatch(/\x1b\[/);
 }
 
+const deadline = useClientDeadlines();
+
 describe.concurrent("sbx exec against a misbehaving server", () => {
   it.for(cases)("$name → $classification, exit $exit", async (c, t) => {
     const { home, server } = await setup(t, c.behaviour());
-    const res = await runMain(
-      ["exec", "--api-url", server.url, ...(c.json ? ["--json"] : []), ...(c.extraArgs ?? []), "--", "echo", "hi"],
+    const passes = c.deadlineOnceSent === undefined ? null : deadline(c.deadlineOnceSent);
+    const running = runMain(
+      [
+        "exec",
+        "--api-url",
+        server.url,
+        ...(c.json ? ["--json"] : []),
+        ...(passes ? ["--client-timeout", `${c.deadlineOnceSent}ms`] : []),
+        "--",
+        "echo",
+        "hi",
+      ],
       { home },
     );
+    if (passes) {
+      await server.waitForRequests(1);
+      passes.abort();
+    }
+    const res = await running;
     expect(res.code, res.stderr).toBe(c.exit);
 
     // Exactly one POST, carrying the receipt's key and its exact body bytes.

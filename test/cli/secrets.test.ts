@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { filesUnder, makeHome, modeOf, removeHome, type SbxResult } from "../support/cli.js";
+import { useClientDeadlines } from "../support/client-deadline.js";
 import { runMain } from "../support/in-process.js";
 import {
   type Behaviour,
@@ -47,6 +48,8 @@ function expectNoKeyInOutputs(outputs: SbxResult[]): void {
   }
 }
 
+const deadline = useClientDeadlines();
+
 describe("API keys", () => {
   it("are sent as Authorization: ApiKey and never printed or stored outside the 0600 credentials file", async (t) => {
     const { home, server, outputs } = await setup(t);
@@ -66,12 +69,18 @@ describe("API keys", () => {
     const viaEnv = { SBX_API_KEY: ENV_KEY };
     expect((await run(["exec", "--api-url", server.url, "--", "echo", "hi"], viaEnv)).code).toBe(0);
     expect(server.posts()[0]!.headers.authorization).toBe(`ApiKey ${ENV_KEY}`);
+    // The client's deadline passes once the server has the request (test/support/client-deadline.ts).
+    const passes = deadline(1237);
+    const hangThenDeadline: Behaviour = () => {
+      passes.abort();
+      return { kind: "hang" };
+    };
     const failures: Array<[Behaviour, number, string[]]> = [
       [behaviours.failed(3), 3, []],
       [behaviours.unauthorized(), 125, ["--json"]],
       [behaviours.gateway502(), 255, []],
       [behaviours.reset(), 255, ["--json"]],
-      [behaviours.hang(), 255, ["--client-timeout", "1s"]],
+      [hangThenDeadline, 255, ["--client-timeout", "1237ms"]],
     ];
     for (const [b, code, flags] of failures) {
       server.setBehaviour(b);

@@ -6,7 +6,9 @@
 import { describe, expect, it, type TestContext } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { makeHome, removeHome } from "../support/cli.js";
+import { onRequestWithKey, useClientDeadlines } from "../support/client-deadline.js";
 import { runMain, runMainJson } from "../support/in-process.js";
+import { until } from "../support/wait.js";
 import {
   type Answer,
   executionRecord,
@@ -46,6 +48,8 @@ async function setup(t: TestContext, onPost: Answer, onGet: (req: ReceivedReques
 }
 
 const streamGets = (s: MisbehavingServer) => s.requests.filter((r) => r.method === "GET" && r.path.includes("/stream"));
+
+const deadline = useClientDeadlines();
 
 describe.concurrent("exec --stream against a misbehaving stream", () => {
   it("a stream that drops and then ends without an exit event is outcome_unknown (255), one POST", async (t) => {
@@ -111,9 +115,14 @@ describe.concurrent("exec --stream against a misbehaving stream", () => {
 
   it("a stream that stays dropped past the client deadline is not success", async (t) => {
     const { home, server } = await setup(t, { kind: "sse", chunks: [started], drop: true }, () => ({ kind: "close" }));
-    const r = await runMain(["exec", "--stream", "--client-timeout", "2s", "--api-url", server.url, "--", "true"], {
+    // It passes once the stream was tried again after the drop (test/support/client-deadline.ts).
+    const passes = deadline(1238);
+    const running = runMain(["exec", "--stream", "--client-timeout", "1238ms", "--api-url", server.url, "--", "true"], {
       home,
     });
+    await until(() => streamGets(server).length >= 1, 10_000, "the stream to be read again");
+    passes.abort();
+    const r = await running;
     expect(r.code).toBe(255);
     expect(server.posts()).toHaveLength(1);
     expect(streamGets(server).length).toBeGreaterThanOrEqual(1);
@@ -155,12 +164,15 @@ describe.concurrent("observations go where the request went", () => {
       body: { error: { code: "wrong", message: "wrong backend" } },
     });
     t.onTestFinished(() => other.close());
+    // The client's deadline passes once the server has the request (test/support/client-deadline.ts).
+    const passes = deadline(1239);
+    t.onTestFinished(onRequestWithKey("http.server.request.start", "key-of-this-receipt", () => passes.abort()));
     const sent = await runMainJson<ReceiptDocument>(
       [
         "exec",
         "--json",
         "--client-timeout",
-        "1s",
+        "1239ms",
         "--idempotency-key",
         "key-of-this-receipt",
         "--api-url",
