@@ -102,8 +102,9 @@ describe("daemon start-up", () => {
       const state = (id: string) => listed.processes.find((p) => p.process_id === id);
       expect(state(keeper)?.state).toBe("running");
       expect(state(worker)).toMatchObject({ state: "exited", end_reason: "backend_shutdown" });
-      // Nothing left running: stopping now says so.
-      await sbx(["process", "stop", keeper]);
+      // Nothing left running: stopping now says so. By name: the id keeper's receipt kept
+      // names the earlier boot, a stale handle now (test/e2e/boot-fences.test.ts).
+      await sbx(["process", "stop", "keeper"]);
       expect((await sbx(["daemon", "stop"])).stderr).toMatch(/stopped; nothing was running\n$/);
     } finally {
       await stopDaemon(home);
