@@ -11,7 +11,15 @@ export interface ProcEntry {
   state: string;
   /** The command name (comm). */
   name: string;
+  /**
+   * The kernel is ending it (PF_EXITING in its flags): it has closed, or is closing, its
+   * descriptors, but is not a zombie yet. A pipe it held may already read as closed.
+   */
+  exiting: boolean;
 }
+
+/** proc(5) stat "flags": the process is exiting. */
+const PF_EXITING = 0x4;
 
 /** Parses /proc/PID/stat; null when the process is gone. */
 export function readProcEntry(pid: number): ProcEntry | null {
@@ -21,7 +29,7 @@ export function readProcEntry(pid: number): ProcEntry | null {
   } catch {
     return null;
   }
-  // Fields after "(comm)": state is field 3, ppid 4, pgrp 5.
+  // Fields after "(comm)": state is field 3, ppid 4, pgrp 5, flags 9.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return {
     pid,
@@ -29,6 +37,7 @@ export function readProcEntry(pid: number): ProcEntry | null {
     pgid: Number(fields[2]),
     state: fields[0] ?? "?",
     name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    exiting: (Number(fields[6]) & PF_EXITING) !== 0,
   };
 }
 

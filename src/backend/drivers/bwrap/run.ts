@@ -220,7 +220,9 @@ export class BwrapRun implements SandboxChild {
     if (!this.setupDone || this.held === null) return;
     const child = parseStatus(this.statusText).childPid;
     const entry = child === null ? null : readProcEntry(child);
-    if (entry === null || entry.state === "Z") return; // died setting up, or not known yet: decided at the end
+    // Died setting up (exiting: its descriptors, the set-up pipe's among them, close before
+    // it is a zombie; seen under load), or not known yet: decided at the end.
+    if (entry === null || entry.state === "Z" || entry.exiting) return;
     this.passThrough();
     this.resolveStarted(true);
   }

@@ -1,0 +1,51 @@
+// What the drivers read of a process in /proc (src/backend/drivers/proc.ts): the run's
+// "set up yet?" check (bwrap/run.ts) leans on `exiting`, since a dying process closes
+// its descriptors before it is a zombie.
+
+import { spawn } from "node:child_process";
+import { afterEach, expect, it } from "vitest";
+import fs from "node:fs";
+import { readProcEntry } from "../../src/backend/drivers/proc.js";
+import { until } from "../support/wait.js";
+
+/** Every process whose parent is `pid`, zombies included. */
+const childrenOf = (pid: number) =>
+  fs
+    .readdirSync("/proc")
+    .filter((n) => /^[0-9]+$/.test(n))
+    .map((n) => readProcEntry(Number(n)))
+    .filter((e) => e !== null && e.ppid === pid)
+    .map((e) => e!.pid);
+
+const started: number[] = [];
+afterEach(() => {
+  for (const pid of started.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+});
+
+it("a live process is not exiting; a zombie is (PF_EXITING stays set), and both are read by pid", async () => {
+  const self = readProcEntry(process.pid);
+  expect(self).toMatchObject({ pid: process.pid, ppid: process.ppid, exiting: false });
+  expect(self?.state).not.toBe("Z");
+  // `sleep 60` never reaps the `true` it was left with: a zombie to read.
+  const parent = spawn("sh", ["-c", "true & exec sleep 60"], { stdio: "ignore" });
+  started.push(parent.pid!);
+  const zombie = await until(() => {
+    const child = childrenOf(parent.pid!)[0];
+    const entry = child === undefined ? null : readProcEntry(child);
+    return entry?.state === "Z" ? entry : undefined;
+  });
+  expect(zombie.exiting).toBe(true);
+  expect(readProcEntry(parent.pid!)).toMatchObject({ name: "sleep", exiting: false });
+});
+
+it("a process that is gone reads as null", async () => {
+  const child = spawn("true", { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  expect(readProcEntry(child.pid!)).toBeNull();
+});
