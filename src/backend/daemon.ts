@@ -22,6 +22,40 @@ export interface DaemonOptions extends BackendOptions {
   onReady?: (handle: BackendHandle) => void;
 }
 
+/**
+ * Closes what this process inherited without close-on-exec beyond stdin, stdout and
+ * stderr (a shell's or a CI runner's leaked pipes and files): every child would inherit
+ * them in turn — bwrap, and through it each sandboxed command, which could then write
+ * to them. (Node marks the first 16 close-on-exec itself, libuv's
+ * uv_disable_stdio_inheritance; not the rest.) The runtime's own descriptors are
+ * close-on-exec; Node's IPC channel, when there is one, is kept. Returns what was closed.
+ */
+export function closeInheritedDescriptors(): number[] {
+  const keep = new Set([0, 1, 2, Number(process.env.NODE_CHANNEL_FD ?? -1)]);
+  const closed: number[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync("/proc/self/fd");
+  } catch {
+    return closed; // no /proc: nothing to find them by
+  }
+  for (const name of names) {
+    const fd = Number(name);
+    if (keep.has(fd)) continue;
+    try {
+      const flags = /^flags:\s+([0-7]+)/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
+      if (flags === undefined || (Number.parseInt(flags, 8) & O_CLOEXEC) !== 0) continue;
+      fs.closeSync(fd);
+      closed.push(fd);
+    } catch {
+      // gone already (the listing's own descriptor)
+    }
+  }
+  return closed;
+}
+
+const O_CLOEXEC = 0o2000000;
+
 /** How long a live pid-file owner gets to start answering before its file is treated as stale. */
 const STARTING_DAEMON_WAIT_MS = 2000;
 

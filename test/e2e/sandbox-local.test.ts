@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { collect, makeHome, removeHome, runSbx, spawnSbx } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { startForegroundDaemon, stopDaemon, stopForegroundDaemon } from "../support/daemon.js";
 import { runMain } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
@@ -58,6 +58,20 @@ describe("the local daemon", () => {
     // Everything lives under the real directory, named by its real path.
     expect(sandbox.host_workspace.startsWith(`${fs.realpathSync(real)}/`)).toBe(true);
     expect(fs.readFileSync(path.join(sandbox.host_workspace, "here.txt"), "utf8")).toBe("made\n");
+  });
+
+  itNeeding("bwrap", "passes no descriptor it inherited to a sandbox (a parent's leaked pipe stays out)", async (t) => {
+    const home = makeHome("sbx-e2e-leak-");
+    const daemon = await startForegroundDaemon(home, [], { leakFd: 40 });
+    t.onTestFinished(async () => {
+      await stopForegroundDaemon(daemon);
+      removeHome(home);
+    });
+    const res = await runMain(["exec", "--", "sh", "-c", "test -e /proc/self/fd/40 && echo leaked || echo clean"], {
+      home,
+    });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toBe("clean\n");
   });
 
   itNeeding("bwrap", "killed with SIGKILL leaves no process of a sandbox running", async (t) => {

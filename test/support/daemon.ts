@@ -58,14 +58,22 @@ function answers(home: string): Promise<boolean> {
   });
 }
 
-/** Runs `sbx daemon run ARGS` in the foreground as a child; resolves once it answers. */
-export async function startForegroundDaemon(home: string, args: string[]): Promise<ChildProcess> {
+/**
+ * Runs `sbx daemon run ARGS` in the foreground as a child; resolves once it answers.
+ * `leakFd`: the daemon inherits a pipe at that descriptor, as from a careless parent.
+ */
+export async function startForegroundDaemon(
+  home: string,
+  args: string[],
+  opts: { leakFd?: number } = {},
+): Promise<ChildProcess> {
   const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
-  const child = spawn(command, [...argv, "daemon", "run", ...args], {
-    cwd: home,
-    env: sbxEnv(home),
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const stdio: Array<"ignore" | "pipe"> = ["ignore", "ignore", "pipe"];
+  if (opts.leakFd !== undefined) {
+    while (stdio.length < opts.leakFd) stdio.push("ignore");
+    stdio.push("pipe");
+  }
+  const child = spawn(command, [...argv, "daemon", "run", ...args], { cwd: home, env: sbxEnv(home), stdio });
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();

@@ -134,10 +134,14 @@ export function tcpToken(ctx: Context): string {
 }
 
 export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number> {
-  const { runDaemon } = await import("../../../backend/daemon.js");
+  const { closeInheritedDescriptors, runDaemon } = await import("../../../backend/daemon.js");
   ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const token = opts.listen ? tcpToken(ctx) : undefined;
+  // Nothing a shell or CI runner leaked to this process reaches a sandbox through it
+  // (once nothing is refused any more: a refusal changes nothing of the caller's process).
+  const leaked = closeInheritedDescriptors();
   const log = (line: string) => ctx.io.err(`${new Date().toISOString()} ${line}`);
+  if (leaked.length > 0) log(`closed descriptors inherited without close-on-exec: ${leaked.join(" ")}`);
   if (opts.listen) {
     log(
       `TCP ${opts.listen.host}:${opts.listen.port} requires a token: ${ctx.env.SBX_DAEMON_TOKEN ? "SBX_DAEMON_TOKEN" : path.join(ctx.paths.daemonDir, "token")}`,
