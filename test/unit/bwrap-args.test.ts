@@ -2,7 +2,7 @@
 // every protection the driver claims is an option here. What each one does to a
 // hostile command is tested where it happens (test/backend/attacks.test.ts).
 
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   bwrapArguments,
   bwrapCommandLine,
@@ -49,7 +49,11 @@ function valuesOf(args: string[], option: string, count = 1): string[][] {
 }
 
 describe("bwrap's options for a run", () => {
-  const args = bwrapArguments(spec());
+  // Built in each test, never while the file is collected (docs/testing.md, "Mutation testing").
+  let args: string[] = [];
+  beforeEach(() => {
+    args = bwrapArguments(spec());
+  });
 
   it("makes a user namespace without further ones, and the run's own pid, ipc, uts, net and cgroup namespaces", () => {
     for (const flag of [
@@ -66,6 +70,8 @@ describe("bwrap's options for a run", () => {
       expect(args, flag).toContain(flag);
     }
     expect(valuesOf(args, "--hostname")).toEqual([[SANDBOX_HOSTNAME]]);
+    // Not the host's, and not empty (bwrap would keep an empty one).
+    expect(SANDBOX_HOSTNAME).toBe("sbx");
   });
 
   it("maps the command to nobody inside when started as a sandbox's own uid, and to itself otherwise", () => {
@@ -74,6 +80,8 @@ describe("bwrap's options for a run", () => {
     const own = bwrapArguments(spec({ insideId: null }));
     expect(own).not.toContain("--uid");
     expect(own).not.toContain("--gid");
+    // Nothing else differs.
+    expect(own).toEqual(args.filter((_, i) => i < args.indexOf("--uid") || i > args.indexOf("--uid") + 3));
   });
 
   it("keeps the host's network only when asked, binding resolv.conf's target then", () => {
@@ -81,6 +89,15 @@ describe("bwrap's options for a run", () => {
     expect(online).not.toContain("--unshare-net");
     expect(valuesOf(online, "--ro-bind-try", 2)).toEqual([[VIEW.resolvConfTarget!, VIEW.resolvConfTarget!]]);
     expect(args).not.toContain("--ro-bind-try");
+    // Offline, nothing else differs; online without a resolv.conf target, only --unshare-net goes.
+    expect(
+      online.filter(
+        (a, i) => a !== "--ro-bind-try" && online[i - 1] !== "--ro-bind-try" && online[i - 2] !== "--ro-bind-try",
+      ),
+    ).toEqual(args.filter((a) => a !== "--unshare-net"));
+    expect(bwrapArguments(spec({ view: { ...VIEW, resolvConfTarget: null }, network: true }))).toEqual(
+      args.filter((a) => a !== "--unshare-net"),
+    );
   });
 
   it("shows the host's system read-only, hides /etc's unreadable entries, and has no /sys", () => {
