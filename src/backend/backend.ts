@@ -136,7 +136,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   );
   // Before anything is held: a driver whose own options are broken stops the start here.
   const host = opts.drivers?.host ?? daemonHost();
-  const drivers = new DriverSet({ ...opts.drivers, host });
+  const drivers = new DriverSet({ ...opts.drivers, host, dataDir: opts.dataDir });
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   preparePrivateDir(opts.dataDir);
   // Ownership first, for the backend's whole life: the data directory's lock, then the
@@ -159,6 +159,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     backend.executions.recover();
     backend.processes.recover();
     backend.jobs.recover();
+    backend.recoverLimits();
     backend.retention.start(opts.retentionSweepMs);
     await backend.edge.listen();
   } catch (err) {
@@ -176,6 +177,8 @@ class Backend {
   /** Every run the backend holds (executions, processes, jobs): shutdown, a simulated crash, idleness. */
   private readonly runs = new LiveRuns();
   readonly edge: HttpEdge;
+  private readonly sandboxes: SandboxRegistry;
+  private readonly drivers: DriverSet;
   private readonly log: (line: string) => void;
   private closing: Promise<void> | null = null;
 
@@ -200,6 +203,8 @@ class Backend {
     );
     const now = opts.now ?? Date.now;
     const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now, asRoot);
+    this.sandboxes = sandboxes;
+    this.drivers = drivers;
     sandboxes.removeStagedUploads();
     sandboxes.assignIdentities();
     const events = new EventLog({
@@ -295,6 +300,17 @@ class Backend {
     });
   }
 
+  /** The cgroups an earlier backend of this data directory left (it was killed): removed, said in one line. */
+  recoverLimits(): void {
+    const sandboxes = new Set(this.sandboxes.rows().map((r) => r.sandbox_id));
+    const found = this.drivers.limits.recover((id) => sandboxes.has(id));
+    if (found.removed.length > 0 || found.killed > 0) {
+      this.log(
+        `limits: removed ${found.removed.length} cgroup(s) an earlier daemon left${found.killed > 0 ? `, ending ${found.killed} process(es) of removed sandboxes` : ""}`,
+      );
+    }
+  }
+
   handle(): BackendHandle {
     return {
       ...(this.opts.socketPath !== undefined && { socketPath: this.opts.socketPath }),
@@ -322,6 +338,8 @@ class Backend {
       this.executions.closeAfterShutdown();
       this.jobs.closeAfterShutdown();
       await this.edge.flushConnections(stopped);
+      // Every run ended: the sandboxes' cgroups go (a crash leaves them to the next start).
+      this.drivers.limits.close();
     }
     await stopped;
     this.store.close();

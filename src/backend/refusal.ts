@@ -10,6 +10,8 @@ import { ErrorCodes } from "../protocol/types.js";
 export const REFUSAL_CODES = [
   ErrorCodes.invalidRequest,
   ErrorCodes.isolationUnavailable,
+  ErrorCodes.limitUnavailable,
+  ErrorCodes.workspaceFull,
   ErrorCodes.invalidPath,
   ErrorCodes.sandboxNotFound,
   ErrorCodes.fileNotFound,

@@ -14,6 +14,7 @@ import {
   type SandboxCreateRequest,
   type SandboxDetails,
   type SandboxList,
+  type SandboxUpdateRequest,
   type StorageReport,
 } from "../protocol/types.js";
 import type { Requests, SendRequest } from "./http.js";
@@ -34,7 +35,7 @@ export interface EventPage {
 export function answerOrThrow(
   obs: HttpObserved,
   what: string,
-  method: "GET" | "POST" | "PUT" | "DELETE" = "GET",
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" = "GET",
 ): { status: number; body: unknown } {
   if (obs.kind === "deadline" && obs.interrupted) {
     throw new SbxError("interrupted", `${what}: interrupted`, { exitCode: ExitCodes.cancelled });
@@ -145,6 +146,20 @@ export class Api {
       method: "GET",
       path: routePath("sandbox.get", { id }, { usage: opts.usage }),
       deadlineMs: 120_000,
+    });
+  }
+
+  /** Changes a sandbox's limits (sbx); answers the sandbox as `sandbox show` reads it. */
+  updateSandbox(
+    id: string,
+    req: SandboxUpdateRequest,
+    idempotencyKey: string,
+  ): Promise<Sandbox & Partial<SandboxDetails>> {
+    return this.call(`update sandbox ${id}`, {
+      method: "PATCH",
+      path: routePath("sandbox.update", { id }),
+      body: Buffer.from(JSON.stringify(req)),
+      idempotencyKey,
     });
   }
 

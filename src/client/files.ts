@@ -47,14 +47,18 @@ export class FilesApi {
     sandbox: string,
     path: string,
     body: AsyncIterable<Uint8Array>,
-    opts: { tar: boolean; mode?: number; idempotencyKey: string },
+    opts: { tar: boolean; mode?: number; idempotencyKey: string; size?: number },
   ): Promise<FileUpload> {
     const obs = await this.http.send({
       method: "PUT",
       path: routePath(
         "files.put",
         { id: sandbox },
-        { path, mode: opts.mode === undefined ? undefined : `0${(opts.mode & 0o7777).toString(8)}` },
+        {
+          path,
+          mode: opts.mode === undefined ? undefined : `0${(opts.mode & 0o7777).toString(8)}`,
+          size: opts.size,
+        },
       ),
       body,
       contentType: opts.tar ? TAR_CONTENT_TYPE : "application/octet-stream",

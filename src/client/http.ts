@@ -11,7 +11,7 @@ import { type Endpoint, keyInClearProblem } from "./endpoint.js";
 import { redact } from "./redact.js";
 
 export interface SendRequest {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   /** Bytes, or a stream of them (a file upload). */
   body?: Buffer | AsyncIterable<Uint8Array>;

@@ -32,6 +32,12 @@ export const ERRORS = {
     meaning: "the isolation asked for (or the sandbox's) cannot run here; `details.reason`",
     details: { isolation: Type.String(), reason: Type.String() },
   },
+  limit_unavailable: {
+    status: 400,
+    meaning:
+      "a limit asked for cannot be enforced here (e.g. a workspace limit without a file system quota); `details.reason`",
+    details: { limit: Type.String(), reason: Type.String() },
+  },
   invalid_path: {
     status: 400,
     meaning: "a files path outside `/workspace` (`..`, elsewhere, a symlink leading out)",
@@ -39,6 +45,11 @@ export const ERRORS = {
   invalid_archive: {
     status: 400,
     meaning: "an uploaded tar stream is broken or has an entry that may not be unpacked",
+  },
+  workspace_full: {
+    status: 413,
+    meaning: "an upload is larger than the room left in the workspace (its limit or its disk); nothing was written",
+    details: { needed_bytes: Count(), available_bytes: Count() },
   },
   unauthorized: {
     status: 401,

@@ -5,7 +5,7 @@
 import { API_PREFIX } from "./types.js";
 
 interface RouteSpec {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Segments after /api/v1; `:name` is a parameter (`id` a sandbox id or name). */
   path: string;
   /** Changes state, so honours Idempotency-Key (docs/protocol.md, "Idempotency"). */
@@ -20,6 +20,7 @@ export const ROUTES = {
   "sandbox.create": { method: "POST", path: "sandbox/create", mutation: true },
   "sandboxes.list": { method: "GET", path: "sandboxes", mutation: false },
   "sandbox.get": { method: "GET", path: "sandbox/:id", mutation: false },
+  "sandbox.update": { method: "PATCH", path: "sandbox/:id", mutation: true },
   "sandbox.delete": { method: "DELETE", path: "sandbox/:id", mutation: true },
   execute: { method: "POST", path: "sandbox/:id/execute", mutation: true },
   "executions.list": { method: "GET", path: "sandbox/:id/executions", mutation: false },

@@ -3,7 +3,7 @@
 // schemas/ (its type is derived from the declaration, and the OpenAPI document is built from
 // it); this module re-exports the types only, so that what imports it loads no schema.
 
-export type { Outcome, OutputStream } from "./schemas/base.js";
+export type { EndReason, Outcome, OutputStream } from "./schemas/base.js";
 export type {
   ExecuteRequest,
   ExecutionRecord,
@@ -47,6 +47,11 @@ export type {
   Sandbox,
   SandboxDetails,
   SandboxList,
+  SandboxLimits,
+  SandboxLimitsRequest,
+  SandboxUpdateRequest,
+  LimitName,
+  LimitStatus,
   FileUpload,
   FileStat,
 } from "./schemas/system.js";
@@ -136,6 +141,10 @@ export const ErrorCodes = {
   invalidArchive: "invalid_archive",
   /** The isolation asked for (or the sandbox's) cannot run on this backend; details.reason says why. */
   isolationUnavailable: "isolation_unavailable",
+  /** A limit asked for that this backend cannot enforce; details.reason says why (sbx). */
+  limitUnavailable: "limit_unavailable",
+  /** An upload larger than the room left in the workspace (its limit, or its disk); nothing was written (sbx). */
+  workspaceFull: "workspace_full",
   methodNotAllowed: "method_not_allowed",
   payloadTooLarge: "payload_too_large",
   /** Request headers (with the URL) over the backend's limit; nothing was done. */

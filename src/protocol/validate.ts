@@ -161,7 +161,55 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   if (req.network !== undefined && typeof req.network !== "boolean") {
     return { field: "network", message: "network must be a boolean" };
   }
+  if (req.limits !== undefined) return checkSandboxLimits(req.limits);
   return null;
+}
+
+/** The smallest value of each limit that still starts a sandbox (bwrap, its init and a shell). */
+export const LIMIT_MINIMUM = {
+  memory_bytes: 16 * 1024 * 1024,
+  pids: 8,
+  cpus: 0.01,
+  tmp_bytes: 1024 * 1024,
+  workspace_bytes: 1024 * 1024,
+} as const;
+
+/** Why requested limits (SandboxLimitsRequest) cannot be used, or null: known fields, numbers at or over their minimum, or null. */
+export function checkSandboxLimits(asked: unknown): FieldProblem | null {
+  if (typeof asked !== "object" || asked === null || Array.isArray(asked)) {
+    return { field: "limits", message: "limits must be a JSON object" };
+  }
+  for (const [key, value] of Object.entries(asked)) {
+    if (!(key in LIMIT_MINIMUM)) {
+      return {
+        field: `limits.${key}`,
+        message: `unknown limit ${key} (known: ${Object.keys(LIMIT_MINIMUM).join(", ")})`,
+      };
+    }
+    if (value === null) continue;
+    const whole = key !== "cpus";
+    if (typeof value !== "number" || !Number.isFinite(value) || (whole && !Number.isSafeInteger(value))) {
+      return {
+        field: `limits.${key}`,
+        message: `limits.${key} must be ${whole ? "a whole number" : "a number"} or null (no limit)`,
+      };
+    }
+    const min = LIMIT_MINIMUM[key as keyof typeof LIMIT_MINIMUM];
+    if (value < min) return { field: `limits.${key}`, message: `limits.${key} must be at least ${min}` };
+  }
+  return null;
+}
+
+/** A PATCH of a sandbox (SandboxUpdateRequest): only `limits`, checked as at create. */
+export function checkSandboxUpdateRequest(body: unknown): FieldProblem | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { field: "body", message: "body must be a JSON object" };
+  }
+  for (const key of Object.keys(body)) {
+    if (key !== "limits") return { field: key, message: `${key} cannot be changed (only limits)` };
+  }
+  const limits = (body as Record<string, unknown>).limits;
+  return limits === undefined ? null : checkSandboxLimits(limits);
 }
 
 // ── supervised processes ──

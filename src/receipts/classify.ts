@@ -52,6 +52,11 @@ export interface Classified {
   exit_code: number | null;
   signal: string | null;
   system_error: string | null;
+  /**
+   * Why the command ended beyond its exit (`out_of_memory`), as the answer said; shown, not
+   * stored (the receipt chain's observation encoding, version 1, has no place for it).
+   */
+  end_reason: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -75,6 +80,7 @@ function blank(): Classified {
     exit_code: null,
     signal: null,
     system_error: null,
+    end_reason: null,
     record_pending: false,
     error: null,
     retry_after_ms: null,
@@ -138,6 +144,7 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   out.exit_code = rec.exit_code ?? null;
   out.signal = rec.signal ?? null;
   out.system_error = rec.system_error ?? null;
+  out.end_reason = typeof rec.end_reason === "string" ? rec.end_reason : null;
   out.record_pending = rec.record_pending === true;
   out.stdout = typeof rec.stdout === "string" ? rec.stdout : null;
   out.stderr = typeof rec.stderr === "string" ? rec.stderr : null;

@@ -134,6 +134,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       isolation: "none",
       network: 1,
       uid: null,
+      limits: null,
       created_at: at,
     });
     store.transaction(() =>
@@ -166,6 +167,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
     };
     const end: ExecutionEnd = {
       ...exit,
+      end_reason: null,
       stdout: "",
       stderr: "",
       stdout_bytes: 0,

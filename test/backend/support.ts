@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
 import type { SandboxPlacement } from "../../src/backend/drivers/driver.js";
 import { pickSandboxUid } from "../../src/backend/drivers/identity.js";
 import { runMembers } from "../../src/backend/drivers/proc.js";
+import { DEFAULT_LIMITS } from "../../src/backend/drivers/limits/spec.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "../../src/backend/backend.js";
 import { unmet } from "../support/requirements.js";
 import { atEndOfFile, tempDir as makeTempDir, removeDir } from "../support/temp.js";
@@ -36,7 +37,7 @@ export function testPlacement(workspaceDir: string, network = false): SandboxPla
     identity.gid = identity.uid;
     fs.chownSync(workspaceDir, identity.uid, identity.gid);
   }
-  return { sandboxId: "sbx_t", workspaceDir, network, identity };
+  return { sandboxId: "sbx_t", workspaceDir, network, identity, limits: DEFAULT_LIMITS };
 }
 
 /**

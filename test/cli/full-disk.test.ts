@@ -53,3 +53,39 @@ describeNeeding("tmpfs", "a backend whose disk is full (a small tmpfs, as root)"
     await until(() => fs.existsSync(path.join(workspace, "ran")), 10_000, "the resubmitted command to run");
   });
 });
+
+describeNeeding("tmpfs", "sbx cp into a workspace whose disk is nearly full (a small tmpfs, as root)", () => {
+  it("refuses before writing anything: 125, workspace_full, the room left said; a file that fits is copied", async () => {
+    const fsys = smallTmpfs("16m");
+    cleanups.push(() => fsys.cleanup());
+    const local = await localHome("sbx-cpfull-", { dataDir: path.join(fsys.dir, "data") });
+    cleanups.push(() => local.close());
+    const shown = await local.json<{ host_workspace: string }>(["sandbox", "show", "default", "--json"]);
+    fillUntilFree(fsys.dir, 2 * 1024 * 1024);
+    const src = path.join(local.home, "big.bin");
+    fs.writeFileSync(src, Buffer.alloc(4 * 1024 * 1024, 7));
+    const tree = path.join(local.home, "tree");
+    fs.mkdirSync(tree);
+    fs.writeFileSync(path.join(tree, "a.bin"), Buffer.alloc(3 * 1024 * 1024, 1));
+
+    for (const [from, name] of [
+      [src, "big.bin"],
+      [tree, "tree"],
+    ] as const) {
+      const refused = await local.sbx(["cp", from, `default:/workspace/${name}`]);
+      expect(refused.code, refused.stderr).toBe(125);
+      expect(refused.stderr).toMatch(
+        /bytes do not fit in sandbox default's workspace: \d+ bytes left on its disk; nothing was written/,
+      );
+      expect(fs.existsSync(path.join(shown.doc.host_workspace, name))).toBe(false);
+    }
+    // Nothing was staged either.
+    const incoming = path.join(path.dirname(shown.doc.host_workspace), "incoming");
+    expect(fs.existsSync(incoming) ? fs.readdirSync(incoming) : []).toEqual([]);
+    const small = path.join(local.home, "small.bin");
+    fs.writeFileSync(small, "fits");
+    const copied = await local.sbx(["cp", small, "default:/workspace/small.bin"]);
+    expect(copied.code, copied.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(shown.doc.host_workspace, "small.bin"), "utf8")).toBe("fits");
+  });
+});

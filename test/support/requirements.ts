@@ -5,16 +5,31 @@
 // unexpected wherever it happens.
 
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import { describe, it, type TestFunction } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap/driver.js";
 import { daemonHost } from "../../src/backend/drivers/driver.js";
+import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
 import { canBuildBinary } from "./binary.js";
 
 const isRoot = process.getuid?.() === 0;
 const hasTool = (tool: string, args = ["--version"]) => spawnSync(tool, args, { stdio: "ignore" }).error === undefined;
-const bwrap = new BwrapDriver({ host: daemonHost() }).probe();
+const bwrapDriver = new BwrapDriver({ host: daemonHost() });
+const bwrap = bwrapDriver.probe();
+const tmpSize = bwrapDriver.tmpSizeSupport();
+/** How each cgroup controller can be used here, as a backend finds it (its base cgroups made and removed again). */
+const cgroupControllers = (() => {
+  const probe = new CgroupLimits({ dataDir: `/sbx-requirements/${process.pid}-${randomBytes(4).toString("hex")}` });
+  const found = { memory: probe.controller("memory"), pids: probe.controller("pids"), cpu: probe.controller("cpu") };
+  probe.close();
+  return found;
+})();
+const cgroupWhy = (c: keyof typeof cgroupControllers) => {
+  const st = cgroupControllers[c];
+  return "problem" in st ? st.problem : "";
+};
 /** bwrap's probe on this machine, as the backend makes it. */
 export const BWRAP = bwrap;
 const script = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
@@ -34,6 +49,14 @@ export const CHROMIUM = ["/usr/bin/chromium"].find((p) => fs.existsSync(p));
 const NEEDS = {
   /** bwrap sandboxes can run here (probed with the backend's own arguments). */
   bwrap: { met: bwrap.available, why: `bwrap cannot run here: ${bwrap.reason}` },
+  /** The memory controller of a cgroup hierarchy can limit sandboxes here (v1 as root, or a delegated v2). */
+  cgroupMemory: { met: !("problem" in cgroupControllers.memory), why: cgroupWhy("memory") },
+  /** The pids controller likewise. */
+  cgroupPids: { met: !("problem" in cgroupControllers.pids), why: cgroupWhy("pids") },
+  /** The cpu controller likewise. */
+  cgroupCpu: { met: !("problem" in cgroupControllers.cpu), why: cgroupWhy("cpu") },
+  /** bwrap sizes a tmpfs (--size, bubblewrap 0.5 and later). */
+  tmpSize: { met: tmpSize.supported, why: tmpSize.reason ?? "" },
   /** Running as root (the attacks and host checks that only root can make or fail). */
   root: { met: isRoot, why: "not running as root" },
   /** A small tmpfs can be mounted (root, mount(8)): a real full disk. */

@@ -30,6 +30,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { CONTROLLERS, planCgroups } from "../../src/backend/drivers/limits/cgroups.js";
 
 /** Exported to every worker: the run's directory (also its TMPDIR). */
 export const RUN_ENV = "SBX_TEST_RUN";
@@ -218,6 +219,41 @@ function makeCgroup(): { cgroup: RunScope["cgroup"]; tracking: string } {
   }
 }
 
+/**
+ * The limits cgroups of daemons that are gone (killed by a test: a crash leaves them to
+ * the next start of that daemon, which never comes). sbx names them `sbx-<12 hex>` below
+ * the daemon's own cgroup, which is this run's (or another suite's) in each hierarchy;
+ * only empty ones go (rmdir refuses the others), and a live daemon makes its own again
+ * when it needs it (drivers/limits/cgroups.ts).
+ */
+function removeEmptyLimitCgroups(): void {
+  if (process.getuid?.() !== 0) return;
+  let plan: ReturnType<typeof planCgroups>;
+  try {
+    plan = planCgroups(
+      fs.readFileSync("/proc/self/mountinfo", "utf8"),
+      fs.readFileSync("/proc/self/cgroup", "utf8"),
+      () => null,
+    );
+  } catch {
+    return;
+  }
+  const dirs = new Set<string>();
+  for (const c of CONTROLLERS) {
+    const place = plan[c];
+    if ("ownDir" in place) dirs.add(place.ownDir);
+  }
+  for (const dir of dirs) {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(dir).filter((n) => /^sbx-[0-9a-f]{12}$/.test(n));
+    } catch {
+      continue;
+    }
+    for (const n of names) removeCgroup(path.join(dir, n));
+  }
+}
+
 /** Starts the run's scope: its temporary directory (exported as TMPDIR) and its cgroup. */
 export function beginRun(): RunScope {
   const base = os.tmpdir();
@@ -228,6 +264,7 @@ export function beginRun(): RunScope {
     unmountAll(mountsUnder(stale));
     fs.rmSync(stale, { recursive: true, force: true });
   }
+  removeEmptyLimitCgroups();
   const root = fs.mkdtempSync(path.join(base, `${RUN_DIR_PREFIX}${process.pid}-`));
   const dir = path.join(root, "tmp");
   fs.mkdirSync(dir, { mode: 0o700 });
@@ -363,6 +400,7 @@ export async function endRun(run: RunScope): Promise<Leftovers> {
   }
   await waitFor(() => runProcesses(run).length === 0, 5_000);
   if (run.cgroup !== null) removeCgroup(run.cgroup.dir);
+  removeEmptyLimitCgroups();
 
   const mountPoints = mountsUnder(run.root);
   const mounts = mountPoints.map((m) => path.relative(run.dir, m) || ".");

@@ -9,7 +9,7 @@
 
 import type { ChildProcess } from "node:child_process";
 import os from "node:os";
-import type { Isolation } from "../../protocol/types.js";
+import type { EndReason, Isolation, SandboxLimits } from "../../protocol/types.js";
 import type { HostIdentity } from "./identity.js";
 
 /** Where a sandbox's commands run. */
@@ -24,6 +24,8 @@ export interface SandboxPlacement {
    * (identity.ts); null: commands run as the backend's user.
    */
   identity: HostIdentity | null;
+  /** The sandbox's resource limits (limits/spec.ts; null fields: no limit). */
+  limits: SandboxLimits;
 }
 
 export interface SpawnRequest {
@@ -76,6 +78,8 @@ export interface CommandEnd {
    * when it ran, or when the driver cannot tell (then code/signal say how it ended).
    */
   startFailure: string | null;
+  /** Why the command ended when not by itself nor by the backend: `out_of_memory` (its sandbox's memory limit). */
+  endReason: EndReason | null;
 }
 
 /** A spawned run: the leader (its pipes and exit) and the processes it started. */

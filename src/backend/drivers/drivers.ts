@@ -4,6 +4,8 @@
 import type { Isolation, IsolationStatus } from "../../protocol/types.js";
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap/driver.js";
 import type { DriverHost, DriverProbe, SandboxDriver } from "./driver.js";
+import { CgroupLimits } from "./limits/cgroups.js";
+import { Limiter, workspaceQuotaProblem } from "./limits/limiter.js";
 import { NoneDriver } from "./none.js";
 
 export interface DriverSetOptions {
@@ -12,14 +14,28 @@ export interface DriverSetOptions {
   bwrap?: Omit<BwrapDriverOptions, "host">;
   /** Pretend bwrap cannot run here (tests of the fallback, `--isolation none` daemons). */
   disableBwrap?: boolean;
+  /** The backend's data directory: its sandboxes' cgroups are named after it (limits/cgroups.ts). None: no limits. */
+  dataDir?: string;
 }
 
 export class DriverSet {
   private readonly drivers: Record<Isolation, SandboxDriver>;
   private readonly probes: Record<Isolation, DriverProbe>;
+  /** The sandboxes' resource limits: whether and how each is enforced here. */
+  readonly limits: Limiter;
 
   constructor(opts: DriverSetOptions) {
-    const bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host });
+    let bwrap: BwrapDriver | null = null;
+    const dataDir = opts.dataDir;
+    this.limits = new Limiter({
+      cgroups:
+        dataDir === undefined
+          ? { problem: "this backend has no data directory to name cgroups after" }
+          : new CgroupLimits({ dataDir }),
+      tmpSize: () => bwrap?.tmpSizeSupport() ?? { supported: false, reason: "bwrap is not set up" },
+      workspaceProblem: workspaceQuotaProblem(dataDir ?? "/"),
+    });
+    bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host, limits: this.limits });
     this.drivers = { bwrap, none: new NoneDriver(opts.host) };
     this.probes = {
       none: this.drivers.none.probe(),

@@ -22,3 +22,5 @@ export {
   spawnFailure,
 } from "./process-group.js";
 export { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "./proc.js";
+export { DEFAULT_LIMITS, withDefaults } from "./limits/spec.js";
+export type { Limiter } from "./limits/limiter.js";

@@ -80,7 +80,7 @@ class GroupChild implements SandboxChild {
   }
 
   commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
-    done({ code, signal, startFailure: null });
+    done({ code, signal, startFailure: null, endReason: null });
   }
 
   members(): string[] {

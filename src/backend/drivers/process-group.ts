@@ -4,6 +4,7 @@
 // process of the run signalled at once and ended as a whole (TERM, then KILL after
 // a grace).
 
+import type { EndReason } from "../../protocol/types.js";
 import {
   type SandboxChild,
   type SandboxDriver,
@@ -81,6 +82,8 @@ export class ProcessGroup {
   pgid: number | null = null;
   /** Start time of the group leader (from /proc), to recognise the group after a restart. */
   pgidStartTime: string | null = null;
+  /** Why the command ended when its driver knows more than its exit (`out_of_memory`), once it ended. */
+  endReason: EndReason | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   get child() {
@@ -126,15 +129,17 @@ export class ProcessGroup {
       // Signalling errors after start; the end comes from 'exit'/'close'.
     });
     child.once("exit", (leaderCode, leaderSignal) => {
-      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure }) => {
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason }) => {
+        this.endReason = endReason;
         spec.onExit(code, signal, startFailure);
         this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal, startFailure)));
       });
     });
     child.once("close", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
-      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure }) =>
-        spec.onEnd(code, signal, startFailure),
-      );
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason }) => {
+        this.endReason = endReason;
+        spec.onEnd(code, signal, startFailure);
+      });
     });
     return true;
   }

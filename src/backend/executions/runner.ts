@@ -2,7 +2,7 @@
 // process group (drivers/process-group.ts), ended as a whole at its timeout (TERM, then
 // KILL after a grace), with bounded output capture.
 
-import { RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
+import { type EndReason, RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
 import {
   leaderOf,
   type OneShotCommand,
@@ -47,6 +47,8 @@ export interface RunResult {
   signal: string | null;
   /** Why the outcome is `unknown`; null otherwise. */
   systemError: string | null;
+  /** Why the command ended beyond its exit: `out_of_memory` (its sandbox's memory limit), else null. */
+  endReason: EndReason | null;
   stdout: OutputSummary;
   stderr: OutputSummary;
   startedAt: Date;
@@ -212,6 +214,7 @@ class LocalRun implements RunHandle {
         exitCode: code,
         signal,
         systemError: notSetUp ? SYSTEM_ERROR_SANDBOX_START_FAILED : known ? null : SYSTEM_ERROR_EXIT_UNKNOWN,
+        endReason: this.ending === null ? this.group.endReason : null,
         stdout: this.stdout.summary(),
         stderr: this.stderr.summary(),
         startedAt: this.startedAt,

@@ -2,7 +2,7 @@
 // execution_event_bases; the schema is store/migrations.ts). Each method is one
 // statement; callers group writes that must land together in BackendStore.transaction.
 
-import type { ExecutionRecord, Outcome } from "../../protocol/types.js";
+import type { EndReason, ExecutionRecord, Outcome } from "../../protocol/types.js";
 import { columnsOf, TableAccess } from "../store/index.js";
 import { prefixRange } from "../../common/ids.js";
 
@@ -18,6 +18,8 @@ export interface ExecutionRow {
   exit_code: number | null;
   signal: string | null;
   system_error: string | null;
+  /** Why it ended beyond its exit (out_of_memory), or null. */
+  end_reason: EndReason | null;
   record_pending: number;
   cancel_requested: number;
   stdout: string;
@@ -66,6 +68,7 @@ export interface ExecutionEnd {
   exit_code: number | null;
   signal: string | null;
   system_error: string | null;
+  end_reason: EndReason | null;
   record_pending: boolean;
   stdout: string;
   stderr: string;
@@ -121,6 +124,7 @@ export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
   exit_code: true,
   signal: true,
   system_error: true,
+  end_reason: true,
   record_pending: true,
   cancel_requested: true,
   stdout: true,
@@ -159,6 +163,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     exit_code: row.exit_code,
     signal: row.signal,
     system_error: row.system_error,
+    end_reason: row.end_reason ?? null,
     record_pending: row.record_pending === 1,
     cancel_requested: row.cancel_requested === 1,
     stdout: row.stdout,
@@ -214,7 +219,7 @@ export class ExecutionStore extends TableAccess {
     this.db
       .statement(
         `UPDATE executions SET
-           outcome = ?, exit_code = ?, signal = ?, system_error = ?, record_pending = ?,
+           outcome = ?, exit_code = ?, signal = ?, system_error = ?, end_reason = ?, record_pending = ?,
            stdout = ?, stderr = ?, stdout_bytes = ?, stderr_bytes = ?,
            stdout_truncated = ?, stderr_truncated = ?, finished_at = ?, duration_ms = ?
          WHERE execution_id = ?`,
@@ -224,6 +229,7 @@ export class ExecutionStore extends TableAccess {
         end.exit_code,
         end.signal,
         end.system_error,
+        end.end_reason,
         end.record_pending ? 1 : 0,
         end.stdout,
         end.stderr,

@@ -26,7 +26,7 @@ import {
   stopProcess,
   writeProcessStdin,
 } from "./handlers/processes.js";
-import { createSandbox, deleteSandbox, getSandbox, listSandboxes } from "./handlers/sandboxes.js";
+import { createSandbox, deleteSandbox, getSandbox, listSandboxes, updateSandbox } from "./handlers/sandboxes.js";
 import { ApiError } from "./replies.js";
 
 /** The handler of every route of the table (src/protocol/routes.ts): the type checker keeps it whole. */
@@ -37,6 +37,7 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.create": createSandbox,
   "sandboxes.list": listSandboxes,
   "sandbox.get": getSandbox,
+  "sandbox.update": updateSandbox,
   "sandbox.delete": deleteSandbox,
   execute,
   "executions.list": listExecutions,

@@ -74,7 +74,13 @@ export class JobRun {
       onExit: (code, signal, startFailure) => {
         this.exit = { code, signal };
         if (startFailure !== null) this.notSetUp(startFailure);
-        spec.onMainExit({ exitCode: code, signal, ending: this.ending, startFailure: this.startFailure });
+        spec.onMainExit({
+          exitCode: code,
+          signal,
+          ending: this.ending,
+          startFailure: this.startFailure,
+          endReason: this.group.endReason,
+        });
         // Registered before ProcessGroup's own linger timer of the same length, so it
         // fires first: what is alive then is what that timer's SIGKILL ends.
         this.group.later(LEADER_EXIT_LINGER_MS, () => {
@@ -145,6 +151,7 @@ export class JobRun {
         signal: this.startFailure !== null ? null : (this.exit?.signal ?? null),
         ending: this.ending,
         startFailure: this.startFailure,
+        endReason: this.ending === null && this.startFailure === null ? this.group.endReason : null,
         leftovers,
         startedAt: this.startedAt,
         finishedAt: new Date(this.spec.now()),

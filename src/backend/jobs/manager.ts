@@ -441,6 +441,7 @@ export class JobManager {
       exit_code: end.exitCode,
       signal: end.signal,
       end_intent: end.ending,
+      end_reason: end.endReason ?? null,
       main_exited_at: new Date(this.now()).toISOString(),
     });
   }
@@ -460,6 +461,7 @@ export class JobManager {
           exit_code: result.exitCode,
           signal: result.signal,
           end_intent: result.ending,
+          end_reason: result.endReason ?? null,
           leftover_processes: JSON.stringify(result.leftovers),
           finished_at: result.finishedAt.toISOString(),
         });

@@ -46,7 +46,12 @@ export function recoverJobs(deps: RecoveryDeps): { interrupted: number; lost: nu
 function endOf(row: JobRow, found: FoundGroup | null, sandboxes: SandboxRegistry): JobPatch {
   const leftBehind = found?.ours && found.running ? found.leftBehind : [];
   if (row.main_exited_at !== null) {
-    const end: RunEnd = { exitCode: row.exit_code, signal: row.signal, ending: row.end_intent as RunEnding | null };
+    const end: RunEnd = {
+      exitCode: row.exit_code,
+      signal: row.signal,
+      ending: row.end_intent as RunEnding | null,
+      endReason: row.end_reason,
+    };
     return { ...statusOfRun(end, row.timeout_ms), leftover_processes: JSON.stringify(leftBehind) };
   }
   if (found === null) {

@@ -5,6 +5,7 @@
 
 import { JOB_ERROR_SANDBOX_START_FAILED } from "../../protocol/jobs.js";
 import { type DependencyPolicy, isTerminalJobStatus, type JobStatus } from "../../protocol/jobs.js";
+import type { EndReason } from "../../protocol/types.js";
 
 export type DependencyVerdict = "wait" | "ready" | "dependency_failed";
 
@@ -128,6 +129,8 @@ export interface RunEnd {
   ending: RunEnding | null;
   /** The sandbox could not be set up: the command never ran (why). Absent or null: it ran. */
   startFailure?: string | null;
+  /** Why the command ended beyond its exit (`out_of_memory`: its sandbox's memory limit). Absent or null: nothing more. */
+  endReason?: EndReason | null;
 }
 
 /**
@@ -152,6 +155,9 @@ export function statusOfRun(end: RunEnd, timeoutMs: number): { status: JobStatus
   }
   if (end.exitCode === null && end.signal === null) {
     return { status: "lost", error: "it ended without an exit status" };
+  }
+  if (end.endReason === "out_of_memory") {
+    return { status: "failed", error: "out_of_memory: killed by the kernel at its sandbox's memory limit" };
   }
   return { status: end.exitCode === 0 ? "succeeded" : "failed", error: null };
 }

@@ -3,6 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
+import type { EndReason } from "../../protocol/types.js";
 import { columnsOf, TableAccess } from "../store/index.js";
 import { prefixRange } from "../../common/ids.js";
 
@@ -44,6 +45,8 @@ export interface JobRow {
   cancel_requested: number;
   /** How the backend ended the run ("timed_out", "cancelled", "shutdown"), once it did. */
   end_intent: string | null;
+  /** Why the command ended beyond its exit (out_of_memory), or null. */
+  end_reason: EndReason | null;
   pgid: number | null;
   pgid_start_time: string | null;
   /** The boot the group was started in (recovery never signals a group of another boot). */
@@ -67,6 +70,7 @@ export type NewJobRow = Omit<
   | "leftover_processes"
   | "cancel_requested"
   | "end_intent"
+  | "end_reason"
   | "pgid"
   | "pgid_start_time"
   | "boot_id"
@@ -122,6 +126,7 @@ export const JOB_COLUMNS = columnsOf<JobRow>({
   leftover_processes: true,
   cancel_requested: true,
   end_intent: true,
+  end_reason: true,
   pgid: true,
   pgid_start_time: true,
   boot_id: true,
@@ -165,6 +170,7 @@ export function toJobSummary(row: JobRow): JobSummary {
     exit_code: row.exit_code,
     signal: row.signal,
     error: row.error,
+    end_reason: row.end_reason ?? null,
     leftover_processes: JSON.parse(row.leftover_processes) as string[],
     created_at: row.created_at,
     started_at: row.started_at,

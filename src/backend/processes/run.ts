@@ -5,7 +5,7 @@
 // its output pipes closed; whatever is left of the group is then killed.
 
 import fs from "node:fs";
-import type { ProcessStream } from "../../protocol/types.js";
+import type { EndReason, ProcessStream } from "../../protocol/types.js";
 import {
   ProcessGroup,
   type SandboxDriver,
@@ -35,6 +35,8 @@ export interface RunExit {
   signal: string | null;
   /** The sandbox could not be set up: the command never ran (why; its stderr says so too). */
   startFailure: string | null;
+  /** Why the command ended beyond its exit: `out_of_memory` (its sandbox's memory limit), else null. */
+  endReason: EndReason | null;
   startedAt: Date;
   endedAt: Date;
 }
@@ -193,6 +195,7 @@ export class ProcessRun {
       exitCode: notSetUp ? null : (this.exit?.code ?? null),
       signal: notSetUp ? null : (this.exit?.signal ?? null),
       startFailure: this.startFailure,
+      endReason: notSetUp ? null : this.group.endReason,
       startedAt: this.startedAt,
       endedAt: new Date(this.spec.now()),
     });

@@ -277,6 +277,7 @@ export class SupervisedProcess implements LiveRun {
       outcome: verdict,
       exit_code: exit.exitCode,
       signal: exit.signal,
+      ...(exit.endReason !== null && { end_reason: exit.endReason }),
       started_at: exit.startedAt.toISOString(),
       ended_at: exit.endedAt.toISOString(),
     };
@@ -286,7 +287,10 @@ export class SupervisedProcess implements LiveRun {
     }
     const decision = this.tracker.runEnded(verdict);
     if (!decision.restart) {
-      this.finish({ outcome: verdict, reason: decision.reason }, lastRun);
+      // Its memory limit ended it (and its policy does not start it again): said as such.
+      const reason =
+        decision.reason === "exited" && exit.endReason === "out_of_memory" ? "out_of_memory" : decision.reason;
+      this.finish({ outcome: verdict, reason }, lastRun);
       return;
     }
     this.patch({

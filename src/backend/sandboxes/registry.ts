@@ -13,6 +13,8 @@ import {
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
+  type SandboxLimits,
+  type SandboxLimitsRequest,
   WORKSPACE,
 } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
@@ -30,6 +32,7 @@ import {
   pickSandboxUid,
   type SandboxDriver,
   type SandboxPlacement,
+  withDefaults,
 } from "../drivers/index.js";
 
 export const DEFAULT_SANDBOX = "default";
@@ -45,7 +48,21 @@ export function toSandbox(row: SandboxRow): Sandbox {
     network: row.network === 1,
     workspace: WORKSPACE,
     created_at: row.created_at,
+    limits: limitsOf(row),
   };
+}
+
+/** A sandbox's limits: what it asked for over the defaults (drivers/limits/spec.ts). */
+export function limitsOf(row: SandboxRow): SandboxLimits {
+  let asked: Partial<SandboxLimits> | null = null;
+  if (row.limits !== null) {
+    try {
+      asked = JSON.parse(row.limits) as Partial<SandboxLimits>;
+    } catch {
+      asked = null;
+    }
+  }
+  return withDefaults(asked);
 }
 
 /** The one line said when a sandbox without isolation is created. */
@@ -107,6 +124,7 @@ export class SandboxRegistry {
       workspaceDir: this.workspaceDir(row.sandbox_id),
       network: row.network === 1,
       identity: this.identity(row),
+      limits: limitsOf(row),
     };
   }
 
@@ -152,7 +170,22 @@ export class SandboxRegistry {
       host_workspace: placement.workspaceDir,
       workspace_bytes: usage ? diskUsage(placement.workspaceDir) : null,
       driver: { ...this.driver(row).describe(placement), available: probe.available, reason: probe.reason },
+      limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
     };
+  }
+
+  /**
+   * Bytes that can still be written into a sandbox's workspace: what its disk has left
+   * for unprivileged writers (a workspace limit would bound it too; none is enforced
+   * here: drivers/limits/limiter.ts). Null when the disk cannot be asked.
+   */
+  workspaceRoom(row: SandboxRow): number | null {
+    try {
+      const st = fs.statfsSync(this.ensureWorkspace(row.sandbox_id, row));
+      return st.bavail * st.bsize;
+    } catch {
+      return null;
+    }
   }
 
   sandboxDir(sandboxId: string): string {
@@ -213,7 +246,39 @@ export class SandboxRegistry {
         });
       }
     }
-    return this.insert({ name: req.name, isolation, network });
+    this.checkedLimits(withDefaults(req.limits), isolation);
+    return this.insert({ name: req.name, isolation, network, limits: req.limits ?? null });
+  }
+
+  /**
+   * Changes a sandbox's limits (a missing field stays, null lifts it); what runs in it
+   * now gets them where the mechanism allows (cgroups), the next run gets every one.
+   */
+  update(row: SandboxRow, asked: SandboxLimitsRequest): SandboxRow {
+    const stored = row.limits === null ? {} : (JSON.parse(row.limits) as SandboxLimitsRequest);
+    const merged: SandboxLimitsRequest = { ...stored, ...asked };
+    const limits = this.checkedLimits(withDefaults(merged), row.isolation);
+    const text = JSON.stringify(merged);
+    this.store.transaction(() => this.store.setSandboxLimits(row.sandbox_id, text));
+    this.drivers.limits.update(row.sandbox_id, limits);
+    return { ...row, limits: text };
+  }
+
+  /** Refuses (limit_unavailable) a limit this backend cannot enforce when it was asked for explicitly. */
+  private checkedLimits(limits: SandboxLimits, isolation: Isolation): SandboxLimits {
+    const refused = this.drivers.limits.refusal(limits, isolation);
+    if (refused !== null) {
+      throw new Refusal(
+        ErrorCodes.limitUnavailable,
+        `the ${refused.limit} limit cannot be enforced here: ${refused.reason}`,
+        {
+          field: `limits.${refused.limit === "workspace" ? "workspace_bytes" : refused.limit}`,
+          limit: refused.limit,
+          reason: refused.reason,
+        },
+      );
+    }
+    return limits;
   }
 
   /**
@@ -246,6 +311,7 @@ export class SandboxRegistry {
     }
     this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
     this.driver(row).release?.(this.placement(row));
+    this.drivers.limits.release(row.sandbox_id);
     fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
   }
 
@@ -307,7 +373,12 @@ export class SandboxRegistry {
     return { isolation, network: req.network ?? isolation === "none" };
   }
 
-  private insert(spec: { name: string | undefined; isolation: Isolation; network: boolean }): SandboxRow {
+  private insert(spec: {
+    name: string | undefined;
+    isolation: Isolation;
+    network: boolean;
+    limits?: SandboxLimitsRequest | null;
+  }): SandboxRow {
     const sandboxId = this.store.db.newId("sandboxes");
     const row: SandboxRow = {
       sandbox_id: sandboxId,
@@ -317,6 +388,7 @@ export class SandboxRegistry {
       network: spec.network ? 1 : 0,
       created_at: new Date(this.now()).toISOString(),
       uid: pickSandboxUid(this.store.sandboxUids()),
+      limits: spec.limits == null ? null : JSON.stringify(spec.limits),
     };
     this.ensureWorkspace(sandboxId, row);
     try {

@@ -14,6 +14,8 @@ export interface SandboxRow {
   created_at: string;
   /** The sandbox's own host uid (and gid) for its commands when the backend is root. */
   uid: number | null;
+  /** The sandbox's limits as JSON (SandboxLimits; a missing field is the default); null: every default. */
+  limits: string | null;
 }
 
 export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
@@ -24,6 +26,7 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   network: true,
   created_at: true,
   uid: true,
+  limits: true,
 });
 
 export class SandboxStore extends TableAccess {
@@ -51,6 +54,10 @@ export class SandboxStore extends TableAccess {
 
   setSandboxUid(sandboxId: string, uid: number): void {
     this.db.statement("UPDATE sandboxes SET uid = ? WHERE sandbox_id = ?").run(uid, sandboxId);
+  }
+
+  setSandboxLimits(sandboxId: string, limits: string): void {
+    this.db.statement("UPDATE sandboxes SET limits = ? WHERE sandbox_id = ?").run(limits, sandboxId);
   }
 
   listSandboxes(): SandboxRow[] {

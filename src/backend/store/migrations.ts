@@ -204,4 +204,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE executions ADD COLUMN daemon_boot TEXT;
   ALTER TABLE processes ADD COLUMN daemon_boot TEXT;
   `,
+  // Each sandbox's resource limits (drivers/limits/spec.ts) as JSON; null: the defaults.
+  // Why a command ended when neither it nor the backend ended it (out_of_memory).
+  `
+  ALTER TABLE sandboxes ADD COLUMN limits TEXT;
+  ALTER TABLE executions ADD COLUMN end_reason TEXT;
+  ALTER TABLE jobs ADD COLUMN end_reason TEXT;
+  `,
 ];

@@ -139,10 +139,13 @@ async function upload(
     if (st.isDirectory()) {
       const dirFd = fs.openSync(source.path, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
       try {
+        const treeSize = treeFileBytes(source.path);
         const packed = packTree(dirFd);
         answer = await files.upload(dest.sandbox, inside, meter.count(sent, packed.stream), {
           tar: true,
           idempotencyKey: newKey(),
+          // What its files hold: the backend refuses, before writing, what cannot fit.
+          ...(treeSize === undefined ? {} : { size: treeSize }),
         });
         await packed.done;
       } finally {
@@ -156,6 +159,7 @@ async function upload(
           tar: false,
           mode: st.mode,
           idempotencyKey: newKey(),
+          size,
         });
       } finally {
         fs.closeSync(fd);
@@ -178,6 +182,24 @@ async function upload(
     sha256,
     entries: answer.entries,
   };
+}
+
+/** Bytes of the regular files under a directory (symlinks not followed), as a tar of it will write. */
+function treeFileBytes(dir: string): number | undefined {
+  let total = 0;
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) total += fs.lstatSync(p).size;
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    return undefined; // unreadable: packing it says why
+  }
+  return total;
 }
 
 /**

@@ -43,6 +43,7 @@ import {
   Sandbox,
   SandboxCreateRequest,
   SandboxDetails,
+  SandboxUpdateRequest,
   SandboxList,
   StorageReport,
 } from "../schemas/system.js";
@@ -189,7 +190,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "sandboxes",
     body: { required: false, description: "None: a sandbox with the defaults.", content: json(SandboxCreateRequest) },
     responses: { 201: { description: "The new sandbox.", content: json(Sandbox), headers: replayed } },
-    errors: ["isolation_unavailable", "sandbox_exists"],
+    errors: ["isolation_unavailable", "sandbox_exists", "limit_unavailable"],
   },
   "sandboxes.list": {
     summary: "List sandboxes",
@@ -203,6 +204,17 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     query: { usage: flag("Also measure the workspace's size on disk (workspace_bytes).") },
     responses: { 200: { description: "The sandbox.", content: json(SandboxDetails) } },
     errors: [],
+  },
+  "sandbox.update": {
+    summary: "Change a sandbox's limits (sbx)",
+    description:
+      "A missing limit stays, null lifts it. Stored for the sandbox's next runs and applied at once to what runs in it where the mechanism allows (cgroups: memory, pids, CPU; /tmp's size applies to runs started after).",
+    tag: "sandboxes",
+    body: { required: true, content: json(SandboxUpdateRequest) },
+    responses: {
+      200: { description: "The sandbox, as GET answers it.", content: json(SandboxDetails), headers: replayed },
+    },
+    errors: ["limit_unavailable"],
   },
   "sandbox.delete": {
     summary: "Remove a sandbox and its workspace",
@@ -403,6 +415,11 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     query: {
       path: { schema: Type.String({ minLength: 1 }), description: "Where, inside /workspace.", required: true },
       mode: { schema: Type.String({ pattern: "^0?[0-7]{3,4}$" }), description: "Permission bits in octal." },
+      size: {
+        schema: Type.String({ pattern: "^[0-9]+$" }),
+        description:
+          "Bytes the upload will write (a file's size, a tree's file bytes), when the sender knows: refused with 413 workspace_full, before anything is written, when more than the room left (sbx).",
+      },
     },
     body: {
       required: true,
@@ -412,7 +429,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
       },
     },
     responses: { 201: { description: "What was written.", content: json(FileUpload), headers: replayed } },
-    errors: ["invalid_path", "invalid_archive", "path_conflict"],
+    errors: ["invalid_path", "invalid_archive", "path_conflict", "workspace_full"],
   },
   "files.get": {
     summary: "A file, or a directory as a tar stream, out of the workspace",

@@ -57,6 +57,13 @@ export const Outcome = named(
 );
 export type Outcome = Static<typeof Outcome>;
 
+/**
+ * Why a command ended when neither it nor the backend ended it (sbx): `out_of_memory`,
+ * the kernel killed it at its sandbox's memory limit (its signal is SIGKILL).
+ */
+export const EndReason = named("EndReason", StringEnum(["out_of_memory"]));
+export type EndReason = Static<typeof EndReason>;
+
 export const Command = named(
   "Command",
   Type.Union([Type.Array(Type.String(), { minItems: 1 }), Type.String({ minLength: 1 })], {

@@ -5,6 +5,7 @@ import {
   Base64,
   Command,
   Count,
+  EndReason,
   Env,
   named,
   Nullable,
@@ -72,6 +73,12 @@ export const ExecutionRecord = named(
     signal: Nullable(Type.String({ description: 'A POSIX signal name as Node reports it ("SIGKILL").' })),
     system_error: Nullable(
       Type.String({ description: "exec_stream_lost, exit_status_unknown, backend_shutdown, driver_error, …" }),
+    ),
+    end_reason: Type.Optional(
+      Nullable(EndReason, {
+        description:
+          "out_of_memory: the kernel killed it at its sandbox's memory limit (signal SIGKILL); else null (sbx).",
+      }),
     ),
     record_pending: Type.Boolean({
       description: "The result is kept but its summary could not be published yet; do not resubmit.",
@@ -156,6 +163,7 @@ export const ExitEventData = named(
     exit_code: Nullable(Type.Integer()),
     signal: Nullable(Type.String()),
     system_error: Nullable(Type.String()),
+    end_reason: Type.Optional(Nullable(EndReason, { description: "As the execution record's (sbx)." })),
     record_pending: Type.Boolean(),
     finished_at: Nullable(Timestamp()),
   }),

@@ -5,6 +5,7 @@ import {
   Base64,
   Command,
   Count,
+  EndReason,
   described,
   Env,
   named,
@@ -104,6 +105,9 @@ const jobSummaryFields = {
   error: Nullable(Type.String(), {
     description: "Why it ended as it did, when its exit status does not say (dependency_failed, interrupted, lost, …).",
   }),
+  end_reason: Type.Optional(
+    Nullable(EndReason, { description: "out_of_memory: the kernel killed it at its sandbox's memory limit (sbx)." }),
+  ),
   leftover_processes: Type.Array(Type.String(), {
     description: "Processes its main process left behind, killed when the run was wrapped up (command names).",
   }),

@@ -5,6 +5,7 @@ import {
   Base64,
   Command,
   Count,
+  EndReason,
   Env,
   named,
   Nullable,
@@ -68,11 +69,22 @@ export type ProcessStartRequest = Static<typeof ProcessStartRequest>;
  * (timeout_ms), `backend_shutdown` (the daemon stopped it on its way down; `always`
  * processes start again with the daemon), `backend_lost` (it was running when the
  * daemon died; its outcome is unknown), `start_failed` (its sandbox could not be set up:
- * the command never ran, and it is not started again; sbx).
+ * the command never ran, and it is not started again; sbx), `out_of_memory` (its last run
+ * was killed by the kernel at its sandbox's memory limit and its policy does not start it
+ * again; sbx).
  */
 export const ProcessEndReason = named(
   "ProcessEndReason",
-  StringEnum(["exited", "max_restarts", "stopped", "timed_out", "backend_shutdown", "backend_lost", "start_failed"]),
+  StringEnum([
+    "exited",
+    "max_restarts",
+    "stopped",
+    "timed_out",
+    "backend_shutdown",
+    "backend_lost",
+    "start_failed",
+    "out_of_memory",
+  ]),
 );
 export type ProcessEndReason = Static<typeof ProcessEndReason>;
 
@@ -84,6 +96,9 @@ export const ProcessRunSummary = named(
     outcome: Outcome,
     exit_code: Nullable(Type.Integer()),
     signal: Nullable(Type.String()),
+    end_reason: Type.Optional(
+      Nullable(EndReason, { description: "out_of_memory: the kernel killed it at its sandbox's memory limit (sbx)." }),
+    ),
     started_at: Nullable(Timestamp()),
     ended_at: Nullable(Timestamp()),
   }),

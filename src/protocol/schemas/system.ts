@@ -29,6 +29,51 @@ export const IsolationStatus = named(
 );
 export type IsolationStatus = Static<typeof IsolationStatus>;
 
+export const LimitName = named("LimitName", StringEnum(["memory", "pids", "cpu", "tmp", "workspace"]));
+export type LimitName = Static<typeof LimitName>;
+
+const limitFields = {
+  memory_bytes: Nullable(Count({ minimum: 16 * 1024 * 1024 }), {
+    description:
+      "Memory (and swap) of every process of the sandbox together; past it the kernel kills one (out_of_memory).",
+  }),
+  pids: Nullable(Count({ minimum: 8 }), {
+    description: "Processes and threads alive at once in the sandbox (a fork past it fails with EAGAIN).",
+  }),
+  cpus: Nullable(Type.Number({ minimum: 0.01 }), {
+    description: "CPU time as a number of cores (1.5 = 150 ms per 100 ms).",
+  }),
+  tmp_bytes: Nullable(Count({ minimum: 1024 * 1024 }), {
+    description: "Size of /tmp (and of /var/tmp), a tmpfs: a write past it fails with ENOSPC.",
+  }),
+  workspace_bytes: Nullable(Count({ minimum: 1024 * 1024 }), {
+    description: "Disk the workspace may take; needs a filesystem quota (refused where there is none).",
+  }),
+};
+
+/** A sandbox's limits (sbx): null is "no limit". */
+export const SandboxLimits = named("SandboxLimits", Type.Object(limitFields));
+export type SandboxLimits = Static<typeof SandboxLimits>;
+
+/** Limits asked for: a missing field is the backend's default (create) or unchanged (update); null lifts it. */
+export const SandboxLimitsRequest = named("SandboxLimitsRequest", Type.Partial(Type.Object(limitFields)));
+export type SandboxLimitsRequest = Static<typeof SandboxLimitsRequest>;
+
+/** Whether (and how) one limit is enforced: for a sandbox (`value` its limit) or the backend (`value` the default). */
+export const LimitStatus = named(
+  "LimitStatus",
+  Type.Object({
+    limit: LimitName,
+    value: Nullable(Type.Number(), { description: "Bytes, processes or cores; null: no limit." }),
+    enforced: Type.Boolean({ description: "The limit holds on this backend (false also when there is none)." }),
+    how: Nullable(
+      Type.String({ description: 'The mechanism, e.g. "cgroup v1 memory controller (memory.limit_in_bytes)".' }),
+    ),
+    reason: Nullable(Type.String({ description: "Why it is not enforced; null when it is." })),
+  }),
+);
+export type LimitStatus = Static<typeof LimitStatus>;
+
 export const Health = named(
   "Health",
   Type.Object({
@@ -45,6 +90,11 @@ export const Health = named(
     ),
     isolation: Type.Optional(
       described(IsolationStatus, "The embedded backend's sandbox drivers, as probed at its start (sbx)."),
+    ),
+    limits: Type.Optional(
+      Type.Array(LimitStatus, {
+        description: "Each resource limit: its default and whether and how this backend enforces it (sbx).",
+      }),
     ),
   }),
 );
@@ -95,6 +145,7 @@ export const SandboxCreateRequest = named(
     name: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
     isolation: Type.Optional(StringEnum(["auto", "none", "bwrap"], { default: "auto" })),
     network: Type.Optional(Type.Boolean({ default: false })),
+    limits: Type.Optional(SandboxLimitsRequest),
   }),
 );
 export type SandboxCreateRequest = Omit<Static<typeof SandboxCreateRequest>, "isolation"> & {
@@ -109,6 +160,7 @@ const sandboxFields = {
   network: Type.Boolean(),
   workspace: Type.Literal("/workspace"),
   created_at: Timestamp(),
+  limits: Type.Optional(described(SandboxLimits, "The sandbox's resource limits (sbx).")),
 };
 
 export const Sandbox = named("Sandbox", Type.Object(sandboxFields));
@@ -139,9 +191,19 @@ export const SandboxDetails = named(
       available: Type.Boolean({ description: "Whether this sandbox's driver can run commands on this backend now." }),
       reason: Nullable(Type.String()),
     }),
+    limit_status: Type.Optional(
+      Type.Array(LimitStatus, { description: "Each of the sandbox's limits: whether and how it is enforced (sbx)." }),
+    ),
   }),
 );
 export type SandboxDetails = Static<typeof SandboxDetails>;
+
+/** PATCH /sandbox/{id} (sbx): what changes; limits apply to what runs now where the mechanism allows. */
+export const SandboxUpdateRequest = named(
+  "SandboxUpdateRequest",
+  Type.Object({ limits: Type.Optional(SandboxLimitsRequest) }),
+);
+export type SandboxUpdateRequest = Static<typeof SandboxUpdateRequest>;
 
 export const SandboxList = named("SandboxList", Type.Object({ sandboxes: Type.Array(Sandbox) }));
 export type SandboxList = Static<typeof SandboxList>;

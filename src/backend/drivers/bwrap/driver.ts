@@ -18,7 +18,7 @@
 // own unprivileged uid, so the user namespace it makes maps to that uid, never to the
 // host's root.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -34,6 +34,7 @@ import {
   type SpawnRequest,
 } from "../driver.js";
 import { INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
+import type { Limiter, RunLimits } from "../limits/limiter.js";
 import { buildFilter, encodeFilter } from "../seccomp/bpf.js";
 import { FILTER_RULES } from "../seccomp/policy.js";
 import { hostArch } from "../seccomp/syscalls.js";
@@ -51,6 +52,8 @@ export interface BwrapDriverOptions {
   program?: string;
   /** Where /etc is read from (tests); default /etc. */
   etcDir?: string;
+  /** The sandboxes' limits (limits/): each run's leader joins its sandbox's cgroup before it goes on. */
+  limits?: Limiter;
 }
 
 /** Where each descriptor sits in the child (the spawn's stdio array); 6: the workspace, when bound by fd. */
@@ -72,6 +75,8 @@ export class BwrapDriver implements SandboxDriver {
   private program: string | null = null;
   private view: HostView | null = null;
   private gate: WorkspaceGate | null = null;
+  /** Whether this bwrap sizes a tmpfs (`--size`), read from its --help at the probe. */
+  private tmpSize = false;
   private readonly asRoot: boolean;
   /** The syscall filter for this architecture, or null where none is built. */
   private readonly seccomp: Buffer | null;
@@ -104,13 +109,26 @@ export class BwrapDriver implements SandboxDriver {
       launcher: gate === null ? null : gateLauncher(gate),
       gateProblem,
     });
-    if (probe.available) {
+    if (probe.available && program !== null) {
+      this.tmpSize = supportsTmpSize(program);
       this.program = program;
       this.view = view;
       this.gate = gate;
     }
     this.probed = probe;
     return probe;
+  }
+
+  /** Whether /tmp can be a sized tmpfs here, and why not. */
+  tmpSizeSupport(): { supported: boolean; reason: string | null } {
+    const probe = this.probe();
+    if (!probe.available) return { supported: false, reason: `bwrap is not available: ${probe.reason}` };
+    return this.tmpSize
+      ? { supported: true, reason: null }
+      : {
+          supported: false,
+          reason: `${probe.version ?? "this bwrap"} cannot size a tmpfs (--size needs bubblewrap 0.5 or later)`,
+        };
   }
 
   /** The shared gate, started (as root): needs util-linux's nsenter, mount and umount. */
@@ -191,6 +209,7 @@ export class BwrapDriver implements SandboxDriver {
         workspace,
         cwd,
         env: req.env,
+        tmpBytes: this.tmpSize ? req.placement.limits.tmp_bytes : null,
       });
       const commandLine = bwrapCommandLine(FD.args, req.argv);
       const launch =
@@ -218,6 +237,19 @@ export class BwrapDriver implements SandboxDriver {
     else pipe(FD.seccomp)?.end();
     // The byte bwrap reads once the sandbox is set up; it then closes the pipe (run.ts watches for that).
     pipe(FD.setup)?.end(Buffer.from("x"));
+    // Before bwrap reads its options it has started nothing: its leader joins the
+    // sandbox's cgroup now, and all it starts is in it. A run never starts with fewer
+    // limits than the sandbox says it has.
+    let limits: RunLimits = { oomKilled: () => false, done: () => {} };
+    if (child.pid !== undefined && this.opts.limits !== undefined) {
+      try {
+        limits = this.opts.limits.join(req.placement.sandboxId, req.placement.limits, child.pid);
+      } catch (err) {
+        child.kill("SIGKILL");
+        for (const p of child.stdio) p?.destroy();
+        throw new SpawnError("EBWRAP", `cannot apply the sandbox's limits: ${(err as Error).message}`);
+      }
+    }
     // Held, bwrap waits for its options; should the backend die meanwhile, the pipe ends
     // empty and bwrap, with no root but an empty one, cannot start the command.
     const writeArgs = () => pipe(FD.args)?.end(encodeArguments(args));
@@ -227,6 +259,7 @@ export class BwrapDriver implements SandboxDriver {
       req.held ? writeArgs : null,
       { status: pipe(FD.status) as Readable | null, setup: pipe(FD.setup) as Readable | null },
       req.argv[0] ?? "",
+      limits,
     );
   }
 
@@ -254,6 +287,12 @@ export class BwrapDriver implements SandboxDriver {
     if (view === null) return [];
     return ["/usr", ...view.system.filter((e) => e.kind === "dir").map((e) => e.path), view.etcDir];
   }
+}
+
+/** Whether this bwrap takes `--size` (sizes the next --tmpfs), as its --help says. */
+function supportsTmpSize(program: string): boolean {
+  const help = spawnSync(program, ["--help"], { encoding: "utf8", timeout: 5000, env: {} });
+  return /^\s*--size\b/m.test(`${help.stdout ?? ""}${help.stderr ?? ""}`);
 }
 
 /** How the probe starts a trial as a sandbox uid: through the gate, the workspace bound there. */

@@ -16,6 +16,7 @@ import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import type { Readable } from "node:stream";
 import type { CommandEnd, SandboxChild } from "../driver.js";
+import type { RunLimits } from "../limits/limiter.js";
 import { liveProcesses, pidNamespace, readProcEntry, runMembers, signalProcessGroup } from "../proc.js";
 import { parseStatus } from "./status.js";
 
@@ -60,6 +61,8 @@ export class BwrapRun implements SandboxChild {
     private readonly pipes: BwrapPipes,
     /** argv[0], for "command not found" when bwrap could not execute it. */
     private readonly program: string,
+    /** What the run got of its sandbox's limits (its cgroup): whether memory ended it. */
+    private readonly limits: RunLimits,
   ) {
     this.started = new Promise((resolve) => {
       this.resolveStarted = resolve;
@@ -168,6 +171,7 @@ export class BwrapRun implements SandboxChild {
     if (!this.stderrDone && this.held !== null && !this.ran()) return;
     const end = this.decide(this.leaderEnd.code, this.leaderEnd.signal);
     this.end = end;
+    this.limits.done();
     for (const done of this.waiting.splice(0)) done(end);
   }
 
@@ -180,7 +184,14 @@ export class BwrapRun implements SandboxChild {
     if (this.ran()) {
       this.passThrough();
       this.resolveStarted(true);
-      return { ...this.asSignal(code, signal), startFailure: null };
+      const ended = this.asSignal(code, signal);
+      // Killed (SIGKILL, as bwrap's 128+9) by nobody here while the kernel's OOM killer
+      // killed in the sandbox's cgroup: its memory limit ended it.
+      const killed = ended.signal === "SIGKILL" || (ended.code === 128 + 9 && !this.delivered.has(9));
+      if (killed && !this.delivered.has(9) && this.limits.oomKilled()) {
+        return { code: null, signal: "SIGKILL", startFailure: null, endReason: "out_of_memory" };
+      }
+      return { ...ended, startFailure: null, endReason: null };
     }
     // bwrap never executed the command.
     const said = Buffer.concat(this.held ?? []).toString("utf8");
@@ -194,20 +205,26 @@ export class BwrapRun implements SandboxChild {
         Buffer.from(`sbx: ${this.program}: ${notFound ? "command not found" : "permission denied"}\n`),
       );
       this.resolveStarted(true);
-      return { code: notFound ? 127 : 126, signal: null, startFailure: null };
+      return { code: notFound ? 127 : 126, signal: null, startFailure: null, endReason: null };
     }
     this.resolveStarted(false);
     // Ended by the backend before it started (a cancel, a timeout): not a failure to set up,
     // and it reads as the signal that was sent, as it would had the command been running.
-    if (this.lastDelivered !== null) return { code: null, signal: this.lastDelivered, startFailure: null };
+    if (this.lastDelivered !== null) {
+      return { code: null, signal: this.lastDelivered, startFailure: null, endReason: null };
+    }
     return {
       code: null,
       signal: null,
       startFailure: startFailureCause(said, code, signal),
+      endReason: null,
     };
   }
 
-  private asSignal(code: number | null, signal: NodeJS.Signals | null) {
+  private asSignal(
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): { code: number | null; signal: NodeJS.Signals | null } {
     if (code !== null && code > 128 && this.delivered.has(code - 128)) {
       const name = Object.entries(SIGNAL_NUMBERS).find(([, n]) => n === code - 128)?.[0];
       if (name) return { code: null, signal: name as NodeJS.Signals };

@@ -47,6 +47,18 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
   // Refused before a byte of the body is read: nothing is staged for a path that cannot be written.
   const target = inWorkspace(requested, () => uploadTarget(workspaceDir, requested));
+  // An upload that says its size and cannot fit is refused before anything is written.
+  const size = parseSize(ctx.query.get("size"));
+  const room = size === null ? null : sandboxes.workspaceRoom(sandbox);
+  if (size !== null && room !== null && size > room) {
+    await discardRest(ctx.request);
+    throw new ApiError(
+      413,
+      ErrorCodes.workspaceFull,
+      `${size} bytes do not fit in sandbox ${sandbox.name}'s workspace: ${room} bytes left on its disk; nothing was written`,
+      { needed_bytes: size, available_bytes: room },
+    );
+  }
   const staging = fs.mkdtempSync(path.join(sandboxes.incomingDir(sandbox.sandbox_id), "upload-"));
   const stagingFd = fs.openSync(staging, O_DIR);
   // What is written belongs to whoever the workspace's commands run as.
@@ -241,6 +253,13 @@ async function writeStaged(
 }
 
 /** Reads what is left of a request body and drops it. */
+/** The `size` query parameter: bytes the upload will write, or null when not given. */
+function parseSize(text: string | null): number | null {
+  if (text === null) return null;
+  if (!/^[0-9]{1,15}$/.test(text)) throw invalidRequest("size", "size must be a whole number of bytes");
+  return Number(text);
+}
+
 async function discardRest(req: RequestContext["request"]): Promise<void> {
   if (req.complete) return;
   try {

@@ -16,6 +16,7 @@ export async function health(ctx: RequestContext): Promise<Reply> {
     started_at: ctx.services.startedAt,
     boot: ctx.services.runs.boot,
     isolation: ctx.services.drivers.status(),
+    limits: ctx.services.drivers.limits.status(),
   };
   return jsonReply(200, body);
 }

@@ -1,7 +1,7 @@
-// Sandbox routes: POST /sandbox/create, GET /sandboxes, GET and DELETE /sandbox/{id}.
+// Sandbox routes: POST /sandbox/create, GET /sandboxes, GET, PATCH and DELETE /sandbox/{id}.
 
-import type { SandboxCreateRequest, SandboxList } from "../../../protocol/types.js";
-import { checkSandboxCreateRequest } from "../../../protocol/validate.js";
+import type { SandboxCreateRequest, SandboxList, SandboxUpdateRequest } from "../../../protocol/types.js";
+import { checkSandboxCreateRequest, checkSandboxUpdateRequest } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
@@ -33,6 +33,24 @@ export async function getSandbox(ctx: RequestContext): Promise<Reply> {
   const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const details = sandboxes.details(row, ctx.query.get("usage") === "true");
   return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
+}
+
+/**
+ * Changes a sandbox's limits (sbx): stored for its next runs, and applied at once to
+ * what runs in it where the mechanism allows (cgroups: memory, pids, CPU). Answers the
+ * sandbox as GET does. Refused (limit_unavailable) for a limit this backend cannot enforce.
+ */
+export function updateSandbox(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const body = parseJsonBody(ctx.body, {});
+    const problem = checkSandboxUpdateRequest(body);
+    if (problem) throw invalidRequest(problem.field, problem.message);
+    const { sandboxes } = ctx.services;
+    const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+    const updated = sandboxes.update(row, (body as SandboxUpdateRequest).limits ?? {});
+    const details = sandboxes.details(updated, false);
+    return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
+  });
 }
 
 /**

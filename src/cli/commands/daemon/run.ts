@@ -10,6 +10,7 @@ import { durationOption } from "../../duration.js";
 import { UsageError } from "../../../common/errors.js";
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { parseSize } from "../../../common/sizes.js";
 
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
@@ -23,25 +24,6 @@ export interface DaemonRunOptions {
   retainBytes: number | undefined;
   jobConcurrency: number | undefined;
   jobOutputMaxBytes: number | undefined;
-}
-
-const SIZE_UNITS: Record<string, number> = {
-  "": 1,
-  k: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gib: 1024 ** 3,
-};
-
-/** A size like 8MiB, 512k or 1048576 in bytes; null when it is not one. */
-export function parseSize(text: string): number | null {
-  const m = /^(\d+)\s*([a-z]*)$/i.exec(text.trim());
-  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) return null;
-  const n = Number(m[1]) * unit;
-  return n >= 1 && Number.isSafeInteger(n) ? n : null;
 }
 
 function sizeFlag(flag: string, text: string | undefined): number | undefined {

@@ -2,10 +2,11 @@
 
 import { localEndpoint } from "../../../client/endpoint.js";
 import { checkLocalDaemonDirs } from "../../../config/paths.js";
-import type { Health, IsolationStatus, StorageReport } from "../../../protocol/types.js";
+import type { Health, IsolationStatus, LimitStatus, StorageReport } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { formatBytes } from "../../render/bytes.js";
+import { limitLines } from "../../render/limits.js";
 import { counted } from "../../render/words.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
@@ -21,6 +22,8 @@ export interface DaemonStatus {
   boot: string | null;
   /** The sandbox drivers the daemon found at its start: what new sandboxes get. */
   isolation: IsolationStatus | null;
+  /** Each resource limit: what new sandboxes get, and whether and how it is enforced. */
+  limits: LimitStatus[] | null;
   /** What the daemon keeps and its size (null when it is not running or did not say). */
   storage: StorageReport | null;
 }
@@ -52,6 +55,7 @@ export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {
     started_at: health?.started_at ?? null,
     boot: health?.boot ?? null,
     isolation: health?.isolation ?? null,
+    limits: health?.limits ?? null,
     storage,
   };
 }
@@ -83,6 +87,7 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
   else if (s.running) {
     ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}${s.boot ? `\t${s.boot}` : ""}`);
     if (s.isolation) ctx.io.out(`isolation\t${describeIsolation(s.isolation)}`);
+    for (const [k, v] of limitLines(s.limits ?? [], true)) ctx.io.out(`${k}\t${v}`);
     if (s.storage) ctx.io.out(storageLine(s.storage));
   } else ctx.io.out(`not running\t${s.socket}`);
   // Not running: nothing can be reached (75, as for any backend that cannot be), never a command's 1-123.

@@ -1,7 +1,8 @@
 // sbx sandbox create
 
 import { randomUUID } from "node:crypto";
-import type { IsolationRequest } from "../../../protocol/types.js";
+import type { IsolationRequest, SandboxLimitsRequest } from "../../../protocol/types.js";
+import { type LimitFlagValues, parseLimitFlags } from "../../render/limits.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
@@ -15,12 +16,13 @@ export interface CreateOptions {
   name: string | undefined;
   isolation: IsolationRequest | undefined;
   network: boolean | undefined;
+  limits: SandboxLimitsRequest;
   json: boolean;
 }
 
 export function parseCreateOptions(
   name: string | undefined,
-  raw: { isolation?: string; network?: boolean; json?: boolean },
+  raw: { isolation?: string; network?: boolean; json?: boolean } & LimitFlagValues,
 ): CreateOptions {
   if (name !== undefined && !isValidSandboxRef(name)) {
     throw new UsageError(`invalid sandbox name ${JSON.stringify(name)}: letters, digits, _ . - (at most 63)`);
@@ -29,6 +31,7 @@ export function parseCreateOptions(
     name,
     isolation: raw.isolation as IsolationRequest | undefined,
     network: raw.network,
+    limits: parseLimitFlags(raw),
     json: raw.json === true,
   };
 }
@@ -42,6 +45,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(opts.name === undefined ? {} : { name: opts.name }),
           ...(opts.isolation === undefined ? {} : { isolation: opts.isolation }),
           ...(opts.network === undefined ? {} : { network: opts.network }),
+          ...(Object.keys(opts.limits).length === 0 ? {} : { limits: opts.limits }),
         },
         `sbx-${randomUUID()}`,
       ),

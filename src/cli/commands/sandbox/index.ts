@@ -14,7 +14,7 @@ export function register(program: Command, bind: Bind): void {
     description:
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
       "The embedded backend creates `default` on first use.",
-    verbs: [declareCreate, declareList, declareShow, declareRm],
+    verbs: [declareCreate, declareList, declareShow, declareUpdate, declareRm],
     examples: [
       { command: "sbx sandbox create build", description: "a sandbox named build" },
       { command: "sbx sandbox list", description: "all sandboxes" },
@@ -48,9 +48,9 @@ function declareCreate(noun: Command, bind: Bind): void {
       new Option("--isolation <kind>", "auto (bwrap where it works, else none), bwrap or none").choices(ISOLATIONS),
     )
     .option("--network", "let its commands reach the network (bwrap: otherwise only lo)")
-    .option("--no-network", "no network (needs bwrap)")
-    .option("--json", "print the sandbox as JSON")
-    .action(bind(() => import("./create.js")));
+    .option("--no-network", "no network (needs bwrap)");
+  limitOptions(cmd, "default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
+  cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./create.js")));
   declareChoices(cmd, "--isolation", ISOLATIONS);
   withExamples(cmd, [
     { command: "sbx sandbox create build", description: "a sandbox named build (isolated where bwrap works)" },
@@ -58,6 +58,37 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx exec -s build -- make", description: "then run in it" },
     { command: "sbx sandbox create fetch --network", description: "one whose commands may reach the network" },
     { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
+    { command: "sbx sandbox create ci --memory 4g --pids 512 --cpus 2", description: "with limits of its own" },
+  ]);
+}
+
+/** The limit flags of create and update (docs/drivers.md, "Limits"). */
+function limitOptions(cmd: Command, defaults: string): void {
+  cmd
+    .option("--memory <size>", "memory of all its commands together, e.g. 512m, 4g; none: no limit")
+    .option("--pids <n>", "processes (and threads) at once; a fork past it fails")
+    .option("--cpus <n>", "CPU time as a number of cores, e.g. 0.5, 2; none: no limit")
+    .option("--tmp-size <size>", "size of /tmp (a tmpfs): a write past it fails with ENOSPC")
+    .option("--disk <size>", "workspace disk (needs a file system quota; refused where none)");
+  cmd.addHelpText("after", `\nLimits: ${defaults}; see sbx sandbox show NAME for how each is enforced here.`);
+}
+
+function declareUpdate(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("update")
+    .summary("change a sandbox's limits")
+    .description(
+      "Change a sandbox's limits. What runs in it now gets the new memory, process and CPU\n" +
+        "limits at once (cgroups); /tmp's size applies to commands started after. A limit not\n" +
+        "given stays; none lifts one.",
+    )
+    .argument("<id>", "sandbox id or name");
+  limitOptions(cmd, "as at create");
+  cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./update.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
+  withExamples(cmd, [
+    { command: "sbx sandbox update build --memory 8g", description: "more memory, also for what runs now" },
+    { command: "sbx sandbox update build --cpus none", description: "lift the CPU limit" },
   ]);
 }
 

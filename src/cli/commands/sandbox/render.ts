@@ -1,7 +1,7 @@
 // Sandboxes for people, and the --json document of one (its fields are the contract:
 // a backend's extra fields are not passed through).
 
-import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
+import type { LimitStatus, Sandbox, SandboxDetails, SandboxLimits } from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
 
@@ -28,6 +28,8 @@ export interface SandboxDocument {
   network: boolean;
   workspace: string;
   created_at: string;
+  /** Its resource limits (null fields: no limit); null when the backend does not say. */
+  limits: SandboxLimits | null;
 }
 
 export function sandboxDocument(s: Sandbox): SandboxDocument {
@@ -39,6 +41,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     network: s.network,
     workspace: s.workspace,
     created_at: s.created_at,
+    limits: s.limits ?? null,
   };
 }
 
@@ -47,6 +50,8 @@ export interface SandboxDetailsDocument extends SandboxDocument {
   host_workspace: string | null;
   workspace_bytes: number | null;
   driver: SandboxDetails["driver"] | null;
+  /** Each limit: whether and how it is enforced; null when the backend does not say. */
+  limit_status: LimitStatus[] | null;
 }
 
 export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): SandboxDetailsDocument {
@@ -67,5 +72,6 @@ export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): Sa
           reason: s.driver.reason,
         }
       : null,
+    limit_status: s.limit_status ?? null,
   };
 }

@@ -5,6 +5,7 @@ import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { checkSandboxRef } from "../../command-flags.js";
 import { formatBytes } from "../../render/bytes.js";
+import { limitLines } from "../../render/limits.js";
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
@@ -53,6 +54,7 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
   if (s.host_workspace) rows.push(["host_workspace", s.host_workspace]);
   if (typeof s.workspace_bytes === "number")
     rows.push(["workspace_size", `${formatBytes(s.workspace_bytes)} (${s.workspace_bytes} bytes)`]);
+  if (s.limit_status) rows.push(...limitLines(s.limit_status));
   rows.push(["created_at", s.created_at]);
   return rows;
 }

@@ -1,0 +1,165 @@
+// The backend's limits mechanism (docs/drivers.md, "Limits"): for each limit, whether
+// and how this machine enforces it — cgroups (cgroups.ts) for memory, pids and CPU,
+// bwrap's tmpfs size for /tmp, a file system quota for the workspace — said honestly
+// for /health, `daemon status` and `sandbox show`; and the one hook a driver calls:
+// join(), which puts a run's held leader into its sandbox's cgroup before the run
+// starts anything.
+
+import fs from "node:fs";
+import type { Isolation, LimitName, LimitStatus, SandboxLimits } from "../../../protocol/types.js";
+import type { CgroupLimits, CgroupMembership } from "./cgroups.js";
+import { controllerOf, DEFAULT_LIMITS, LIMIT_FIELD, LIMIT_NAMES } from "./spec.js";
+
+/** What a run got from the limits: how to tell, at its end, that memory ended it. */
+export interface RunLimits {
+  oomKilled(): boolean;
+  /** The run is over (its sandbox's cgroup goes when nothing else is in it). */
+  done(): void;
+}
+
+const NO_RUN_LIMITS: RunLimits = { oomKilled: () => false, done: () => {} };
+
+const CGROUP_FILE: Record<"memory" | "pids" | "cpu", Record<1 | 2, string>> = {
+  memory: { 1: "memory.limit_in_bytes", 2: "memory.max" },
+  pids: { 1: "pids.max", 2: "pids.max" },
+  cpu: { 1: "cpu.cfs_quota_us", 2: "cpu.max" },
+};
+
+export interface LimiterOptions {
+  /** The cgroups of this backend's sandboxes, or why there are none (not root, no cgroup file system). */
+  cgroups: CgroupLimits | { problem: string };
+  /** Whether bwrap here can size a tmpfs (`--size`, bubblewrap 0.5 and later). */
+  tmpSize: () => { supported: boolean; reason: string | null };
+  /** Why a workspace limit cannot be enforced on this backend's disk. */
+  workspaceProblem: string;
+}
+
+export class Limiter {
+  constructor(private readonly opts: LimiterOptions) {}
+
+  /** Each limit for the backend: its default, and whether and how bwrap sandboxes get it here. */
+  status(): LimitStatus[] {
+    return this.describe(DEFAULT_LIMITS, "bwrap", true);
+  }
+
+  /** Each of a sandbox's limits: whether and how it is enforced. */
+  sandboxStatus(limits: SandboxLimits, isolation: Isolation): LimitStatus[] {
+    return this.describe(limits, isolation, false);
+  }
+
+  /** Why a limit asked for cannot be enforced on this backend, or null (it can, or it was not asked). */
+  refusal(limits: SandboxLimits, isolation: Isolation): { limit: LimitName; reason: string } | null {
+    for (const s of this.describe(limits, isolation, false)) {
+      if (s.value !== null && !s.enforced && s.limit === "workspace") return { limit: s.limit, reason: s.reason ?? "" };
+    }
+    return null;
+  }
+
+  /**
+   * A bwrap run's leader (held: nothing of it runs yet) joins its sandbox's cgroup.
+   * Throws saying why when the cgroup cannot be made or joined: a run never starts
+   * with fewer limits than `sandbox show` says.
+   */
+  join(sandboxId: string, limits: SandboxLimits, pid: number): RunLimits {
+    const cgroups = this.opts.cgroups;
+    if ("problem" in cgroups) return NO_RUN_LIMITS;
+    const membership: CgroupMembership = cgroups.attach(sandboxId, limits, pid);
+    return { oomKilled: () => membership.oomKilledSince(), done: () => membership.leave() };
+  }
+
+  /** A sandbox was removed: its cgroup goes, with anything left in it. */
+  release(sandboxId: string): void {
+    const cgroups = this.opts.cgroups;
+    if (!("problem" in cgroups)) cgroups.remove(sandboxId);
+  }
+
+  /** Applies changed limits to a sandbox's cgroup now, when it has one (the running commands get them). */
+  update(sandboxId: string, limits: SandboxLimits): void {
+    const cgroups = this.opts.cgroups;
+    if ("problem" in cgroups) return;
+    if (cgroups.processes(sandboxId).length > 0) cgroups.apply(sandboxId, limits);
+  }
+
+  /** At start-up, once the runs an earlier daemon left are settled: the cgroups it left (cgroups.ts). */
+  recover(exists: (sandboxId: string) => boolean): { removed: string[]; killed: number } {
+    const cgroups = this.opts.cgroups;
+    return "problem" in cgroups ? { removed: [], killed: 0 } : cgroups.recover(exists);
+  }
+
+  close(): void {
+    const cgroups = this.opts.cgroups;
+    if (!("problem" in cgroups)) cgroups.close();
+  }
+
+  private describe(limits: SandboxLimits, isolation: Isolation, defaults: boolean): LimitStatus[] {
+    return LIMIT_NAMES.map((limit) => {
+      const value = limits[LIMIT_FIELD[limit]];
+      const mechanism = this.mechanism(limit, isolation);
+      if (value === null) {
+        // No limit: why none could be (when that is so), else that none was asked for.
+        const reason = mechanism.how === null ? mechanism.reason : defaults ? "no limit by default" : "no limit set";
+        return { limit, value, enforced: false, how: mechanism.how, reason };
+      }
+      return { limit, value, enforced: mechanism.how !== null, how: mechanism.how, reason: mechanism.reason };
+    });
+  }
+
+  /** How a limit is enforced for a sandbox of this isolation, or why it is not. */
+  private mechanism(limit: LimitName, isolation: Isolation): { how: string | null; reason: string | null } {
+    if (isolation === "none") {
+      return { how: null, reason: "isolation none runs commands as plain processes of the daemon's: no limits" };
+    }
+    const controller = controllerOf(limit);
+    if (controller !== null) {
+      const cgroups = this.opts.cgroups;
+      if ("problem" in cgroups) return { how: null, reason: cgroups.problem };
+      const st = cgroups.controller(controller);
+      if ("problem" in st) return { how: null, reason: st.problem };
+      return {
+        how: `cgroup v${st.version} ${controller} controller (${CGROUP_FILE[controller][st.version]})`,
+        reason: null,
+      };
+    }
+    if (limit === "tmp") {
+      const tmp = this.opts.tmpSize();
+      return tmp.supported
+        ? { how: "tmpfs size (bwrap --size): a write past it fails with ENOSPC", reason: null }
+        : { how: null, reason: tmp.reason };
+    }
+    return { how: null, reason: this.opts.workspaceProblem };
+  }
+}
+
+/**
+ * Why a workspace limit cannot be enforced for workspaces under `dir`: it needs a
+ * quota of the file system (project quotas, mount option prjquota) — which sbx does
+ * not set yet — or a size-limited mount of its own per workspace.
+ */
+export function workspaceQuotaProblem(dir: string, mountinfo = readMountinfo()): string {
+  let best: { mountPoint: string; fstype: string; options: string } | null = null;
+  for (const line of mountinfo.split("\n")) {
+    const [left, right] = line.split(" - ");
+    if (!left || !right) continue;
+    const fields = left.split(" ");
+    const mountPoint = fields[4]?.replace(/\\040/g, " ");
+    const [fstype = "?", , superOptions = ""] = right.split(" ");
+    if (mountPoint === undefined) continue;
+    const under = mountPoint === "/" || dir === mountPoint || dir.startsWith(`${mountPoint}/`);
+    if (under && (best === null || mountPoint.length >= best.mountPoint.length)) {
+      best = { mountPoint, fstype, options: `${fields[5] ?? ""},${superOptions}` };
+    }
+  }
+  const where = best === null ? "the data directory's file system" : `${best.fstype} on ${best.mountPoint}`;
+  if (best !== null && /(^|,)(prjquota|pquota|prjjquota)(,|$)/.test(best.options)) {
+    return `a workspace limit needs a project quota per workspace; ${where} has project quotas, but sbx does not set them yet`;
+  }
+  return `a workspace limit needs a file system quota; ${where} has no project quotas (mount option prjquota)`;
+}
+
+function readMountinfo(): string {
+  try {
+    return fs.readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return "";
+  }
+}

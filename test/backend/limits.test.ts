@@ -1,0 +1,268 @@
+// Resource limits, performed for real (docs/drivers.md, "Limits"): a memory hog in a
+// 128 MiB sandbox ends as out_of_memory, a fork bomb stops at a pids limit of 64, /tmp
+// fills up at its size with ENOSPC inside — each with the host (this backend, the
+// sandbox's next command, the host's /tmp) fine afterwards; the limits are shown with
+// whether and how they are enforced; cgroups go when runs end, at sandbox rm, at stop
+// and after a crash.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
+import { DEFAULT_LIMITS } from "../../src/backend/drivers/limits/spec.js";
+import { describeNeeding, itNeeding } from "../support/requirements.js";
+import { backendsPerTest, startTestBackend, type TestBackend, until } from "./support.js";
+
+const MiB = 1024 * 1024;
+
+/** The directory of a sandbox's cgroup for one controller, as the backend of `dataDir` names it. */
+function cgroupDir(dataDir: string, controller: "memory" | "pids" | "cpu", sandboxId: string): string {
+  const st = new CgroupLimits({ dataDir }).controller(controller);
+  if ("problem" in st) throw new Error(st.problem);
+  return path.join(st.base, sandboxId);
+}
+
+function readCgroup(dir: string, file: string): string | null {
+  try {
+    return fs.readFileSync(path.join(dir, file), "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+
+async function createSandbox(b: TestBackend, name: string, limits: Record<string, number | null>) {
+  const res = await b.api("POST", "/api/v1/sandbox/create", { body: { name, isolation: "bwrap", limits } });
+  expect(res.status, res.text).toBe(201);
+  return res.json as { sandbox_id: string; limits: Record<string, number | null> };
+}
+
+describeNeeding(["bwrap", "cgroupMemory", "cgroupPids"], "limits enforced by cgroups", () => {
+  let b: TestBackend;
+  beforeAll(async () => {
+    b = await startTestBackend();
+  });
+  afterAll(async () => {
+    await b.stop();
+  });
+  const run = async (sandbox: string, command: string, timeout?: number) =>
+    (await b.api("POST", `/api/v1/sandbox/${sandbox}/execute`, { body: { command, ...(timeout && { timeout }) } }))
+      .json;
+
+  it("a memory hog (300 MB in a 128 MiB sandbox) ends as out_of_memory; the host and the sandbox are fine", async () => {
+    const sandbox = await createSandbox(b, "hog", { memory_bytes: 128 * MiB });
+    const res = await run("hog", `python3 -c 'b = b"x" * (300 * 1024 * 1024); print("survived")'`);
+    expect(res.stdout).not.toContain("survived");
+    expect(res.outcome).toBe("failed");
+    expect(res.signal).toBe("SIGKILL");
+    expect(res.exit_code).toBeNull();
+    expect(res.end_reason).toBe("out_of_memory");
+    // The kernel said so too, in the sandbox's own cgroup.
+    const events = await b.api("GET", `/api/v1/sandbox/hog/executions/${res.execution_id}/events`);
+    const exit = events.json.events.find((e: { type: string }) => e.type === "exit");
+    expect(exit.data.end_reason).toBe("out_of_memory");
+    // The backend (this process) is fine, and the sandbox runs the next command.
+    expect((await run("hog", "echo ok")).stdout).toBe("ok\n");
+    // A command that stays under the limit is not said to be out of memory.
+    const small = await run("hog", `python3 -c 'b = b"x" * (32 * 1024 * 1024); print(len(b))'`);
+    expect(small.stdout).toBe(`${32 * MiB}\n`);
+    expect(small.end_reason ?? null).toBeNull();
+    // Once no run is left, the sandbox's cgroup is gone.
+    await until(() => !fs.existsSync(cgroupDir(b.dataDir, "memory", sandbox.sandbox_id)), 5000, "the cgroup removed");
+  });
+
+  it("a supervised process and a job killed at the memory limit say out_of_memory too", async () => {
+    await createSandbox(b, "hogs", { memory_bytes: 64 * MiB });
+    const hog = `python3 -c 'b = b"x" * (300 * 1024 * 1024)'`;
+    const started = await b.api("POST", "/api/v1/sandbox/hogs/processes", { body: { command: hog } });
+    expect(started.status, started.text).toBe(201);
+    const result = await b.api("GET", `/api/v1/sandbox/hogs/processes/${started.json.process_id}/result?wait_ms=20000`);
+    expect(result.json).toMatchObject({
+      complete: true,
+      outcome: "failed",
+      signal: "SIGKILL",
+      end_reason: "out_of_memory",
+    });
+    const shown = await b.api("GET", `/api/v1/sandbox/hogs/processes/${started.json.process_id}`);
+    expect(shown.json.last_run).toMatchObject({ signal: "SIGKILL", end_reason: "out_of_memory" });
+    const submitted = await b.api("POST", "/api/v1/sandbox/hogs/jobs", {
+      body: { request_id: `oom-${process.pid}`, jobs: [{ name: "hog", command: hog }] },
+    });
+    expect(submitted.status, submitted.text).toBe(201);
+    const jobId = submitted.json.jobs[0].job_id;
+    const job = await until(
+      async () => {
+        const j = (await b.api("GET", `/api/v1/sandbox/hogs/jobs/${jobId}`)).json;
+        return ["failed", "succeeded", "lost"].includes(j.status) && j;
+      },
+      20_000,
+      "the job to end",
+    );
+    expect(job).toMatchObject({ status: "failed", signal: "SIGKILL", end_reason: "out_of_memory" });
+    expect(job.error).toContain("out_of_memory");
+  });
+
+  it("a fork bomb stops at a pids limit of 64; its timeout ends it and nothing of it is left", async () => {
+    const sandbox = await createSandbox(b, "bomb", { pids: 64 });
+    const dir = cgroupDir(b.dataDir, "pids", sandbox.sandbox_id);
+    // The shell forks once (the bomb, in a subshell of its own), then becomes sleep (exec:
+    // no fork the limit could refuse it) while the bomb goes on.
+    const bomb = run("bomb", "(bomb() { bomb | bomb & }; bomb) & exec sleep 30", 4000);
+    // While it runs: the sandbox's cgroup holds at most 64 processes, and has refused forks.
+    const peak = await until(
+      () => {
+        const current = Number(readCgroup(dir, "pids.current") ?? 0);
+        const refused = /max (\d+)/.exec(readCgroup(dir, "pids.events") ?? "")?.[1];
+        return Number(refused ?? 0) > 0 && current;
+      },
+      10_000,
+      "forks refused at the limit",
+    );
+    expect(peak).toBeLessThanOrEqual(64);
+    const res = await bomb;
+    expect(
+      res.outcome,
+      JSON.stringify({ ...res, stdout: res.stdout.slice(-500), stderr: res.stderr.slice(-800) }),
+    ).toBe("timed_out");
+    // Nothing of it is left: its cgroup is empty and gone, the backend answers, the sandbox runs.
+    await until(() => !fs.existsSync(dir), 10_000, "the bomb's cgroup emptied and removed");
+    expect((await run("bomb", "echo ok")).stdout).toBe("ok\n");
+  });
+
+  it("sandbox show, /health: each limit, whether and how it is enforced", async () => {
+    await createSandbox(b, "shown", { memory_bytes: 256 * MiB, pids: 100, cpus: 0.5, tmp_bytes: 16 * MiB });
+    const show = (await b.api("GET", "/api/v1/sandbox/shown")).json;
+    expect(show.limits).toEqual({
+      memory_bytes: 256 * MiB,
+      pids: 100,
+      cpus: 0.5,
+      tmp_bytes: 16 * MiB,
+      workspace_bytes: null,
+    });
+    const status = Object.fromEntries(show.limit_status.map((s: { limit: string }) => [s.limit, s]));
+    expect(status.memory).toMatchObject({ value: 256 * MiB, enforced: true, reason: null });
+    expect(status.memory.how).toMatch(/^cgroup v[12] memory controller/);
+    expect(status.pids).toMatchObject({ value: 100, enforced: true });
+    expect(status.pids.how).toMatch(/^cgroup v[12] pids controller/);
+    expect(status.tmp).toMatchObject({ value: 16 * MiB, enforced: true });
+    expect(status.workspace).toMatchObject({ value: null, enforced: false, how: null });
+    expect(status.workspace.reason).toMatch(/quota/);
+    const health = (await b.api("GET", "/api/v1/health")).json;
+    const memory = health.limits.find((l: { limit: string }) => l.limit === "memory");
+    expect(memory).toMatchObject({ value: DEFAULT_LIMITS.memory_bytes, enforced: true });
+    const workspace = health.limits.find((l: { limit: string }) => l.limit === "workspace");
+    expect(workspace.enforced).toBe(false);
+  });
+
+  itNeeding("cgroupCpu", "the CPU limit is the cgroup's quota", async () => {
+    const sandbox = await createSandbox(b, "cpu", { cpus: 0.5 });
+    const dir = cgroupDir(b.dataDir, "cpu", sandbox.sandbox_id);
+    const started = await b.api("POST", "/api/v1/sandbox/cpu/processes", { body: { command: "sleep 30" } });
+    expect(started.status, started.text).toBe(201);
+    const quota = await until(() => readCgroup(dir, "cpu.cfs_quota_us") ?? readCgroup(dir, "cpu.max"), 5000, "quota");
+    expect(quota).toMatch(/^50000( 100000)?$/);
+    await b.api("DELETE", `/api/v1/sandbox/cpu/processes/${started.json.process_id}`);
+  });
+
+  it("sandbox update changes the limits of what runs now; null lifts one", async () => {
+    const sandbox = await createSandbox(b, "updated", { memory_bytes: 128 * MiB });
+    const dir = cgroupDir(b.dataDir, "memory", sandbox.sandbox_id);
+    const started = await b.api("POST", "/api/v1/sandbox/updated/processes", { body: { command: "sleep 30" } });
+    expect(started.status, started.text).toBe(201);
+    const limitFile = readCgroup(dir, "memory.max") !== null ? "memory.max" : "memory.limit_in_bytes";
+    await until(() => readCgroup(dir, limitFile) === String(128 * MiB), 5000, "the first limit");
+    const res = await b.api("PATCH", "/api/v1/sandbox/updated", { body: { limits: { memory_bytes: 512 * MiB } } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.limits.memory_bytes).toBe(512 * MiB);
+    expect(readCgroup(dir, limitFile)).toBe(String(512 * MiB));
+    const lifted = await b.api("PATCH", "/api/v1/sandbox/updated", { body: { limits: { pids: null } } });
+    expect(lifted.json.limits).toMatchObject({ memory_bytes: 512 * MiB, pids: null });
+    const bad = await b.api("PATCH", "/api/v1/sandbox/updated", { body: { limits: { memory_bytes: 5 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.details.field).toBe("limits.memory_bytes");
+    await b.api("DELETE", `/api/v1/sandbox/updated/processes/${started.json.process_id}`);
+  });
+
+  it("sandbox rm --force ends what runs and removes the sandbox's cgroup", async () => {
+    const sandbox = await createSandbox(b, "removed", {});
+    const dir = cgroupDir(b.dataDir, "memory", sandbox.sandbox_id);
+    const started = await b.api("POST", "/api/v1/sandbox/removed/processes", { body: { command: "sleep 30" } });
+    expect(started.status, started.text).toBe(201);
+    await until(() => fs.existsSync(dir), 5000, "the cgroup");
+    expect((await b.api("DELETE", "/api/v1/sandbox/removed?force=true")).status).toBe(200);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+});
+
+describeNeeding(["bwrap", "tmpSize"], "/tmp's size", () => {
+  const start = backendsPerTest();
+  it("a write past /tmp's size fails with ENOSPC inside; the host's /tmp is untouched", async () => {
+    const b = await start();
+    await createSandbox(b, "tmp", { tmp_bytes: 8 * MiB });
+    const marker = `sbx-tmp-full-${process.pid}`;
+    const res = (
+      await b.api("POST", "/api/v1/sandbox/tmp/execute", {
+        body: {
+          command: `df -k /tmp | tail -1 | awk '{print $2}'; dd if=/dev/zero of=/tmp/${marker} bs=1M count=32 2>&1; echo "dd: $?"`,
+        },
+      })
+    ).json;
+    const [size, ...rest] = res.stdout.split("\n");
+    expect(Number(size)).toBe(8 * 1024);
+    expect(rest.join("\n")).toContain("No space left on device");
+    expect(res.stdout).not.toContain("dd: 0\n");
+    for (const dir of ["/tmp", os.tmpdir()]) expect(fs.existsSync(path.join(dir, marker))).toBe(false);
+  });
+});
+
+describeNeeding(["cgroupMemory", "cgroupPids"], "cgroups after a crash", () => {
+  it("a restarted backend removes the cgroups an earlier one left, ending what is in those of removed sandboxes", async () => {
+    const b = await startTestBackend();
+    const dataDir = b.dataDir;
+    await b.stop();
+    // What a killed daemon leaves: the cgroup of a sandbox that is gone, a process still in it.
+    const left = new CgroupLimits({ dataDir });
+    left.apply("sbx_gone", DEFAULT_LIMITS);
+    const sleeper = spawn("sleep", ["60"], { stdio: "ignore" });
+    const exited = new Promise((resolve) => sleeper.once("exit", resolve));
+    left.attach("sbx_gone", DEFAULT_LIMITS, sleeper.pid!);
+    const memoryDir = cgroupDir(dataDir, "memory", "sbx_gone");
+    expect(fs.readFileSync(path.join(memoryDir, "cgroup.procs"), "utf8")).toContain(String(sleeper.pid));
+    const again = await startTestBackend({}, path.dirname(dataDir));
+    await exited;
+    expect(fs.existsSync(memoryDir)).toBe(false);
+    expect(again.logs.join("\n")).toMatch(/limits: removed 1 cgroup\(s\) an earlier daemon left, ending 1 process/);
+    await again.stop();
+    // A stopped backend leaves no cgroup of its own.
+    const base = path.dirname(memoryDir);
+    expect(fs.existsSync(base) ? fs.readdirSync(base).filter((n) => !n.includes(".")) : []).toEqual([]);
+  });
+});
+
+describe("limits asked for", () => {
+  const start = backendsPerTest();
+  it("refuses a workspace limit where the file system has no quota, and bad values, saying why", async () => {
+    const b = await start();
+    const res = await b.api("POST", "/api/v1/sandbox/create", {
+      body: { name: "w", limits: { workspace_bytes: 64 * MiB } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe("limit_unavailable");
+    expect(res.json.error.details).toMatchObject({ limit: "workspace", field: "limits.workspace_bytes" });
+    expect(res.json.error.message).toMatch(/quota/);
+    for (const [limits, field] of [
+      [{ memory_bytes: 1 }, "limits.memory_bytes"],
+      [{ pids: 2.5 }, "limits.pids"],
+      [{ cpus: "two" }, "limits.cpus"],
+      [{ disk: 1 }, "limits.disk"],
+    ] as const) {
+      const bad = await b.api("POST", "/api/v1/sandbox/create", { body: { name: "bad", limits } });
+      expect(bad.status).toBe(400);
+      expect(bad.json.error.details.field).toBe(field);
+    }
+    // Missing fields are the defaults.
+    const made = await b.api("POST", "/api/v1/sandbox/create", { body: { name: "d", limits: { pids: 99 } } });
+    expect(made.json.limits).toEqual({ ...DEFAULT_LIMITS, pids: 99 });
+  });
+});

@@ -1,0 +1,227 @@
+// The limits' pure parts (src/backend/drivers/limits/spec.ts, cgroups.ts' planning),
+// and cgroup v2's file-level logic against a directory tree that plays the cgroup file
+// system (this machine's controllers are v1; the v1 path runs for real in
+// test/backend/limits.test.ts).
+
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { baseName, CgroupLimits, planCgroups } from "../../src/backend/drivers/limits/cgroups.js";
+import { Limiter, workspaceQuotaProblem } from "../../src/backend/drivers/limits/limiter.js";
+import {
+  cgroupSettings,
+  DEFAULT_LIMITS,
+  memoryEventsV1,
+  memoryEventsV2,
+  withDefaults,
+} from "../../src/backend/drivers/limits/spec.js";
+import { formatSize, parseSize } from "../../src/common/sizes.js";
+import { checkSandboxLimits } from "../../src/protocol/validate.js";
+import { tempDir } from "../support/temp.js";
+
+const MiB = 1024 * 1024;
+
+describe("limit values", () => {
+  it("a missing field is the default, null lifts it", () => {
+    expect(withDefaults({})).toEqual(DEFAULT_LIMITS);
+    expect(withDefaults(null)).toEqual(DEFAULT_LIMITS);
+    expect(withDefaults({ memory_bytes: null, pids: 64 })).toEqual({ ...DEFAULT_LIMITS, memory_bytes: null, pids: 64 });
+  });
+
+  it.each([
+    [{ memory_bytes: 128 * MiB, pids: 64, cpus: 1.5, tmp_bytes: MiB, workspace_bytes: null }, null],
+    [{ memory_bytes: 1 }, "limits.memory_bytes"],
+    [{ pids: 7 }, "limits.pids"],
+    [{ pids: 8.5 }, "limits.pids"],
+    [{ cpus: 0 }, "limits.cpus"],
+    [{ cpus: "1" }, "limits.cpus"],
+    [{ tmp_bytes: -1 }, "limits.tmp_bytes"],
+    [{ swap: 1 }, "limits.swap"],
+    [[], "limits"],
+  ])("checkSandboxLimits(%j) → %s", (asked, field) => {
+    expect(checkSandboxLimits(asked)?.field ?? null).toBe(field);
+  });
+
+  it.each([
+    ["512m", 512 * MiB],
+    ["2GiB", 2 * 1024 * MiB],
+    ["1.5g", 1.5 * 1024 * MiB],
+    ["64k", 64 * 1024],
+    ["100", 100],
+    ["12x", null],
+    ["", null],
+    ["-1m", null],
+  ])("parseSize(%s) = %s", (text, bytes) => {
+    expect(parseSize(text)).toBe(bytes);
+  });
+
+  it("formats sizes as people write them", () => {
+    expect(formatSize(128 * MiB)).toBe("128 MiB");
+    expect(formatSize(2 * 1024 * MiB)).toBe("2 GiB");
+    expect(formatSize(1536 * MiB)).toBe("1.5 GiB");
+    expect(formatSize(100)).toBe("100 B");
+  });
+});
+
+describe("cgroup settings", () => {
+  const limits = { memory_bytes: 128 * MiB, pids: 64, cpus: 1.5, tmp_bytes: MiB, workspace_bytes: null };
+  it("v2: memory.max (no swap), pids.max, cpu.max as quota and period", () => {
+    expect(cgroupSettings(limits, 2)).toEqual([
+      { controller: "memory", file: "memory.max", value: String(128 * MiB) },
+      { controller: "memory", file: "memory.swap.max", value: "0", optional: true },
+      { controller: "pids", file: "pids.max", value: "64" },
+      { controller: "cpu", file: "cpu.max", value: "150000 100000" },
+    ]);
+  });
+  it("v1: memory (and memsw), pids.max, the CFS quota", () => {
+    expect(cgroupSettings(limits, 1)).toEqual([
+      { controller: "memory", file: "memory.limit_in_bytes", value: String(128 * MiB) },
+      { controller: "memory", file: "memory.memsw.limit_in_bytes", value: String(128 * MiB), optional: true },
+      { controller: "pids", file: "pids.max", value: "64" },
+      { controller: "cpu", file: "cpu.cfs_period_us", value: "100000" },
+      { controller: "cpu", file: "cpu.cfs_quota_us", value: "150000" },
+    ]);
+  });
+  it("no limit writes the kernel's 'none', so that an update lifts it", () => {
+    const none = { memory_bytes: null, pids: null, cpus: null, tmp_bytes: null, workspace_bytes: null };
+    expect(cgroupSettings(none, 2).map((s) => s.value)).toEqual(["max", "max", "max", "max 100000"]);
+    expect(cgroupSettings(none, 1).map((s) => s.value)).toEqual(["-1", "-1", "max", "100000", "-1"]);
+  });
+  it("reads OOM kills: v2 memory.events, v1 memory.oom_control and failcnt", () => {
+    expect(memoryEventsV2("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n")).toEqual({
+      oomKills: 1,
+      hits: 12,
+    });
+    expect(memoryEventsV1("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "40\n")).toEqual({ oomKills: 3, hits: 40 });
+    expect(memoryEventsV1("oom_kill_disable 0\nunder_oom 0\n", "")).toEqual({ oomKills: 0, hits: 0 });
+  });
+});
+
+const HYBRID_MOUNTINFO = [
+  "30 25 0:26 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755",
+  "31 30 0:27 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw",
+  "35 30 0:31 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:15 - cgroup cgroup rw,memory",
+  "36 30 0:32 / /sys/fs/cgroup/pids rw,nosuid,nodev,noexec,relatime shared:16 - cgroup cgroup rw,pids",
+  "37 30 0:33 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime shared:17 - cgroup cgroup rw,cpu,cpuacct",
+].join("\n");
+const HYBRID_SELF =
+  "12:pids:/user.slice\n4:memory:/user.slice/sbx.service\n3:cpu,cpuacct:/\n0::/user.slice/sbx.service\n";
+
+describe("where each controller is (planCgroups)", () => {
+  it("hybrid: each controller in its v1 hierarchy, at the daemon's own cgroup there", () => {
+    const plan = planCgroups(HYBRID_MOUNTINFO, HYBRID_SELF, () => []);
+    expect(plan.memory).toEqual({ version: 1, ownDir: "/sys/fs/cgroup/memory/user.slice/sbx.service" });
+    expect(plan.pids).toEqual({ version: 1, ownDir: "/sys/fs/cgroup/pids/user.slice" });
+    expect(plan.cpu).toEqual({ version: 1, ownDir: "/sys/fs/cgroup/cpu,cpuacct" });
+  });
+
+  it("v2 only: the controllers the daemon's cgroup offers; the others said missing", () => {
+    const mountinfo = "24 18 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate";
+    const plan = planCgroups(mountinfo, "0::/system.slice/sbx.service\n", (dir) => {
+      expect(dir).toBe("/sys/fs/cgroup/system.slice/sbx.service");
+      return ["memory", "pids"];
+    });
+    expect(plan.memory).toEqual({ version: 2, ownDir: "/sys/fs/cgroup/system.slice/sbx.service" });
+    expect(plan.pids).toEqual({ version: 2, ownDir: "/sys/fs/cgroup/system.slice/sbx.service" });
+    expect(plan.cpu).toMatchObject({ missing: expect.stringContaining("cpu controller is not delegated") });
+  });
+
+  it("a container's cgroup namespace (mount root /) and no cgroup file system at all", () => {
+    const mountinfo = "700 690 0:40 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw";
+    expect(planCgroups(mountinfo, "0::/\n", () => ["cpu", "memory", "pids"]).memory).toEqual({
+      version: 2,
+      ownDir: "/sys/fs/cgroup",
+    });
+    expect(planCgroups("", "", () => null).memory).toEqual({
+      missing: "no cgroup hierarchy has the memory controller",
+    });
+  });
+
+  it("names a daemon's cgroups after its data directory: two daemons never share one", () => {
+    expect(baseName("/a/data")).toMatch(/^sbx-[0-9a-f]{12}$/);
+    expect(baseName("/a/data")).toBe(baseName("/a/./data"));
+    expect(baseName("/a/data")).not.toBe(baseName("/b/data"));
+  });
+});
+
+/** A directory tree shaped as a cgroup v2 file system where the daemon's cgroup is `own`. */
+function fakeV2(root: string, controllers: string[]): { mountinfo: string; own: string } {
+  const own = path.join(root, "daemon.service");
+  fs.mkdirSync(own, { recursive: true });
+  fs.writeFileSync(path.join(own, "cgroup.controllers"), `${controllers.join(" ")}\n`);
+  fs.writeFileSync(path.join(own, "cgroup.subtree_control"), "");
+  fs.writeFileSync(path.join(own, "cgroup.procs"), "");
+  return { mountinfo: `40 30 0:50 / ${root} rw - cgroup2 cgroup2 rw`, own };
+}
+
+describe("cgroup v2, file by file", () => {
+  it("enables the controllers down to the sandbox, writes its limits, moves the leader in, reads OOM kills", () => {
+    const root = tempDir("sbx-cgv2-");
+    const { mountinfo, own } = fakeV2(root, ["cpu", "memory", "pids"]);
+    const dataDir = path.join(root, "data");
+    const base = path.join(own, baseName(dataDir));
+    // What the kernel makes in every new cgroup.
+    fs.mkdirSync(base);
+    fs.writeFileSync(path.join(base, "cgroup.procs"), "");
+    const cgroups = new CgroupLimits({ dataDir, mountinfo, selfCgroup: "0::/daemon.service\n" });
+    for (const c of ["memory", "pids", "cpu"] as const) expect(cgroups.controller(c)).toEqual({ version: 2, base });
+    // Each controller enabled for the children of the daemon's cgroup and of the base.
+    expect(fs.readFileSync(path.join(own, "cgroup.subtree_control"), "utf8")).toBe("+cpu");
+    const limits = { memory_bytes: 128 * MiB, pids: 64, cpus: 0.5, tmp_bytes: MiB, workspace_bytes: null };
+    const sandbox = path.join(base, "sbx_a");
+    fs.mkdirSync(sandbox);
+    fs.writeFileSync(path.join(sandbox, "memory.swap.max"), "max");
+    const member = cgroups.attach("sbx_a", limits, 4242);
+    const read = (f: string) => fs.readFileSync(path.join(sandbox, f), "utf8");
+    expect(read("memory.max")).toBe(String(128 * MiB));
+    expect(read("memory.swap.max")).toBe("0");
+    expect(read("pids.max")).toBe("64");
+    expect(read("cpu.max")).toBe("50000 100000");
+    expect(read("cgroup.procs")).toBe("4242\n");
+    // No memory.events yet: nothing known; then the kernel counts a kill.
+    expect(member.oomKilledSince()).toBe(false);
+    fs.writeFileSync(path.join(sandbox, "memory.events"), "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+    expect(member.oomKilledSince()).toBe(true);
+    expect(cgroups.memoryEvents("sbx_a")).toEqual({ oomKills: 1, hits: 3 });
+  });
+
+  it("says why when a controller is not delegated, and when the daemon's cgroup has processes (EBUSY in the kernel)", () => {
+    const root = tempDir("sbx-cgv2-");
+    const { mountinfo } = fakeV2(root, ["memory"]);
+    const cgroups = new CgroupLimits({ dataDir: path.join(root, "d"), mountinfo, selfCgroup: "0::/daemon.service\n" });
+    expect(cgroups.controller("pids")).toMatchObject({
+      problem: expect.stringContaining("the pids controller is not delegated to the daemon's cgroup"),
+    });
+    // The base is no cgroup here (no cgroup.procs appears in a plain directory): said, not used.
+    expect(cgroups.controller("memory")).toMatchObject({ problem: expect.stringContaining("is not a cgroup") });
+    const limiter = new Limiter({
+      cgroups,
+      tmpSize: () => ({ supported: true, reason: null }),
+      workspaceProblem: "no quota",
+    });
+    const status = Object.fromEntries(limiter.sandboxStatus(DEFAULT_LIMITS, "bwrap").map((s) => [s.limit, s]));
+    expect(status.memory!.enforced).toBe(false);
+    expect(status.pids!.reason).toContain("not delegated");
+    expect(status.tmp!.enforced).toBe(true);
+    expect(status.workspace).toMatchObject({ enforced: false, reason: "no quota" });
+    // Isolation none: nothing is enforced, said.
+    const none = limiter.sandboxStatus(DEFAULT_LIMITS, "none");
+    expect(none.every((s) => !s.enforced)).toBe(true);
+    expect(none[0]!.reason).toContain("isolation none");
+  });
+});
+
+describe("the workspace limit", () => {
+  it("needs a project quota: said for the file system the data directory is on", () => {
+    const mountinfo = [
+      "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard",
+      "40 22 0:50 / /srv rw,relatime - xfs /dev/vdb rw,prjquota",
+    ].join("\n");
+    expect(workspaceQuotaProblem("/var/lib/sbx", mountinfo)).toBe(
+      "a workspace limit needs a file system quota; ext4 on / has no project quotas (mount option prjquota)",
+    );
+    expect(workspaceQuotaProblem("/srv/sbx", mountinfo)).toContain(
+      "xfs on /srv has project quotas, but sbx does not set them yet",
+    );
+  });
+});
