@@ -51,6 +51,7 @@ _sbx_subcommand() {
     "sandbox|create") REPLY="sandbox create" ;;
     "sandbox|list" | "sandbox|ls") REPLY="sandbox list" ;;
     "sandbox|show") REPLY="sandbox show" ;;
+    "sandbox|update") REPLY="sandbox update" ;;
     "sandbox|rm") REPLY="sandbox rm" ;;
     "daemon|run") REPLY="daemon run" ;;
     "daemon|start") REPLY="daemon start" ;;
@@ -281,15 +282,15 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox")
-      _sbx_commands="create list ls show rm"
+      _sbx_commands="create list ls show update rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "sandbox create")
       _sbx_commands=""
-      _sbx_options="--isolation --network --no-network --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--isolation --profile --api-url"
+      _sbx_options="--isolation --network --no-network --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--isolation --memory --pids --cpus --tmp-size --disk --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox list")
@@ -302,6 +303,12 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox update")
+      _sbx_commands=""
+      _sbx_options="--memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--memory --pids --cpus --tmp-size --disk --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox rm")
@@ -507,6 +514,7 @@ _sbx_values() {
     "jobs cancel|#0") _sbx_kind=job-id ;;
     "sandbox create|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
     "sandbox show|#0") _sbx_kind=sandbox-name ;;
+    "sandbox update|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;

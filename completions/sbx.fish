@@ -97,6 +97,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox list'
         case 'sandbox|show'
             set -g __sbx_next 'sandbox show'
+        case 'sandbox|update'
+            set -g __sbx_next 'sandbox update'
         case 'sandbox|rm'
             set -g __sbx_next 'sandbox rm'
         case 'daemon|run'
@@ -185,9 +187,13 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
             return 0
-        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile'
+        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
             return 0
-        case 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
+        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
+            return 0
+        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
+            return 0
+        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
             return 0
         case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
@@ -787,6 +793,7 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a create -d 'create a sandbox'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a rm -d 'remove a sandbox and its workspace'
 complete -c sbx -n '__sbx_at "sandbox"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -801,6 +808,11 @@ complete -c sbx -n '__sbx_at "sandbox"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap none' -d 'auto (bwrap where it works, else none), bwrap or none'
 complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'let its commands reach the network (bwrap: otherwise only lo)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'no network (needs bwrap)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
+complete -c sbx -n '__sbx_at "sandbox create"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
+complete -c sbx -n '__sbx_at "sandbox create"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
+complete -c sbx -n '__sbx_at "sandbox create"' -l tmp-size -x -d 'size of /tmp (a tmpfs): a write past it fails with ENOSPC'
+complete -c sbx -n '__sbx_at "sandbox create"' -l disk -x -d 'workspace disk (needs a file system quota; refused where none)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l json -d 'print the sandbox as JSON'
 complete -c sbx -n '__sbx_at "sandbox create"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox create"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -830,6 +842,22 @@ complete -c sbx -n '__sbx_at "sandbox show"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox show"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox show"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox show" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox update
+complete -c sbx -n '__sbx_at "sandbox update"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
+complete -c sbx -n '__sbx_at "sandbox update"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
+complete -c sbx -n '__sbx_at "sandbox update"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
+complete -c sbx -n '__sbx_at "sandbox update"' -l tmp-size -x -d 'size of /tmp (a tmpfs): a write past it fails with ENOSPC'
+complete -c sbx -n '__sbx_at "sandbox update"' -l disk -x -d 'workspace disk (needs a file system quota; refused where none)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l json -d 'print the sandbox as JSON'
+complete -c sbx -n '__sbx_at "sandbox update"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox update"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox update"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox update"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
 complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'cancel its executions and stop its processes first'
