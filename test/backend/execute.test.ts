@@ -46,6 +46,7 @@ describeIsolations("executions", (isolation) => {
         exit_code: 0,
         signal: null,
         system_error: null,
+        end_reason: null,
         record_pending: false,
         cancel_requested: false,
         stdout: "hi $HOME\n",

@@ -7,6 +7,7 @@ import { Readable } from "node:stream";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBackend } from "../../src/backend/backend.js";
+import { DEFAULT_LIMITS, LIMIT_NAMES } from "../../src/backend/drivers/limits/spec.js";
 import { VERSION } from "../../src/version.js";
 import {
   BWRAP,
@@ -42,6 +43,7 @@ describe("health and listening", () => {
         bwrap: BWRAP,
         none: { available: true, reason: null, version: null },
       },
+      limits: LIMIT_NAMES.map((limit) => expect.objectContaining({ limit, enforced: expect.any(Boolean) })),
     });
     expect(fs.statSync(backend.socketPath).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(backend.socketPath)).mode & 0o777).toBe(0o700);
@@ -146,6 +148,8 @@ describe("sandboxes", () => {
       host_workspace: workspace,
       workspace_bytes: null,
       driver: expect.objectContaining({ isolation: BWRAP.available ? "bwrap" : "none", available: true }),
+      limits: DEFAULT_LIMITS,
+      limit_status: LIMIT_NAMES.map((limit) => expect.objectContaining({ limit })),
     });
     expect(fs.statSync(workspace).mode & 0o777).toBe(0o700);
     const byId = await backend.api("GET", `/api/v1/sandbox/${res.json.sandbox_id}`);

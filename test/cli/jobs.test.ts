@@ -28,6 +28,7 @@ const JOB_SUMMARY_FIELDS = [
   "exit_code",
   "signal",
   "error",
+  "end_reason",
   "leftover_processes",
   "created_at",
   "started_at",

@@ -62,11 +62,21 @@ const OBSERVATION_FIELDS = [
   "error",
   "retry_after_ms",
 ];
-const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at"];
+const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at", "limits"];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
-const DAEMON_STATUS_FIELDS = ["running", "pid", "socket", "version", "started_at", "boot", "isolation", "storage"];
-const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver"];
+const DAEMON_STATUS_FIELDS = [
+  "running",
+  "pid",
+  "socket",
+  "version",
+  "started_at",
+  "boot",
+  "isolation",
+  "limits",
+  "storage",
+];
+const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver", "limit_status"];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];
 const PRUNE_FIELDS = ["deleted", "before", "kept_in_doubt"];

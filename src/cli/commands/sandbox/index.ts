@@ -49,7 +49,7 @@ function declareCreate(noun: Command, bind: Bind): void {
     )
     .option("--network", "let its commands reach the network (bwrap: otherwise only lo)")
     .option("--no-network", "no network (needs bwrap)");
-  limitOptions(cmd, "default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
+  limitOptions(cmd, "by default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./create.js")));
   declareChoices(cmd, "--isolation", ISOLATIONS);
   withExamples(cmd, [
@@ -70,7 +70,7 @@ function limitOptions(cmd: Command, defaults: string): void {
     .option("--cpus <n>", "CPU time as a number of cores, e.g. 0.5, 2; none: no limit")
     .option("--tmp-size <size>", "size of /tmp (a tmpfs): a write past it fails with ENOSPC")
     .option("--disk <size>", "workspace disk (needs a file system quota; refused where none)");
-  cmd.addHelpText("after", `\nLimits: ${defaults}; see sbx sandbox show NAME for how each is enforced here.`);
+  cmd.addHelpText("after", `\nLimits: ${defaults}.\nsbx sandbox show NAME says how each is enforced here.`);
 }
 
 function declareUpdate(noun: Command, bind: Bind): void {
