@@ -26,6 +26,8 @@ const built = spawnSync(
     "--outfile",
     outfile,
     path.join(root, "src", "cli", "entry.ts"),
+    // A thread's script is a second entry point: src/platform/threads.ts addresses it from src/.
+    path.join(root, "src", "receipts", "verify-worker.ts"),
   ],
   { stdio: "inherit" },
 );

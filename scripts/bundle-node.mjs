@@ -25,7 +25,11 @@ if (!fs.existsSync(rolldownEntry)) {
 const { build } = await import(pathToFileURL(rolldownEntry).href);
 fs.rmSync(outdir, { recursive: true, force: true });
 await build({
-  input: { entry: path.join(root, "src", "cli", "entry.ts") },
+  // A script that runs on a thread of its own is an entry too (src/platform/threads.ts finds it beside the chunks).
+  input: {
+    entry: path.join(root, "src", "cli", "entry.ts"),
+    "verify-worker": path.join(root, "src", "receipts", "verify-worker.ts"),
+  },
   platform: "node",
   external: [/^node:/, /^bun:/],
   logLevel: "warn",

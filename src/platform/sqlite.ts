@@ -38,6 +38,8 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** Write-ahead logging (the default); false keeps SQLite's rollback journal (a lock file). */
   wal?: boolean;
+  /** Only to read a database that exists, as it is (neither created, nor its mode or journal changed). */
+  readOnly?: boolean;
 }
 
 const require = createRequire(import.meta.url);
@@ -68,6 +70,11 @@ export function preparingOnce(db: Database): Database {
 
 /** Opens (creating if needed) a WAL database with a busy timeout, private to its user by default. */
 export function openDatabase(file: string, opts: OpenOptions = {}): Database {
+  if (opts.readOnly === true) {
+    const db = isBunRuntime() ? openBun(file, true) : openBetterSqlite3(file, true);
+    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
+    return db;
+  }
   const mode = opts.mode ?? 0o600;
   // Create the file ourselves so it is born with the right mode (no window at 0644).
   const fd = fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_RDWR, mode);
@@ -132,13 +139,16 @@ function isDriverLoadFailure(err: unknown): boolean {
 }
 
 /** Node: better-sqlite3 (a native addon). */
-function openBetterSqlite3(file: string): Database {
+function openBetterSqlite3(file: string, readOnly = false): Database {
   const addon = betterSqlite3Addon();
   let db: InstanceType<BetterSqlite3>;
   try {
     // A bundled copy finds the addon only by its path (its own search would start from the bundle).
     const BetterSqlite3 = imported !== null && addon !== null ? imported : (require("better-sqlite3") as BetterSqlite3);
-    db = new BetterSqlite3(file, addon === null ? {} : { nativeBinding: addon });
+    db = new BetterSqlite3(file, {
+      ...(addon === null ? {} : { nativeBinding: addon }),
+      ...(readOnly ? { readonly: true, fileMustExist: true } : {}),
+    });
   } catch (err) {
     throw isDriverLoadFailure(err) ? driverMissing(err) : err;
   }
@@ -215,11 +225,11 @@ function withBuffers<Row>(row: unknown): Row {
 }
 
 /** The Bun-compiled binary: bun:sqlite, with named parameters bound without prefixes (strict). */
-function openBun(file: string): Database {
+function openBun(file: string, readOnly = false): Database {
   const { Database: BunSqlite } = require("bun:sqlite") as {
-    Database: new (file: string, opts: { create: boolean; strict: boolean }) => BunDatabase;
+    Database: new (file: string, opts: { create?: boolean; readonly?: boolean; strict: boolean }) => BunDatabase;
   };
-  const db = new BunSqlite(file, { create: true, strict: true });
+  const db = new BunSqlite(file, readOnly ? { readonly: true, strict: true } : { create: true, strict: true });
   return {
     exec: (sql) => db.exec(sql),
     prepare: <Row>(sql: string): Statement<Row> => {

@@ -178,6 +178,7 @@ export interface StoreOptions {
  */
 export class ReceiptStore {
   private readonly redact: (text: string, what: "message" | "output") => string;
+  private readonly busyTimeoutMs: number;
 
   private constructor(
     private readonly db: Database,
@@ -185,6 +186,7 @@ export class ReceiptStore {
     opts: StoreOptions,
   ) {
     this.redact = opts.redact ?? ((t) => t);
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 15_000;
   }
 
   /** Loads what open() needs ahead (the SQLite driver, on Node); open() works without it, slower. */
@@ -231,9 +233,13 @@ export class ReceiptStore {
   }
 
   /** Recomputes the chain over every receipt (docs/receipt-chain.md), in one read snapshot. */
-  async verify(): Promise<VerifyReport> {
+  async verify(opts: { threads?: number } = {}): Promise<VerifyReport> {
     const { verifyStore } = await import("./verify-store.js");
-    return this.guard(() => verifyStore(this.db));
+    try {
+      return await verifyStore(this.db, { file: this.file, busyTimeoutMs: this.busyTimeoutMs, ...opts });
+    } catch (err) {
+      throw storeFailure(err, this.file);
+    }
   }
 
   /**

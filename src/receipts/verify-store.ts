@@ -7,6 +7,9 @@ import type { Database } from "../platform/sqlite.js";
 import type { ChainHead } from "./chain-log.js";
 import { ATTEMPT_FIELDS, ENCODED_DATA, LATER_FIELDS, OBSERVATION_FIELDS, REQUEST_FIELDS } from "./chain.js";
 import type { Row } from "./verify-receipt.js";
+import { availableThreads } from "../platform/threads.js";
+import { verifyFast } from "./verify-fast.js";
+import { verifyOnThreads } from "./verify-threads.js";
 import { type ChainRow, ChainVerifier, type VerifyReport } from "./verify.js";
 
 /** Rows of one query, grouped by receipt_id as they come (the query orders by it). */
@@ -147,7 +150,51 @@ function* select(db: Database, table: keyof typeof READS, inSql: boolean): Gener
 /** "JSON cannot hold BLOB values": a BLOB where sbx writes text. */
 const isBlobInJson = (err: unknown) => /\bBLOB\b/i.test(String((err as Error)?.message));
 
-export function verifyStore(db: Database): VerifyReport {
+export interface VerifyStoreOptions {
+  /** The database's file, for the connections of other threads (without it, one thread). */
+  file?: string;
+  busyTimeoutMs?: number;
+  /** Threads to prove it intact on (default: the CPUs here, at most 4, for a store of 16,384 positions or more). */
+  threads?: number;
+}
+
+/** From this many positions, a store is proved intact on several threads (each costs a few ms to start). */
+const THREADS_FROM = 16_384;
+const MOST_THREADS = 4;
+
+function threadsFor(db: Database): number {
+  const cpus = Math.min(availableThreads(), MOST_THREADS);
+  if (cpus < 2) return 1;
+  const highest = db.prepare<{ n: number | null }>("SELECT max(seq) AS n FROM chain").get()?.n ?? 0;
+  return highest >= THREADS_FROM ? cpus : 1;
+}
+
+/**
+ * The store verified in one read snapshot: proved intact in bulk (verify-fast.ts), on
+ * several threads where it is large (verify-threads.ts), or else entry by entry, which
+ * names every problem.
+ */
+export async function verifyStore(db: Database, opts: VerifyStoreOptions = {}): Promise<VerifyReport> {
+  let proveFirst = true;
+  const threads = opts.file === undefined ? 1 : (opts.threads ?? threadsFor(db));
+  if (threads > 1 && opts.file !== undefined) {
+    const data = { file: opts.file, busyTimeoutMs: opts.busyTimeoutMs ?? 15_000 };
+    const onThreads = await verifyOnThreads(db, data, threads).catch(() => "unavailable" as const);
+    if (onThreads !== "unavailable") {
+      if (onThreads !== null) return onThreads;
+      proveFirst = false;
+    }
+  }
+  db.exec("BEGIN");
+  try {
+    return (proveFirst ? verifyFast(db) : null) ?? verifyEntries(db);
+  } finally {
+    db.exec("COMMIT");
+  }
+}
+
+/** Entry by entry (verify.ts), naming every problem; in the caller's read transaction. */
+export function verifyEntries(db: Database): VerifyReport {
   try {
     return verifyIn(db, true);
   } catch (err) {
@@ -157,32 +204,25 @@ export function verifyStore(db: Database): VerifyReport {
 }
 
 function verifyIn(db: Database, inSql: boolean): VerifyReport {
-  db.exec("BEGIN");
-  try {
-    const chain: ChainRow[] = [];
-    for (const v of db
-      .prepare("SELECT seq, receipt_id, type, ref, prev, data, link FROM chain ORDER BY seq")
-      .values()) {
-      chain.push({
-        seq: v[0] as number,
-        receipt_id: v[1] as string,
-        type: v[2] as string,
-        ref: v[3] as number | null,
-        prev: v[4] as number | null,
-        data: v[5] as string | null,
-        link: String(v[6]),
-      });
-    }
-    const head = db.prepare<ChainHead>("SELECT seq, link FROM chain_head WHERE one = 1").get() ?? null;
-    const verifier = new ChainVerifier({ chain, head });
-    const rows = receiptsWithRows(
-      select(db, "receipts", inSql),
-      select(db, "attempts", inSql),
-      select(db, "observations", inSql),
-    );
-    for (const [id, request, attempts, observations] of rows) verifier.receipt(id, request, attempts, observations);
-    return verifier.finish();
-  } finally {
-    db.exec("COMMIT");
+  const chain: ChainRow[] = [];
+  for (const v of db.prepare("SELECT seq, receipt_id, type, ref, prev, data, link FROM chain ORDER BY seq").values()) {
+    chain.push({
+      seq: v[0] as number,
+      receipt_id: v[1] as string,
+      type: v[2] as string,
+      ref: v[3] as number | null,
+      prev: v[4] as number | null,
+      data: v[5] as string | null,
+      link: String(v[6]),
+    });
   }
+  const head = db.prepare<ChainHead>("SELECT seq, link FROM chain_head WHERE one = 1").get() ?? null;
+  const verifier = new ChainVerifier({ chain, head });
+  const rows = receiptsWithRows(
+    select(db, "receipts", inSql),
+    select(db, "attempts", inSql),
+    select(db, "observations", inSql),
+  );
+  for (const [id, request, attempts, observations] of rows) verifier.receipt(id, request, attempts, observations);
+  return verifier.finish();
 }

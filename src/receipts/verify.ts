@@ -111,6 +111,56 @@ function pruneRecord(row: ChainRow): PruneRecord | null {
   };
 }
 
+/** What the store's own entries say: its prunes, the runs of positions they explain, where the chain began. */
+export interface StoreEntries {
+  pruned: PruneRecord[];
+  /** Each run of positions a prune removed, by its first position (only runs before their checkpoint). */
+  gapsByFirst: Map<number, PrunedGap>;
+  /** From the (last) genesis entry. */
+  startedAt: string | null;
+  preChain: number;
+}
+
+/** Reads the store's own entries (receipt_id "") among rows in position order; the others are passed over. */
+export function readStoreEntries(rows: Iterable<ChainRow>): StoreEntries {
+  const out: StoreEntries = { pruned: [], gapsByFirst: new Map(), startedAt: null, preChain: 0 };
+  for (const row of rows) {
+    if (row.receipt_id !== "") continue;
+    if (row.type === "checkpoint") {
+      const rec = pruneRecord(row);
+      if (rec) {
+        out.pruned.push(rec);
+        for (const g of rec.gaps) if (g.last < row.seq) out.gapsByFirst.set(g.first, g);
+      }
+    } else if (row.type === "genesis") {
+      const d = parseObject(row.data);
+      out.startedAt = d ? String(d.started_at) : null;
+      out.preChain = d ? Number(d.pre_chain_receipts) : 0;
+    }
+  }
+  return out;
+}
+
+/**
+ * Positions first…last are absent: the link at `last` when prunes removed exactly that
+ * run (checkpoints' runs, end to end), else the first position no checkpoint covers.
+ */
+export function bridgeGap(
+  first: number,
+  last: number,
+  gapsByFirst: ReadonlyMap<number, PrunedGap>,
+): string | { missingFrom: number } {
+  let cursor = first;
+  let bridged: string | null = null;
+  while (cursor <= last) {
+    const g = gapsByFirst.get(cursor);
+    if (!g || g.last > last) break;
+    bridged = g.link;
+    cursor = g.last + 1;
+  }
+  return cursor > last && bridged !== null ? bridged : { missingFrom: cursor };
+}
+
 /**
  * A chain being verified: the store-wide structure when made (positions, prunes, the
  * head, the store's own entries), then each receipt's entries as its rows are given
@@ -141,17 +191,12 @@ export class ChainVerifier {
   constructor(private readonly input: ChainInput) {
     this.rows = Array.isArray(input.chain) ? (input.chain as ChainRow[]) : [...input.chain];
     this.complete = input.complete ?? (() => true);
-    const gapsByFirst = new Map<number, PrunedGap>();
-    for (const row of this.rows) {
-      this.bySeq[row.seq] = row;
-      if (row.receipt_id === "" && row.type === "checkpoint") {
-        const rec = pruneRecord(row);
-        if (rec) {
-          this.pruned.push(rec);
-          for (const g of rec.gaps) if (g.last < row.seq) gapsByFirst.set(g.first, g);
-        }
-      }
-    }
+    for (const row of this.rows) this.bySeq[row.seq] = row;
+    const store = readStoreEntries(this.rows);
+    this.pruned.push(...store.pruned);
+    const gapsByFirst = store.gapsByFirst;
+    this.startedAt = store.startedAt;
+    this.preChain = store.preChain;
     const start = input.start ?? { seq: 0, link: ZERO_LINK };
     let seq = start.seq;
     let link = start.link;
@@ -190,16 +235,10 @@ export class ChainVerifier {
   }
 
   /** Positions first…last are absent: pruned when checkpoints cover exactly that run (the link after it), else missing. */
-  private bridge(first: number, last: number, gapsByFirst: Map<number, PrunedGap>): string | null {
-    let cursor = first;
-    let bridged: string | null = null;
-    while (cursor <= last) {
-      const g = gapsByFirst.get(cursor);
-      if (!g || g.last > last) break;
-      bridged = g.link;
-      cursor = g.last + 1;
-    }
-    if (cursor > last) return bridged;
+  private bridge(first: number, last: number, gapsByFirst: ReadonlyMap<number, PrunedGap>): string | null {
+    const bridged = bridgeGap(first, last, gapsByFirst);
+    if (typeof bridged === "string") return bridged;
+    const cursor = bridged.missingFrom;
     const one = cursor === last;
     this.problem(
       "missing",
@@ -224,11 +263,6 @@ export class ChainVerifier {
         `position ${row.seq} is a ${row.type} entry that names no receipt`,
       );
       return;
-    }
-    if (row.type === "genesis") {
-      const d = parseObject(row.data);
-      this.startedAt = d ? String(d.started_at) : null;
-      this.preChain = d ? Number(d.pre_chain_receipts) : 0;
     }
     const before = this.before[row.seq] ?? null;
     if (

@@ -23,38 +23,13 @@ import {
 import type { ReceiptStore } from "../../src/receipts/store.js";
 import { REPO_ROOT } from "../support/cli.js";
 import { itNeeding } from "../support/requirements.js";
-import {
-  deadlineAnswer,
-  failedAnswer,
-  newReceipt,
-  succeededAnswer,
-  type TempStore,
-  tempStore,
-} from "../support/receipt-store.js";
+import { newReceipt, populate, succeededAnswer, type TempStore, tempStore } from "../support/receipt-store.js";
 
 let t: TempStore;
 beforeEach(() => {
   t = tempStore();
 });
 afterEach(() => t.remove());
-
-/** Three receipts: a success, a failure read back twice, one left in doubt; plus a resubmitted one. */
-function populate(store: ReceiptStore, at = new Date("2026-03-01T10:00:00.000Z")): string[] {
-  const later = (ms: number) => new Date(at.getTime() + ms);
-  const a = store.createForDispatch(newReceipt(), later(0)).receipt_id;
-  store.recordObservation(a, "answer", succeededAnswer("exe_a"), { attempt: 1, now: later(100) });
-  const b = store.createForDispatch(newReceipt(), later(1000)).receipt_id;
-  store.recordObservation(b, "answer", failedAnswer("exe_b"), { attempt: 1, now: later(1200) });
-  store.recordObservation(b, "refresh", failedAnswer("exe_b"), { now: later(1300) });
-  const c = store.createForDispatch(newReceipt(), later(2000)).receipt_id;
-  store.recordObservation(c, "answer", deadlineAnswer(), { attempt: 1, now: later(2500) });
-  const d = store.createForDispatch(newReceipt(), later(3000)).receipt_id;
-  store.recordObservation(d, "answer", deadlineAnswer(), { attempt: 1, now: later(3100) });
-  store.beginAttempt(d, later(3200));
-  store.noteExecutionId(d, "exe_d");
-  store.recordObservation(d, "answer", succeededAnswer("exe_d"), { attempt: 2, now: later(3300) });
-  return [a, b, c, d];
-}
 
 const problemsOf = async (store: ReceiptStore) =>
   (await store.verify()).problems.map((p) => ({ kind: p.kind, receipt_id: p.receipt_id, entry: p.entry }));
