@@ -16,17 +16,30 @@
 import crypto from "node:crypto";
 import type { Database } from "../platform/sqlite.js";
 import type { ChainHead, PrunedGap } from "./chain-log.js";
-import { ATTEMPT_FIELDS, OBSERVATION_FIELDS, REQUEST_FIELDS, ZERO_LINK } from "./chain.js";
+import { ATTEMPT_FIELDS, LATER_FIELDS, OBSERVATION_FIELDS, REQUEST_FIELDS, ZERO_LINK } from "./chain.js";
 import { bridgeGap, type ChainRow, readStoreEntries, type VerifyReport } from "./verify.js";
 
 /**
- * A row's data as SQLite's json_object writes it: what chain.ts's rowData writes for
- * integers, text and NULL (test/unit/receipt-chain.test.ts compares them). A BLOB fails
- * the query; a REAL is written otherwise (and so does not verify).
+ * A row's data (chain.ts: rowData) as SQLite's json_object writes it: integers, text and
+ * NULL exactly as canonical JSON does (test/unit/receipt-chain.test.ts compares them).
+ * A later field (chain.ts, LATER_FIELDS) is left out while null, as rowData does: one
+ * json_object for each case. A BLOB fails the query; a REAL is written otherwise (and
+ * so does not verify).
  */
 export function jsonObjectSql(fields: readonly string[], alias = ""): string {
   const at = alias === "" ? "" : `${alias}.`;
-  return `json_object(${fields.map((f) => `'${f}', ${at}${f}`).join(", ")})`;
+  const later = fields.filter((f) => LATER_FIELDS.has(f));
+  const object = (omit: ReadonlySet<string>) =>
+    `json_object(${fields
+      .filter((f) => !omit.has(f))
+      .map((f) => `'${f}', ${at}${f}`)
+      .join(", ")})`;
+  const choose = (i: number, omit: ReadonlySet<string>): string => {
+    const f = later[i];
+    if (f === undefined) return object(omit);
+    return `CASE WHEN ${at}${f} IS NULL THEN ${choose(i + 1, new Set([...omit, f]))} ELSE ${choose(i + 1, omit)} END`;
+  };
+  return choose(0, new Set());
 }
 
 /** Whether the entry at c covers an attempt row (a) or observation row (o) of its own receipt. */

@@ -5,10 +5,10 @@
 
 import type { Database } from "../platform/sqlite.js";
 import type { ChainHead } from "./chain-log.js";
-import { ATTEMPT_FIELDS, ENCODED_DATA, LATER_FIELDS, OBSERVATION_FIELDS, REQUEST_FIELDS } from "./chain.js";
+import { ATTEMPT_FIELDS, ENCODED_DATA, OBSERVATION_FIELDS, REQUEST_FIELDS } from "./chain.js";
 import type { Row } from "./verify-receipt.js";
 import { availableThreads } from "../platform/threads.js";
-import { verifyFast } from "./verify-fast.js";
+import { jsonObjectSql, verifyFast } from "./verify-fast.js";
 import { verifyOnThreads } from "./verify-threads.js";
 import { type ChainRow, ChainVerifier, type VerifyReport } from "./verify.js";
 
@@ -80,20 +80,12 @@ function* merge(
 }
 
 /**
- * A row's data (chain.ts: rowData) encoded by SQLite: json_object writes integers, text
- * and NULL exactly as canonical JSON does (test/unit/receipt-chain.test.ts compares
- * them), and it saves reading every column into JavaScript, which is most of the time
- * verify takes. (A REAL, which sbx never writes, is written otherwise: such a row shows
- * as changed. A BLOB fails the query: verifyStore then encodes in JavaScript.)
+ * A row's data (chain.ts: rowData) encoded by SQLite (verify-fast.ts: jsonObjectSql):
+ * it saves reading every column into JavaScript, which is most of the time verify takes.
+ * (A REAL, which sbx never writes, is written otherwise: such a row shows as changed. A
+ * BLOB fails the query: verifyStore then encodes in JavaScript.)
  */
-function encodedData(fields: readonly string[]): string {
-  let encoded = `json_object(${fields.map((f) => `'${f}', ${f}`).join(", ")})`;
-  // A later field is left out while null (chain.ts, LATER_FIELDS); json_remove keeps the rest as it was.
-  for (const f of fields.filter((f) => LATER_FIELDS.has(f))) {
-    encoded = `CASE WHEN ${f} IS NULL THEN json_remove(${encoded}, '$.${f}') ELSE ${encoded} END`;
-  }
-  return encoded;
-}
+const encodedData = (fields: readonly string[]): string => jsonObjectSql(fields);
 
 /** What verification reads of each table (the key columns, what derived checks use, the encoded data). */
 const READS = {

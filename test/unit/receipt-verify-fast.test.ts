@@ -9,7 +9,7 @@ import { openDatabase } from "../../src/platform/sqlite.js";
 import { verifyFast } from "../../src/receipts/verify-fast.js";
 import { verifyEntries, verifyStore } from "../../src/receipts/verify-store.js";
 import type { VerifyReport } from "../../src/receipts/verify.js";
-import { populate, type TempStore, tempStore } from "../support/receipt-store.js";
+import { answerOf, newReceipt, populate, type TempStore, tempStore } from "../support/receipt-store.js";
 
 let t: TempStore;
 beforeEach(() => {
@@ -49,6 +49,10 @@ async function onThreads(file: string, threads: number): Promise<VerifyReport> {
  */
 const TAMPERS: Array<[string, (ids: string[]) => Array<[string, ...unknown[]]>]> = [
   ["a changed body", ([a]) => [["UPDATE receipts SET body = x'7b7d' WHERE receipt_id = ?", a]]],
+  [
+    "a boot set on an observation afterwards",
+    ([a]) => [["UPDATE observations SET boot = 'boot-x' WHERE receipt_id = ?", a]],
+  ],
   ["a changed stdout", ([a]) => [["UPDATE observations SET stdout = 'bye' WHERE receipt_id = ?", a]]],
   ["a classification changed", ([a]) => [["UPDATE receipts SET classification = 'failed' WHERE receipt_id = ?", a]]],
   [
@@ -149,6 +153,19 @@ describe("the fast path against the entry-by-entry verifier", () => {
     expect(entries.intact).toBe(true);
     expect(fast).toEqual(entries);
     expect(await onThreads(t.file, 2)).toEqual(entries);
+  });
+
+  it("an answer that names its backend boot (a later column, hashed only when set): the same report", async () => {
+    const store = t.open();
+    populate(store);
+    const id = store.createForDispatch(newReceipt()).receipt_id;
+    store.recordObservation(id, "answer", answerOf({ outcome: "succeeded", exit_code: 0, boot: "boot-1" }, "exe_b"), {
+      attempt: 1,
+    });
+    expect(t.all("SELECT count(*) AS n FROM observations WHERE boot = 'boot-1'")).toEqual([{ n: 1 }]);
+    const { fast, entries } = bothWays(t.file);
+    expect(entries.intact).toBe(true);
+    expect(fast).toEqual(entries);
   });
 
   it("a pruned store: the same report, the prune said", async () => {
