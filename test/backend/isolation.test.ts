@@ -52,6 +52,13 @@ describeNeeding("bwrap", "a bwrap sandbox", () => {
     );
     expect(res.stdout).toBe("done\n");
     expect(res.stdout).not.toContain("root:");
+    // Failing to read it proves nothing where the command's uid could not read the host's
+    // file anyway (as root, commands run as an unprivileged uid): /etc/shadow is there, as
+    // /dev/null on a mount without devices, so it cannot be opened by anyone inside;
+    // should the host's file be bound in its place, it shows as a regular file.
+    const shadow = await run("stat -c %F /etc/shadow; cat /etc/shadow && echo read");
+    expect(shadow.stdout).toBe("character special file\n");
+    expect(shadow.stderr).toBe("cat: /etc/shadow: Permission denied\n");
     // Its own copy of the host's system directories is readable.
     expect((await run("head -c 4 /etc/passwd")).stdout).toBe("root");
   });
