@@ -240,6 +240,64 @@ describeNeeding(["cgroupMemory", "cgroupPids"], "cgroups after a crash", () => {
   });
 });
 
+describeNeeding(["bwrap", "prlimit"], "rlimits where there are no cgroups", () => {
+  const start = backendsPerTest();
+  it("memory: a process past RLIMIT_DATA gets ENOMEM (a MemoryError), the host is fine; show says how", async () => {
+    const b = await start({ drivers: { noCgroups: true } });
+    await createSandbox(b, "rl", { memory_bytes: 128 * MiB });
+    const status = (await b.api("GET", "/api/v1/sandbox/rl")).json.limit_status;
+    const memory = status.find((s: { limit: string }) => s.limit === "memory");
+    expect(memory.enforced).toBe(true);
+    expect(memory.how).toMatch(/^rlimit RLIMIT_DATA, per process \(no cgroup: cgroups are turned off/);
+    const res = (
+      await b.api("POST", "/api/v1/sandbox/rl/execute", {
+        body: { command: `python3 -c 'b = b"x" * (300 * 1024 * 1024); print("survived")'` },
+      })
+    ).json;
+    expect(res.stdout).not.toContain("survived");
+    expect(res.stderr).toContain("MemoryError");
+    expect(res.exit_code).toBe(1);
+    expect(res.end_reason ?? null).toBeNull();
+    const ok = (await b.api("POST", "/api/v1/sandbox/rl/execute", { body: { command: "echo ok" } })).json;
+    expect(ok.stdout).toBe("ok\n");
+  });
+
+  itNeeding("root", "pids: a fork bomb stops at RLIMIT_NPROC of the sandbox's own uid", async () => {
+    const b = await start({ drivers: { noCgroups: true } });
+    await createSandbox(b, "rlbomb", { pids: 64 });
+    const uid = (await b.api("GET", "/api/v1/sandbox/rlbomb")).json.driver.host_uid as number;
+    const ofUid = () =>
+      fs.readdirSync("/proc").filter((p) => {
+        if (!/^\d+$/.test(p)) return false;
+        try {
+          return fs.statSync(`/proc/${p}`).uid === uid;
+        } catch {
+          return false;
+        }
+      }).length;
+    let done = false;
+    const bomb = b
+      .api("POST", "/api/v1/sandbox/rlbomb/execute", {
+        body: { command: "(bomb() { bomb | bomb & }; bomb) & exec sleep 30", timeout: 3000 },
+      })
+      .finally(() => {
+        done = true;
+      });
+    // While it runs, the sandbox's uid never has more than 64 processes.
+    let peak = 0;
+    while (!done) {
+      peak = Math.max(peak, ofUid());
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const res = (await bomb).json;
+    expect(res.outcome).toBe("timed_out");
+    expect(res.stderr).toContain("Cannot fork");
+    expect(peak).toBeGreaterThan(8);
+    expect(peak).toBeLessThanOrEqual(64);
+    await until(() => ofUid() === 0, 10_000, "nothing of the sandbox's uid left");
+  });
+});
+
 describe("limits asked for", () => {
   const start = backendsPerTest();
   it("refuses a workspace limit where the file system has no quota, and bad values, saying why", async () => {

@@ -55,6 +55,8 @@ const NEEDS = {
   cgroupPids: { met: !("problem" in cgroupControllers.pids), why: cgroupWhy("pids") },
   /** The cpu controller likewise. */
   cgroupCpu: { met: !("problem" in cgroupControllers.cpu), why: cgroupWhy("cpu") },
+  /** util-linux's prlimit: the rlimits that stand in for missing cgroup controllers. */
+  prlimit: { met: hasTool("prlimit"), why: "prlimit is not installed (util-linux)" },
   /** bwrap sizes a tmpfs (--size, bubblewrap 0.5 and later). */
   tmpSize: { met: tmpSize.supported, why: tmpSize.reason ?? "" },
   /** Running as root (the attacks and host checks that only root can make or fail). */

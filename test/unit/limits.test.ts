@@ -183,6 +183,18 @@ describe("cgroup v2, file by file", () => {
     fs.writeFileSync(path.join(sandbox, "memory.events"), "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
     expect(member.oomKilledSince()).toBe(true);
     expect(cgroups.memoryEvents("sbx_a")).toEqual({ oomKills: 1, hits: 3 });
+    // A live environment joined once: each command's OOM kills are counted from its own start.
+    const limiter = new Limiter({
+      cgroups,
+      tmpSize: () => ({ supported: true, reason: null }),
+      workspaceProblem: "no quota",
+      prlimit: null,
+      ownUids: true,
+    });
+    const command = limiter.watch("sbx_a");
+    expect(command.oomKilled()).toBe(false);
+    fs.writeFileSync(path.join(sandbox, "memory.events"), "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n");
+    expect(command.oomKilled()).toBe(true);
   });
 
   it("says why when a controller is not delegated, and when the daemon's cgroup has processes (EBUSY in the kernel)", () => {
@@ -198,6 +210,8 @@ describe("cgroup v2, file by file", () => {
       cgroups,
       tmpSize: () => ({ supported: true, reason: null }),
       workspaceProblem: "no quota",
+      prlimit: null,
+      ownUids: true,
     });
     const status = Object.fromEntries(limiter.sandboxStatus(DEFAULT_LIMITS, "bwrap").map((s) => [s.limit, s]));
     expect(status.memory!.enforced).toBe(false);
@@ -208,6 +222,61 @@ describe("cgroup v2, file by file", () => {
     const none = limiter.sandboxStatus(DEFAULT_LIMITS, "none");
     expect(none.every((s) => !s.enforced)).toBe(true);
     expect(none[0]!.reason).toContain("isolation none");
+  });
+});
+
+describe("rlimits where a cgroup controller is missing", () => {
+  const limiter = (ownUids: boolean, prlimit: string | null) =>
+    new Limiter({
+      cgroups: { problem: "no cgroup hierarchy has the memory controller" },
+      tmpSize: () => ({ supported: true, reason: null }),
+      workspaceProblem: "no quota",
+      prlimit,
+      ownUids,
+    });
+  const byLimit = (l: Limiter) => Object.fromEntries(l.status().map((s) => [s.limit, s]));
+
+  it("memory: RLIMIT_DATA per process, said as weaker than a cgroup", () => {
+    const memory = byLimit(limiter(false, "/usr/bin/prlimit")).memory!;
+    expect(memory.enforced).toBe(true);
+    expect(memory.how).toBe(
+      "rlimit RLIMIT_DATA, per process (no cgroup: no cgroup hierarchy has the memory controller): a process past it gets ENOMEM; the sandbox as a whole is not bounded",
+    );
+  });
+
+  it("starts the leader under prlimit, which execs it in place; unchanged where cgroups do it", () => {
+    const leader = { file: "/usr/bin/bwrap", args: ["--args", "3", "--", "sh"] };
+    expect(limiter(true, "/usr/bin/prlimit").launch(DEFAULT_LIMITS, leader)).toEqual({
+      file: "/usr/bin/prlimit",
+      args: [
+        `--data=${DEFAULT_LIMITS.memory_bytes}:${DEFAULT_LIMITS.memory_bytes}`,
+        "--nproc=1024:1024",
+        "--",
+        "/usr/bin/bwrap",
+        "--args",
+        "3",
+        "--",
+        "sh",
+      ],
+    });
+    expect(limiter(false, "/usr/bin/prlimit").launch({ ...DEFAULT_LIMITS, memory_bytes: null }, leader)).toEqual(
+      leader,
+    );
+    expect(limiter(true, null).launch(DEFAULT_LIMITS, leader)).toEqual(leader);
+  });
+
+  it("pids: RLIMIT_NPROC only where each sandbox has a uid of its own; CPU never", () => {
+    expect(byLimit(limiter(true, "/usr/bin/prlimit")).pids!.how).toContain("RLIMIT_NPROC of the sandbox's own uid");
+    const asUser = byLimit(limiter(false, "/usr/bin/prlimit"));
+    expect(asUser.pids).toMatchObject({ enforced: false, how: null });
+    expect(asUser.pids!.reason).toContain("would count every process of the daemon's user");
+    expect(asUser.cpu!.reason).toContain("no rlimit shares CPU time");
+  });
+
+  it("without prlimit: nothing stands in, said", () => {
+    const none = byLimit(limiter(true, null));
+    expect(none.memory).toMatchObject({ enforced: false, how: null });
+    expect(none.memory!.reason).toContain("prlimit (util-linux) is not installed");
   });
 });
 

@@ -7,6 +7,7 @@ import type { DriverHost, DriverProbe, SandboxDriver } from "./driver.js";
 import { CgroupLimits } from "./limits/cgroups.js";
 import { Limiter, workspaceQuotaProblem } from "./limits/limiter.js";
 import { NoneDriver } from "./none.js";
+import { findOnPath } from "./bwrap/path-lookup.js";
 
 export interface DriverSetOptions {
   /** Who the daemon runs as and its PATH (daemonHost(), where the backend starts). */
@@ -14,8 +15,10 @@ export interface DriverSetOptions {
   bwrap?: Omit<BwrapDriverOptions, "host">;
   /** Pretend bwrap cannot run here (tests of the fallback, `--isolation none` daemons). */
   disableBwrap?: boolean;
-  /** The backend's data directory: its sandboxes' cgroups are named after it (limits/cgroups.ts). None: no limits. */
+  /** The backend's data directory: its sandboxes' cgroups are named after it (limits/cgroups.ts). None: no cgroups. */
   dataDir?: string;
+  /** Use no cgroups (tests of the rlimit fallback, as on a machine without them). */
+  noCgroups?: boolean;
 }
 
 export class DriverSet {
@@ -29,9 +32,13 @@ export class DriverSet {
     const dataDir = opts.dataDir;
     this.limits = new Limiter({
       cgroups:
-        dataDir === undefined
-          ? { problem: "this backend has no data directory to name cgroups after" }
-          : new CgroupLimits({ dataDir }),
+        opts.noCgroups === true
+          ? { problem: "cgroups are turned off for this backend" }
+          : dataDir === undefined
+            ? { problem: "this backend has no data directory to name cgroups after" }
+            : new CgroupLimits({ dataDir }),
+      prlimit: findOnPath("prlimit", `${opts.host.path}:/usr/bin:/bin`),
+      ownUids: opts.host.uid === 0,
       tmpSize: () => bwrap?.tmpSizeSupport() ?? { supported: false, reason: "bwrap is not set up" },
       workspaceProblem: workspaceQuotaProblem(dataDir ?? "/"),
     });

@@ -212,10 +212,12 @@ export class BwrapDriver implements SandboxDriver {
         tmpBytes: this.tmpSize ? req.placement.limits.tmp_bytes : null,
       });
       const commandLine = bwrapCommandLine(FD.args, req.argv);
-      const launch =
+      const leader =
         gate === null || identity === null
           ? { file: this.program, args: commandLine }
           : gate.enter(identity, this.program, commandLine);
+      // Under the rlimits that stand in for cgroup controllers missing here (limits/limiter.ts).
+      const launch = this.opts.limits?.launch(req.placement.limits, leader) ?? leader;
       child = spawn(launch.file, launch.args, {
         cwd: "/",
         // Nothing of the request (nor of the backend) in bwrap's own environment.

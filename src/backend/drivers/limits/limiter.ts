@@ -1,9 +1,11 @@
 // The backend's limits mechanism (docs/drivers.md, "Limits"): for each limit, whether
 // and how this machine enforces it — cgroups (cgroups.ts) for memory, pids and CPU,
-// bwrap's tmpfs size for /tmp, a file system quota for the workspace — said honestly
-// for /health, `daemon status` and `sandbox show`; and the one hook a driver calls:
-// join(), which puts a run's held leader into its sandbox's cgroup before the run
-// starts anything.
+// rlimits where a cgroup controller is missing (per process, weaker, said so), bwrap's
+// tmpfs size for /tmp, a file system quota for the workspace — said honestly for
+// /health, `daemon status` and `sandbox show`; and the one hook a driver calls: join(),
+// which puts a held leader into its sandbox's cgroup before it starts anything, and
+// launch(), which starts the leader under the rlimits that stand in for missing controllers. A driver whose sandbox is one live environment joins its leader
+// once, when the environment starts, and asks watch() for each command it runs in it.
 
 import fs from "node:fs";
 import type { Isolation, LimitName, LimitStatus, SandboxLimits } from "../../../protocol/types.js";
@@ -28,6 +30,13 @@ const CGROUP_FILE: Record<"memory" | "pids" | "cpu", Record<1 | 2, string>> = {
 export interface LimiterOptions {
   /** The cgroups of this backend's sandboxes, or why there are none (not root, no cgroup file system). */
   cgroups: CgroupLimits | { problem: string };
+  /**
+   * util-linux's prlimit, which sets a held leader's rlimits where a cgroup controller
+   * is missing; null: not installed (no fallback).
+   */
+  prlimit: string | null;
+  /** Whether each sandbox's commands run as a host uid of its own (a root daemon): RLIMIT_NPROC then bounds one sandbox. */
+  ownUids: boolean;
   /** Whether bwrap here can size a tmpfs (`--size`, bubblewrap 0.5 and later). */
   tmpSize: () => { supported: boolean; reason: string | null };
   /** Why a workspace limit cannot be enforced on this backend's disk. */
@@ -65,6 +74,44 @@ export class Limiter {
     if ("problem" in cgroups) return NO_RUN_LIMITS;
     const membership: CgroupMembership = cgroups.attach(sandboxId, limits, pid);
     return { oomKilled: () => membership.oomKilledSince(), done: () => membership.leave() };
+  }
+
+  /**
+   * A command started in a sandbox whose leader joined already (a live environment):
+   * whether memory ended it is read against the OOM kills counted from now.
+   */
+  watch(sandboxId: string): RunLimits {
+    const cgroups = this.opts.cgroups;
+    if ("problem" in cgroups) return NO_RUN_LIMITS;
+    const baseline = cgroups.memoryEvents(sandboxId)?.oomKills ?? 0;
+    return { oomKilled: () => (cgroups.memoryEvents(sandboxId)?.oomKills ?? 0) > baseline, done: () => {} };
+  }
+
+  /**
+   * How to start a leader with the rlimits that stand in for missing cgroup controllers:
+   * under util-linux's prlimit, which lowers its own limits and execs the leader in
+   * place (same pid; every process the leader starts inherits them). Set by the process
+   * itself, so no capability is needed (a root without CAP_SYS_RESOURCE cannot set
+   * another uid's). Unchanged when no rlimit is needed.
+   */
+  launch(limits: SandboxLimits, leader: { file: string; args: string[] }): { file: string; args: string[] } {
+    const args: string[] = [];
+    if (limits.memory_bytes !== null && this.rlimitFor("memory") !== null) {
+      args.push(`--data=${limits.memory_bytes}:${limits.memory_bytes}`);
+    }
+    if (limits.pids !== null && this.rlimitFor("pids") !== null) args.push(`--nproc=${limits.pids}:${limits.pids}`);
+    if (args.length === 0 || this.opts.prlimit === null) return leader;
+    return { file: this.opts.prlimit, args: [...args, "--", leader.file, ...leader.args] };
+  }
+
+  /** The rlimit that stands in for a controller missing here, with what it bounds; null when a cgroup does it or none can. */
+  private rlimitFor(controller: "memory" | "pids" | "cpu"): string | null {
+    const cgroups = this.opts.cgroups;
+    const missing = "problem" in cgroups ? cgroups.problem : "problem" in cgroups.controller(controller);
+    if (missing === false || this.opts.prlimit === null) return null;
+    if (controller === "memory") return "RLIMIT_DATA, per process";
+    if (controller === "pids" && this.opts.ownUids) return "RLIMIT_NPROC of the sandbox's own uid";
+    return null;
   }
 
   /** A sandbox was removed: its cgroup goes, with anything left in it. */
@@ -112,9 +159,27 @@ export class Limiter {
     const controller = controllerOf(limit);
     if (controller !== null) {
       const cgroups = this.opts.cgroups;
-      if ("problem" in cgroups) return { how: null, reason: cgroups.problem };
-      const st = cgroups.controller(controller);
-      if ("problem" in st) return { how: null, reason: st.problem };
+      const st = "problem" in cgroups ? cgroups : cgroups.controller(controller);
+      if ("problem" in st) {
+        // No cgroup: an rlimit where one bounds something, said for what it is.
+        const rlimit = this.rlimitFor(controller);
+        if (rlimit !== null) {
+          const what =
+            controller === "memory"
+              ? "a process past it gets ENOMEM; the sandbox as a whole is not bounded"
+              : "a fork past it fails with EAGAIN";
+          return { how: `rlimit ${rlimit} (no cgroup: ${st.problem}): ${what}`, reason: null };
+        }
+        const why =
+          controller === "cpu"
+            ? "; no rlimit shares CPU time"
+            : controller === "pids" && this.opts.prlimit !== null
+              ? "; RLIMIT_NPROC would count every process of the daemon's user, not the sandbox's"
+              : this.opts.prlimit === null
+                ? "; prlimit (util-linux) is not installed for an rlimit instead"
+                : "";
+        return { how: null, reason: `${st.problem}${why}` };
+      }
       return {
         how: `cgroup v${st.version} ${controller} controller (${CGROUP_FILE[controller][st.version]})`,
         reason: null,
