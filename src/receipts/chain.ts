@@ -57,6 +57,7 @@ export const OBSERVATION_FIELDS = [
   "boot",
   "classification",
   "definitive",
+  "end_reason",
   "error_code",
   "error_message",
   "execution_id",
@@ -81,7 +82,7 @@ export const OBSERVATION_FIELDS = [
  * hashed before its column existed (where the column now reads null) keeps its link,
  * while setting, changing or clearing one later shows.
  */
-export const LATER_FIELDS: ReadonlySet<string> = new Set(["boot"]);
+export const LATER_FIELDS: ReadonlySet<string> = new Set(["boot", "end_reason"]);
 
 /** One column's value as canonical JSON. A BLOB where text belongs is encoded so that it can never match. */
 function valueText(v: unknown): string {

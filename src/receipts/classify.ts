@@ -52,10 +52,7 @@ export interface Classified {
   exit_code: number | null;
   signal: string | null;
   system_error: string | null;
-  /**
-   * Why the command ended beyond its exit (`out_of_memory`), as the answer said; shown, not
-   * stored (the receipt chain's observation encoding, version 1, has no place for it).
-   */
+  /** Why the command ended beyond its exit (`out_of_memory`: its sandbox's memory limit), as the answer said. */
   end_reason: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;

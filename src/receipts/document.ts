@@ -33,6 +33,8 @@ export interface ReceiptDocument {
   exit_code: number | null;
   signal: string | null;
   system_error: string | null;
+  /** `out_of_memory`: the kernel killed the command at its sandbox's memory limit; else null. */
+  end_reason: string | null;
   record_pending: boolean;
   http_status: number | null;
   error: { code: string; message: string } | null;
@@ -67,6 +69,7 @@ export interface ObservationDocument {
   exit_code: number | null;
   signal: string | null;
   system_error: string | null;
+  end_reason: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -185,6 +188,7 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     exit_code: o.exit_code,
     signal: o.signal,
     system_error: o.system_error,
+    end_reason: o.end_reason,
     record_pending: o.record_pending,
     error: o.error_code === null ? null : { code: o.error_code, message: o.error_message ?? "" },
     retry_after_ms: o.retry_after_ms,
@@ -220,6 +224,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     exit_code: answered?.exit_code ?? null,
     signal: answered?.signal ?? null,
     system_error: answered?.system_error ?? null,
+    end_reason: answered?.end_reason ?? null,
     record_pending: answered?.record_pending ?? false,
     http_status: answered?.http_status ?? null,
     error: answered?.error_code ? { code: answered.error_code, message: answered.error_message ?? "" } : null,

@@ -94,4 +94,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // receipt keeps of its handle. Hashed only when set (chain.ts, LATER_FIELDS), so the
   // entries of observations stored before it keep their links.
   "ALTER TABLE observations ADD COLUMN boot TEXT;",
+  // 6: why the command ended beyond its exit, as the answer said (`out_of_memory`: its
+  // sandbox's memory limit). Hashed only when set (chain.ts, LATER_FIELDS).
+  "ALTER TABLE observations ADD COLUMN end_reason TEXT;",
 ];

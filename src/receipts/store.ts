@@ -84,6 +84,8 @@ export interface ObservationRow {
   stderr_truncated: boolean;
   /** The backend boot the answer named (its execution's, or its process's current run's); null when none. */
   boot: string | null;
+  /** Why the command ended beyond its exit (`out_of_memory`), as the answer said; null when it said nothing more. */
+  end_reason: string | null;
 }
 
 export interface StoredReceipt {
@@ -121,6 +123,7 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     stdout_truncated: r.stdout_truncated === 1,
     stderr_truncated: r.stderr_truncated === 1,
     boot: (r.boot as string | null) ?? null,
+    end_reason: (r.end_reason as string | null) ?? null,
   };
 }
 
@@ -155,6 +158,7 @@ export function observationRow(
     stdout_truncated: c.stdout_truncated,
     stderr_truncated: c.stderr_truncated,
     boot: c.boot,
+    end_reason: c.end_reason,
   };
 }
 
@@ -329,8 +333,9 @@ export class ReceiptStore {
           .prepare(
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
-               error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot,
+               end_reason)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -356,6 +361,7 @@ export class ReceiptStore {
             c.stdout_truncated ? 1 : 0,
             c.stderr_truncated ? 1 : 0,
             c.boot,
+            c.end_reason,
           );
         withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {

@@ -291,8 +291,8 @@ describeNeeding(["bwrap", "prlimit"], "rlimits where there are no cgroups", () =
     }
     const res = (await bomb).json;
     expect(res.outcome).toBe("timed_out");
+    // Refused at the limit (the bomb may then die out between two looks: no lower bound on what was seen).
     expect(res.stderr).toContain("Cannot fork");
-    expect(peak).toBeGreaterThan(8);
     expect(peak).toBeLessThanOrEqual(64);
     await until(() => ofUid() === 0, 10_000, "nothing of the sandbox's uid left");
   });

@@ -144,6 +144,17 @@ describe("where each controller is (planCgroups)", () => {
   });
 });
 
+/** A Limiter over these cgroups: /tmp sizable, no workspace quota. */
+function testLimiter(cgroups: CgroupLimits | { problem: string }, prlimit: string | null, ownUids: boolean): Limiter {
+  return new Limiter({
+    cgroups,
+    tmpSize: () => ({ supported: true, reason: null }),
+    workspaceProblem: "no quota",
+    prlimit,
+    ownUids,
+  });
+}
+
 /** A directory tree shaped as a cgroup v2 file system where the daemon's cgroup is `own`. */
 function fakeV2(root: string, controllers: string[]): { mountinfo: string; own: string } {
   const own = path.join(root, "daemon.service");
@@ -184,13 +195,7 @@ describe("cgroup v2, file by file", () => {
     expect(member.oomKilledSince()).toBe(true);
     expect(cgroups.memoryEvents("sbx_a")).toEqual({ oomKills: 1, hits: 3 });
     // A live environment joined once: each command's OOM kills are counted from its own start.
-    const limiter = new Limiter({
-      cgroups,
-      tmpSize: () => ({ supported: true, reason: null }),
-      workspaceProblem: "no quota",
-      prlimit: null,
-      ownUids: true,
-    });
+    const limiter = testLimiter(cgroups, null, true);
     const command = limiter.watch("sbx_a");
     expect(command.oomKilled()).toBe(false);
     fs.writeFileSync(path.join(sandbox, "memory.events"), "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n");
@@ -206,13 +211,7 @@ describe("cgroup v2, file by file", () => {
     });
     // The base is no cgroup here (no cgroup.procs appears in a plain directory): said, not used.
     expect(cgroups.controller("memory")).toMatchObject({ problem: expect.stringContaining("is not a cgroup") });
-    const limiter = new Limiter({
-      cgroups,
-      tmpSize: () => ({ supported: true, reason: null }),
-      workspaceProblem: "no quota",
-      prlimit: null,
-      ownUids: true,
-    });
+    const limiter = testLimiter(cgroups, null, true);
     const status = Object.fromEntries(limiter.sandboxStatus(DEFAULT_LIMITS, "bwrap").map((s) => [s.limit, s]));
     expect(status.memory!.enforced).toBe(false);
     expect(status.pids!.reason).toContain("not delegated");
@@ -227,13 +226,7 @@ describe("cgroup v2, file by file", () => {
 
 describe("rlimits where a cgroup controller is missing", () => {
   const limiter = (ownUids: boolean, prlimit: string | null) =>
-    new Limiter({
-      cgroups: { problem: "no cgroup hierarchy has the memory controller" },
-      tmpSize: () => ({ supported: true, reason: null }),
-      workspaceProblem: "no quota",
-      prlimit,
-      ownUids,
-    });
+    testLimiter({ problem: "no cgroup hierarchy has the memory controller" }, prlimit, ownUids);
   const byLimit = (l: Limiter) => Object.fromEntries(l.status().map((s) => [s.limit, s]));
 
   it("memory: RLIMIT_DATA per process, said as weaker than a cgroup", () => {

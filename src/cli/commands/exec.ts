@@ -159,12 +159,6 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   }
   if (!opts.json && !live) await printExactOutput(ctx, api, doc);
   const code = printDispatchOutcome(ctx, doc, opts.json, { outputShown: !opts.json });
-  if (outcome.classified.end_reason === "out_of_memory") {
-    // Not a bare signal 9: the sandbox's memory limit ended it, and how to give it more.
-    ctx.io.err(
-      `sbx: ${doc.execution_id ?? doc.receipt_id} was killed: out of memory (the memory limit of sandbox ${opts.sandbox}: sbx sandbox show ${opts.sandbox}; raise it with sbx sandbox update ${opts.sandbox} --memory SIZE)`,
-    );
-  }
   if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, doc, opts.json);
   return code;
 }

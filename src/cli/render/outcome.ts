@@ -42,6 +42,13 @@ export function printDispatchOutcome(
       ctx.io.err(`sbx: the receipt ${doc.receipt_id} keeps only the last ${humanBytes(RECORD_OUTPUT_LIMIT)} of ${s}`);
     }
   }
+  if (doc.end_reason === "out_of_memory") {
+    // Not a bare signal 9: the sandbox's memory limit ended it, and how to give it more.
+    const s = doc.sandbox_id;
+    ctx.io.err(
+      `sbx: ${doc.execution_id ?? doc.receipt_id} was killed: out of memory (the memory limit of sandbox ${s}: sbx sandbox show ${s}; raise it with sbx sandbox update ${s} --memory SIZE)`,
+    );
+  }
   const settled = doc.classification === "succeeded" || doc.classification === "failed";
   if (!settled) {
     const line = explain(doc);

@@ -49,6 +49,7 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
       doc.exit_code === null ? null : `exit_code ${doc.exit_code}`,
       doc.signal === null ? null : `signal ${doc.signal}`,
       doc.system_error === null ? null : `system_error ${doc.system_error}`,
+      doc.end_reason === null ? null : `end_reason ${doc.end_reason}`,
       doc.record_pending ? "record_pending" : null,
     ].filter(Boolean);
     line("Result", detail.join(", "));
