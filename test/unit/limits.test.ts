@@ -273,6 +273,39 @@ describe("rlimits where a cgroup controller is missing", () => {
   });
 });
 
+describe("cgroup v2 on this machine, for real", () => {
+  // Only the cgroup2 mount of this machine, as a v2-only machine has it: what the
+  // kernel's cgroup.controllers says of the daemon's (this process's) own cgroup decides.
+  const v2Mount = fs
+    .readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .find((l) => l.includes(" - cgroup2 "));
+  const itWithV2 = v2Mount === undefined ? it.skip : it;
+  itWithV2(
+    `${v2Mount === undefined ? "[skipped: no cgroup2 mount here] " : ""}uses a controller only where it is delegated, and says why not`,
+    () => {
+      const own = fs.readFileSync("/proc/self/cgroup", "utf8");
+      const plan = planCgroups(v2Mount!, own, (dir) =>
+        fs.readFileSync(path.join(dir, "cgroup.controllers"), "utf8").trim().split(/\s+/).filter(Boolean),
+      );
+      const mountPoint = v2Mount!.split(" - ")[0]!.split(" ")[4]!;
+      for (const c of ["memory", "pids", "cpu"] as const) {
+        const ownDir = path.join(
+          mountPoint,
+          own
+            .split("\n")
+            .find((l) => l.startsWith("0::"))!
+            .slice(3),
+        );
+        const offered = fs.readFileSync(path.join(ownDir.replace(/(.)\/+$/, "$1"), "cgroup.controllers"), "utf8");
+        if (offered.split(/\s+/).includes(c)) expect(plan[c]).toMatchObject({ version: 2 });
+        else
+          expect(plan[c]).toMatchObject({ missing: expect.stringContaining(`the ${c} controller is not delegated`) });
+      }
+    },
+  );
+});
+
 describe("the workspace limit", () => {
   it("needs a project quota: said for the file system the data directory is on", () => {
     const mountinfo = [
