@@ -4,11 +4,17 @@
 // never says "intact" where verify.ts finds a problem. The problems themselves are
 // named by verify.ts (test/unit/receipt-chain.test.ts).
 
+import { once } from "node:events";
+import fs from "node:fs";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/platform/sqlite.js";
 import { verifyFast } from "../../src/receipts/verify-fast.js";
 import { verifyEntries, verifyStore } from "../../src/receipts/verify-store.js";
+import { verifyOnThreads } from "../../src/receipts/verify-threads.js";
 import type { VerifyReport } from "../../src/receipts/verify.js";
+import { REPO_ROOT } from "../support/cli.js";
 import { answerOf, newReceipt, populate, type TempStore, tempStore } from "../support/receipt-store.js";
 
 let t: TempStore;
@@ -197,4 +203,31 @@ describe("the fast path against the entry-by-entry verifier", () => {
       expect(await onThreads(t.file, 2)).toEqual(entries);
     },
   );
+});
+
+// verifyStore falls back to one thread whenever threads cannot be used, with the same
+// report: these prove the threads themselves run, in the layouts sbx ships.
+describe("the threads", () => {
+  it("prove an untouched store on threads of their own (not by falling back), and prove nothing of a tampered one", async () => {
+    const ids = populate(t.open());
+    const db = openDatabase(t.file);
+    try {
+      expect(await verifyOnThreads(db, { file: t.file, busyTimeoutMs: 1000 }, 2)).toEqual(bothWays(t.file).entries);
+      t.sql("UPDATE observations SET stdout = 'bye' WHERE receipt_id = ?", ids[0]);
+      expect(await verifyOnThreads(db, { file: t.file, busyTimeoutMs: 1000 }, 2)).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
+
+  it("start from the Node bundle, where the thread's script is an entry of its own beside the chunks", async () => {
+    const script = path.join(REPO_ROOT, "dist", "node", "verify-worker.cjs");
+    expect(fs.existsSync(script), `${script} (scripts/bundle-node.mjs)`).toBe(true);
+    populate(t.open());
+    const worker = new Worker(script, { workerData: { file: t.file, busyTimeoutMs: 1000 } });
+    const [first] = await once(worker, "message");
+    expect(first).toEqual({ type: "open" });
+    worker.postMessage({ type: "end" });
+    await once(worker, "exit");
+  });
 });
