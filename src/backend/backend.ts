@@ -338,8 +338,10 @@ class Backend {
       this.executions.closeAfterShutdown();
       this.jobs.closeAfterShutdown();
       await this.edge.flushConnections(stopped);
-      // Every run ended: the sandboxes' cgroups go (a crash leaves them to the next start).
+      // Every run ended: the sandboxes' cgroups go (a crash leaves them to the next start),
+      // and the workspaces of their own size are unmounted (mounted again at their next use).
       this.drivers.limits.close();
+      this.drivers.workspaceDisks.close();
     }
     await stopped;
     this.store.close();

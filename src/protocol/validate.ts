@@ -171,7 +171,7 @@ export const LIMIT_MINIMUM = {
   pids: 8,
   cpus: 0.01,
   tmp_bytes: 1024 * 1024,
-  workspace_bytes: 1024 * 1024,
+  workspace_bytes: 16 * 1024 * 1024,
 } as const;
 
 /** Why requested limits (SandboxLimitsRequest) cannot be used, or null: known fields, numbers at or over their minimum, or null. */

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
+import { isMountPoint } from "../../src/backend/drivers/limits/workspace-disk.js";
 import { DEFAULT_LIMITS } from "../../src/backend/drivers/limits/spec.js";
 import { describeNeeding, itNeeding } from "../support/requirements.js";
 import { backendsPerTest, startTestBackend, type TestBackend, until } from "./support.js";
@@ -146,8 +147,7 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids"], "limits enforced by cgr
     expect(status.pids).toMatchObject({ value: 100, enforced: true });
     expect(status.pids.how).toMatch(/^cgroup v[12] pids controller/);
     expect(status.tmp).toMatchObject({ value: 16 * MiB, enforced: true });
-    expect(status.workspace).toMatchObject({ value: null, enforced: false, how: null });
-    expect(status.workspace.reason).toMatch(/quota/);
+    expect(status.workspace).toMatchObject({ value: null, enforced: false });
     const health = (await b.api("GET", "/api/v1/health")).json;
     const memory = health.limits.find((l: { limit: string }) => l.limit === "memory");
     expect(memory).toMatchObject({ value: DEFAULT_LIMITS.memory_bytes, enforced: true });
@@ -298,17 +298,67 @@ describeNeeding(["bwrap", "prlimit"], "rlimits where there are no cgroups", () =
   });
 });
 
+describeNeeding(["bwrap", "workspaceDisk"], "a workspace of its own size", () => {
+  const start = backendsPerTest();
+  it("a write past it is ENOSPC inside, sbx cp refuses what does not fit, the host's disk is untouched; rm and stop unmount it", async () => {
+    const b = await start();
+    const made = await createSandbox(b, "disk", { workspace_bytes: 32 * MiB });
+    expect(made.limits.workspace_bytes).toBe(32 * MiB);
+    const shown = (await b.api("GET", "/api/v1/sandbox/disk")).json;
+    const workspace = shown.host_workspace as string;
+    const status = shown.limit_status.find((s: { limit: string }) => s.limit === "workspace");
+    expect(status).toMatchObject({ value: 32 * MiB, enforced: true });
+    expect(status.how).toMatch(/^a file system of its own/);
+    expect(isMountPoint(workspace)).toBe(true);
+    expect(fs.readdirSync(workspace)).toEqual([]);
+    const res = (
+      await b.api("POST", "/api/v1/sandbox/disk/execute", {
+        body: {
+          command: 'dd if=/dev/zero of=/workspace/fill bs=1M count=64 2>&1; echo "dd: $?"; ls -ln /workspace/fill',
+        },
+      })
+    ).json;
+    expect(res.stdout).toContain("No space left on device");
+    expect(res.stdout).not.toContain("dd: 0\n");
+    // What was written stays in the workspace's own file system, below its size.
+    expect(fs.statSync(path.join(workspace, "fill")).size).toBeLessThanOrEqual(32 * MiB);
+    // A copy that cannot fit is refused before a byte is written.
+    const put = await b.api("PUT", `/api/v1/sandbox/disk/files?path=big.bin&size=${8 * MiB}`, {
+      raw: Buffer.alloc(8 * MiB),
+      headers: { "content-type": "application/octet-stream" },
+    });
+    expect(put.status).toBe(413);
+    expect(put.json.error.code).toBe("workspace_full");
+    expect(fs.existsSync(path.join(workspace, "big.bin"))).toBe(false);
+    // Its size is set at create.
+    const changed = await b.api("PATCH", "/api/v1/sandbox/disk", { body: { limits: { workspace_bytes: 64 * MiB } } });
+    expect(changed.status).toBe(400);
+    expect(changed.json.error.details.field).toBe("limits.workspace_bytes");
+    // The daemon stops: unmounted; started again: mounted at the next use, the files still there.
+    await b.stop();
+    expect(isMountPoint(workspace)).toBe(false);
+    const again = await startTestBackend({}, b.dir);
+    const ls = (await again.api("POST", "/api/v1/sandbox/disk/execute", { body: { command: "ls /workspace" } })).json;
+    expect(ls.stdout).toBe("fill\n");
+    expect(isMountPoint(workspace)).toBe(true);
+    expect((await again.api("DELETE", "/api/v1/sandbox/disk")).status).toBe(200);
+    expect(isMountPoint(workspace)).toBe(false);
+    expect(fs.existsSync(path.dirname(workspace))).toBe(false);
+    await again.stop();
+  });
+});
+
 describe("limits asked for", () => {
   const start = backendsPerTest();
-  it("refuses a workspace limit where the file system has no quota, and bad values, saying why", async () => {
+  it("refuses a workspace limit it cannot enforce (isolation none), and bad values, saying why", async () => {
     const b = await start();
     const res = await b.api("POST", "/api/v1/sandbox/create", {
-      body: { name: "w", limits: { workspace_bytes: 64 * MiB } },
+      body: { name: "w", isolation: "none", limits: { workspace_bytes: 64 * MiB } },
     });
     expect(res.status).toBe(400);
     expect(res.json.error.code).toBe("limit_unavailable");
     expect(res.json.error.details).toMatchObject({ limit: "workspace", field: "limits.workspace_bytes" });
-    expect(res.json.error.message).toMatch(/quota/);
+    expect(res.json.error.message).toMatch(/isolation none/);
     for (const [limits, field] of [
       [{ memory_bytes: 1 }, "limits.memory_bytes"],
       [{ pids: 2.5 }, "limits.pids"],

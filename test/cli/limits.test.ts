@@ -34,7 +34,7 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids"], "sbx with limits", () =
     expect(shown.stdout).toMatch(/^limit_memory\t64 MiB, enforced: cgroup v[12] memory controller/m);
     expect(shown.stdout).toMatch(/^limit_pids\t100 processes, enforced: cgroup v[12] pids controller/m);
     expect(shown.stdout).toMatch(/^limit_tmp\t8 MiB, enforced: tmpfs size \(bwrap --size\)/m);
-    expect(shown.stdout).toMatch(/^limit_workspace\tno limit \(a workspace limit needs a file system quota/m);
+    expect(shown.stdout).toMatch(/^limit_workspace\tno limit \(when set: a file system of its own/m);
     const updated = await local.sbx(["sandbox", "update", "small", "--cpus", "0.5", "--pids", "none"]);
     expect(updated.code, updated.stderr).toBe(0);
     expect(updated.stdout).toMatch(/^limit_cpu\t0.5 CPUs, enforced: cgroup v[12] cpu controller/m);
@@ -44,9 +44,11 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids"], "sbx with limits", () =
   });
 
   it("refuses what it cannot enforce or read, saying why: 125, nothing created", async () => {
-    const disk = await local.sbx(["sandbox", "create", "big", "--disk", "10g"]);
+    const disk = await local.sbx(["sandbox", "create", "big", "--isolation", "none", "--disk", "1g"]);
     expect(disk.code).toBe(125);
-    expect(disk.stderr).toMatch(/the workspace limit cannot be enforced here: .*quota.*; no sandbox was created/);
+    expect(disk.stderr).toMatch(
+      /the workspace limit cannot be enforced here: isolation none .*; no sandbox was created/,
+    );
     const bad = await local.sbx(["sandbox", "create", "bad", "--memory", "lots"]);
     expect(bad.code).toBe(125);
     expect(bad.stderr).toContain('--memory "lots" is not a size (e.g. 512m, 2GiB, or none)');

@@ -12,6 +12,8 @@ import { describe, it, type TestFunction } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap/driver.js";
 import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
+import { WorkspaceDisks } from "../../src/backend/drivers/limits/workspace-disk.js";
+import { findOnPath } from "../../src/backend/drivers/bwrap/path-lookup.js";
 import { canBuildBinary } from "./binary.js";
 
 const isRoot = process.getuid?.() === 0;
@@ -26,6 +28,10 @@ const cgroupControllers = (() => {
   probe.close();
   return found;
 })();
+const workspaceDisks = new WorkspaceDisks({
+  asRoot: isRoot,
+  find: (program) => findOnPath(program, `${process.env.PATH ?? ""}:/usr/sbin:/usr/bin:/sbin:/bin`),
+});
 const cgroupWhy = (c: keyof typeof cgroupControllers) => {
   const st = cgroupControllers[c];
   return "problem" in st ? st.problem : "";
@@ -55,6 +61,8 @@ const NEEDS = {
   cgroupPids: { met: !("problem" in cgroupControllers.pids), why: cgroupWhy("pids") },
   /** The cpu controller likewise. */
   cgroupCpu: { met: !("problem" in cgroupControllers.cpu), why: cgroupWhy("cpu") },
+  /** A workspace of its own size can be made here (root, loop devices, mkfs.ext4), as the backend finds it. */
+  workspaceDisk: { met: workspaceDisks.problem === null, why: workspaceDisks.problem ?? "" },
   /** util-linux's prlimit: the rlimits that stand in for missing cgroup controllers. */
   prlimit: { met: hasTool("prlimit"), why: "prlimit is not installed (util-linux)" },
   /** bwrap sizes a tmpfs (--size, bubblewrap 0.5 and later). */

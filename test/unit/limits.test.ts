@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { baseName, CgroupLimits, planCgroups } from "../../src/backend/drivers/limits/cgroups.js";
-import { Limiter, workspaceQuotaProblem } from "../../src/backend/drivers/limits/limiter.js";
+import { Limiter } from "../../src/backend/drivers/limits/limiter.js";
 import {
   cgroupSettings,
   DEFAULT_LIMITS,
@@ -149,7 +149,7 @@ function testLimiter(cgroups: CgroupLimits | { problem: string }, prlimit: strin
   return new Limiter({
     cgroups,
     tmpSize: () => ({ supported: true, reason: null }),
-    workspaceProblem: "no quota",
+    workspace: { problem: "no quota" },
     prlimit,
     ownUids,
   });
@@ -304,19 +304,4 @@ describe("cgroup v2 on this machine, for real", () => {
       }
     },
   );
-});
-
-describe("the workspace limit", () => {
-  it("needs a project quota: said for the file system the data directory is on", () => {
-    const mountinfo = [
-      "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard",
-      "40 22 0:50 / /srv rw,relatime - xfs /dev/vdb rw,prjquota",
-    ].join("\n");
-    expect(workspaceQuotaProblem("/var/lib/sbx", mountinfo)).toBe(
-      "a workspace limit needs a file system quota; ext4 on / has no project quotas (mount option prjquota)",
-    );
-    expect(workspaceQuotaProblem("/srv/sbx", mountinfo)).toContain(
-      "xfs on /srv has project quotas, but sbx does not set them yet",
-    );
-  });
 });

@@ -5,7 +5,8 @@ import type { Isolation, IsolationStatus } from "../../protocol/types.js";
 import { BwrapDriver, type BwrapDriverOptions } from "./bwrap/driver.js";
 import type { DriverHost, DriverProbe, SandboxDriver } from "./driver.js";
 import { CgroupLimits } from "./limits/cgroups.js";
-import { Limiter, workspaceQuotaProblem } from "./limits/limiter.js";
+import { Limiter } from "./limits/limiter.js";
+import { WorkspaceDisks } from "./limits/workspace-disk.js";
 import { NoneDriver } from "./none.js";
 import { findOnPath } from "./bwrap/path-lookup.js";
 
@@ -26,9 +27,16 @@ export class DriverSet {
   private readonly probes: Record<Isolation, DriverProbe>;
   /** The sandboxes' resource limits: whether and how each is enforced here. */
   readonly limits: Limiter;
+  /** Workspaces with a disk limit: file systems of their own. */
+  readonly workspaceDisks: WorkspaceDisks;
 
   constructor(opts: DriverSetOptions) {
     let bwrap: BwrapDriver | null = null;
+    const searchPath = `${opts.host.path}:/usr/sbin:/usr/bin:/sbin:/bin`;
+    this.workspaceDisks = new WorkspaceDisks({
+      asRoot: opts.host.uid === 0,
+      find: (program) => findOnPath(program, searchPath),
+    });
     const dataDir = opts.dataDir;
     this.limits = new Limiter({
       cgroups:
@@ -37,10 +45,10 @@ export class DriverSet {
           : dataDir === undefined
             ? { problem: "this backend has no data directory to name cgroups after" }
             : new CgroupLimits({ dataDir }),
-      prlimit: findOnPath("prlimit", `${opts.host.path}:/usr/bin:/bin`),
+      prlimit: findOnPath("prlimit", searchPath),
       ownUids: opts.host.uid === 0,
       tmpSize: () => bwrap?.tmpSizeSupport() ?? { supported: false, reason: "bwrap is not set up" },
-      workspaceProblem: workspaceQuotaProblem(dataDir ?? "/"),
+      workspace: this.workspaceDisks,
     });
     bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host, limits: this.limits });
     this.drivers = { bwrap, none: new NoneDriver(opts.host) };

@@ -246,8 +246,31 @@ export class SandboxRegistry {
         });
       }
     }
-    this.checkedLimits(withDefaults(req.limits), isolation);
-    return this.insert({ name: req.name, isolation, network, limits: req.limits ?? null });
+    const limits = this.checkedLimits(withDefaults(req.limits), isolation);
+    const row = this.insert({ name: req.name, isolation, network, limits: req.limits ?? null });
+    if (limits.workspace_bytes !== null) {
+      // A workspace of its own size: made now (its size is fixed), or no sandbox at all.
+      const sandboxDir = this.sandboxDir(row.sandbox_id);
+      try {
+        this.drivers.workspaceDisks.create(
+          sandboxDir,
+          this.workspaceDir(row.sandbox_id),
+          limits.workspace_bytes,
+          this.identity(row),
+        );
+      } catch (err) {
+        this.drivers.workspaceDisks.release(this.workspaceDir(row.sandbox_id));
+        this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
+        fs.rmSync(sandboxDir, { recursive: true, force: true });
+        const reason = (err as Error).message;
+        throw new Refusal(ErrorCodes.limitUnavailable, `the workspace limit cannot be set up: ${reason}`, {
+          field: "limits.workspace_bytes",
+          limit: "workspace",
+          reason,
+        });
+      }
+    }
+    return row;
   }
 
   /**
@@ -257,6 +280,12 @@ export class SandboxRegistry {
   update(row: SandboxRow, asked: SandboxLimitsRequest): SandboxRow {
     const stored = row.limits === null ? {} : (JSON.parse(row.limits) as SandboxLimitsRequest);
     const merged: SandboxLimitsRequest = { ...stored, ...asked };
+    if (asked.workspace_bytes !== undefined && withDefaults(merged).workspace_bytes !== limitsOf(row).workspace_bytes) {
+      throw invalidField(
+        "limits.workspace_bytes",
+        "the workspace limit is set when the sandbox is created (its file system has that size); it cannot be changed",
+      );
+    }
     const limits = this.checkedLimits(withDefaults(merged), row.isolation);
     const text = JSON.stringify(merged);
     this.store.transaction(() => this.store.setSandboxLimits(row.sandbox_id, text));
@@ -312,6 +341,7 @@ export class SandboxRegistry {
     this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
     this.driver(row).release?.(this.placement(row));
     this.drivers.limits.release(row.sandbox_id);
+    this.drivers.workspaceDisks.release(this.workspaceDir(row.sandbox_id));
     fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
   }
 
@@ -349,6 +379,11 @@ export class SandboxRegistry {
     makePrivateDir(path.join(this.dataDir, "sandboxes"));
     makePrivateDir(this.sandboxDir(sandboxId));
     makePrivateDir(dir);
+    // A workspace of its own size is mounted again after the daemon stopped (workspace-disk.ts).
+    if (this.drivers.workspaceDisks.has(this.sandboxDir(sandboxId))) {
+      this.drivers.workspaceDisks.ensure(this.sandboxDir(sandboxId), dir);
+      makePrivateDir(dir);
+    }
     const identity = row ? this.identity(row) : null;
     if (identity !== null && !ownedBy(dir, identity)) fs.chownSync(dir, identity.uid, identity.gid);
     return dir;

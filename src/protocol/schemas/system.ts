@@ -46,8 +46,9 @@ const limitFields = {
   tmp_bytes: Nullable(Count({ minimum: 1024 * 1024 }), {
     description: "Size of /tmp (and of /var/tmp), a tmpfs: a write past it fails with ENOSPC.",
   }),
-  workspace_bytes: Nullable(Count({ minimum: 1024 * 1024 }), {
-    description: "Disk the workspace may take; needs a filesystem quota (refused where there is none).",
+  workspace_bytes: Nullable(Count({ minimum: 16 * 1024 * 1024 }), {
+    description:
+      "Disk the workspace may take: a file system of its own of that size (a root daemon with loop devices; refused elsewhere). Set at create only.",
   }),
 };
 

@@ -1,13 +1,12 @@
 // The backend's limits mechanism (docs/drivers.md, "Limits"): for each limit, whether
 // and how this machine enforces it — cgroups (cgroups.ts) for memory, pids and CPU,
 // rlimits where a cgroup controller is missing (per process, weaker, said so), bwrap's
-// tmpfs size for /tmp, a file system quota for the workspace — said honestly for
+// tmpfs size for /tmp, a file system of its own for the workspace — said honestly for
 // /health, `daemon status` and `sandbox show`; and the one hook a driver calls: join(),
 // which puts a held leader into its sandbox's cgroup before it starts anything, and
 // launch(), which starts the leader under the rlimits that stand in for missing controllers. A driver whose sandbox is one live environment joins its leader
 // once, when the environment starts, and asks watch() for each command it runs in it.
 
-import fs from "node:fs";
 import type { Isolation, LimitName, LimitStatus, SandboxLimits } from "../../../protocol/types.js";
 import type { CgroupLimits, CgroupMembership } from "./cgroups.js";
 import { controllerOf, DEFAULT_LIMITS, LIMIT_FIELD, LIMIT_NAMES } from "./spec.js";
@@ -39,8 +38,8 @@ export interface LimiterOptions {
   ownUids: boolean;
   /** Whether bwrap here can size a tmpfs (`--size`, bubblewrap 0.5 and later). */
   tmpSize: () => { supported: boolean; reason: string | null };
-  /** Why a workspace limit cannot be enforced on this backend's disk. */
-  workspaceProblem: string;
+  /** Workspaces of their own size (workspace-disk.ts): `problem` says why there are none here. */
+  workspace: { problem: string | null };
 }
 
 export class Limiter {
@@ -191,40 +190,12 @@ export class Limiter {
         ? { how: "tmpfs size (bwrap --size): a write past it fails with ENOSPC", reason: null }
         : { how: null, reason: tmp.reason };
     }
-    return { how: null, reason: this.opts.workspaceProblem };
-  }
-}
-
-/**
- * Why a workspace limit cannot be enforced for workspaces under `dir`: it needs a
- * quota of the file system (project quotas, mount option prjquota) — which sbx does
- * not set yet — or a size-limited mount of its own per workspace.
- */
-export function workspaceQuotaProblem(dir: string, mountinfo = readMountinfo()): string {
-  let best: { mountPoint: string; fstype: string; options: string } | null = null;
-  for (const line of mountinfo.split("\n")) {
-    const [left, right] = line.split(" - ");
-    if (!left || !right) continue;
-    const fields = left.split(" ");
-    const mountPoint = fields[4]?.replace(/\\040/g, " ");
-    const [fstype = "?", , superOptions = ""] = right.split(" ");
-    if (mountPoint === undefined) continue;
-    const under = mountPoint === "/" || dir === mountPoint || dir.startsWith(`${mountPoint}/`);
-    if (under && (best === null || mountPoint.length >= best.mountPoint.length)) {
-      best = { mountPoint, fstype, options: `${fields[5] ?? ""},${superOptions}` };
-    }
-  }
-  const where = best === null ? "the data directory's file system" : `${best.fstype} on ${best.mountPoint}`;
-  if (best !== null && /(^|,)(prjquota|pquota|prjjquota)(,|$)/.test(best.options)) {
-    return `a workspace limit needs a project quota per workspace; ${where} has project quotas, but sbx does not set them yet`;
-  }
-  return `a workspace limit needs a file system quota; ${where} has no project quotas (mount option prjquota)`;
-}
-
-function readMountinfo(): string {
-  try {
-    return fs.readFileSync("/proc/self/mountinfo", "utf8");
-  } catch {
-    return "";
+    const problem = this.opts.workspace.problem;
+    return problem === null
+      ? {
+          how: "a file system of its own: an ext4 image of that size, loop-mounted at the workspace (a write past it fails with ENOSPC; set at create)",
+          reason: null,
+        }
+      : { how: null, reason: problem };
   }
 }

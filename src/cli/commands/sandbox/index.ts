@@ -69,7 +69,7 @@ function limitOptions(cmd: Command, defaults: string): void {
     .option("--pids <n>", "processes (and threads) at once; a fork past it fails")
     .option("--cpus <n>", "CPU time as a number of cores, e.g. 0.5, 2; none: no limit")
     .option("--tmp-size <size>", "size of /tmp (a tmpfs): a write past it fails with ENOSPC")
-    .option("--disk <size>", "workspace disk (needs a file system quota; refused where none)");
+    .option("--disk <size>", "workspace disk: a file system of its own (create only; root)");
   cmd.addHelpText("after", `\nLimits: ${defaults}.\nsbx sandbox show NAME says how each is enforced here.`);
 }
 
