@@ -129,7 +129,12 @@ export async function createTrafficValidator(document: Doc): Promise<(ex: WireEx
     const request = { method: ex.method, path: url.pathname, query, headers: ex.requestHeaders, body };
     const op = api.router.matchOperation(request);
     let answer: unknown = null;
-    if (ex.responseBody !== null && mediaType(ex.responseHeaders["content-type"]) === "application/json") {
+    // A body cut by the recorder (past its limit, or the client went away mid-answer) is no JSON to parse.
+    if (
+      ex.responseBody !== null &&
+      !ex.truncated &&
+      mediaType(ex.responseHeaders["content-type"]) === "application/json"
+    ) {
       try {
         answer = JSON.parse(ex.responseBody);
       } catch {
