@@ -136,7 +136,12 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   );
   // Before anything is held: a driver whose own options are broken stops the start here.
   const host = opts.drivers?.host ?? daemonHost();
-  const drivers = new DriverSet({ ...opts.drivers, host, dataDir: opts.dataDir });
+  const drivers = new DriverSet({
+    ...opts.drivers,
+    host,
+    dataDir: opts.dataDir,
+    bwrap: { runDir: path.join(opts.dataDir, "run"), log: opts.log ?? (() => {}), ...opts.drivers?.bwrap },
+  });
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   preparePrivateDir(opts.dataDir);
   // Ownership first, for the backend's whole life: the data directory's lock, then the
@@ -195,6 +200,7 @@ class Backend {
   ) {
     const log = opts.log ?? (() => {});
     this.log = log;
+    this.drivers = drivers;
     const isolation = drivers.status();
     log(
       isolation.bwrap.available
@@ -204,7 +210,6 @@ class Backend {
     const now = opts.now ?? Date.now;
     const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now, asRoot);
     this.sandboxes = sandboxes;
-    this.drivers = drivers;
     sandboxes.removeStagedUploads();
     sandboxes.assignIdentities();
     const events = new EventLog({
@@ -338,12 +343,17 @@ class Backend {
       this.executions.closeAfterShutdown();
       this.jobs.closeAfterShutdown();
       await this.edge.flushConnections(stopped);
-      // Every run ended: the sandboxes' cgroups go (a crash leaves them to the next start),
-      // and the workspaces of their own size are unmounted (mounted again at their next use).
+      // Every live sandbox ends with its backend (a real crash ends them too, through
+      // --die-with-parent); then, every run ended, the sandboxes' cgroups go (a crash
+      // leaves them to the next start), and the workspaces of their own size are
+      // unmounted (mounted again at their next use).
+      await this.drivers.shutdown();
       this.drivers.limits.close();
       this.drivers.workspaceDisks.close();
     }
     await stopped;
+    // A simulated crash leaves what runs to restart recovery, like the rest.
+    if (opts.simulateCrash) this.drivers.abandon();
     this.store.close();
     // Only our own socket (the file we bound, not one that replaced it since).
     this.unix?.removeFile();

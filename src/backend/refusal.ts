@@ -27,6 +27,7 @@ export const REFUSAL_CODES = [
   ErrorCodes.stdinBusy,
   ErrorCodes.invalidCursor,
   ErrorCodes.notStarted,
+  ErrorCodes.sandboxStartFailed,
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

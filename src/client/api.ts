@@ -15,6 +15,7 @@ import {
   type SandboxDetails,
   type SandboxList,
   type SandboxUpdateRequest,
+  type SandboxStopped,
   type StorageReport,
 } from "../protocol/types.js";
 import type { Requests, SendRequest } from "./http.js";
@@ -168,6 +169,26 @@ export class Api {
     await this.call(`remove sandbox ${id}`, {
       method: "DELETE",
       path: routePath("sandbox.delete", { id }, { force: opts.force }),
+      deadlineMs: 120_000,
+    });
+  }
+
+  /** Ends a sandbox's environment and everything in it (sent once, with a key); says what was ended. */
+  stopSandbox(id: string, idempotencyKey: string): Promise<SandboxStopped> {
+    return this.call(`stop sandbox ${id}`, {
+      method: "POST",
+      path: routePath("sandbox.stop", { id }),
+      idempotencyKey,
+      deadlineMs: 120_000,
+    });
+  }
+
+  /** Starts a sandbox's environment; answers the sandbox once it runs. */
+  startSandbox(id: string, idempotencyKey: string): Promise<Sandbox & Partial<SandboxDetails>> {
+    return this.call(`start sandbox ${id}`, {
+      method: "POST",
+      path: routePath("sandbox.start", { id }),
+      idempotencyKey,
       deadlineMs: 120_000,
     });
   }

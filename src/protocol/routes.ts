@@ -22,6 +22,8 @@ export const ROUTES = {
   "sandbox.get": { method: "GET", path: "sandbox/:id", mutation: false },
   "sandbox.update": { method: "PATCH", path: "sandbox/:id", mutation: true },
   "sandbox.delete": { method: "DELETE", path: "sandbox/:id", mutation: true },
+  "sandbox.stop": { method: "POST", path: "sandbox/:id/stop", mutation: true },
+  "sandbox.start": { method: "POST", path: "sandbox/:id/start", mutation: true },
   execute: { method: "POST", path: "sandbox/:id/execute", mutation: true },
   "executions.list": { method: "GET", path: "sandbox/:id/executions", mutation: false },
   "executions.get": { method: "GET", path: "sandbox/:id/executions/:eid", mutation: false },

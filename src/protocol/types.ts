@@ -46,6 +46,8 @@ export type {
   SandboxCreateRequest,
   Sandbox,
   SandboxDetails,
+  SandboxEnvironment,
+  SandboxStopped,
   SandboxList,
   SandboxLimits,
   SandboxLimitsRequest,

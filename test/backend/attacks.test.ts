@@ -233,6 +233,7 @@ describeNeeding("bwrap", "attacks on a bwrap sandbox", () => {
           network: false,
           fds: { seccomp: null, status: null, setup: null },
           workspace: { path: gate === null ? ws : gate.pathFor(ws) },
+          runDir: null,
           cwd: "/workspace",
           env: { PATH: "/usr/bin:/bin" },
         });
@@ -256,10 +257,14 @@ describeNeeding("bwrap", "attacks on a bwrap sandbox", () => {
       });
       await until(() => processesWithArg(tag).length === 1, 10_000, "the command to run");
       const [pid] = processesWithArg(tag);
-      // The sandbox's init is the command's parent; bwrap, on the host, is the init's parent.
+      // The sandbox's init is the command's parent, bwrap's pid 1 the init's, and bwrap
+      // itself, on the host, that one's: the sandbox's leader, started by the backend.
       const parent = (p: number) => Number(fs.readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
-      const bwrap = parent(parent(pid!));
+      const ns = (p: number) => fs.readlinkSync(`/proc/${p}/ns/pid`);
+      let bwrap = pid!;
+      while (ns(bwrap) !== ns(process.pid)) bwrap = parent(bwrap);
       expect(fs.readFileSync(`/proc/${bwrap}/comm`, "utf8").trim()).toBe("bwrap");
+      expect(parent(bwrap)).toBe(process.pid);
       expect(fs.readFileSync(`/proc/${bwrap}/environ`, "utf8")).toBe("");
       process.kill(pid!, "SIGKILL");
       expect((await started).json.stdout).toBe("/nonexistent.so\n");

@@ -94,19 +94,29 @@ describeNeeding("bwrap", "a bwrap sandbox", () => {
     expect(interfaces(onlineDev.join("\n")).sort()).toEqual(host.sort());
   });
 
-  it("sees only its own processes", async () => {
-    const sleep = uniqueSleep();
-    const started = await b.api("POST", "/api/v1/sandbox/default/processes", {
-      body: { command: ["sleep", sleep] },
-    });
-    expect(started.status).toBe(201);
-    await until(() => processesWithArg(sleep).length === 1, 5000, "the process to run");
+  it("sees its own sandbox's processes, and none of the host's or another sandbox's", async () => {
+    const mine = uniqueSleep();
+    const theirs = uniqueSleep();
+    const other = await b.api("POST", "/api/v1/sandbox/create", { body: { name: "other-procs" } });
+    expect(other.status).toBe(201);
+    const started = [
+      await b.api("POST", "/api/v1/sandbox/default/processes", { body: { command: ["sleep", mine] } }),
+      await b.api("POST", "/api/v1/sandbox/other-procs/processes", { body: { command: ["sleep", theirs] } }),
+    ];
+    expect(started.map((s) => s.status)).toEqual([201, 201]);
+    await until(() => processesWithArg(mine).length + processesWithArg(theirs).length === 2, 5000, "both to run");
     const res = await run("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done");
-    expect(res.stdout).not.toContain(sleep);
+    expect(res.stdout).toContain(mine);
+    expect(res.stdout).not.toContain(theirs);
     expect(res.stdout).not.toContain("vitest");
-    // bwrap (pid 1), the shell, and whatever the shell runs: nothing of the host's.
-    expect(res.stdout.trim().split("\n").length).toBeLessThan(6);
-    await b.api("DELETE", `/api/v1/sandbox/default/processes/${started.json.process_id}?grace_ms=100`);
+    // bwrap's pid 1, the init, the sleep, the shell, and whatever the shell runs: nothing of the host's.
+    expect(res.stdout.trim().split("\n").length).toBeLessThan(8);
+    for (const [sandbox, s] of [
+      ["default", started[0]!],
+      ["other-procs", started[1]!],
+    ] as const) {
+      await b.api("DELETE", `/api/v1/sandbox/${sandbox}/processes/${s.json.process_id}?grace_ms=100`);
+    }
   });
 
   it("keeps /workspace between executions and shares it with processes", async () => {

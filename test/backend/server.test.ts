@@ -150,6 +150,8 @@ describe("sandboxes", () => {
       driver: expect.objectContaining({ isolation: BWRAP.available ? "bwrap" : "none", available: true }),
       limits: DEFAULT_LIMITS,
       limit_status: LIMIT_NAMES.map((limit) => expect.objectContaining({ limit })),
+      // Nothing has run in it yet: no environment (none has no environment of its own).
+      environment: BWRAP.available ? { state: "stopped", started_at: null, init_pid: null, processes: 0 } : null,
     });
     expect(fs.statSync(workspace).mode & 0o777).toBe(0o700);
     const byId = await backend.api("GET", `/api/v1/sandbox/${res.json.sandbox_id}`);

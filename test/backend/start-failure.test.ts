@@ -19,8 +19,9 @@ describeNeeding("bwrap", "a sandbox that cannot be set up", () => {
     );
     // Set up once, as it should be…
     expect((await b.api("POST", `${S}/execute`, { body: { command: ["true"] } })).json.exit_code).toBe(0);
-    // …then no more.
+    // …then no more: its environment, stopped, cannot start again.
     etc.breakIt();
+    expect((await b.api("POST", `${S}/stop`)).json.was_running).toBe(true);
   });
   afterAll(async () => {
     await b.stop();

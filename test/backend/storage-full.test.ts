@@ -32,7 +32,8 @@ describeNeeding("tmpfs", "a full disk under the backend (a small tmpfs, as root)
     );
 
     const filler = fillUntilFree(fsys.dir);
-    fs.writeFileSync(path.join(workspace, "go"), "now\n");
+    // Written off the event loop: the backend in this process hands the command its streams.
+    await fs.promises.writeFile(path.join(workspace, "go"), "now\n");
     const answer = await exec;
     expect(answer.status).toBe(200);
     // It ran and its result exists: record_pending, never `pending`.

@@ -78,7 +78,14 @@ const DAEMON_STATUS_FIELDS = [
   "limits",
   "storage",
 ];
-const SANDBOX_DETAILS_FIELDS = [...SANDBOX_FIELDS, "host_workspace", "workspace_bytes", "driver", "limit_status"];
+const SANDBOX_DETAILS_FIELDS = [
+  ...SANDBOX_FIELDS,
+  "host_workspace",
+  "workspace_bytes",
+  "driver",
+  "limit_status",
+  "environment",
+];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];
 const PRUNE_FIELDS = ["deleted", "before", "kept_in_doubt"];

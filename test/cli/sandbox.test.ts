@@ -78,3 +78,33 @@ describeNeeding("bwrap", "where bwrap runs", () => {
     expect(shown.out).toMatch(/^workspace\t\/workspace$/m);
   });
 });
+
+describeNeeding("bwrap", "a sandbox's environment from the command line", () => {
+  it("sandbox show says whether it runs; stop says what it ended; start and the next exec start it again", async () => {
+    const sbx = await withBackend();
+    expect((await sbx(["sandbox", "create", "web"])).code).toBe(0);
+    expect((await sbx(["sandbox", "show", "web"])).out).toMatch(
+      /^environment\tstopped \(the next command starts it\)$/m,
+    );
+    expect((await sbx(["process", "start", "-s", "web", "--name", "srv", "--", "sleep", "600"])).code).toBe(0);
+    const running = await sbx(["sandbox", "show", "web"]);
+    expect(running.out).toMatch(/^environment\trunning since \S+, \d+ processes \(init pid \d+\)$/m);
+
+    const stopped = await sbx(["sandbox", "stop", "web"]);
+    expect(stopped.code).toBe(0);
+    expect(stopped.err).toBe(
+      "sbx: stopped sandbox web: 1 process stopped; its workspace is kept, the next command starts it again\n",
+    );
+    expect((await sbx(["sandbox", "stop", "web"])).err).toBe("sbx: sandbox web was not running; nothing to stop\n");
+    const json = JSON.parse((await sbx(["sandbox", "stop", "web", "--json"])).out);
+    expect(json).toMatchObject({ name: "web", was_running: false, environment: { state: "stopped" } });
+
+    const started = await sbx(["sandbox", "start", "web"]);
+    expect(started.code).toBe(0);
+    expect(started.err).toMatch(/^sbx: sandbox web is running \(init pid \d+\)\n$/);
+    expect((await sbx(["sandbox", "stop", "web"])).err).toContain("stopped sandbox web: nothing was running in it");
+    const exec = await sbx(["exec", "-s", "web", "--", "sh", "-c", "echo hi > /tmp/x; cat /tmp/x"]);
+    expect(exec).toMatchObject({ code: 0, out: "hi\n" });
+    expect((await sbx(["sandbox", "start", "nosuch"])).code).toBe(125);
+  });
+});

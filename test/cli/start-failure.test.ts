@@ -13,6 +13,8 @@ describeNeeding("bwrap", "sbx when the sandbox cannot be set up", () => {
     local = await localHome("sbx-start-failure-", { drivers: { bwrap: { etcDir: etc.etcDir } } });
     expect((await local.sbx(["exec", "--", "true"])).code).toBe(0);
     etc.breakIt();
+    // Its environment, set up before, is stopped: the next command must set it up again.
+    expect((await local.sbx(["sandbox", "stop", "default"])).code).toBe(0);
   });
   afterAll(async () => {
     await local.close();

@@ -40,7 +40,7 @@ const cgroupWhy = (c: keyof typeof cgroupControllers) => {
 export const BWRAP = bwrap;
 const script = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
 /** Programs a sandbox finds in the host's /usr (it sees nothing else of the host). */
-const SANDBOX_TOOLS = ["python3", "node", "cc", "make", "git", "tar", "curl"];
+const SANDBOX_TOOLS = ["python3", "node", "cc", "make", "git", "tar", "curl", "ps"];
 const missingInUsr = SANDBOX_TOOLS.filter((t) => !["/usr/bin", "/bin"].some((d) => fs.existsSync(`${d}/${t}`)));
 /** An IPv4 address of this machine that is not loopback, or null. */
 export const ADDRESS =
@@ -90,7 +90,7 @@ const NEEDS = {
   /** The ordinary programs a sandbox must keep running, in the host's /usr where a sandbox sees them. */
   tools: {
     met: missingInUsr.length === 0,
-    why: `not in /usr/bin: ${missingInUsr.join(", ")} (Debian packages python3, nodejs, gcc, make, git, tar, curl)`,
+    why: `not in /usr/bin: ${missingInUsr.join(", ")} (Debian packages python3, nodejs, gcc, make, git, tar, curl, procps)`,
   },
   /** script(1) gives a command a pseudo-terminal. */
   script: { met: script !== undefined, why: "script(1) is missing (util-linux)" },

@@ -33,6 +33,7 @@ function spec(over: Partial<SandboxSpec> = {}): SandboxSpec {
     network: false,
     fds: { seccomp: 5, status: 4, setup: 7 },
     workspace: { path: "/dev/shm/abc" },
+    runDir: { path: "/dev/shm/run" },
     cwd: "/workspace/src",
     env: { PATH: "/usr/bin:/bin", LD_PRELOAD: "/workspace/evil.so", BASH_ENV: "/workspace/x" },
     ...over,

@@ -12,15 +12,27 @@ import { typescriptFiles } from "../support/source-files.js";
 const SRC = path.join(REPO_ROOT, "src");
 
 /** A layer is a top-level folder of src/; a file directly in src/ (version.ts) is usable by all. */
-type Layer = "cli" | "client" | "receipts" | "config" | "backend" | "protocol" | "files" | "platform" | "common";
+type Layer =
+  | "cli"
+  | "client"
+  | "receipts"
+  | "config"
+  | "backend"
+  | "sandbox-init"
+  | "protocol"
+  | "files"
+  | "platform"
+  | "common";
 
 /** What each layer may import besides itself (and the root files). */
 const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
-  cli: ["client", "receipts", "config", "backend", "protocol", "files", "platform", "common"],
+  cli: ["client", "receipts", "config", "backend", "sandbox-init", "protocol", "files", "platform", "common"],
   client: ["config", "protocol", "files", "platform", "common"],
   receipts: ["client", "protocol", "platform", "common"],
   config: ["protocol", "platform", "common"],
-  backend: ["protocol", "files", "platform", "common"],
+  backend: ["sandbox-init", "protocol", "files", "platform", "common"],
+  /** A program of its own inside each sandbox: Node's built-in modules only. */
+  "sandbox-init": [],
   protocol: ["common"],
   files: ["platform", "common"],
   platform: ["common"],
@@ -35,6 +47,7 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
 const ONLY_THROUGH: Partial<Record<`${Layer}->${Layer}`, readonly string[]>> = {
   "receipts->client": ["client/observed.ts"],
   "cli->backend": ["backend/daemon.ts", "backend/http/fault-spec-help.ts"],
+  "cli->sandbox-init": ["sandbox-init/init.ts"],
 };
 
 /** The backend's HTTP edge, and the files that wire it to the domains. */

@@ -1,6 +1,6 @@
-// What the drivers read of a process in /proc (src/backend/drivers/proc.ts): the run's
-// "set up yet?" check (bwrap/run.ts) leans on `exiting`, since a dying process closes
-// its descriptors before it is a zombie.
+// What the drivers read of a process in /proc (src/backend/drivers/proc.ts): a live
+// sandbox's "is its init there?" check (bwrap/environment.ts) leans on `exiting`, since
+// a dying process closes its descriptors before it is a zombie.
 
 import { spawn } from "node:child_process";
 import { afterEach, expect, it } from "vitest";

@@ -7,8 +7,9 @@
 // run, and the list of what is still alive. Nothing above this seam knows which
 // driver it runs on.
 
-import type { ChildProcess } from "node:child_process";
+import type { EventEmitter } from "node:events";
 import os from "node:os";
+import type { Readable, Writable } from "node:stream";
 import type { EndReason, Isolation, SandboxLimits } from "../../protocol/types.js";
 import type { HostIdentity } from "./identity.js";
 
@@ -82,10 +83,28 @@ export interface CommandEnd {
   endReason: EndReason | null;
 }
 
+/**
+ * The leader of a run as the backend handles it: a ChildProcess (none), or what
+ * stands for a command started inside a live sandbox (bwrap). Events: 'exit' (code,
+ * signal) when the command ended, 'close' (code, signal) once its output streams are
+ * closed too, 'error' (a failure to spawn), and 'command-pid' (the command's own host
+ * pid, once known, where it differs from `pid`).
+ */
+export interface LeaderProcess extends EventEmitter {
+  /** The host process group that, ended, ends the run; undefined when nothing could be spawned. */
+  readonly pid?: number | undefined;
+  readonly stdin: Writable | null;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  /** Every stream (or pipe) of the run, destroyed when the backend lets go of it. */
+  readonly stdio: ReadonlyArray<{ destroy(): unknown } | null | undefined>;
+  unref(): void;
+}
+
 /** A spawned run: the leader (its pipes and exit) and the processes it started. */
 export interface SandboxChild {
-  /** The leader, spawned by the driver: stdio pipes, 'exit', 'close', 'error'. */
-  readonly process: ChildProcess;
+  /** The leader, spawned by the driver: stdio, 'exit', 'close', 'error'. */
+  readonly process: LeaderProcess;
   /** The host process group a restarted backend ends when it finds the run lost. */
   readonly pgid: number;
   /** Sends a signal to every process of the run; false when none is left. */
@@ -160,6 +179,41 @@ export interface SandboxDriver {
   describe(placement: SandboxPlacement): DriverDescription;
   /** The sandbox was removed: whatever the driver kept for it goes. */
   release?(placement: SandboxPlacement): void;
+  /**
+   * A driver whose sandboxes are live environments (bwrap): the environment's state
+   * now. Null from drivers where each run stands alone (none).
+   */
+  environment?(placement: SandboxPlacement): EnvironmentStatus;
+  /** Starts the sandbox's environment (when it is not running); rejects saying why it cannot. */
+  start?(placement: SandboxPlacement): Promise<void>;
+  /** Ends the sandbox's environment and everything in it; says what was running. */
+  stop?(placement: SandboxPlacement): Promise<EnvironmentStopped>;
+  /** The backend closes: every environment ends. */
+  shutdown?(): Promise<void>;
+  /**
+   * A simulated crash (tests): nothing is ended (restart recovery's business, as after
+   * a crash of the backend alone), but what the driver made outside the data directory goes.
+   */
+  abandon?(): void;
+}
+
+/** A live sandbox environment as `sandbox show` tells it. */
+export interface EnvironmentStatus {
+  state: "running" | "starting" | "stopped";
+  /** When the running environment started (ISO 8601), or null. */
+  started_at: string | null;
+  /** The host pid of its init, or null. */
+  init_pid: number | null;
+  /** Processes in it now (its pid 1 and init included); 0 when stopped. */
+  processes: number;
+}
+
+/** What stopping an environment ended. */
+export interface EnvironmentStopped {
+  /** Whether it was running (or starting). */
+  was_running: boolean;
+  /** Command names of the processes it ended (its pid 1 and init left out). */
+  ended: string[];
 }
 
 /**

@@ -74,6 +74,16 @@ export class DriverSet {
     return this.drivers[isolation];
   }
 
+  /** The backend closes: every live sandbox ends. */
+  async shutdown(): Promise<void> {
+    await Promise.all(Object.values(this.drivers).map((d) => d.shutdown?.()));
+  }
+
+  /** A simulated crash: what runs is left to restart recovery (see SandboxDriver.abandon). */
+  abandon(): void {
+    for (const d of Object.values(this.drivers)) d.abandon?.();
+  }
+
   /** For health and `sbx daemon status`. */
   status(): IsolationStatus {
     return {

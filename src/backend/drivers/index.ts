@@ -5,6 +5,8 @@ export {
   commandEnvironment,
   type DriverHost,
   daemonHost,
+  type EnvironmentStatus,
+  type EnvironmentStopped,
   type SandboxDriver,
   type SandboxPlacement,
   SpawnError,

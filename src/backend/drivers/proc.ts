@@ -7,6 +7,8 @@ export interface ProcEntry {
   pid: number;
   ppid: number;
   pgid: number;
+  /** The session it belongs to (the pid of the session's leader, as the host numbers it). */
+  sid: number;
   /** One letter: R, S, D, Z, … */
   state: string;
   /** The command name (comm). */
@@ -35,6 +37,7 @@ export function readProcEntry(pid: number): ProcEntry | null {
     pid,
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
+    sid: Number(fields[3]),
     state: fields[0] ?? "?",
     name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
     exiting: (Number(fields[6]) & PF_EXITING) !== 0,
@@ -86,6 +89,54 @@ export function runMembers(pgid: number): ProcEntry[] {
 export function pidNamespace(pid: number): string | null {
   try {
     return fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return null;
+  }
+}
+
+/** The pids of a process's children, as the host numbers them (every thread's). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      for (const c of fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ")) {
+        if (c.trim() !== "") out.push(Number(c));
+      }
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** A process's pid in its innermost pid namespace (the last of /proc/PID/status's NSpid), or null. */
+export function innermostPid(pid: number): number | null {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const line = status.split("\n").find((l) => l.startsWith("NSpid:"));
+    const last = line?.trim().split(/\s+/).pop();
+    return last === undefined ? null : Number(last);
+  } catch {
+    return null;
+  }
+}
+
+/** A process's pid and session id in its innermost pid namespace (NSpid and NSsid of /proc/PID/status), or null. */
+export function innermostIds(pid: number): { pid: number; sid: number } | null {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const last = (name: string) => {
+      const line = status.split("\n").find((l) => l.startsWith(`${name}:`));
+      return Number(line?.trim().split(/\s+/).pop());
+    };
+    const ids = { pid: last("NSpid"), sid: last("NSsid") };
+    return Number.isInteger(ids.pid) && Number.isInteger(ids.sid) ? ids : null;
   } catch {
     return null;
   }

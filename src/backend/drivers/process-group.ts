@@ -49,6 +49,8 @@ export interface GroupLeaderSpec extends SpawnRequest {
   onOutput: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Nothing was started (may be called during spawn()). */
   onSpawnError: (program: string, err: SpawnError) => void;
+  /** The command's own host pid, when the driver learns it after the spawn (a live sandbox's run). */
+  onCommandPid?: (pid: number) => void;
   /**
    * The leader exited (its status is the run's); the rest of the group may still hold
    * the pipes. `startFailure`: the sandbox could not be set up, the command never ran
@@ -128,7 +130,13 @@ export class ProcessGroup {
     child.on("error", () => {
       // Signalling errors after start; the end comes from 'exit'/'close'.
     });
-    child.once("exit", (leaderCode, leaderSignal) => {
+    // A live sandbox's run: the command's own pid, once known, is the group recorded.
+    child.once("command-pid", (pid: number) => {
+      this.pgid = pid;
+      this.pgidStartTime = readProcessStartTime(pid);
+      spec.onCommandPid?.(pid);
+    });
+    child.once("exit", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
       run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason }) => {
         this.endReason = endReason;
         spec.onExit(code, signal, startFailure);
@@ -195,6 +203,16 @@ export class ProcessGroup {
       return this.run.members().length === 0;
     } catch {
       return false;
+    }
+  }
+
+  /** Command names of the run's live processes; empty when it never started or cannot be told. */
+  members(): string[] {
+    if (this.run === null || this.pgid === null) return [];
+    try {
+      return this.run.members();
+    } catch {
+      return [];
     }
   }
 

@@ -280,6 +280,7 @@ export class ExecutionManager {
       settled: handle.done.then((result) => this.settle(executionId, result)),
       end: (reason: EndReason) => {
         if (reason === "sandbox_removed") this.cancel(executionId, "sandbox removed");
+        else if (reason === "sandbox_stopped") this.cancel(executionId, "sandbox stopped");
         else handle.cancel();
         return entry.settled;
       },

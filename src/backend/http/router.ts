@@ -26,7 +26,15 @@ import {
   stopProcess,
   writeProcessStdin,
 } from "./handlers/processes.js";
-import { createSandbox, deleteSandbox, getSandbox, listSandboxes, updateSandbox } from "./handlers/sandboxes.js";
+import {
+  createSandbox,
+  deleteSandbox,
+  getSandbox,
+  listSandboxes,
+  startSandbox,
+  stopSandbox,
+  updateSandbox,
+} from "./handlers/sandboxes.js";
 import { ApiError } from "./replies.js";
 
 /** The handler of every route of the table (src/protocol/routes.ts): the type checker keeps it whole. */
@@ -39,6 +47,8 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.get": getSandbox,
   "sandbox.update": updateSandbox,
   "sandbox.delete": deleteSandbox,
+  "sandbox.stop": stopSandbox,
+  "sandbox.start": startSandbox,
   execute,
   "executions.list": listExecutions,
   "executions.get": getExecution,

@@ -10,7 +10,6 @@
 import type { JobStream } from "../../protocol/jobs.js";
 import {
   bootId,
-  runMembers,
   LEADER_EXIT_LINGER_MS,
   leaderOf,
   type OneShotCommand,
@@ -132,12 +131,7 @@ export class JobRun {
   }
 
   private members(): string[] {
-    if (this.pgid === null) return [];
-    try {
-      return runMembers(this.pgid).map((p) => p.name);
-    } catch {
-      return [];
-    }
+    return this.group.members();
   }
 
   private finish(): void {

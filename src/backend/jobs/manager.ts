@@ -271,13 +271,13 @@ export class JobManager {
    * Cancels the jobs of a sandbox that have not started (queued, waiting): they end
    * `cancelled` now (sandbox rm --force, before its running jobs are ended).
    */
-  private cancelUnstartedIn(sandboxId: string): void {
+  private cancelUnstartedIn(sandboxId: string): number {
     const now = new Date(this.now()).toISOString();
     const ids = this.rows
       .unfinishedJobs()
       .filter((r) => r.sandbox_id === sandboxId && (r.status === "queued" || r.status === "waiting"))
       .map((r) => r.job_id);
-    if (ids.length === 0) return;
+    if (ids.length === 0) return 0;
     this.rows.transaction(() => {
       for (const id of ids) {
         this.rows.updateJob(id, {
@@ -291,6 +291,7 @@ export class JobManager {
     this.log(`jobs: ${ids.length} job(s) of sandbox ${sandboxId} cancelled before they started`);
     this.notify(ids);
     this.onSettled();
+    return ids.length;
   }
 
   /**

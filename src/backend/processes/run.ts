@@ -24,6 +24,8 @@ export interface ProcessRunSpec {
   /** A pipe for later writes; otherwise stdin is /dev/null. */
   stdin: boolean;
   onOutput: (stream: ProcessStream, chunk: Buffer) => void;
+  /** The command's own host pid, learnt after the spawn (a live sandbox's run): the run's os_pid from then on. */
+  onCommandPid?: (pid: number) => void;
   /** The clock the run's start and end are read from. */
   now: () => number;
   /** Set when the working directory may not be used (it leads outside the workspace): nothing starts, exit 126. */
@@ -89,6 +91,7 @@ export class ProcessRun {
       env: spec.env,
       stdin: spec.stdin,
       onOutput: spec.onOutput,
+      ...(spec.onCommandPid && { onCommandPid: spec.onCommandPid }),
       onSpawnError: (program, err) => this.failToStart(program, err),
       onExit: (code, signal, startFailure) => {
         this.exit = { code, signal };

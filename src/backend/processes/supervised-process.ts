@@ -147,6 +147,9 @@ export class SupervisedProcess implements LiveRun {
       ),
       stdin: this.row.stdin_enabled === 1,
       onOutput: (stream, chunk) => this.output(stream, chunk),
+      onCommandPid: (pid) => {
+        if (this.run === run && !run.ended) this.patch({ os_pid: pid, pgid_start_time: run.pgidStartTime });
+      },
       now: this.deps.now,
     });
     this.run = run;

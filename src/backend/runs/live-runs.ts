@@ -12,7 +12,7 @@ import { notStarted } from "../refusal.js";
 export type RunKind = "execution" | "process" | "job";
 
 /** Why every run of a sandbox or of the backend is being ended. */
-export type EndReason = "sandbox_removed" | "shutdown";
+export type EndReason = "sandbox_removed" | "sandbox_stopped" | "shutdown";
 
 /** What the registry needs of a run. */
 export interface LiveRun {
@@ -28,7 +28,8 @@ export interface LiveRun {
 
 /** A kind's runs that are admitted but not started (queued jobs): ended before the live ones. */
 export interface KindOptions {
-  endUnstartedIn?(sandboxId: string): void;
+  /** Ends them; says how many. */
+  endUnstartedIn?(sandboxId: string): number;
 }
 
 /** A new boot id: drawn once each time a backend starts. */
@@ -86,10 +87,27 @@ export class LiveRuns {
     return n;
   }
 
-  /** Ends every run of a sandbox (sandbox rm --force); resolves once their ends are stored. */
-  async endAllIn(sandboxId: string): Promise<void> {
-    for (const { opts } of this.kinds.values()) opts.endUnstartedIn?.(sandboxId);
-    await Promise.all(this.all().flatMap((run) => (run.sandboxId === sandboxId ? [run.end("sandbox_removed")] : [])));
+  /** Live runs of a sandbox, by kind. */
+  countIn(sandboxId: string): Record<RunKind, number> {
+    const counts: Record<RunKind, number> = { execution: 0, process: 0, job: 0 };
+    for (const [kind, { runs }] of this.kinds) {
+      for (const run of runs.values()) if (run.sandboxId === sandboxId) counts[kind]++;
+    }
+    return counts;
+  }
+
+  /**
+   * Ends every run of a sandbox (sandbox rm --force, sandbox stop); resolves once their
+   * ends are stored. Says how many admitted runs that were not started (queued jobs) it ended.
+   */
+  async endAllIn(
+    sandboxId: string,
+    reason: "sandbox_removed" | "sandbox_stopped" = "sandbox_removed",
+  ): Promise<number> {
+    let unstarted = 0;
+    for (const { opts } of this.kinds.values()) unstarted += opts.endUnstartedIn?.(sandboxId) ?? 0;
+    await Promise.all(this.all().flatMap((run) => (run.sandboxId === sandboxId ? [run.end(reason)] : [])));
+    return unstarted;
   }
 
   /** Stops accepting, ends every run and resolves once their ends are stored. */

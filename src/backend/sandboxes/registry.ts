@@ -26,6 +26,7 @@ import { invalidField, Refusal } from "../refusal.js";
 import {
   chownTree,
   type DriverSet,
+  type EnvironmentStopped,
   type HostIdentity,
   hostIdentityOf,
   ownedBy,
@@ -171,6 +172,7 @@ export class SandboxRegistry {
       workspace_bytes: usage ? diskUsage(placement.workspaceDir) : null,
       driver: { ...this.driver(row).describe(placement), available: probe.available, reason: probe.reason },
       limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
+      environment: this.driver(row).environment?.(placement) ?? null,
     };
   }
 
@@ -186,6 +188,28 @@ export class SandboxRegistry {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * Starts the sandbox's live environment when its driver keeps one and it is not
+   * running (docs/drivers.md, "One sandbox, one environment"). Refused
+   * (sandbox_start_failed, nothing ran) saying why it could not start.
+   */
+  async startEnvironment(row: SandboxRow): Promise<void> {
+    const driver = this.driver(row);
+    if (driver.start === undefined) return;
+    this.requireRunnable(row);
+    try {
+      await driver.start(this.placement(row));
+    } catch (err) {
+      const cause = (err as Error).message;
+      throw new Refusal(ErrorCodes.sandboxStartFailed, `the sandbox could not be set up: ${cause}`, { cause });
+    }
+  }
+
+  /** Ends the sandbox's live environment and what is left in it; says what that was. */
+  async stopEnvironment(row: SandboxRow): Promise<EnvironmentStopped> {
+    return (await this.driver(row).stop?.(this.placement(row))) ?? { was_running: false, ended: [] };
   }
 
   sandboxDir(sandboxId: string): string {

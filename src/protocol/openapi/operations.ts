@@ -45,6 +45,7 @@ import {
   SandboxDetails,
   SandboxUpdateRequest,
   SandboxList,
+  SandboxStopped,
   StorageReport,
 } from "../schemas/system.js";
 import {
@@ -224,6 +225,22 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
       200: { description: 'The sandbox, with status "deleted".', content: json(Sandbox), headers: replayed },
     },
     errors: ["sandbox_busy"],
+  },
+  "sandbox.stop": {
+    summary: "End a sandbox's environment and everything in it (sbx)",
+    description:
+      "Executions are cancelled, supervised processes stopped, jobs cancelled (queued ones too), then whatever else runs in the sandbox is killed with its environment. The workspace stays; the next command, or POST …/start, starts a new environment (an empty /tmp).",
+    tag: "sandboxes",
+    responses: { 200: { description: "What was ended.", content: json(SandboxStopped), headers: replayed } },
+    errors: [],
+  },
+  "sandbox.start": {
+    summary: "Start a sandbox's environment now (sbx)",
+    description:
+      "Answers once it is running; one already running is answered as it is. A sandbox without isolation (none) has none.",
+    tag: "sandboxes",
+    responses: { 200: { description: "The sandbox.", content: json(SandboxDetails), headers: replayed } },
+    errors: ["isolation_unavailable", "sandbox_start_failed"],
   },
   execute: {
     summary: "Run one bounded command",

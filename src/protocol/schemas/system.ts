@@ -153,6 +153,20 @@ export type SandboxCreateRequest = Omit<Static<typeof SandboxCreateRequest>, "is
   isolation?: IsolationRequest;
 };
 
+/** A sandbox's live environment (docs/drivers.md, "One sandbox, one environment"). */
+export const SandboxEnvironment = named(
+  "SandboxEnvironment",
+  Type.Object({
+    state: StringEnum(["running", "starting", "stopped"], {
+      description: "stopped: nothing runs; the next command (or POST …/start) starts it.",
+    }),
+    started_at: Nullable(Timestamp()),
+    init_pid: Nullable(Type.Integer({ description: "The host pid of its init." })),
+    processes: Count({ description: "Processes in it now, its own two (bwrap's pid 1 and the init) included." }),
+  }),
+);
+export type SandboxEnvironment = Static<typeof SandboxEnvironment>;
+
 const sandboxFields = {
   sandbox_id: Type.String({ description: "sbx_…" }),
   name: Type.String(),
@@ -195,6 +209,9 @@ export const SandboxDetails = named(
     limit_status: Type.Optional(
       Type.Array(LimitStatus, { description: "Each of the sandbox's limits: whether and how it is enforced (sbx)." }),
     ),
+    environment: Nullable(SandboxEnvironment, {
+      description: "The sandbox's live environment (bwrap); null where each command runs on its own (none).",
+    }),
   }),
 );
 export type SandboxDetails = Static<typeof SandboxDetails>;
@@ -205,6 +222,26 @@ export const SandboxUpdateRequest = named(
   Type.Object({ limits: Type.Optional(SandboxLimitsRequest) }),
 );
 export type SandboxUpdateRequest = Static<typeof SandboxUpdateRequest>;
+
+/** POST /sandbox/{id}/stop (sbx): what stopping the sandbox ended. */
+export const SandboxStopped = named(
+  "SandboxStopped",
+  Type.Object({
+    sandbox_id: Type.String(),
+    name: Type.String(),
+    was_running: Type.Boolean({ description: "Whether its environment was running (or starting)." }),
+    ended: Type.Object({
+      executions: Count({ description: "Executions cancelled." }),
+      processes: Count({ description: "Supervised processes stopped (outcome cancelled, end_reason stopped)." }),
+      jobs: Count({ description: "Jobs cancelled, queued ones included." }),
+      other: Type.Array(Type.String(), {
+        description: "Command names of the other processes killed with the environment (started in the background).",
+      }),
+    }),
+    environment: SandboxEnvironment,
+  }),
+);
+export type SandboxStopped = Static<typeof SandboxStopped>;
 
 export const SandboxList = named("SandboxList", Type.Object({ sandboxes: Type.Array(Sandbox) }));
 export type SandboxList = Static<typeof SandboxList>;

@@ -7,6 +7,7 @@
 // the request is ever in bwrap's own environment.
 
 import { WORKSPACE } from "../../../protocol/types.js";
+import { RUN_DIR_INSIDE } from "../../../sandbox-init/init.js";
 import type { HostView } from "./host-view.js";
 
 /** The sandbox's hostname (its own uts namespace). */
@@ -47,6 +48,11 @@ export interface SandboxSpec {
   network: boolean;
   fds: Omit<BwrapFds, "args">;
   workspace: WorkspaceSource;
+  /**
+   * The backend's directory for this sandbox (its io socket), bound read-only at
+   * RUN_DIR_INSIDE; null: none (the probe's trial).
+   */
+  runDir: WorkspaceSource | null;
   /** The working directory as the command sees it (under /workspace). */
   cwd: string;
   /** The command's complete environment: set inside only (`--setenv`; bwrap's own environment is empty). */
@@ -101,6 +107,11 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
   // The workspace.
   if ("fd" in spec.workspace) args.push("--bind-fd", String(spec.workspace.fd), WORKSPACE);
   else args.push("--bind", spec.workspace.path, WORKSPACE);
+  // The backend's socket for this sandbox, read-only: nothing inside can replace it.
+  if (spec.runDir !== null) {
+    if ("fd" in spec.runDir) args.push("--ro-bind-fd", String(spec.runDir.fd), RUN_DIR_INSIDE);
+    else args.push("--ro-bind", spec.runDir.path, RUN_DIR_INSIDE);
+  }
   args.push("--chdir", spec.cwd);
   // The environment, inside only (bwrap's own is empty: nothing to clear first).
   for (const [name, value] of Object.entries(spec.env)) args.push("--setenv", name, value);

@@ -1,5 +1,5 @@
-// The `bwrap` driver (docs/drivers.md): each run in its own bubblewrap sandbox. The
-// mechanisms live one per file beside this one:
+// The `bwrap` driver (docs/drivers.md): each sandbox one live bubblewrap environment
+// that its commands enter. The mechanisms live one per file beside this one:
 //
 //   host-view.ts    the host's facts the mount layout needs (read once, at the probe)
 //   args.ts         bwrap's options for one run: a pure function (namespaces, mounts,
@@ -8,42 +8,51 @@
 //   ../seccomp/     the syscall filter's BPF program
 //   gate.ts         how a sandbox's uid reaches its workspace when the backend is root
 //   path-lookup.ts  "command not found" before bwrap starts; bwrap on PATH
-//   run.ts          a spawned run: signalling by /proc scan, 128+N
-//   status.ts       bwrap's --json-status-fd: did the command start
+//   environment.ts  one live sandbox: bwrap, held until placed, whose command is the init
+//   entered-run.ts  one command the init started on request, as the backend sees it
+//   io-socket.ts    the socket a sandbox's init connects each command's streams to
+//   status.ts       bwrap's --json-status-fd: the sandbox's pid 1
+//   start-failure.ts  why a sandbox could not be set up, without host paths
 //   probe.ts        can bwrap run here, and do our options work
 //
 // Nothing of a request reaches bwrap's own process: it is started with an empty
-// environment, its options (the command's environment among them) come through a
-// pipe, and when the backend is root it is started (through the gate) as the sandbox's
+// environment, its options come through a pipe, a command's environment goes to the
+// init inside, and when the backend is root it is started (through the gate) as the sandbox's
 // own unprivileged uid, so the user namespace it makes maps to that uid, never to the
 // host's root.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import type { Readable } from "node:stream";
 import { WORKSPACE } from "../../../protocol/types.js";
+import { sandboxInitProgram } from "../../../platform/self.js";
+import { INIT_VERB } from "../../../sandbox-init/init.js";
 import {
   type DriverDescription,
   type DriverHost,
   type DriverProbe,
+  type EnvironmentStatus,
+  type EnvironmentStopped,
   type SandboxChild,
   type SandboxDriver,
   type SandboxPlacement,
   SpawnError,
   type SpawnRequest,
 } from "../driver.js";
-import { INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
+import { type HostIdentity, INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
 import type { Limiter, RunLimits } from "../limits/limiter.js";
 import { buildFilter, encodeFilter } from "../seccomp/bpf.js";
 import { FILTER_RULES } from "../seccomp/policy.js";
 import { hostArch } from "../seccomp/syscalls.js";
-import { type BwrapFds, bwrapArguments, bwrapCommandLine, encodeArguments, type WorkspaceSource } from "./args.js";
+import { bwrapArguments, bwrapCommandLine, encodeArguments } from "./args.js";
+import { LiveSandbox, removeRunDir } from "./environment.js";
 import { WorkspaceGate } from "./gate.js";
 import { type HostView, readHostView } from "./host-view.js";
+import { StreamSocket } from "./io-socket.js";
 import { findOnPath, missingProgram } from "./path-lookup.js";
 import { type Launcher, probeBwrap } from "./probe.js";
-import { BwrapRun, withoutHostPaths } from "./run.js";
+import { withoutHostPaths } from "./start-failure.js";
 
 export interface BwrapDriverOptions {
   /** Who the daemon runs as (root: each sandbox's commands run as its own uid) and its PATH (where bwrap is found). */
@@ -52,14 +61,51 @@ export interface BwrapDriverOptions {
   program?: string;
   /** Where /etc is read from (tests); default /etc. */
   etcDir?: string;
-  /** The sandboxes' limits (limits/): each run's leader joins its sandbox's cgroup before it goes on. */
+  /** The sandboxes' limits (limits/): each sandbox's held leader joins its cgroup before it goes on. */
   limits?: Limiter;
+  /**
+   * The backend's directory for its sandboxes' io sockets (<dataDir>/run): emptied when
+   * the first sandbox starts (what a killed backend left). Default, or when its
+   * socket paths would be too long: a new directory under the temporary directory.
+   */
+  runDir?: string;
+  /** Where a sandbox that ended by itself is said. */
+  log?: (line: string) => void;
 }
 
-/** Where each descriptor sits in the child (the spawn's stdio array); 6: the workspace, when bound by fd. */
-const FD: BwrapFds = { args: 3, status: 4, seccomp: 5, setup: 7 };
-const WORKSPACE_FD = 6;
-const O_WORKSPACE = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
+/**
+ * Where each descriptor sits in bwrap (the spawn's stdio array): 0 and 1 are the
+ * init's requests and events, 2 the complaints of bwrap and the init.
+ */
+const FD = {
+  args: 3,
+  status: 4,
+  seccomp: 5,
+  /** The workspace and the run directory, bound by descriptor when bwrap runs as the backend's own user. */
+  workspace: 6,
+  runDir: 7,
+  /** The init's executable (node, or the release binary) and, on Node, its file: started from these. */
+  initExecutable: 8,
+  initScript: 9,
+} as const;
+const O_DIRECTORY = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
+/** The init's own environment (a command's is in its request). */
+const INIT_ENVIRONMENT = { HOME: WORKSPACE, LANG: "C.UTF-8" };
+/**
+ * node for the init: no warnings on its stderr; its file, read from a descriptor, is
+ * an ES module found by that name (there is no package.json inside); a small heap.
+ */
+const NODE_INIT_FLAGS = [
+  "--no-warnings",
+  "--experimental-default-type=module",
+  "--preserve-symlinks-main",
+  "--max-semi-space-size=1",
+];
+/** A Unix socket's path must fit sockaddr_un (108 bytes with its NUL); with room for "/<n>/io.sock". */
+const MAX_RUN_ROOT = 88;
+
+/** A sandbox without cgroup limits: nothing to tell, nothing to leave. */
+const NO_LIMITS: RunLimits = { oomKilled: () => false, oomKills: () => 0, done: () => {} };
 /** Where the gate's helpers are looked for besides the backend's PATH. */
 const SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -80,6 +126,12 @@ export class BwrapDriver implements SandboxDriver {
   private readonly asRoot: boolean;
   /** The syscall filter for this architecture, or null where none is built. */
   private readonly seccomp: Buffer | null;
+  /** Each sandbox's live environment, by placement (environmentKey). */
+  private readonly live = new Map<string, LiveSandbox>();
+  private runCount = 0;
+  private runRoot: string | null = null;
+  private ownRunRoot = false;
+  private runDirCount = 0;
 
   constructor(private readonly opts: BwrapDriverOptions) {
     this.asRoot = opts.host.uid === 0;
@@ -158,17 +210,9 @@ export class BwrapDriver implements SandboxDriver {
     return this.gate;
   }
 
-  /** The workspace's path in the gate; a failure to give it is the sandbox's not being set up (EBWRAP). */
-  private gatePath(gate: WorkspaceGate, req: SpawnRequest): string {
-    try {
-      return gate.pathFor(req.placement.workspaceDir);
-    } catch (err) {
-      throw new SpawnError("EBWRAP", withoutHostPaths((err as Error).message));
-    }
-  }
-
-  /** A sandbox was removed: its workspace's way in goes. */
+  /** A sandbox was removed: its environment ends, its workspace's way in goes. */
   release(placement: SandboxPlacement): void {
+    void this.live.get(environmentKey(placement))?.stop();
     this.gate?.release(placement.workspaceDir);
   }
 
@@ -182,87 +226,202 @@ export class BwrapDriver implements SandboxDriver {
   }
 
   spawn(req: SpawnRequest): SandboxChild {
+    const cwd = this.commandPath(req.placement, req.cwd);
+    // "command not found" before anything is asked of the sandbox, where the host can
+    // tell (the init answers the same for what only the sandbox can: under /tmp).
+    const missing = missingProgram(req.argv[0] ?? "", req.env.PATH ?? "", cwd, req.placement.workspaceDir);
+    if (missing) throw new SpawnError(missing, `${req.argv[0]}: ${missing}`);
+    const sandbox = this.environmentFor(req.placement);
+    const run = sandbox.enter({
+      id: `r${(++this.runCount).toString(36)}`,
+      argv: req.argv,
+      env: req.env,
+      cwd,
+      stdin: req.stdin,
+    });
+    if (!req.held) run.proceed();
+    return run;
+  }
+
+  environment(placement: SandboxPlacement): EnvironmentStatus {
+    const live = this.live.get(environmentKey(placement));
+    if (live === undefined || live.state === "ended") {
+      return { state: "stopped", started_at: null, init_pid: null, processes: 0 };
+    }
+    return {
+      state: live.state,
+      started_at: new Date(live.startedAt).toISOString(),
+      init_pid: live.initHostPid,
+      processes: live.processes().length,
+    };
+  }
+
+  async start(placement: SandboxPlacement): Promise<void> {
+    await this.environmentFor(placement).ready;
+  }
+
+  async stop(placement: SandboxPlacement): Promise<EnvironmentStopped> {
+    const live = this.live.get(environmentKey(placement));
+    if (live === undefined || live.state === "ended") return { was_running: false, ended: [] };
+    const own = new Set([live.initHostPid]);
+    const ended = live
+      .processes()
+      .filter((p) => !own.has(p.pid) && p.ppid !== 0 && p.name !== "bwrap")
+      .map((p) => p.name);
+    await live.stop();
+    return { was_running: true, ended };
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.live.values()].map((live) => live.stop()));
+    if (this.runRoot !== null && this.ownRunRoot) removeRunDir(this.runRoot);
+  }
+
+  abandon(): void {
+    // What runs is left to the next backend's restart recovery (a real crash would have
+    // ended it: --die-with-parent); only the directory made outside the data directory goes.
+    if (this.runRoot !== null && this.ownRunRoot) removeRunDir(this.runRoot);
+  }
+
+  /** The sandbox's live environment, started when it has none. */
+  private environmentFor(placement: SandboxPlacement): LiveSandbox {
+    const key = environmentKey(placement);
+    const known = this.live.get(key);
+    if (known !== undefined && known.state !== "ended") return known;
     const probe = this.probe();
     if (!probe.available || this.program === null || this.view === null) {
       throw new SpawnError("EBWRAP", `bwrap is not available: ${probe.reason}`);
     }
-    const identity = req.placement.identity;
+    const identity = placement.identity;
     if (this.asRoot && identity === null) {
       // Never the host's root: a sandbox without its own uid does not run.
-      throw new SpawnError("EBWRAP", `sandbox ${req.placement.sandboxId} has no uid of its own`);
+      throw new SpawnError("EBWRAP", `sandbox ${placement.sandboxId} has no uid of its own`);
     }
-    const cwd = this.commandPath(req.placement, req.cwd);
-    const missing = missingProgram(req.argv[0] ?? "", req.env.PATH ?? "", cwd, req.placement.workspaceDir);
-    if (missing) throw new SpawnError(missing, `${req.argv[0]}: ${missing}`);
-    // As root: through the gate, as the sandbox's uid; otherwise bwrap binds the directory the backend opened.
+    const started = this.startEnvironment(placement, this.program, this.view);
+    this.live.set(key, started);
+    return started;
+  }
+
+  private startEnvironment(placement: SandboxPlacement, program: string, view: HostView): LiveSandbox {
+    const identity = placement.identity;
+    // As root: through the gate, as the sandbox's uid; otherwise bwrap binds the directories the backend opened.
     const gate = identity === null ? null : this.requireGate();
-    const workspaceFd = gate === null ? fs.openSync(req.placement.workspaceDir, O_WORKSPACE) : null;
+    const init = sandboxInitProgram();
+    const runDir = this.newRunDir(identity);
+    const io = new StreamSocket(path.join(runDir, "io.sock"));
+    const ioReady = io.listen(identity);
+    const fds: number[] = [];
+    const open = (file: string, flags: number) => {
+      const fd = fs.openSync(file, flags);
+      fds.push(fd);
+      return fd;
+    };
     let child: ChildProcess;
     let args: string[];
     try {
-      const workspace: WorkspaceSource = gate === null ? { fd: WORKSPACE_FD } : { path: this.gatePath(gate, req) };
+      const workspaceFd = gate === null ? open(placement.workspaceDir, O_DIRECTORY) : null;
+      const runDirFd = gate === null ? open(runDir, O_DIRECTORY) : null;
+      const exeFd = open(init.executable, fs.constants.O_RDONLY);
+      const scriptFd = init.script === null ? null : open(init.script, fs.constants.O_RDONLY);
       args = bwrapArguments({
-        view: this.view,
+        view,
         insideId: identity === null ? null : INSIDE_ID,
-        network: req.placement.network,
-        fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status, setup: FD.setup },
-        workspace,
-        cwd,
-        env: req.env,
-        tmpBytes: this.tmpSize ? req.placement.limits.tmp_bytes : null,
+        network: placement.network,
+        fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status, setup: null },
+        workspace: gate === null ? { fd: FD.workspace } : { path: gate.pathFor(placement.workspaceDir) },
+        runDir: gate === null ? { fd: FD.runDir } : { path: gate.pathFor(runDir) },
+        cwd: WORKSPACE,
+        env: INIT_ENVIRONMENT,
+        tmpBytes: this.tmpSize ? placement.limits.tmp_bytes : null,
       });
-      const commandLine = bwrapCommandLine(FD.args, req.argv);
+      const initArgv =
+        scriptFd === null
+          ? [fdPath(FD.initExecutable), INIT_VERB]
+          : [fdPath(FD.initExecutable), ...NODE_INIT_FLAGS, fdPath(FD.initScript), INIT_VERB];
+      const commandLine = bwrapCommandLine(FD.args, initArgv);
       const leader =
         gate === null || identity === null
-          ? { file: this.program, args: commandLine }
-          : gate.enter(identity, this.program, commandLine);
+          ? { file: program, args: commandLine }
+          : gate.enter(identity, program, commandLine);
       // Under the rlimits that stand in for cgroup controllers missing here (limits/limiter.ts).
-      const launch = this.opts.limits?.launch(req.placement.limits, leader) ?? leader;
+      const launch = this.opts.limits?.launch(placement.limits, leader) ?? leader;
       child = spawn(launch.file, launch.args, {
         cwd: "/",
-        // Nothing of the request (nor of the backend) in bwrap's own environment.
+        // Nothing of the backend in bwrap's own environment.
         env: {},
         detached: true,
-        stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe", "pipe", "pipe", workspaceFd ?? "ignore", "pipe"],
+        stdio: [
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          "pipe",
+          workspaceFd ?? "ignore",
+          runDirFd ?? "ignore",
+          exeFd,
+          scriptFd ?? "ignore",
+        ],
       });
+    } catch (err) {
+      io.close();
+      removeRunDir(runDir);
+      if (gate !== null) gate.release(runDir);
+      throw new SpawnError("EBWRAP", withoutHostPaths((err as Error).message));
     } finally {
-      if (workspaceFd !== null) fs.closeSync(workspaceFd);
+      for (const fd of fds) fs.closeSync(fd);
     }
-    const pipe = (fd: number | null) =>
-      fd === null ? null : (child.stdio[fd] as (NodeJS.ReadWriteStream & { destroy(): void }) | null);
-    for (const fd of [FD.args, FD.seccomp, FD.status, FD.setup]) {
-      pipe(fd)?.on("error", () => {
-        // bwrap died before reading or writing it: its exit says why.
-      });
-    }
+    const pipe = (fd: number) => child.stdio[fd] as (NodeJS.ReadWriteStream & { destroy(): void }) | null;
+    let limits: RunLimits = NO_LIMITS;
+    for (const fd of [FD.args, FD.seccomp, FD.status]) pipe(fd)?.on("error", () => {});
     if (this.seccomp !== null) pipe(FD.seccomp)?.end(this.seccomp);
     else pipe(FD.seccomp)?.end();
-    // The byte bwrap reads once the sandbox is set up; it then closes the pipe (run.ts watches for that).
-    pipe(FD.setup)?.end(Buffer.from("x"));
-    // Before bwrap reads its options it has started nothing: its leader joins the
-    // sandbox's cgroup now, and all it starts is in it. A run never starts with fewer
-    // limits than the sandbox says it has.
-    let limits: RunLimits = { oomKilled: () => false, done: () => {} };
-    if (child.pid !== undefined && this.opts.limits !== undefined) {
-      try {
-        limits = this.opts.limits.join(req.placement.sandboxId, req.placement.limits, child.pid);
-      } catch (err) {
-        child.kill("SIGKILL");
-        for (const p of child.stdio) p?.destroy();
-        throw new SpawnError("EBWRAP", `cannot apply the sandbox's limits: ${(err as Error).message}`);
+    return new LiveSandbox({
+      leader: child,
+      statusFd: FD.status,
+      // Until bwrap has its options nothing of the sandbox exists; should the backend
+      // die meanwhile, the pipe ends empty and nothing starts.
+      release: () => pipe(FD.args)?.end(encodeArguments(args)),
+      // Before bwrap reads its options it has started nothing: its leader joins the
+      // sandbox's cgroup now, and all the sandbox ever starts is in it.
+      beforeRelease: (leaderPid: number) => {
+        if (this.opts.limits === undefined) return;
+        try {
+          limits = this.opts.limits.join(placement.sandboxId, placement.limits, leaderPid);
+        } catch (err) {
+          throw new Error(`cannot apply the sandbox's limits: ${(err as Error).message}`);
+        }
+      },
+      limits: () => limits,
+      io,
+      ioReady,
+      onEnded: (sandbox) => {
+        limits.done();
+        if (this.live.get(environmentKey(placement)) === sandbox) this.live.delete(environmentKey(placement));
+        removeRunDir(runDir);
+        if (gate !== null) gate.release(runDir);
+      },
+      log: this.opts.log ?? (() => {}),
+    });
+  }
+
+  /** A new directory for one sandbox's io socket, reachable by its uid only. */
+  private newRunDir(identity: HostIdentity | null): string {
+    if (this.runRoot === null) {
+      const given = this.opts.runDir;
+      if (given !== undefined) {
+        // What a backend killed before left behind: its sandboxes ended with it.
+        fs.rmSync(given, { recursive: true, force: true });
+        fs.mkdirSync(given, { recursive: true, mode: 0o700 });
       }
+      const root = given !== undefined && fits(given) ? given : fs.mkdtempSync(path.join(os.tmpdir(), "sbx-run-"));
+      this.ownRunRoot = root !== given;
+      this.runRoot = root;
     }
-    // Held, bwrap waits for its options; should the backend die meanwhile, the pipe ends
-    // empty and bwrap, with no root but an empty one, cannot start the command.
-    const writeArgs = () => pipe(FD.args)?.end(encodeArguments(args));
-    if (!req.held) writeArgs();
-    return new BwrapRun(
-      child,
-      req.held ? writeArgs : null,
-      { status: pipe(FD.status) as Readable | null, setup: pipe(FD.setup) as Readable | null },
-      req.argv[0] ?? "",
-      limits,
-    );
+    const dir = path.join(this.runRoot, (++this.runDirCount).toString(36));
+    fs.mkdirSync(dir, { mode: 0o700 });
+    if (identity !== null) fs.chownSync(dir, identity.uid, identity.gid);
+    return dir;
   }
 
   describe(placement: SandboxPlacement): DriverDescription {
@@ -304,4 +463,18 @@ function gateLauncher(gate: WorkspaceGate): Launcher {
     command: (identity, program, args) => gate.enter(identity, program, args),
     done: (dir) => gate.release(dir),
   };
+}
+
+/** Which live environment a placement is: a sandbox, with its workspace. */
+function environmentKey(placement: SandboxPlacement): string {
+  return `${placement.sandboxId}\0${placement.workspaceDir}`;
+}
+
+/** A descriptor of the process itself, by the path exec can start it from. */
+function fdPath(fd: number): string {
+  return `/proc/self/fd/${fd}`;
+}
+
+function fits(root: string): boolean {
+  return Buffer.byteLength(root) <= MAX_RUN_ROOT;
 }

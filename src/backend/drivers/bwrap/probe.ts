@@ -140,6 +140,7 @@ function fullTrial(program: string, input: ProbeInput): { ok: true } | { ok: fal
       network: false,
       fds: { status: 4, seccomp: seccompFd === null ? null : 5, setup: 6 },
       workspace: launcher === null ? { fd: 3 } : launcher.workspace(workspace),
+      runDir: null,
       cwd: "/workspace",
       env: { PATH: "/usr/bin:/bin" },
     });

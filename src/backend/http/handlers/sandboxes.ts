@@ -1,6 +1,12 @@
-// Sandbox routes: POST /sandbox/create, GET /sandboxes, GET, PATCH and DELETE /sandbox/{id}.
+// Sandbox routes: POST /sandbox/create, GET /sandboxes, GET, PATCH and DELETE /sandbox/{id},
+// POST /sandbox/{id}/stop and /start (its live environment).
 
-import type { SandboxCreateRequest, SandboxList, SandboxUpdateRequest } from "../../../protocol/types.js";
+import type {
+  SandboxCreateRequest,
+  SandboxList,
+  SandboxStopped,
+  SandboxUpdateRequest,
+} from "../../../protocol/types.js";
 import { checkSandboxCreateRequest, checkSandboxUpdateRequest } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
@@ -74,5 +80,41 @@ export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
       processes: processes.unendedIn(id),
     });
     return jsonReply(200, { ...toSandbox(row), status: "deleted" });
+  });
+}
+
+/**
+ * Ends the sandbox's environment and everything in it: its executions cancelled, its
+ * processes stopped, its jobs cancelled (queued ones too), then what is left killed
+ * with the environment. The workspace stays; the next command starts it again.
+ */
+export function stopSandbox(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const { sandboxes, runs } = ctx.services;
+    const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
+    const live = runs.countIn(row.sandbox_id);
+    const unstarted = await runs.endAllIn(row.sandbox_id, "sandbox_stopped");
+    const stopped = await sandboxes.stopEnvironment(row);
+    const details = sandboxes.details(row, false);
+    const body: SandboxStopped = {
+      sandbox_id: row.sandbox_id,
+      name: row.name,
+      was_running: stopped.was_running,
+      ended: { executions: live.execution, processes: live.process, jobs: live.job + unstarted, other: stopped.ended },
+      environment: details.environment ?? { state: "stopped", started_at: null, init_pid: null, processes: 0 },
+    };
+    return jsonReply(200, body);
+  });
+}
+
+/** Starts the sandbox's environment (when its driver keeps one); answers the sandbox once it runs. */
+export function startSandbox(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const { sandboxes } = ctx.services;
+    const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+    sandboxes.ensureWorkspace(row.sandbox_id, row);
+    await sandboxes.startEnvironment(row);
+    const details = sandboxes.details(row, false);
+    return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
   });
 }

@@ -1,4 +1,4 @@
-// sbx sandbox: create, list, show and remove sandboxes.
+// sbx sandbox: create, list, show, stop, start and remove sandboxes.
 // Here: the declarations of its verbs (what --help, the man page and the completions
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
@@ -14,7 +14,7 @@ export function register(program: Command, bind: Bind): void {
     description:
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
       "The embedded backend creates `default` on first use.",
-    verbs: [declareCreate, declareList, declareShow, declareUpdate, declareRm],
+    verbs: [declareCreate, declareList, declareShow, declareUpdate, declareStop, declareStart, declareRm],
     examples: [
       { command: "sbx sandbox create build", description: "a sandbox named build" },
       { command: "sbx sandbox list", description: "all sandboxes" },
@@ -108,6 +108,41 @@ function declareShow(noun: Command, bind: Bind): void {
     { command: "sbx sandbox show default", description: "isolation, network, workspace size" },
     { command: "sbx sandbox show default --json | jq .host_workspace", description: "where its files are" },
   ]);
+}
+
+function declareStop(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("stop")
+    .summary("end a sandbox's environment and everything in it")
+    .description(
+      "End everything that runs in a sandbox: its executions are cancelled, its supervised\n" +
+        "processes stopped, its jobs cancelled (queued ones too), and whatever else runs in it\n" +
+        "is killed with its environment (/tmp goes with it). The workspace stays. The next\n" +
+        "command in it, or `sbx sandbox start`, starts a new environment.",
+    )
+    .argument("<id>", "sandbox id or name")
+    .option("--json", "print what was ended as JSON")
+    .action(bind(() => import("./stop.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
+  withExamples(cmd, [
+    { command: "sbx sandbox stop web", description: "end everything running in web" },
+    { command: "sbx sandbox stop web --json | jq .ended", description: "what was ended, for a script" },
+  ]);
+}
+
+function declareStart(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("start")
+    .summary("start a sandbox's environment now")
+    .description(
+      "Start a sandbox's environment now rather than at its next command (which starts it\n" +
+        "anyway). Says why when it cannot start.",
+    )
+    .argument("<id>", "sandbox id or name")
+    .option("--json", "print the sandbox as JSON")
+    .action(bind(() => import("./start.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
+  withExamples(cmd, [{ command: "sbx sandbox start web", description: "start web's environment" }]);
 }
 
 function declareRm(noun: Command, bind: Bind): void {

@@ -52,6 +52,7 @@ export interface SandboxDetailsDocument extends SandboxDocument {
   driver: SandboxDetails["driver"] | null;
   /** Each limit: whether and how it is enforced; null when the backend does not say. */
   limit_status: LimitStatus[] | null;
+  environment: SandboxDetails["environment"];
 }
 
 export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): SandboxDetailsDocument {
@@ -73,5 +74,6 @@ export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): Sa
         }
       : null,
     limit_status: s.limit_status ?? null,
+    environment: s.environment ?? null,
   };
 }

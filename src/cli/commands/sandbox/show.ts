@@ -46,6 +46,15 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     ]);
     rows.push(["syscall_filter", driver.syscall_filter ?? "none"]);
   }
+  const env = s.environment;
+  if (env) {
+    rows.push([
+      "environment",
+      env.state === "stopped"
+        ? "stopped (the next command starts it)"
+        : `${env.state} since ${env.started_at ?? "?"}, ${env.processes} process${env.processes === 1 ? "" : "es"} (init pid ${env.init_pid ?? "?"})`,
+    ]);
+  }
   // Without isolation commands see the workspace at its host path, not at /workspace.
   rows.push([
     "workspace",

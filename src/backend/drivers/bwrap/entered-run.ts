@@ -1,0 +1,355 @@
+// One command entered into a live sandbox (docs/drivers.md, "Entering"), as the
+// backend sees it: a SandboxChild whose leader is not a child of the backend but of
+// the sandbox's init. Its streams are the connections the init opened for it (handed
+// over by the io socket), its start and exit are what the init reports, and its host
+// pid is looked up from the pid the init reports (among the init's own children).
+//
+// The command is a session of its own inside the sandbox; "the run" is every process
+// of that session. Signals go to each of its process groups from the host, by the
+// host's /proc, so that a stopped or busy init never keeps a timeout or a cancel from
+// working. What the init reports is a command's own business (the sandbox is one
+// trust domain): at worst it misreports a command of its own sandbox.
+
+import { EventEmitter } from "node:events";
+import type net from "node:net";
+import { PassThrough, Writable } from "node:stream";
+import type { InitEvent, InitRequest } from "../../../sandbox-init/init.js";
+import type { CommandEnd, LeaderProcess, SandboxChild } from "../driver.js";
+import { type ProcEntry, signalProcessGroup } from "../proc.js";
+import type { StreamSocket } from "./io-socket.js";
+
+/** What a run needs of its sandbox. */
+export interface EnvironmentPort {
+  /** The sandbox's leader (bwrap): the process group whose end ends the sandbox, and every run in it. */
+  readonly leaderPid: number;
+  readonly io: StreamSocket;
+  /** Sends a request to the init once the sandbox is ready. */
+  request(req: InitRequest): void;
+  /** Takes back a request not yet sent to the init (the sandbox still starts); false when it was sent. */
+  withdraw(id: string): boolean;
+  /** The host pid of the init's child with this pid inside the sandbox, or null. */
+  hostPidOf(nsPid: number): number | null;
+  /** The OOM kills in the sandbox's memory cgroup so far. */
+  oomKills(): number;
+  /** The live processes of the sandbox in the session whose leader has pid `sid` inside the sandbox. */
+  session(sid: number): ProcEntry[];
+  /** The run has ended: the sandbox forgets it. */
+  forget(id: string): void;
+}
+
+/** What the run asks to start. */
+export interface EnteredCommand {
+  id: string;
+  argv: string[];
+  env: Record<string, string>;
+  /** The working directory as the command sees it. */
+  cwd: string;
+  stdin: boolean;
+}
+
+type Phase = "held" | "requested" | "started" | "exited";
+
+export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProcess {
+  readonly stdin: LateSocketWritable | null;
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  /** The command's host pid once the init reported its start (null also when it ended before it was seen). */
+  commandPid: number | null = null;
+  /** The command's pid inside the sandbox (its session's id there), once started. */
+  private sessionId: number | null = null;
+  private phase: Phase = "held";
+  private readonly tokens: { stdin: string | null; stdout: string; stderr: string };
+  private readonly sockets: net.Socket[] = [];
+  /** The outputs whose connection arrived. */
+  private readonly attached = new Set<PassThrough>();
+  private pendingSignals: NodeJS.Signals[] = [];
+  private exitStatus: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private openOutputs = 2;
+  private closed = false;
+  /** Why the sandbox could not be set up, when it could not and this command never ran. */
+  private startFailure: string | null = null;
+  /** The sandbox's OOM kills when the command was asked for: more at its end, and it was killed, is memory. */
+  private oomKillsBefore = 0;
+  /** The last signal the backend sent the run (a run ended before its command started reads as that). */
+  private lastDelivered: NodeJS.Signals | null = null;
+  readonly started: Promise<boolean>;
+  private resolveStarted!: (started: boolean) => void;
+
+  constructor(
+    private readonly sandbox: EnvironmentPort,
+    private readonly command: EnteredCommand,
+  ) {
+    super();
+    this.started = new Promise((resolve) => {
+      this.resolveStarted = resolve;
+    });
+    this.stdin = command.stdin ? new LateSocketWritable() : null;
+    const io = sandbox.io;
+    this.tokens = {
+      stdin: this.stdin === null ? null : io.expect((s) => this.attachInput(s)),
+      stdout: io.expect((s) => this.attachOutput(s, this.stdout)),
+      stderr: io.expect((s) => this.attachOutput(s, this.stderr)),
+    };
+    for (const out of [this.stdout, this.stderr]) {
+      out.once("end", () => this.outputEnded());
+      // The backend let go of the stream (release): so does the connection.
+      out.once("close", () => {
+        if (!out.readableEnded) this.outputEnded();
+      });
+    }
+    this.stdin?.on("error", () => {});
+  }
+
+  get process(): LeaderProcess {
+    return this;
+  }
+
+  /** The sandbox's leader: the group that, ended, ends this run with its sandbox. */
+  get pid(): number {
+    return this.sandbox.leaderPid;
+  }
+
+  get pgid(): number {
+    return this.sandbox.leaderPid;
+  }
+
+  get stdio(): ReadonlyArray<{ destroy(): unknown } | null> {
+    return [this.stdin, this.stdout, this.stderr, { destroy: () => this.dropConnections() }];
+  }
+
+  unref(): void {
+    // Nothing of the backend's event loop is held by a run but its streams.
+  }
+
+  proceed(): void {
+    if (this.phase !== "held") return;
+    this.phase = "requested";
+    this.oomKillsBefore = this.sandbox.oomKills();
+    this.sandbox.request({
+      op: "spawn",
+      id: this.command.id,
+      argv: this.command.argv,
+      env: this.command.env,
+      cwd: this.command.cwd,
+      stdin: this.tokens.stdin,
+      stdout: this.tokens.stdout,
+      stderr: this.tokens.stderr,
+    });
+  }
+
+  /** What the init said about this run. */
+  onEvent(event: InitEvent): void {
+    if (event.ev === "started" && this.phase === "requested") {
+      this.phase = "started";
+      this.sessionId = event.pid;
+      this.commandPid = this.sandbox.hostPidOf(event.pid);
+      if (this.commandPid !== null) this.emit("command-pid", this.commandPid);
+      this.resolveStarted(true);
+      const pending = this.pendingSignals;
+      this.pendingSignals = [];
+      for (const sig of pending) this.signal(sig);
+    } else if (event.ev === "failed" && this.phase === "requested") {
+      // Nothing ran: a shell's answer, on the command's stderr.
+      const notFound = event.code === "ENOENT";
+      const why = notFound ? "command not found" : event.code === "EACCES" ? "permission denied" : event.message;
+      this.dropConnections();
+      this.stderr.write(`sbx: ${this.command.argv[0] ?? ""}: ${why}\n`);
+      this.endOutputs();
+      // The sandbox was there; the program was not: as a shell says it.
+      this.resolveStarted(true);
+      this.exited(notFound ? 127 : 126, null);
+    } else if (event.ev === "exit" && this.phase === "started") {
+      this.exited(event.code, event.signal as NodeJS.Signals | null);
+    }
+  }
+
+  /**
+   * The sandbox ended (stopped, or its init died): whatever of this run had not ended
+   * ended with it, killed. `signal` is the one delivered to it, if any.
+   */
+  sandboxEnded(startFailure: string | null): void {
+    if (this.phase === "exited") return;
+    // Streams already connected end as their last holders die with the sandbox; the
+    // others never will be.
+    this.forgetTokens();
+    for (const out of [this.stdout, this.stderr]) {
+      if (!this.attached.has(out) && !out.writableEnded && !out.destroyed) out.end();
+    }
+    if (this.phase !== "started" && startFailure !== null && this.lastDelivered === null) {
+      // The command never ran: its sandbox could not be set up (main's sandbox_start_failed).
+      this.startFailure = startFailure;
+      this.exited(null, null);
+      return;
+    }
+    this.exited(null, this.phase === "started" ? "SIGKILL" : (this.lastDelivered ?? "SIGKILL"));
+  }
+
+  signal(signal: NodeJS.Signals): boolean {
+    this.lastDelivered = signal;
+    // Asked for while the sandbox still starts: taken back, it never runs.
+    if (this.phase === "requested" && this.sandbox.withdraw(this.command.id)) this.phase = "held";
+    switch (this.phase) {
+      case "held":
+        // Never asked for: it ends here, as if killed before it could run.
+        this.phase = "exited";
+        this.sandbox.forget(this.command.id);
+        this.forgetTokens();
+        this.endOutputs();
+        this.exitStatus = { code: null, signal };
+        this.resolveStarted(false);
+        queueMicrotask(() => {
+          this.emit("exit", null, signal);
+          this.maybeClose();
+        });
+        return true;
+      case "requested":
+        this.pendingSignals.push(signal);
+        return true;
+      default: {
+        const groups = new Set(this.members_().map((p) => p.pgid));
+        let sent = false;
+        for (const g of groups) sent = signalProcessGroup(g, signal) || sent;
+        return sent;
+      }
+    }
+  }
+
+  onOutput(listener: (stream: "stdout" | "stderr", chunk: Buffer) => void): void {
+    this.stdout.on("data", (chunk: Buffer) => listener("stdout", chunk));
+    this.stderr.on("data", (chunk: Buffer) => listener("stderr", chunk));
+  }
+
+  /** What the init reported is the command's own status (it is the command's parent). */
+  commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
+    const startFailure = this.startFailure;
+    if (startFailure !== null) {
+      done({ code: null, signal: null, startFailure, endReason: null });
+      return;
+    }
+    // Killed by nobody here while the kernel's OOM killer killed in the sandbox's cgroup: memory ended it.
+    const oom =
+      signal === "SIGKILL" && this.lastDelivered !== "SIGKILL" && this.sandbox.oomKills() > this.oomKillsBefore;
+    done({ code, signal, startFailure: null, endReason: oom ? "out_of_memory" : null });
+  }
+
+  members(): string[] {
+    return this.members_().map((p) => p.name);
+  }
+
+  private members_(): ProcEntry[] {
+    return this.sessionId === null ? [] : this.sandbox.session(this.sessionId);
+  }
+
+  private attachOutput(socket: net.Socket, into: PassThrough): void {
+    if (this.closed || into.destroyed || into.writableEnded) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.push(socket);
+    this.attached.add(into);
+    socket.on("error", () => {});
+    socket.pipe(into);
+  }
+
+  private attachInput(socket: net.Socket): void {
+    const stdin = this.stdin;
+    if (stdin === null || this.closed || stdin.destroyed) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.push(socket);
+    socket.on("error", () => {});
+    // Whatever the command writes to its stdin is not read.
+    socket.on("data", () => {});
+    stdin.attach(socket);
+  }
+
+  private exited(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.phase === "exited") return;
+    this.phase = "exited";
+    this.exitStatus = { code, signal };
+    // Started already resolved it (true) when the command ran.
+    this.resolveStarted(false);
+    // Its streams' connections may still be on their way (the init opened them before
+    // it started the command): their tokens stay awaited until the run is closed.
+    this.emit("exit", code, signal);
+    this.maybeClose();
+  }
+
+  private outputEnded(): void {
+    this.openOutputs--;
+    this.maybeClose();
+  }
+
+  private maybeClose(): void {
+    if (this.closed || this.exitStatus === null || this.openOutputs > 0) return;
+    this.closed = true;
+    this.sandbox.forget(this.command.id);
+    this.forgetTokens();
+    this.stdin?.destroy();
+    this.emit("close", this.exitStatus.code, this.exitStatus.signal);
+  }
+
+  private endOutputs(): void {
+    for (const out of [this.stdout, this.stderr]) {
+      if (!out.writableEnded && !out.destroyed) out.end();
+    }
+  }
+
+  private forgetTokens(): void {
+    const io = this.sandbox.io;
+    io.forget(this.tokens.stdin);
+    io.forget(this.tokens.stdout);
+    io.forget(this.tokens.stderr);
+  }
+
+  private dropConnections(): void {
+    this.forgetTokens();
+    for (const s of this.sockets) {
+      s.unpipe();
+      s.destroy();
+    }
+    this.sockets.length = 0;
+  }
+}
+
+/**
+ * A command's stdin before and after its connection arrives: writes wait here until
+ * the connection takes them (each write's callback once the socket has written it),
+ * so writableLength counts what the command has not been given yet, as a pipe's does.
+ */
+export class LateSocketWritable extends Writable {
+  private socket: net.Socket | null = null;
+  private waiting: Array<() => void> = [];
+
+  attach(socket: net.Socket): void {
+    this.socket = socket;
+    for (const go of this.waiting.splice(0)) go();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.whenAttached((socket) => {
+      if (socket.destroyed) callback(new Error("stdin is closed"));
+      else socket.write(chunk, (err) => callback(err ?? null));
+    });
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.whenAttached((socket) => {
+      socket.end();
+      callback();
+    });
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.waiting = [];
+    this.socket?.destroy();
+    callback(error);
+  }
+
+  private whenAttached(go: (socket: net.Socket) => void): void {
+    const socket = this.socket;
+    if (socket !== null) go(socket);
+    else this.waiting.push(() => go(this.socket as net.Socket));
+  }
+}

@@ -1,0 +1,297 @@
+// One live sandbox (docs/drivers.md, "One sandbox, one environment"): a bwrap started
+// once with every namespace, the sandbox's uid and the syscall filter, whose command
+// is the sandbox's init (src/sandbox-init/init.ts). Every command of the sandbox is
+// started by that init on request (entered-run.ts), so it shares the sandbox's process
+// table, loopback, /tmp and hostname. The sandbox ends when bwrap does: stopped by the
+// backend (SIGKILL to bwrap's group), with the backend (--die-with-parent), or when
+// its init ends (bwrap's pid 1 then ends the pid namespace, and with it everything).
+//
+//   bwrap (leader, the backend's child)            ← stdin: requests; stdout: events
+//    └ bwrap's pid 1 in the sandbox (reaps orphans)
+//       └ init (pid 2)                              ← connects to io.sock per stream
+//          └ each command, a session of its own
+
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import { type InitEvent, type InitRequest, LineSplitter, parseInitEvent } from "../../../sandbox-init/init.js";
+import {
+  childrenOf,
+  innermostIds,
+  innermostPid,
+  liveProcesses,
+  type ProcEntry,
+  pidNamespace,
+  readProcEntry,
+} from "../proc.js";
+import { type EnteredCommand, EnteredRun, type EnvironmentPort } from "./entered-run.js";
+import type { StreamSocket } from "./io-socket.js";
+import { startFailureCause } from "./start-failure.js";
+import { parseStatus } from "./status.js";
+
+/** How long a sandbox may take to start (bwrap, then the init's runtime) before it is given up. */
+export const START_TIMEOUT_MS = 60_000;
+/** What is kept of bwrap's and the init's own complaints (stderr), to say why a sandbox ended. */
+const STDERR_KEEP = 4096;
+
+export type EnvironmentState = "starting" | "running" | "ended";
+
+export interface LiveSandboxOptions {
+  /** bwrap, spawned held: stdin, stdout, stderr pipes; its --json-status-fd at `statusFd`. */
+  leader: ChildProcess;
+  statusFd: number;
+  /** Lets bwrap go on (writes its options): called once the leader is where it must be. */
+  release: () => void;
+  /**
+   * Called with the held leader's pid before `release` (the hook for resource limits:
+   * attach it to the sandbox's cgroup, so that everything of the sandbox starts in it).
+   * A rejection ends the start; its message is the start failure's cause.
+   */
+  beforeRelease?: (leaderPid: number) => Promise<void> | void;
+  /** The sandbox's limits as its leader joined them (beforeRelease): its OOM kills. */
+  limits?: () => { oomKills(): number };
+  io: StreamSocket;
+  /** Resolves once io listens. */
+  ioReady: Promise<void>;
+  /** The sandbox ended; the driver forgets it and cleans up (its run directory). */
+  onEnded: (sandbox: LiveSandbox) => void;
+  log: (line: string) => void;
+  now?: () => number;
+}
+
+export class LiveSandbox implements EnvironmentPort {
+  state: EnvironmentState = "starting";
+  /** Resolves once the init is ready for commands; rejects saying why the sandbox could not start. */
+  readonly ready: Promise<void>;
+  /** Resolves once bwrap has ended (and with it everything in the sandbox). */
+  readonly ended: Promise<void>;
+  /** Why it ended, when it did not end because it was stopped. */
+  endReason: string | null = null;
+  /** Why it could not be set up (it ended before its init was ready, not stopped by the backend), or null. */
+  startFailure: string | null = null;
+  readonly startedAt: number;
+  readonly io: StreamSocket;
+  private readonly leader: ChildProcess;
+  private readonly runs = new Map<string, EnteredRun>();
+  private readonly queue: InitRequest[] = [];
+  private reaperPid: number | null = null;
+  /** The init's `ready`, when it came before bwrap's status said the sandbox's pid 1. */
+  private pendingReady: Extract<InitEvent, { ev: "ready" }> | null = null;
+  private initPid: number | null = null;
+  private namespace: string | null = null;
+  private stderrTail = "";
+  private stopping = false;
+  private resolveReady!: () => void;
+  private rejectReady!: (err: Error) => void;
+  private readonly startTimer: NodeJS.Timeout;
+
+  constructor(private readonly opts: LiveSandboxOptions) {
+    this.leader = opts.leader;
+    this.io = opts.io;
+    this.startedAt = (opts.now ?? Date.now)();
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => {});
+    this.ended = new Promise((resolve) => {
+      this.leader.once("close", () => resolve());
+    });
+    const leader = this.leader;
+    leader.on("error", (err) => this.end(`bwrap could not start: ${err.message}`));
+    leader.stdin?.on("error", () => {});
+    const lines = new LineSplitter((line) => this.onLine(line));
+    leader.stdout?.on("data", (chunk: Buffer) => {
+      if (!lines.push(chunk)) this.stop("the sandbox's init sent a line past the limit");
+    });
+    leader.stderr?.on("data", (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_KEEP);
+    });
+    const status = leader.stdio[opts.statusFd] as NodeJS.ReadableStream | null;
+    let statusText = "";
+    status?.on("data", (chunk: Buffer) => {
+      statusText += chunk.toString("utf8");
+      this.reaperPid ??= parseStatus(statusText).childPid;
+      // The init's `ready` may have come first (another pipe): it is taken now.
+      const ready = this.pendingReady;
+      if (ready !== null && this.reaperPid !== null) {
+        this.pendingReady = null;
+        this.onReady(ready);
+      }
+    });
+    status?.on("error", () => {});
+    leader.once("exit", (code, signal) => {
+      const said = this.stderrTail.trim().split("\n").slice(-3).join("\n");
+      this.end(startFailureCause(said, code, signal));
+    });
+    this.startTimer = setTimeout(() => {
+      if (this.state === "starting") this.stop(`the sandbox did not start within ${START_TIMEOUT_MS / 1000} s`);
+    }, START_TIMEOUT_MS);
+    this.startTimer.unref?.();
+    opts.ioReady.then(
+      () => this.prepareAndRelease(),
+      (err: Error) => this.stop(`cannot listen for the sandbox's streams: ${err.message}`),
+    );
+  }
+
+  /** The held leader is placed (beforeRelease), then let go on: bwrap sets the sandbox up. */
+  private async prepareAndRelease(): Promise<void> {
+    try {
+      await this.opts.beforeRelease?.(this.leaderPid);
+    } catch (err) {
+      this.stop(`the sandbox could not be prepared: ${(err as Error).message}`);
+      return;
+    }
+    if (this.state === "starting" && !this.stopping) this.opts.release();
+  }
+
+  /** The sandbox's leader (bwrap) on the host. */
+  get leaderPid(): number {
+    return this.leader.pid ?? -1;
+  }
+
+  /** A command to start in the sandbox; it is asked for at the run's proceed(). */
+  enter(command: EnteredCommand): EnteredRun {
+    const run = new EnteredRun(this, command);
+    this.runs.set(command.id, run);
+    if (this.state === "ended") queueMicrotask(() => run.sandboxEnded(this.startFailure));
+    return run;
+  }
+
+  request(req: InitRequest): void {
+    if (this.state === "ended") {
+      this.runs.get(req.id)?.sandboxEnded(this.startFailure);
+      return;
+    }
+    if (this.state === "starting") {
+      this.queue.push(req);
+      return;
+    }
+    this.leader.stdin?.write(`${JSON.stringify(req)}\n`);
+  }
+
+  withdraw(id: string): boolean {
+    const at = this.queue.findIndex((r) => r.id === id);
+    if (at < 0) return false;
+    this.queue.splice(at, 1);
+    return true;
+  }
+
+  forget(id: string): void {
+    this.runs.delete(id);
+  }
+
+  /** Runs (executions, process runs, jobs) the backend has in this sandbox now. */
+  get runCount(): number {
+    return this.runs.size;
+  }
+
+  /** The OOM kills in the sandbox's memory cgroup so far (0 without one). */
+  oomKills(): number {
+    return this.opts.limits?.().oomKills() ?? 0;
+  }
+
+  hostPidOf(nsPid: number): number | null {
+    if (this.initPid === null) return null;
+    for (const child of childrenOf(this.initPid)) {
+      if (innermostPid(child) === nsPid) return child;
+    }
+    // Gone already (a quick command): what it left in its session still says its host
+    // pid, as the session's id.
+    for (const p of this.processes()) {
+      if (innermostIds(p.pid)?.sid === nsPid) return p.sid;
+    }
+    return null;
+  }
+
+  session(sid: number): ProcEntry[] {
+    return this.processes().filter((p) => innermostIds(p.pid)?.sid === sid);
+  }
+
+  /** Every live process in the sandbox, its pid 1 and init included. */
+  processes(): ProcEntry[] {
+    const ns = this.namespace;
+    if (ns === null || this.state === "ended") return [];
+    const own = new Set([this.reaperPid, this.initPid]);
+    return liveProcesses().filter((p) => own.has(p.pid) || pidNamespace(p.pid) === ns);
+  }
+
+  /** The init's host pid, once it is running. */
+  get initHostPid(): number | null {
+    return this.initPid;
+  }
+
+  /**
+   * Ends the sandbox and everything in it (SIGKILL to bwrap's group: its pid 1 dies,
+   * and with it the pid namespace). Resolves once bwrap has ended.
+   */
+  stop(reason: string | null = null): Promise<void> {
+    if (reason !== null) this.endReason ??= reason;
+    if (!this.stopping && this.state !== "ended") {
+      this.stopping = true;
+      const pid = this.leader.pid;
+      if (pid !== undefined) {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          this.leader.kill("SIGKILL");
+        }
+      }
+    }
+    return this.ended;
+  }
+
+  private onLine(line: string): void {
+    const event = parseInitEvent(line);
+    if (event === null) return;
+    if (event.ev === "ready") this.onReady(event);
+    else this.runs.get(event.id)?.onEvent(event);
+  }
+
+  private onReady(event: Extract<InitEvent, { ev: "ready" }>): void {
+    if (this.state !== "starting") return;
+    const reaper = this.reaperPid;
+    if (reaper === null) {
+      this.pendingReady = event;
+      return;
+    }
+    const init = childrenOf(reaper).find((c) => innermostPid(c) === event.pid);
+    const entry = init === undefined ? null : readProcEntry(init);
+    // Not there, or dying (it closes its descriptors before it is a zombie): not ready.
+    if (init === undefined || entry === null || entry.state === "Z" || entry.exiting) {
+      this.stop("the sandbox's init could not be found on the host");
+      return;
+    }
+    this.initPid = init;
+    this.namespace = pidNamespace(init);
+    this.state = "running";
+    clearTimeout(this.startTimer);
+    for (const req of this.queue.splice(0)) this.leader.stdin?.write(`${JSON.stringify(req)}\n`);
+    this.resolveReady();
+  }
+
+  private end(reason: string): void {
+    if (this.state === "ended") return;
+    const wasStarting = this.state === "starting";
+    this.state = "ended";
+    if (!this.stopping) this.endReason ??= reason;
+    clearTimeout(this.startTimer);
+    this.queue.length = 0;
+    if (wasStarting) {
+      // Not set up: why, unless the backend itself stopped it (a plain stop, a removal).
+      const why = this.endReason ?? reason;
+      if (!this.stopping || this.endReason !== null) this.startFailure = why;
+      this.rejectReady(new Error(why));
+    }
+    for (const run of [...this.runs.values()]) run.sandboxEnded(this.startFailure);
+    this.runs.clear();
+    this.io.close();
+    for (const pipe of this.leader.stdio) pipe?.destroy();
+    this.opts.onEnded(this);
+    if (!this.stopping && !wasStarting) this.opts.log(`sandbox ended: ${reason}`);
+  }
+}
+
+/** Removes a directory the backend made for a sandbox (its io socket), ignoring what is already gone. */
+export function removeRunDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
