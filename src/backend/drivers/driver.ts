@@ -126,6 +126,11 @@ export interface SandboxChild {
   members(): string[];
   /** A run spawned held starts its command (once); a no-op otherwise. */
   proceed(): void;
+  /**
+   * True where the command's own pid is learnt after the spawn (a live sandbox's run:
+   * the leader's 'command-pid' event); until then the leader's pid is not the command's.
+   */
+  readonly reportsCommandPid?: boolean;
 }
 
 /** What a driver found when the backend started. */

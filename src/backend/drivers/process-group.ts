@@ -82,6 +82,8 @@ export class ProcessGroup {
   private run: SandboxChild | null = null;
   /** The run's host process group (its leader's pid), or null when nothing could be started. */
   pgid: number | null = null;
+  /** The command's own host pid (a process's os_pid): null until known, and in a live sandbox until its init said it started. */
+  commandPid: number | null = null;
   /** Start time of the group leader (from /proc), to recognise the group after a restart. */
   pgidStartTime: string | null = null;
   /** Why the command ended when its driver knows more than its exit (`out_of_memory`), once it ended. */
@@ -123,6 +125,7 @@ export class ProcessGroup {
     }
     this.pgid = child.pid;
     this.pgidStartTime = readProcessStartTime(child.pid);
+    this.commandPid = run.reportsCommandPid === true ? null : child.pid;
     run.onOutput(spec.onOutput);
     child.stdin?.on("error", () => {
       // EPIPE when the command exits or closes its stdin (it need not read it); writes report it themselves.
@@ -133,6 +136,7 @@ export class ProcessGroup {
     // A live sandbox's run: the command's own pid, once known, is the group recorded.
     child.once("command-pid", (pid: number) => {
       this.pgid = pid;
+      this.commandPid = pid;
       this.pgidStartTime = readProcessStartTime(pid);
       spec.onCommandPid?.(pid);
     });

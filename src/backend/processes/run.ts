@@ -109,6 +109,11 @@ export class ProcessRun {
     return this.group.pgid;
   }
 
+  /** The command's own host pid once known (os_pid). */
+  get commandPid(): number | null {
+    return this.group.commandPid;
+  }
+
   get pgidStartTime(): string | null {
     return this.group.pgidStartTime;
   }

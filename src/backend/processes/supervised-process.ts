@@ -158,7 +158,8 @@ export class SupervisedProcess implements LiveRun {
     this.patch({
       ...patch,
       state: "running",
-      os_pid: run.pgid,
+      // The command's pid (in a live sandbox learnt a moment later, onCommandPid above).
+      os_pid: run.commandPid,
       pgid_start_time: run.pgidStartTime,
       boot_id: run.pgid === null ? null : bootId(),
       daemon_boot: this.deps.boot,

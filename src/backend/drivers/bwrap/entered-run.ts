@@ -51,6 +51,7 @@ type Phase = "held" | "requested" | "started" | "exited";
 
 export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProcess {
   readonly stdin: LateSocketWritable | null;
+  readonly reportsCommandPid = true;
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
   /** The command's host pid once the init reported its start (null also when it ended before it was seen). */
