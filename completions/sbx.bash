@@ -52,6 +52,8 @@ _sbx_subcommand() {
     "sandbox|list" | "sandbox|ls") REPLY="sandbox list" ;;
     "sandbox|show") REPLY="sandbox show" ;;
     "sandbox|update") REPLY="sandbox update" ;;
+    "sandbox|stop") REPLY="sandbox stop" ;;
+    "sandbox|start") REPLY="sandbox start" ;;
     "sandbox|rm") REPLY="sandbox rm" ;;
     "daemon|run") REPLY="daemon run" ;;
     "daemon|start") REPLY="daemon start" ;;
@@ -282,7 +284,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox")
-      _sbx_commands="create list ls show update rm"
+      _sbx_commands="create list ls show update stop start rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -309,6 +311,18 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="--memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--memory --pids --cpus --tmp-size --disk --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox stop")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox start")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox rm")
@@ -515,6 +529,8 @@ _sbx_values() {
     "sandbox create|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
     "sandbox show|#0") _sbx_kind=sandbox-name ;;
     "sandbox update|#0") _sbx_kind=sandbox-name ;;
+    "sandbox stop|#0") _sbx_kind=sandbox-name ;;
+    "sandbox start|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;

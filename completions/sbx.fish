@@ -99,6 +99,10 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox show'
         case 'sandbox|update'
             set -g __sbx_next 'sandbox update'
+        case 'sandbox|stop'
+            set -g __sbx_next 'sandbox stop'
+        case 'sandbox|start'
+            set -g __sbx_next 'sandbox start'
         case 'sandbox|rm'
             set -g __sbx_next 'sandbox rm'
         case 'daemon|run'
@@ -193,25 +197,25 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
             return 0
-        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
+        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
             return 0
-        case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
+        case 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
+        case 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment'
             return 0
-        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
+        case 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max'
             return 0
-        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
+        case 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile'
             return 0
-        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
+        case 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile'
             return 0
-        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
+        case 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url'
             return 0
-        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
+        case 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url'
             return 0
-        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url'
             return 0
-        case 'version|--profile' 'version|--api-url'
+        case 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -794,6 +798,8 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a rm -d 'remove a sandbox and its workspace'
 complete -c sbx -n '__sbx_at "sandbox"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -858,6 +864,28 @@ complete -c sbx -n '__sbx_at "sandbox update"' -s q -l quiet -d 'print only data
 complete -c sbx -n '__sbx_at "sandbox update"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox stop
+complete -c sbx -n '__sbx_at "sandbox stop"' -l json -d 'print what was ended as JSON'
+complete -c sbx -n '__sbx_at "sandbox stop"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox stop"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox stop"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox stop"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox stop"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox stop"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox stop" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox start
+complete -c sbx -n '__sbx_at "sandbox start"' -l json -d 'print the sandbox as JSON'
+complete -c sbx -n '__sbx_at "sandbox start"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox start"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox start"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox start"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox start"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox start"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox start"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox start" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
 complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'cancel its executions and stop its processes first'

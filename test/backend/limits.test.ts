@@ -2,7 +2,7 @@
 // 128 MiB sandbox ends as out_of_memory, a fork bomb stops at a pids limit of 64, /tmp
 // fills up at its size with ENOSPC inside — each with the host (this backend, the
 // sandbox's next command, the host's /tmp) fine afterwards; the limits are shown with
-// whether and how they are enforced; cgroups go when runs end, at sandbox rm, at stop
+// whether and how they are enforced; cgroups go when the sandbox's environment ends (sandbox stop), at sandbox rm, at stop
 // and after a crash.
 
 import { spawn } from "node:child_process";
@@ -69,7 +69,8 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids"], "limits enforced by cgr
     const small = await run("hog", `python3 -c 'b = b"x" * (32 * 1024 * 1024); print(len(b))'`);
     expect(small.stdout).toBe(`${32 * MiB}\n`);
     expect(small.end_reason ?? null).toBeNull();
-    // Once no run is left, the sandbox's cgroup is gone.
+    // The cgroup is the sandbox's environment's (its init is in it too): gone once that is stopped.
+    expect((await b.api("POST", "/api/v1/sandbox/hog/stop")).status).toBe(200);
     await until(() => !fs.existsSync(cgroupDir(b.dataDir, "memory", sandbox.sandbox_id)), 5000, "the cgroup removed");
   });
 
@@ -126,9 +127,13 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids"], "limits enforced by cgr
       res.outcome,
       JSON.stringify({ ...res, stdout: res.stdout.slice(-500), stderr: res.stderr.slice(-800) }),
     ).toBe("timed_out");
-    // Nothing of it is left: its cgroup is empty and gone, the backend answers, the sandbox runs.
-    await until(() => !fs.existsSync(dir), 10_000, "the bomb's cgroup emptied and removed");
+    // Nothing of it is left: only the environment's own three (bwrap, its pid 1 inside and
+    // the init) remain in its cgroup, the backend answers, the sandbox runs; stopped, the cgroup goes.
+    const procs = () => (readCgroup(dir, "cgroup.procs") ?? "").split("\n").filter((l) => l !== "").length;
+    await until(() => procs() <= 3, 10_000, "the bomb's processes ended");
     expect((await run("bomb", "echo ok")).stdout).toBe("ok\n");
+    expect((await b.api("POST", "/api/v1/sandbox/bomb/stop")).status).toBe(200);
+    await until(() => !fs.existsSync(dir), 10_000, "the bomb's cgroup emptied and removed");
   });
 
   it("sandbox show, /health: each limit, whether and how it is enforced", async () => {

@@ -227,10 +227,14 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
       done({ code: null, signal: null, startFailure, endReason: null });
       return;
     }
-    // Killed by nobody here while the kernel's OOM killer killed in the sandbox's cgroup: memory ended it.
-    const oom =
-      signal === "SIGKILL" && this.lastDelivered !== "SIGKILL" && this.sandbox.oomKills() > this.oomKillsBefore;
-    done({ code, signal, startFailure: null, endReason: oom ? "out_of_memory" : null });
+    // Killed (SIGKILL, or a shell's 128+9 for the child it ran) by nobody here while the
+    // kernel's OOM killer killed in the sandbox's cgroup: memory ended it.
+    const killed = signal === "SIGKILL" || (code === 128 + 9 && signal === null);
+    if (killed && this.lastDelivered !== "SIGKILL" && this.sandbox.oomKills() > this.oomKillsBefore) {
+      done({ code: null, signal: "SIGKILL", startFailure: null, endReason: "out_of_memory" });
+      return;
+    }
+    done({ code, signal, startFailure: null, endReason: null });
   }
 
   members(): string[] {

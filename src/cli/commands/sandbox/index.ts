@@ -79,8 +79,8 @@ function declareUpdate(noun: Command, bind: Bind): void {
     .summary("change a sandbox's limits")
     .description(
       "Change a sandbox's limits. What runs in it now gets the new memory, process and CPU\n" +
-        "limits at once (cgroups); /tmp's size applies to commands started after. A limit not\n" +
-        "given stays; none lifts one.",
+        "limits at once (cgroups); /tmp's size applies when its environment next starts\n" +
+        "(sbx sandbox stop ends it). A limit not given stays; none lifts one.",
     )
     .argument("<id>", "sandbox id or name");
   limitOptions(cmd, "as at create");
