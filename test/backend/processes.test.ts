@@ -58,6 +58,9 @@ describeIsolations("processes", (isolation) => {
   describe("starting and reading a process", () => {
     it("answers 201 with the process, then its result, logs and listing", async () => {
       const p = await start({ command: "echo out; echo err >&2", name: "greeter" });
+      // In a live sandbox the init starts the command and says so a moment later: one this
+      // quick may have ended (and its pid gone) by then, and is answered as it is.
+      const quick = isolation === "bwrap" && p.state === "exited";
       expect(p).toEqual({
         process_id: expect.stringMatching(/^prc_[0-9a-hjkmnp-tv-z]{16}$/),
         sandbox_id: expect.stringMatching(/^sbx_/),
@@ -65,23 +68,28 @@ describeIsolations("processes", (isolation) => {
         idempotency_key: null,
         command: "echo out; echo err >&2",
         working_dir: "/workspace",
-        state: "running",
+        state: quick ? "exited" : "running",
         boot: expect.stringMatching(/^boot_[0-9a-f]{16}$/),
-        os_pid: expect.any(Number),
+        os_pid:
+          isolation === "none"
+            ? expect.any(Number)
+            : quick
+              ? null
+              : expect.toSatisfy((v) => v === null || Number.isInteger(v)),
         restarts: 0,
         restart: { policy: "never", max_restarts: 5, backoff_ms: 1000, max_backoff_ms: 30000 },
         stdin_enabled: false,
         timeout_ms: null,
-        outcome: "pending",
-        exit_code: null,
+        outcome: quick ? "succeeded" : "pending",
+        exit_code: quick ? 0 : null,
         signal: null,
-        end_reason: null,
-        last_run: null,
+        end_reason: quick ? "exited" : null,
+        last_run: quick ? expect.anything() : null,
         next_restart_at: null,
         recovery: null,
         created_at: expect.any(String),
         started_at: expect.any(String),
-        ended_at: null,
+        ended_at: quick ? expect.any(String) : null,
       });
       expect(await result(p.process_id)).toEqual({
         process_id: p.process_id,
