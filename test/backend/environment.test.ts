@@ -56,7 +56,7 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
 
   it("shares /tmp between a process and the executions after it, and not with another sandbox", async () => {
     const p = await startProcess(["sh", "-c", "echo hi > /tmp/shared; exec sleep 30"]);
-    await until(async () => (await exec(["cat", "/tmp/shared"])).stdout === "hi\n", 10_000, "the file in /tmp");
+    await until(async () => (await exec(["cat", "/tmp/shared"])).stdout === "hi\n", 30_000, "the file in /tmp");
     expect((await exec(["ls", "/tmp"], "other")).stdout).not.toContain("shared");
     await stopProcess(p.process_id);
   });
@@ -65,7 +65,7 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
     const mine = uniqueSleep();
     const theirs = uniqueSleep();
     const procs = [await startProcess(["sleep", mine]), await startProcess(["sleep", theirs], "other")];
-    await until(() => processesWithArg(mine).length + processesWithArg(theirs).length === 2, 10_000, "both sleeps");
+    await until(() => processesWithArg(mine).length + processesWithArg(theirs).length === 2, 30_000, "both sleeps");
     const ps = await exec(["ps", "ax", "-o", "pid,args"]);
     expect(ps.exit_code, ps.stderr).toBe(0);
     expect(ps.stdout).toContain(`sleep ${mine}`);
@@ -77,7 +77,7 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
 
   it("has one hostname, the same for executions and processes", async () => {
     const p = await startProcess(["sh", "-c", "hostname > /tmp/host-of-process; exec sleep 30"]);
-    await until(async () => (await exec(["cat", "/tmp/host-of-process"])).stdout === "sbx\n", 10_000, "the name");
+    await until(async () => (await exec(["cat", "/tmp/host-of-process"])).stdout === "sbx\n", 30_000, "the name");
     expect((await exec(["hostname"])).stdout).toBe("sbx\n");
     await stopProcess(p.process_id);
   });
@@ -88,7 +88,7 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
     const p = await startProcess(["sleep", supervised]);
     // Something started in the background that left its run (a daemon): it is still in the sandbox.
     await exec(["sh", "-c", `setsid sleep ${escaped} > /dev/null 2>&1 < /dev/null & echo kept > /tmp/mark`]);
-    await until(() => processesWithArg(escaped).length === 1, 10_000, "the daemon");
+    await until(() => processesWithArg(escaped).length === 1, 30_000, "the daemon");
     expect(processesWithArg(supervised)).toHaveLength(1);
 
     const stopped = await b.api("POST", "/api/v1/sandbox/web/stop");
@@ -100,7 +100,7 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
       environment: { state: "stopped", processes: 0 },
     });
     expect(stopped.json.ended.other).toContain("sleep");
-    await until(() => processesWithArg(supervised).length + processesWithArg(escaped).length === 0, 5000, "all gone");
+    await until(() => processesWithArg(supervised).length + processesWithArg(escaped).length === 0, 30_000, "all gone");
     const record = (await b.api("GET", `/api/v1/sandbox/web/processes/${p.process_id}`)).json;
     expect(record).toMatchObject({ state: "exited", outcome: "cancelled", end_reason: "stopped" });
     expect((await b.api("GET", "/api/v1/sandbox/web")).json.environment).toMatchObject({ state: "stopped" });
@@ -128,7 +128,7 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
     await exec(["true"]);
     await until(
       async () => (await b.api("GET", "/api/v1/sandbox/web")).json.environment.processes === 2,
-      10_000,
+      30_000,
       "only bwrap's pid 1 and the init left",
     );
   });

@@ -49,6 +49,9 @@ export interface EnteredCommand {
 
 type Phase = "held" | "requested" | "started" | "exited";
 
+/** How long an exit waits for output connections the init opened but the backend has not read yet. */
+const OUTPUT_WAIT_MS = 10_000;
+
 export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProcess {
   readonly stdin: LateSocketWritable | null;
   readonly reportsCommandPid = true;
@@ -66,6 +69,8 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   private pendingSignals: NodeJS.Signals[] = [];
   private exitStatus: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private openOutputs = 2;
+  /** Set while the command's exit waits for its output connections to arrive. */
+  private exitWaitsForOutputs: (() => void) | null = null;
   private closed = false;
   /** Why the sandbox could not be set up, when it could not and this command never ran. */
   private startFailure: string | null = null;
@@ -169,7 +174,17 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
    * ended with it, killed. `signal` is the one delivered to it, if any.
    */
   sandboxEnded(startFailure: string | null): void {
-    if (this.phase === "exited") return;
+    if (this.phase === "exited") {
+      // Its exit waited for output connections that will not come now.
+      if (this.exitWaitsForOutputs !== null) {
+        this.forgetTokens();
+        for (const out of [this.stdout, this.stderr]) {
+          if (!this.attached.has(out) && !out.writableEnded && !out.destroyed) out.end();
+        }
+        this.exitWaitsForOutputs();
+      }
+      return;
+    }
     // Streams already connected end as their last holders die with the sandbox; the
     // others never will be.
     this.forgetTokens();
@@ -254,6 +269,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     this.attached.add(into);
     socket.on("error", () => {});
     socket.pipe(into);
+    this.exitWaitsForOutputs?.();
   }
 
   private attachInput(socket: net.Socket): void {
@@ -271,12 +287,33 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
 
   private exited(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.phase === "exited") return;
+    const ran = this.phase === "started";
     this.phase = "exited";
     this.exitStatus = { code, signal };
     // Started already resolved it (true) when the command ran.
     this.resolveStarted(false);
     // Its streams' connections may still be on their way (the init opened them before
-    // it started the command): their tokens stay awaited until the run is closed.
+    // it started the command, but the backend has not read their tokens yet): its exit
+    // is told once they are here, so that what follows an exit (the leader-exit linger,
+    // then letting go of the streams) never drops output that was already written.
+    const outputs = [this.stdout, this.stderr];
+    if (ran && !outputs.every((o) => this.attached.has(o) || o.writableEnded || o.destroyed)) {
+      this.exitWaitsForOutputs = () => {
+        if (!outputs.every((o) => this.attached.has(o) || o.writableEnded || o.destroyed)) return;
+        this.exitWaitsForOutputs = null;
+        clearTimeout(timer);
+        this.emit("exit", code, signal);
+        this.maybeClose();
+      };
+      // A connection that never comes (the init died between opening and announcing it).
+      const timer = setTimeout(() => {
+        this.forgetTokens();
+        for (const o of outputs) if (!this.attached.has(o) && !o.writableEnded) o.end();
+        this.exitWaitsForOutputs?.();
+      }, OUTPUT_WAIT_MS);
+      timer.unref?.();
+      return;
+    }
     this.emit("exit", code, signal);
     this.maybeClose();
   }
