@@ -191,31 +191,33 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
             return 0
-        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
+        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--memory'
             return 0
-        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
+        case 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url'
             return 0
-        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
+        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids'
             return 0
-        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
+        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile'
             return 0
-        case 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile'
+        case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
             return 0
-        case 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment'
+        case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
-        case 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
             return 0
-        case 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile'
+        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
             return 0
-        case 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile'
+        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
             return 0
-        case 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url'
+        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
             return 0
-        case 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url'
+        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
             return 0
-        case 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url'
+        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
             return 0
-        case 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+            return 0
+        case 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -812,8 +814,9 @@ complete -c sbx -n '__sbx_at "sandbox"' -s h -l help -d 'show help'
 
 # sbx sandbox create
 complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap none' -d 'auto (bwrap where it works, else none), bwrap or none'
-complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'let its commands reach the network (bwrap: otherwise only lo)'
-complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'no network (needs bwrap)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback) or host'
+complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
+complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox create"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox create"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'

@@ -166,6 +166,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     backend.jobs.recover();
     backend.recoverLimits();
     backend.retention.start(opts.retentionSweepMs);
+    await backend.sandboxes.openPublishedPorts();
     await backend.edge.listen();
   } catch (err) {
     await backend.close();
@@ -176,13 +177,13 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
 
 class Backend {
   readonly executions: ExecutionManager;
+  readonly sandboxes: SandboxRegistry;
   readonly processes: ProcessSupervisor;
   readonly retention: Retention;
   readonly jobs: JobManager;
   /** Every run the backend holds (executions, processes, jobs): shutdown, a simulated crash, idleness. */
   private readonly runs = new LiveRuns();
   readonly edge: HttpEdge;
-  private readonly sandboxes: SandboxRegistry;
   private readonly drivers: DriverSet;
   private readonly log: (line: string) => void;
   private closing: Promise<void> | null = null;
@@ -208,7 +209,7 @@ class Backend {
         : `isolation: none — ${isolation.bwrap.reason}`,
     );
     const now = opts.now ?? Date.now;
-    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now, asRoot);
+    const sandboxes = new SandboxRegistry(store, opts.dataDir, drivers, now, asRoot, log);
     this.sandboxes = sandboxes;
     sandboxes.removeStagedUploads();
     sandboxes.assignIdentities();
@@ -331,6 +332,7 @@ class Backend {
 
   private async shutdown(opts: CloseOptions): Promise<void> {
     this.retention.stop();
+    this.sandboxes.closePublishedPorts();
     const stopped = this.edge.stopListening();
     if (opts.simulateCrash) {
       this.runs.abandon();

@@ -12,6 +12,7 @@ export const REFUSAL_CODES = [
   ErrorCodes.isolationUnavailable,
   ErrorCodes.limitUnavailable,
   ErrorCodes.workspaceFull,
+  ErrorCodes.networkUnavailable,
   ErrorCodes.invalidPath,
   ErrorCodes.sandboxNotFound,
   ErrorCodes.fileNotFound,

@@ -38,6 +38,12 @@ export const ERRORS = {
       "a limit asked for cannot be enforced here (e.g. a workspace limit without a file system quota); `details.reason`",
     details: { limit: Type.String(), reason: Type.String() },
   },
+  network_unavailable: {
+    status: 400,
+    meaning:
+      "the network mode asked for cannot be had here (e.g. user-mode networking without slirp4netns); `details.reason`",
+    details: { network_mode: Type.String(), reason: Type.String() },
+  },
   invalid_path: {
     status: 400,
     meaning: "a files path outside `/workspace` (`..`, elsewhere, a symlink leading out)",

@@ -47,6 +47,9 @@ export type {
   Sandbox,
   SandboxDetails,
   SandboxEnvironment,
+  NetworkMode,
+  PublishRequest,
+  PublishedPort,
   SandboxStopped,
   SandboxList,
   SandboxLimits,
@@ -147,6 +150,8 @@ export const ErrorCodes = {
   limitUnavailable: "limit_unavailable",
   /** An upload larger than the room left in the workspace (its limit, or its disk); nothing was written (sbx). */
   workspaceFull: "workspace_full",
+  /** The network mode asked for cannot be had on this backend; details.reason says why (sbx). */
+  networkUnavailable: "network_unavailable",
   methodNotAllowed: "method_not_allowed",
   payloadTooLarge: "payload_too_large",
   /** Request headers (with the URL) over the backend's limit; nothing was done. */

@@ -161,7 +161,31 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   if (req.network !== undefined && typeof req.network !== "boolean") {
     return { field: "network", message: "network must be a boolean" };
   }
+  if (req.network_mode !== undefined && !["none", "user", "host"].includes(req.network_mode as string)) {
+    return { field: "network_mode", message: 'network_mode must be "none", "user" or "host"' };
+  }
+  if (req.publish !== undefined) {
+    if (!Array.isArray(req.publish)) return { field: "publish", message: "publish must be an array" };
+    for (const p of req.publish as unknown[]) {
+      const problem = checkPublish(p);
+      if (problem !== null) return { field: "publish", message: problem };
+    }
+  }
   if (req.limits !== undefined) return checkSandboxLimits(req.limits);
+  return null;
+}
+
+/** One published port of a create request: `{port, host_port?, host_ip?}`. */
+function checkPublish(p: unknown): string | null {
+  if (typeof p !== "object" || p === null || Array.isArray(p))
+    return "each published port is an object {port, host_port?, host_ip?}";
+  const { port, host_port, host_ip } = p as Record<string, unknown>;
+  const isPort = (v: unknown, min: number) => typeof v === "number" && Number.isInteger(v) && v >= min && v <= 65535;
+  if (!isPort(port, 1)) return "port must be an integer from 1 to 65535";
+  if (host_port !== undefined && !isPort(host_port, 0)) return "host_port must be an integer from 0 to 65535";
+  if (host_ip !== undefined && typeof host_ip !== "string") return "host_ip must be a string";
+  const extra = Object.keys(p).filter((k) => !["port", "host_port", "host_ip"].includes(k));
+  if (extra.length > 0) return `unknown field ${extra[0]} in a published port`;
   return null;
 }
 

@@ -230,7 +230,8 @@ describeNeeding("bwrap", "attacks on a bwrap sandbox", () => {
         const args = bwrapArguments({
           view: readHostView(),
           insideId: AS_ROOT ? INSIDE_ID : null,
-          network: false,
+          network: "none",
+          resolvConf: null,
           fds: { seccomp: null, status: null, setup: null },
           workspace: { path: gate === null ? ws : gate.pathFor(ws) },
           runDir: null,

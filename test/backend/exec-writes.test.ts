@@ -135,6 +135,8 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       network: 1,
       uid: null,
       limits: null,
+      network_mode: null,
+      publish: null,
       created_at: at,
     });
     store.transaction(() =>

@@ -79,6 +79,8 @@ describe("BackendStore ids", () => {
           created_at: new Date(0).toISOString(),
           uid: null,
           limits: null,
+          network_mode: null,
+          publish: null,
         });
       for (const id of ["sbx_aaaaaaaa00000000", "sbx_aaaaaaaa00000001", "sbx_aaaaaaab00000000"]) sandbox(id);
       expect(store.idsStartingWith("sandboxes", "sbx_aaaaaaaa", 10)).toEqual([

@@ -42,6 +42,7 @@ describe("health and listening", () => {
         default: BWRAP.available ? "bwrap" : "none",
         bwrap: BWRAP,
         none: { available: true, reason: null, version: null },
+        user_network: expect.objectContaining({ available: expect.any(Boolean) }),
       },
       limits: LIMIT_NAMES.map((limit) => expect.objectContaining({ limit, enforced: expect.any(Boolean) })),
     });
@@ -143,6 +144,7 @@ describe("sandboxes", () => {
       status: "ready",
       isolation: BWRAP.available ? "bwrap" : "none",
       network: !BWRAP.available,
+      network_mode: BWRAP.available ? "none" : "host",
       workspace: "/workspace",
       created_at: expect.any(String),
       host_workspace: workspace,
@@ -150,6 +152,7 @@ describe("sandboxes", () => {
       driver: expect.objectContaining({ isolation: BWRAP.available ? "bwrap" : "none", available: true }),
       limits: DEFAULT_LIMITS,
       limit_status: LIMIT_NAMES.map((limit) => expect.objectContaining({ limit })),
+      published: [],
       // Nothing has run in it yet: no environment (none has no environment of its own).
       environment: BWRAP.available ? { state: "stopped", started_at: null, init_pid: null, processes: 0 } : null,
     });

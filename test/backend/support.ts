@@ -31,7 +31,7 @@ export const AS_ROOT = process.getuid?.() === 0;
  * A placement for driver-level tests: as root, a sandbox uid of the test's own (the
  * workspace given to it), as a backend would set it up; otherwise the user's.
  */
-export function testPlacement(workspaceDir: string, network = false): SandboxPlacement {
+export function testPlacement(workspaceDir: string, network: SandboxPlacement["network"] = "none"): SandboxPlacement {
   const identity = AS_ROOT ? { uid: pickSandboxUid(new Set()), gid: 0 } : null;
   if (identity) {
     identity.gid = identity.uid;

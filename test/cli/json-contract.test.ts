@@ -64,7 +64,17 @@ const OBSERVATION_FIELDS = [
   "error",
   "retry_after_ms",
 ];
-const SANDBOX_FIELDS = ["sandbox_id", "name", "status", "isolation", "network", "workspace", "created_at", "limits"];
+const SANDBOX_FIELDS = [
+  "sandbox_id",
+  "name",
+  "status",
+  "isolation",
+  "network",
+  "network_mode",
+  "workspace",
+  "created_at",
+  "limits",
+];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
 const DAEMON_STATUS_FIELDS = [
@@ -85,6 +95,7 @@ const SANDBOX_DETAILS_FIELDS = [
   "driver",
   "limit_status",
   "environment",
+  "published",
 ];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];

@@ -59,7 +59,7 @@ describe("where bwrap cannot run", () => {
     expect(shown.out).toContain(
       "isolation\tnone: NOT ISOLATED, commands run on the host as you and see what you see\n",
     );
-    expect(shown.out).toContain("network\tyes (the host's network)\n");
+    expect(shown.out).toContain("network\thost (the host's network itself: its loopback services too)\n");
   });
 });
 
@@ -70,10 +70,19 @@ describeNeeding("bwrap", "where bwrap runs", () => {
     expect(created.code).toBe(0);
     expect(created.err).toBe("");
     expect(JSON.parse(created.out)).toMatchObject({ name: "iso", isolation: "bwrap", network: false });
-    const online = await sbx(["sandbox", "create", "online", "--network", "--json"]);
-    expect(JSON.parse(online.out)).toMatchObject({ isolation: "bwrap", network: true });
+    const online = await sbx(["sandbox", "create", "online", "--network", "host", "--json"]);
+    expect(JSON.parse(online.out)).toMatchObject({ isolation: "bwrap", network: true, network_mode: "host" });
+    const published = await sbx(["sandbox", "create", "web", "-p", "127.0.0.1:0:8000", "-p", "9000"]);
+    expect(published.code, published.err).toBe(0);
+    expect((await sbx(["sandbox", "show", "web"])).out).toMatch(
+      /^published\t127\.0\.0\.1:\d+ -> 8000, 127\.0\.0\.1:\d+ -> 9000$/m,
+    );
+    const bad = await sbx(["sandbox", "create", "--network", "web2"]);
+    expect(bad.code).toBe(125);
+    expect(bad.err).toContain("a name goes first: sbx sandbox create NAME --network");
+    expect((await sbx(["sandbox", "create", "x", "-p", "80:"])).err).toContain("--publish takes PORT");
     const shown = await sbx(["sandbox", "show", "iso"]);
-    expect(shown.out).toContain("network\tno (only lo)\n");
+    expect(shown.out).toContain("network\tnone (only its own loopback, shared by its commands)\n");
     expect(shown.out).toMatch(/^namespaces\tuser mount pid ipc uts net$/m);
     expect(shown.out).toMatch(/^workspace\t\/workspace$/m);
   });
@@ -106,5 +115,15 @@ describeNeeding("bwrap", "a sandbox's environment from the command line", () => 
     const exec = await sbx(["exec", "-s", "web", "--", "sh", "-c", "echo hi > /tmp/x; cat /tmp/x"]);
     expect(exec).toMatchObject({ code: 0, out: "hi\n" });
     expect((await sbx(["sandbox", "start", "nosuch"])).code).toBe(125);
+  });
+});
+
+describeNeeding(["bwrap", "usernet"], "--network from the command line", () => {
+  it("gives user-mode networking, and says so in show and daemon status", async () => {
+    const sbx = await withBackend();
+    const created = await sbx(["sandbox", "create", "out", "--network", "--json"]);
+    expect(JSON.parse(created.out)).toMatchObject({ network: true, network_mode: "user" });
+    expect((await sbx(["sandbox", "show", "out"])).out).toMatch(/^network\tuser \(outbound through slirp4netns/m);
+    expect((await sbx(["daemon", "status"])).out).toMatch(/^network\t--network \(user\) through slirp4netns$/m);
   });
 });

@@ -14,6 +14,7 @@ import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
 import { WorkspaceDisks } from "../../src/backend/drivers/limits/workspace-disk.js";
 import { findOnPath } from "../../src/backend/drivers/bwrap/path-lookup.js";
+import { probeUserNet } from "../../src/backend/drivers/bwrap/user-net.js";
 import { canBuildBinary } from "./binary.js";
 
 const isRoot = process.getuid?.() === 0;
@@ -36,6 +37,7 @@ const cgroupWhy = (c: keyof typeof cgroupControllers) => {
   const st = cgroupControllers[c];
   return "problem" in st ? st.problem : "";
 };
+const userNet = probeUserNet({ hostPath: daemonHost().path, asRoot: isRoot });
 /** bwrap's probe on this machine, as the backend makes it. */
 export const BWRAP = bwrap;
 const script = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
@@ -67,6 +69,8 @@ const NEEDS = {
   prlimit: { met: hasTool("prlimit"), why: "prlimit is not installed (util-linux)" },
   /** bwrap sizes a tmpfs (--size, bubblewrap 0.5 and later). */
   tmpSize: { met: tmpSize.supported, why: tmpSize.reason ?? "" },
+  /** User-mode networking (network mode user): slirp4netns, under a root daemon. */
+  usernet: { met: userNet.available, why: `--network (user) cannot run here: ${userNet.reason}` },
   /** Running as root (the attacks and host checks that only root can make or fail). */
   root: { met: isRoot, why: "not running as root" },
   /** A small tmpfs can be mounted (root, mount(8)): a real full disk. */

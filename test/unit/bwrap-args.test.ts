@@ -30,7 +30,8 @@ function spec(over: Partial<SandboxSpec> = {}): SandboxSpec {
   return {
     view: VIEW,
     insideId: 65534,
-    network: false,
+    network: "none",
+    resolvConf: null,
     fds: { seccomp: 5, status: 4, setup: 7 },
     workspace: { path: "/dev/shm/abc" },
     runDir: { path: "/dev/shm/run" },
@@ -86,7 +87,7 @@ describe("bwrap's options for a run", () => {
   });
 
   it("keeps the host's network only when asked, binding resolv.conf's target then", () => {
-    const online = bwrapArguments(spec({ network: true }));
+    const online = bwrapArguments(spec({ network: "host" }));
     expect(online).not.toContain("--unshare-net");
     expect(valuesOf(online, "--ro-bind-try", 2)).toEqual([[VIEW.resolvConfTarget!, VIEW.resolvConfTarget!]]);
     expect(args).not.toContain("--ro-bind-try");
@@ -96,7 +97,7 @@ describe("bwrap's options for a run", () => {
         (a, i) => a !== "--ro-bind-try" && online[i - 1] !== "--ro-bind-try" && online[i - 2] !== "--ro-bind-try",
       ),
     ).toEqual(args.filter((a) => a !== "--unshare-net"));
-    expect(bwrapArguments(spec({ view: { ...VIEW, resolvConfTarget: null }, network: true }))).toEqual(
+    expect(bwrapArguments(spec({ view: { ...VIEW, resolvConfTarget: null }, network: "host" }))).toEqual(
       args.filter((a) => a !== "--unshare-net"),
     );
   });

@@ -10,7 +10,8 @@
 import type { EventEmitter } from "node:events";
 import os from "node:os";
 import type { Readable, Writable } from "node:stream";
-import type { EndReason, Isolation, SandboxLimits } from "../../protocol/types.js";
+import type { Duplex } from "node:stream";
+import type { EndReason, Isolation, NetworkMode, SandboxLimits } from "../../protocol/types.js";
 import type { HostIdentity } from "./identity.js";
 
 /** Where a sandbox's commands run. */
@@ -18,8 +19,12 @@ export interface SandboxPlacement {
   sandboxId: string;
   /** The host directory behind /workspace. */
   workspaceDir: string;
-  /** Whether commands reach the host's network (bwrap: otherwise only `lo`). */
-  network: boolean;
+  /**
+   * How commands reach the network (docs/drivers.md, "Network modes"): only the
+   * sandbox's own loopback (none), outbound through a user-mode stack (user), or the
+   * host's network itself (host; always under the none driver).
+   */
+  network: NetworkMode;
   /**
    * The sandbox's own unprivileged host uid and gid when the backend is root
    * (identity.ts); null: commands run as the backend's user.
@@ -193,6 +198,11 @@ export interface SandboxDriver {
   start?(placement: SandboxPlacement): Promise<void>;
   /** Ends the sandbox's environment and everything in it; says what was running. */
   stop?(placement: SandboxPlacement): Promise<EnvironmentStopped>;
+  /**
+   * A connection to `port` on the sandbox's own loopback (published ports), when its
+   * environment runs; rejects saying why not (nothing listens, it does not run).
+   */
+  connect?(placement: SandboxPlacement, port: number): Promise<Duplex>;
   /** The backend closes: every environment ends. */
   shutdown?(): Promise<void>;
   /**

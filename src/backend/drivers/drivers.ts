@@ -9,17 +9,20 @@ import { Limiter } from "./limits/limiter.js";
 import { WorkspaceDisks } from "./limits/workspace-disk.js";
 import { NoneDriver } from "./none.js";
 import { findOnPath } from "./bwrap/path-lookup.js";
+import { probeUserNet, type UserNetProbe } from "./bwrap/user-net.js";
 
 export interface DriverSetOptions {
   /** Who the daemon runs as and its PATH (daemonHost(), where the backend starts). */
   host: DriverHost;
-  bwrap?: Omit<BwrapDriverOptions, "host">;
+  bwrap?: Omit<BwrapDriverOptions, "host" | "userNet">;
   /** Pretend bwrap cannot run here (tests of the fallback, `--isolation none` daemons). */
   disableBwrap?: boolean;
   /** The backend's data directory: its sandboxes' cgroups are named after it (limits/cgroups.ts). None: no cgroups. */
   dataDir?: string;
   /** Use no cgroups (tests of the rlimit fallback, as on a machine without them). */
   noCgroups?: boolean;
+  /** slirp4netns (tests: one that is not there); default: found on PATH. */
+  userNetProgram?: string;
 }
 
 export class DriverSet {
@@ -29,8 +32,15 @@ export class DriverSet {
   readonly limits: Limiter;
   /** Workspaces with a disk limit: file systems of their own. */
   readonly workspaceDisks: WorkspaceDisks;
+  /** What carries network mode `user` (slirp4netns), probed once. */
+  readonly userNetwork: UserNetProbe;
 
   constructor(opts: DriverSetOptions) {
+    this.userNetwork = probeUserNet({
+      hostPath: opts.host.path,
+      asRoot: opts.host.uid === 0,
+      ...(opts.userNetProgram !== undefined && { program: opts.userNetProgram }),
+    });
     let bwrap: BwrapDriver | null = null;
     const searchPath = `${opts.host.path}:/usr/sbin:/usr/bin:/sbin:/bin`;
     this.workspaceDisks = new WorkspaceDisks({
@@ -50,7 +60,7 @@ export class DriverSet {
       tmpSize: () => bwrap?.tmpSizeSupport() ?? { supported: false, reason: "bwrap is not set up" },
       workspace: this.workspaceDisks,
     });
-    bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host, limits: this.limits });
+    bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host, limits: this.limits, userNet: this.userNetwork });
     this.drivers = { bwrap, none: new NoneDriver(opts.host) };
     this.probes = {
       none: this.drivers.none.probe(),
@@ -90,6 +100,11 @@ export class DriverSet {
       default: this.defaultIsolation,
       bwrap: { ...this.probes.bwrap },
       none: { ...this.probes.none },
+      user_network: {
+        available: this.userNetwork.available,
+        reason: this.userNetwork.reason,
+        version: this.userNetwork.program === null ? null : "slirp4netns",
+      },
     };
   }
 }

@@ -7,9 +7,11 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import type { Duplex } from "node:stream";
 import {
   ErrorCodes,
   type Isolation,
+  type NetworkMode,
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
@@ -21,6 +23,8 @@ import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
 import { workspaceOwner } from "./workspace-files.js";
+import { chooseNetworkMode, choosePublished, networkModeOf, publishedOf } from "./network.js";
+import { type PublishSpec, PublishedPorts } from "./published.js";
 import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
 import {
@@ -46,7 +50,8 @@ export function toSandbox(row: SandboxRow): Sandbox {
     name: row.name,
     status: row.status,
     isolation: row.isolation,
-    network: row.network === 1,
+    network: networkModeOf(row) !== "none",
+    network_mode: networkModeOf(row),
     workspace: WORKSPACE,
     created_at: row.created_at,
     limits: limitsOf(row),
@@ -87,6 +92,8 @@ export interface SandboxWork {
 
 export class SandboxRegistry {
   private readonly store: SandboxStore;
+  /** The backend's listeners for the sandboxes' published ports. */
+  private readonly published: PublishedPorts;
 
   constructor(
     store: BackendStore,
@@ -96,8 +103,33 @@ export class SandboxRegistry {
     private readonly now: () => number,
     /** Whether the backend runs as root (then each sandbox's commands run as its own uid): the wiring's DriverHost says. */
     private readonly asRoot: boolean,
+    log: (line: string) => void = () => {},
   ) {
     this.store = new SandboxStore(store);
+    this.published = new PublishedPorts((sandboxId, port) => this.connectInside(sandboxId, port), log);
+  }
+
+  /** At start-up: listens on every sandbox's published ports (one that cannot be had is said, and shown). */
+  async openPublishedPorts(): Promise<void> {
+    for (const row of this.store.listSandboxes()) {
+      const specs = publishedOf(row);
+      if (specs.length > 0) await this.published.open(row.sandbox_id, specs, false);
+    }
+  }
+
+  /** The backend closes: no more listening. */
+  closePublishedPorts(): void {
+    this.published.closeAll();
+  }
+
+  /** A connection to a port on a sandbox's loopback, when its environment runs. */
+  private connectInside(sandboxId: string, port: number): Promise<Duplex> {
+    const row = this.store.getSandboxById(sandboxId);
+    const driver = row === undefined ? undefined : this.driver(row);
+    if (row === undefined || driver?.connect === undefined) {
+      return Promise.reject(new Error("the sandbox cannot take connections"));
+    }
+    return driver.connect(this.placement(row), port);
   }
 
   /** The sandbox with this id, or undefined. */
@@ -123,7 +155,7 @@ export class SandboxRegistry {
     return {
       sandboxId: row.sandbox_id,
       workspaceDir: this.workspaceDir(row.sandbox_id),
-      network: row.network === 1,
+      network: networkModeOf(row),
       identity: this.identity(row),
       limits: limitsOf(row),
     };
@@ -172,6 +204,7 @@ export class SandboxRegistry {
       workspace_bytes: usage ? diskUsage(placement.workspaceDir) : null,
       driver: { ...this.driver(row).describe(placement), available: probe.available, reason: probe.reason },
       limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
+      published: this.published.list(row.sandbox_id, publishedOf(row)),
       environment: this.driver(row).environment?.(placement) ?? null,
     };
   }
@@ -257,9 +290,14 @@ export class SandboxRegistry {
     throw new Refusal(ErrorCodes.sandboxNotFound, `no sandbox ${JSON.stringify(ref)}`, { sandbox: ref });
   }
 
-  /** Creates a sandbox from a validated request. Refuses an isolation that cannot run here, and a name that is taken or reserved. */
-  create(req: SandboxCreateRequest): SandboxRow {
-    const { isolation, network } = this.choose(req);
+  /**
+   * Creates a sandbox from a validated request. Refuses an isolation or network that
+   * cannot be had here, a name that is taken or reserved, and a published port the
+   * backend cannot listen on (nothing is created then).
+   */
+  async create(req: SandboxCreateRequest): Promise<SandboxRow> {
+    const { isolation, network, networkMode } = this.choose(req);
+    const asked = choosePublished(req, isolation);
     if (req.name !== undefined) {
       if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
         throw invalidField("name", `the name ${JSON.stringify(req.name)} is reserved`);
@@ -271,7 +309,28 @@ export class SandboxRegistry {
       }
     }
     const limits = this.checkedLimits(withDefaults(req.limits), isolation);
-    const row = this.insert({ name: req.name, isolation, network, limits: req.limits ?? null });
+    const sandboxId = this.store.db.newId("sandboxes");
+    let publish: PublishSpec[] = [];
+    try {
+      publish = await this.published.open(sandboxId, asked, true);
+    } catch (err) {
+      throw invalidField("publish", (err as Error).message);
+    }
+    let row: SandboxRow;
+    try {
+      row = this.insert({
+        sandboxId,
+        name: req.name,
+        isolation,
+        network,
+        networkMode,
+        publish,
+        limits: req.limits ?? null,
+      });
+    } catch (err) {
+      this.published.close(sandboxId);
+      throw err;
+    }
     if (limits.workspace_bytes !== null) {
       // A workspace of its own size: made now (its size is fixed), or no sandbox at all.
       const sandboxDir = this.sandboxDir(row.sandbox_id);
@@ -283,6 +342,7 @@ export class SandboxRegistry {
           this.identity(row),
         );
       } catch (err) {
+        this.published.close(sandboxId);
         this.drivers.workspaceDisks.release(this.workspaceDir(row.sandbox_id));
         this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
         fs.rmSync(sandboxDir, { recursive: true, force: true });
@@ -363,6 +423,7 @@ export class SandboxRegistry {
       );
     }
     this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
+    this.published.close(row.sandbox_id);
     this.driver(row).release?.(this.placement(row));
     this.drivers.limits.release(row.sandbox_id);
     this.drivers.workspaceDisks.release(this.workspaceDir(row.sandbox_id));
@@ -418,7 +479,7 @@ export class SandboxRegistry {
    * works, else none; network is off under bwrap unless asked for, and cannot be
    * withheld without isolation. Refuses (isolation_unavailable) saying why.
    */
-  private choose(req: SandboxCreateRequest): { isolation: Isolation; network: boolean } {
+  private choose(req: SandboxCreateRequest): { isolation: Isolation; network: boolean; networkMode: NetworkMode } {
     const asked = req.isolation ?? "auto";
     const isolation: Isolation = asked === "auto" ? this.drivers.defaultIsolation : asked;
     const probe = this.drivers.probe(isolation);
@@ -429,16 +490,20 @@ export class SandboxRegistry {
         `network: false needs isolation bwrap, which cannot run here: ${this.drivers.probe("bwrap").reason}`,
       );
     }
-    return { isolation, network: req.network ?? isolation === "none" };
+    const networkMode = chooseNetworkMode(req, isolation, this.drivers.userNetwork);
+    return { isolation, network: networkMode !== "none", networkMode };
   }
 
   private insert(spec: {
+    sandboxId?: string;
     name: string | undefined;
     isolation: Isolation;
     network: boolean;
+    networkMode: NetworkMode;
+    publish?: PublishSpec[];
     limits?: SandboxLimitsRequest | null;
   }): SandboxRow {
-    const sandboxId = this.store.db.newId("sandboxes");
+    const sandboxId = spec.sandboxId ?? this.store.db.newId("sandboxes");
     const row: SandboxRow = {
       sandbox_id: sandboxId,
       name: spec.name ?? sandboxId,
@@ -448,6 +513,8 @@ export class SandboxRegistry {
       created_at: new Date(this.now()).toISOString(),
       uid: pickSandboxUid(this.store.sandboxUids()),
       limits: spec.limits == null ? null : JSON.stringify(spec.limits),
+      network_mode: spec.networkMode,
+      publish: spec.publish === undefined || spec.publish.length === 0 ? null : JSON.stringify(spec.publish),
     };
     this.ensureWorkspace(sandboxId, row);
     try {

@@ -16,6 +16,10 @@ export interface SandboxRow {
   uid: number | null;
   /** The sandbox's limits as JSON (SandboxLimits; a missing field is the default); null: every default. */
   limits: string | null;
+  /** none, user or host; null for sandboxes made before network modes (network ? host : none). */
+  network_mode: string | null;
+  /** Its published ports as JSON ([{port, host_ip, host_port}]), or null. */
+  publish: string | null;
 }
 
 export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
@@ -27,6 +31,8 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   created_at: true,
   uid: true,
   limits: true,
+  network_mode: true,
+  publish: true,
 });
 
 export class SandboxStore extends TableAccess {

@@ -211,4 +211,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE executions ADD COLUMN end_reason TEXT;
   ALTER TABLE jobs ADD COLUMN end_reason TEXT;
   `,
+  // Network modes (docs/drivers.md, "Network modes"): a sandbox made with a network
+  // before them had the host's, and keeps it (null reads as network ? host : none);
+  // published ports, as JSON ([{port, host_ip, host_port}]).
+  `
+  ALTER TABLE sandboxes ADD COLUMN network_mode TEXT;
+  ALTER TABLE sandboxes ADD COLUMN publish TEXT;
+  `,
 ];

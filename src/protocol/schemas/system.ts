@@ -25,6 +25,9 @@ export const IsolationStatus = named(
     default: described(Isolation, "What `auto` (and the `default` sandbox) gets on this backend."),
     bwrap: DriverProbeStatus,
     none: DriverProbeStatus,
+    user_network: Type.Optional(
+      described(DriverProbeStatus, "What carries network_mode user (slirp4netns), and whether it can here (sbx)."),
+    ),
   }),
 );
 export type IsolationStatus = Static<typeof IsolationStatus>;
@@ -140,12 +143,53 @@ export const StorageReport = named(
 );
 export type StorageReport = Static<typeof StorageReport>;
 
+/** How a sandbox reaches the network (docs/drivers.md, "Network modes"). */
+export const NetworkMode = StringEnum(["none", "user", "host"], {
+  description:
+    "none: only the sandbox's own loopback; user: outbound through a user-mode stack (slirp4netns), never the host's loopback; host: the host's network itself (isolation none always has it).",
+});
+export type NetworkMode = Static<typeof NetworkMode>;
+
+/** A port to publish, as asked at create (sbx): the backend listens on the host and joins each connection to `port` inside. */
+export const PublishRequest = named(
+  "PublishRequest",
+  Type.Object({
+    port: Type.Integer({ minimum: 1, maximum: 65535, description: "The port inside the sandbox, on its loopback." }),
+    host_port: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 65535,
+        description: "The host port; 0 (the default): one the system chooses.",
+      }),
+    ),
+    host_ip: Type.Optional(Type.String({ description: "The host address to listen on; default 127.0.0.1." })),
+  }),
+);
+export type PublishRequest = Static<typeof PublishRequest>;
+
+/** A published port as a sandbox shows it (sbx). */
+export const PublishedPort = named(
+  "PublishedPort",
+  Type.Object({
+    port: Type.Integer({ description: "The port inside the sandbox." }),
+    host_ip: Type.String(),
+    host_port: Type.Integer({ description: "The host port the backend listens on." }),
+    listening: Type.Boolean({ description: "Whether the backend listens on it now." }),
+    reason: Nullable(Type.String({ description: "Why it does not, or null." })),
+  }),
+);
+export type PublishedPort = Static<typeof PublishedPort>;
+
 export const SandboxCreateRequest = named(
   "SandboxCreateRequest",
   Type.Object({
     name: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
     isolation: Type.Optional(StringEnum(["auto", "none", "bwrap"], { default: "auto" })),
-    network: Type.Optional(Type.Boolean({ default: false })),
+    network: Type.Optional(
+      Type.Boolean({ default: false, description: "true: a network (network_mode user unless said); false: none." }),
+    ),
+    network_mode: Type.Optional(NetworkMode),
+    publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
     limits: Type.Optional(SandboxLimitsRequest),
   }),
 );
@@ -172,7 +216,8 @@ const sandboxFields = {
   name: Type.String(),
   status: Type.String({ description: '"ready"; "deleted" in the answer of a DELETE.' }),
   isolation: Isolation,
-  network: Type.Boolean(),
+  network: Type.Boolean({ description: "Whether its commands have a network beyond their own loopback." }),
+  network_mode: NetworkMode,
   workspace: Type.Literal("/workspace"),
   created_at: Timestamp(),
   limits: Type.Optional(described(SandboxLimits, "The sandbox's resource limits (sbx).")),
@@ -209,6 +254,7 @@ export const SandboxDetails = named(
     limit_status: Type.Optional(
       Type.Array(LimitStatus, { description: "Each of the sandbox's limits: whether and how it is enforced (sbx)." }),
     ),
+    published: Type.Array(PublishedPort, { description: "Ports published on the host (sbx)." }),
     environment: Nullable(SandboxEnvironment, {
       description: "The sandbox's live environment (bwrap); null where each command runs on its own (none).",
     }),

@@ -6,7 +6,7 @@
 // the environment included — shows in the sandbox's /proc/1/cmdline, and nothing of
 // the request is ever in bwrap's own environment.
 
-import { WORKSPACE } from "../../../protocol/types.js";
+import { type NetworkMode, WORKSPACE } from "../../../protocol/types.js";
 import { RUN_DIR_INSIDE } from "../../../sandbox-init/init.js";
 import type { HostView } from "./host-view.js";
 
@@ -44,8 +44,16 @@ export interface SandboxSpec {
    * as the sandbox's unprivileged host uid (identity.ts), mapped to this one inside.
    */
   insideId: number | null;
-  /** The host's network (true), or only a loopback of its own (false). */
-  network: boolean;
+  /**
+   * The host's network (host), or a network namespace of its own: only a loopback
+   * (none), or a loopback and the interface a user-mode stack attaches later (user).
+   */
+  network: NetworkMode;
+  /**
+   * For network `user`: the file told as /etc/resolv.conf (slirp4netns's resolver),
+   * bound read-only over the host's; null otherwise.
+   */
+  resolvConf: WorkspaceSource | null;
   fds: Omit<BwrapFds, "args">;
   workspace: WorkspaceSource;
   /**
@@ -80,7 +88,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     "--hostname",
     SANDBOX_HOSTNAME,
     "--unshare-cgroup-try",
-    ...(spec.network ? [] : ["--unshare-net"]),
+    ...(spec.network === "host" ? [] : ["--unshare-net"]),
     // The host's system, read-only.
     "--ro-bind",
     "/usr",
@@ -95,8 +103,13 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     if (hidden.dir) args.push("--tmpfs", hidden.inside, "--remount-ro", hidden.inside);
     else args.push("--ro-bind", "/dev/null", hidden.inside);
   }
-  if (spec.network && view.resolvConfTarget !== null) {
+  if (spec.network === "host" && view.resolvConfTarget !== null) {
     args.push("--ro-bind-try", view.resolvConfTarget, view.resolvConfTarget);
+  }
+  if (spec.resolvConf !== null) {
+    const at = view.resolvConfTarget ?? "/etc/resolv.conf";
+    if ("fd" in spec.resolvConf) args.push("--ro-bind-data", String(spec.resolvConf.fd), at);
+    else args.push("--ro-bind", spec.resolvConf.path, at);
   }
   // A /proc of its own whose kernel settings are read-only; no /sys at all.
   args.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys");

@@ -25,6 +25,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Duplex } from "node:stream";
 import { WORKSPACE } from "../../../protocol/types.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
 import { INIT_VERB } from "../../../sandbox-init/init.js";
@@ -50,6 +51,7 @@ import { LiveSandbox, removeRunDir } from "./environment.js";
 import { WorkspaceGate } from "./gate.js";
 import { type HostView, readHostView } from "./host-view.js";
 import { StreamSocket } from "./io-socket.js";
+import { USER_NET_RESOLV_CONF, UserNetLink, type UserNetProbe } from "./user-net.js";
 import { findOnPath, missingProgram } from "./path-lookup.js";
 import { type Launcher, probeBwrap } from "./probe.js";
 import { withoutHostPaths } from "./start-failure.js";
@@ -71,6 +73,8 @@ export interface BwrapDriverOptions {
   runDir?: string;
   /** Where a sandbox that ended by itself is said. */
   log?: (line: string) => void;
+  /** What carries network mode user (user-net.ts), as the driver set probed it; default: none here. */
+  userNet?: UserNetProbe;
 }
 
 /**
@@ -272,6 +276,22 @@ export class BwrapDriver implements SandboxDriver {
     return { was_running: true, ended };
   }
 
+  async connect(placement: SandboxPlacement, port: number): Promise<Duplex> {
+    const live = this.live.get(environmentKey(placement));
+    if (live === undefined || live.state === "ended") throw new Error("the sandbox is not running");
+    await live.ready;
+    return live.connect(port);
+  }
+
+  /** slirp4netns, for a sandbox with network mode user; refused (a start failure) where it cannot run. */
+  private requireUserNet(): string {
+    const probe = this.opts.userNet;
+    if (probe?.available !== true || probe.program === null) {
+      throw new SpawnError("EBWRAP", `network user is not available: ${probe?.reason ?? "no user-mode network stack"}`);
+    }
+    return probe.program;
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all([...this.live.values()].map((live) => live.stop()));
     if (this.runRoot !== null && this.ownRunRoot) removeRunDir(this.runRoot);
@@ -307,6 +327,7 @@ export class BwrapDriver implements SandboxDriver {
     // As root: through the gate, as the sandbox's uid; otherwise bwrap binds the directories the backend opened.
     const gate = identity === null ? null : this.requireGate();
     const init = sandboxInitProgram();
+    const userNet = placement.network === "user" ? this.requireUserNet() : null;
     const runDir = this.newRunDir(identity);
     const io = new StreamSocket(path.join(runDir, "io.sock"));
     const ioReady = io.listen(identity);
@@ -318,6 +339,9 @@ export class BwrapDriver implements SandboxDriver {
     };
     let child: ChildProcess;
     let args: string[];
+    // User-mode networking: slirp4netns's resolver, told in a file beside the io socket.
+    const resolvConf = userNet === null ? null : path.join(runDir, "resolv.conf");
+    if (resolvConf !== null) fs.writeFileSync(resolvConf, USER_NET_RESOLV_CONF, { mode: 0o644 });
     try {
       const workspaceFd = gate === null ? open(placement.workspaceDir, O_DIRECTORY) : null;
       const runDirFd = gate === null ? open(runDir, O_DIRECTORY) : null;
@@ -330,6 +354,10 @@ export class BwrapDriver implements SandboxDriver {
         fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status, setup: null },
         workspace: gate === null ? { fd: FD.workspace } : { path: gate.pathFor(placement.workspaceDir) },
         runDir: gate === null ? { fd: FD.runDir } : { path: gate.pathFor(runDir) },
+        resolvConf:
+          resolvConf === null
+            ? null
+            : { path: path.join(gate === null ? runDir : gate.pathFor(runDir), "resolv.conf") },
         cwd: WORKSPACE,
         env: INIT_ENVIRONMENT,
         tmpBytes: this.tmpSize ? placement.limits.tmp_bytes : null,
@@ -393,6 +421,7 @@ export class BwrapDriver implements SandboxDriver {
         }
       },
       limits: () => limits,
+      ...(userNet !== null && { attachNetwork: (initPid: number) => UserNetLink.attach(userNet, initPid) }),
       io,
       ioReady,
       onEnded: (sandbox) => {
@@ -434,7 +463,7 @@ export class BwrapDriver implements SandboxDriver {
           ? `nobody (${INSIDE_ID}) in a user namespace; on the host uid ${identity.uid}, the sandbox's own; no capabilities`
           : `${this.opts.host.username}, in a user namespace, without capabilities`,
       host_uid: identity?.uid ?? this.opts.host.uid,
-      namespaces: ["user", "mount", "pid", "ipc", "uts", ...(placement.network ? [] : ["net"])],
+      namespaces: ["user", "mount", "pid", "ipc", "uts", ...(placement.network === "host" ? [] : ["net"])],
       host_paths_read_only: this.readOnlyPaths(),
       syscall_filter:
         this.seccomp === null

@@ -13,6 +13,7 @@
 
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import type net from "node:net";
 import { type InitEvent, type InitRequest, LineSplitter, parseInitEvent } from "../../../sandbox-init/init.js";
 import {
   childrenOf,
@@ -30,6 +31,8 @@ import { parseStatus } from "./status.js";
 
 /** How long a sandbox may take to start (bwrap, then the init's runtime) before it is given up. */
 export const START_TIMEOUT_MS = 60_000;
+/** How long a published port's connection may wait for the init to join it. */
+const CONNECT_TIMEOUT_MS = 10_000;
 /** What is kept of bwrap's and the init's own complaints (stderr), to say why a sandbox ended. */
 const STDERR_KEEP = 4096;
 
@@ -49,6 +52,12 @@ export interface LiveSandboxOptions {
   beforeRelease?: (leaderPid: number) => Promise<void> | void;
   /** The sandbox's limits as its leader joined them (beforeRelease): its OOM kills. */
   limits?: () => { oomKills(): number };
+  /**
+   * Gives the sandbox its network (network mode user) once its init runs, before any
+   * command does: resolves with what to stop when the sandbox ends. A rejection ends
+   * the start; its message is the start failure's cause.
+   */
+  attachNetwork?: (initHostPid: number) => Promise<{ stop(): void; ended: Promise<string> }>;
   io: StreamSocket;
   /** Resolves once io listens. */
   ioReady: Promise<void>;
@@ -79,6 +88,10 @@ export class LiveSandbox implements EnvironmentPort {
   private initPid: number | null = null;
   private namespace: string | null = null;
   private stderrTail = "";
+  private network: { stop(): void } | null = null;
+  /** Connections asked of the init (published ports), by request id. */
+  private readonly connecting = new Map<string, (refused: string) => void>();
+  private connectCount = 0;
   private stopping = false;
   private resolveReady!: () => void;
   private rejectReady!: (err: Error) => void;
@@ -244,6 +257,8 @@ export class LiveSandbox implements EnvironmentPort {
     const event = parseInitEvent(line);
     if (event === null) return;
     if (event.ev === "ready") this.onReady(event);
+    else if (event.ev === "refused") this.connecting.get(event.id)?.(event.message);
+    else if (event.ev === "connected") this.connecting.delete(event.id);
     else this.runs.get(event.id)?.onEvent(event);
   }
 
@@ -263,10 +278,59 @@ export class LiveSandbox implements EnvironmentPort {
     }
     this.initPid = init;
     this.namespace = pidNamespace(init);
+    const attach = this.opts.attachNetwork;
+    if (attach === undefined) {
+      this.run();
+      return;
+    }
+    attach(init).then(
+      (network) => {
+        if (this.state !== "starting") {
+          network.stop();
+          return;
+        }
+        this.network = network;
+        void network.ended.then((why) => {
+          if (this.state === "running") this.opts.log(`sandbox lost its network: ${why}`);
+        });
+        this.run();
+      },
+      (err: Error) => this.stop(`its network could not be set up: ${err.message}`),
+    );
+  }
+
+  /** Set up: the commands asked for meanwhile go to the init. */
+  private run(): void {
+    if (this.state !== "starting") return;
     this.state = "running";
     clearTimeout(this.startTimer);
     for (const req of this.queue.splice(0)) this.leader.stdin?.write(`${JSON.stringify(req)}\n`);
     this.resolveReady();
+  }
+
+  /**
+   * A connection to `port` on the sandbox's loopback (a published port), joined by the
+   * init; rejects when the sandbox does not run or nothing listens there.
+   */
+  connect(port: number): Promise<net.Socket> {
+    if (this.state !== "running") return Promise.reject(new Error("the sandbox is not running"));
+    const id = `c${(++this.connectCount).toString(36)}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => fail("the sandbox's init did not answer"), CONNECT_TIMEOUT_MS);
+      const token = this.io.expect((socket) => {
+        clearTimeout(timer);
+        this.connecting.delete(id);
+        resolve(socket);
+      });
+      const fail = (why: string) => {
+        clearTimeout(timer);
+        this.connecting.delete(id);
+        this.io.forget(token);
+        reject(new Error(why));
+      };
+      this.connecting.set(id, fail);
+      this.leader.stdin?.write(`${JSON.stringify({ op: "connect", id, port, token } satisfies InitRequest)}\n`);
+    });
   }
 
   private end(reason: string): void {
@@ -285,6 +349,8 @@ export class LiveSandbox implements EnvironmentPort {
     for (const run of [...this.runs.values()]) run.sandboxEnded(this.startFailure);
     this.runs.clear();
     this.io.close();
+    this.network?.stop();
+    for (const fail of [...this.connecting.values()]) fail("the sandbox ended");
     for (const pipe of this.leader.stdio) pipe?.destroy();
     this.opts.onEnded(this);
     if (!this.stopping && !wasStarting) this.opts.log(`sandbox ended: ${reason}`);

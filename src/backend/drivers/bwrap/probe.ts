@@ -137,7 +137,8 @@ function fullTrial(program: string, input: ProbeInput): { ok: true } | { ok: fal
     const args = bwrapArguments({
       view: input.view,
       insideId: input.identity === null ? null : INSIDE_ID,
-      network: false,
+      network: "none",
+      resolvConf: null,
       fds: { status: 4, seccomp: seccompFd === null ? null : 5, setup: 6 },
       workspace: launcher === null ? { fd: 3 } : launcher.workspace(workspace),
       runDir: null,

@@ -19,7 +19,7 @@ export function createSandbox(ctx: RequestContext): Promise<Reply> {
     const problem = checkSandboxCreateRequest(body);
     if (problem) throw invalidRequest(problem.field, problem.message);
     const { sandboxes, drivers } = ctx.services;
-    const row = sandboxes.create(body as SandboxCreateRequest);
+    const row = await sandboxes.create(body as SandboxCreateRequest);
     if (row.isolation === "none") ctx.warn(noIsolationWarning(row.name, drivers.probe("bwrap").reason));
     return jsonReply(201, toSandbox(row));
   });

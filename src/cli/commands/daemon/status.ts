@@ -88,6 +88,12 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
     ctx.io.out(`running\tpid ${s.pid ?? "?"}\tsince ${s.started_at}\t${s.socket}${s.boot ? `\t${s.boot}` : ""}`);
     if (s.isolation) ctx.io.out(`isolation\t${describeIsolation(s.isolation)}`);
     for (const [k, v] of limitLines(s.limits ?? [], true)) ctx.io.out(`${k}\t${v}`);
+    const userNet = s.isolation?.user_network;
+    if (userNet) {
+      ctx.io.out(
+        `network\t${userNet.available ? `--network (user) through ${userNet.version ?? "a user-mode stack"}` : `--network (user) not available: ${userNet.reason ?? "unknown"}; --network host works`}`,
+      );
+    }
     if (s.storage) ctx.io.out(storageLine(s.storage));
   } else ctx.io.out(`not running\t${s.socket}`);
   // Not running: nothing can be reached (75, as for any backend that cannot be), never a command's 1-123.

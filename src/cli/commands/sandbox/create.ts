@@ -1,7 +1,7 @@
 // sbx sandbox create
 
 import { randomUUID } from "node:crypto";
-import type { IsolationRequest, SandboxLimitsRequest } from "../../../protocol/types.js";
+import type { IsolationRequest, NetworkMode, PublishRequest, SandboxLimitsRequest } from "../../../protocol/types.js";
 import { type LimitFlagValues, parseLimitFlags } from "../../render/limits.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
@@ -17,23 +17,49 @@ export interface CreateOptions {
   isolation: IsolationRequest | undefined;
   network: boolean | undefined;
   limits: SandboxLimitsRequest;
+  networkMode: NetworkMode | undefined;
+  publish: PublishRequest[];
   json: boolean;
 }
 
+const NETWORK_MODES: readonly string[] = ["none", "user", "host"];
+
 export function parseCreateOptions(
   name: string | undefined,
-  raw: { isolation?: string; network?: boolean; json?: boolean } & LimitFlagValues,
+  raw: { isolation?: string; network?: boolean | string; publish?: string[]; json?: boolean } & LimitFlagValues,
 ): CreateOptions {
   if (name !== undefined && !isValidSandboxRef(name)) {
     throw new UsageError(`invalid sandbox name ${JSON.stringify(name)}: letters, digits, _ . - (at most 63)`);
   }
+  const network = raw.network;
+  if (typeof network === "string" && !NETWORK_MODES.includes(network)) {
+    throw new UsageError(
+      `--network takes user or host, not ${JSON.stringify(network)} (a name goes first: sbx sandbox create NAME --network)`,
+    );
+  }
   return {
     name,
     isolation: raw.isolation as IsolationRequest | undefined,
-    network: raw.network,
+    network: typeof network === "boolean" ? network : undefined,
+    networkMode: typeof network === "string" ? (network as NetworkMode) : undefined,
+    publish: (raw.publish ?? []).map(parsePublish),
     limits: parseLimitFlags(raw),
     json: raw.json === true,
   };
+}
+
+/** `PORT`, `HOST_PORT:PORT` or `IP:HOST_PORT:PORT` (an IPv6 address in brackets), as docker -p. */
+export function parsePublish(text: string): PublishRequest {
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(?:(\d{1,5}):)?(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : Number.NaN;
+  const hostPort = m?.[2] === undefined ? 0 : Number(m[2]);
+  if (!m || port < 1 || port > 65535 || hostPort > 65535 || (m[1] !== undefined && m[2] === undefined)) {
+    throw new UsageError(
+      `--publish takes PORT, HOST_PORT:PORT or IP:HOST_PORT:PORT, not ${JSON.stringify(text)} (e.g. 8080:8000)`,
+    );
+  }
+  const ip = m[1]?.replace(/^\[|\]$/g, "");
+  return { port, host_port: hostPort, ...(ip === undefined ? {} : { host_ip: ip }) };
 }
 
 export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
@@ -46,6 +72,8 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(opts.isolation === undefined ? {} : { isolation: opts.isolation }),
           ...(opts.network === undefined ? {} : { network: opts.network }),
           ...(Object.keys(opts.limits).length === 0 ? {} : { limits: opts.limits }),
+          ...(opts.networkMode === undefined ? {} : { network_mode: opts.networkMode }),
+          ...(opts.publish.length === 0 ? {} : { publish: opts.publish }),
         },
         `sbx-${randomUUID()}`,
       ),

@@ -3,7 +3,7 @@
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
 import { type Command, Option } from "commander";
-import { type Bind, declareChoices, declareCompletion, withExamples, declareNoun } from "../../command.js";
+import { type Bind, collect, declareChoices, declareCompletion, withExamples, declareNoun } from "../../command.js";
 
 export const ISOLATIONS = ["auto", "bwrap", "none"];
 
@@ -40,15 +40,21 @@ function declareCreate(noun: Command, bind: Bind): void {
     .description(
       "Create a sandbox with its own /workspace. With bwrap isolation (the default where\n" +
         "bubblewrap works) its commands see the host's system directories read-only, their\n" +
-        "/workspace, a private /tmp and nothing else, with no network unless --network.\n" +
-        "With none, commands run as you, on the host, and see what you see.",
+        "/workspace, a private /tmp and nothing else. Its processes share one loopback:\n" +
+        "without --network that is all the network they have. --network (user) lets them\n" +
+        "reach out through a user-mode stack (slirp4netns) that never reaches the host's\n" +
+        "loopback services; --network host gives them the host's network itself.\n" +
+        "--publish makes a server inside reachable from the host (127.0.0.1 unless an\n" +
+        "address is given), with or without a network. With none, commands run as you, on\n" +
+        "the host, and see what you see.",
     )
     .argument("[name]", "a name to refer to it by")
     .addOption(
       new Option("--isolation <kind>", "auto (bwrap where it works, else none), bwrap or none").choices(ISOLATIONS),
     )
-    .option("--network", "let its commands reach the network (bwrap: otherwise only lo)")
-    .option("--no-network", "no network (needs bwrap)");
+    .option("--network [mode]", "user (the default: outbound, not the host's loopback) or host")
+    .option("--no-network", "only its own loopback (needs bwrap)")
+    .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect);
   limitOptions(cmd, "by default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./create.js")));
   declareChoices(cmd, "--isolation", ISOLATIONS);
@@ -56,7 +62,9 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx sandbox create build", description: "a sandbox named build (isolated where bwrap works)" },
     { command: "sbx cp ./src build:/workspace/src", description: "copy the project in" },
     { command: "sbx exec -s build -- make", description: "then run in it" },
-    { command: "sbx sandbox create fetch --network", description: "one whose commands may reach the network" },
+    { command: "sbx sandbox create fetch --network", description: "its commands may reach out (not the host)" },
+    { command: "sbx sandbox create web -p 8080:8000", description: "127.0.0.1:8080 reaches port 8000 inside" },
+    { command: "sbx sandbox create dev --network host", description: "the host's own network, by choice" },
     { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
     { command: "sbx sandbox create ci --memory 4g --pids 512 --cpus 2", description: "with limits of its own" },
   ]);

@@ -9,15 +9,13 @@ export async function printSandboxes(io: IO, sandboxes: Sandbox[]): Promise<void
   await printTable(
     io,
     ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "CREATED"],
-    sandboxes.map((s) => [
-      s.sandbox_id,
-      s.name,
-      s.status,
-      s.isolation,
-      s.network ? "yes" : "no",
-      formatTime(io, s.created_at),
-    ]),
+    sandboxes.map((s) => [s.sandbox_id, s.name, s.status, s.isolation, networkColumn(s), formatTime(io, s.created_at)]),
   );
+}
+
+/** The NETWORK column: its mode (a backend without modes: yes or no). */
+function networkColumn(s: Sandbox): string {
+  return (s as Partial<Sandbox>).network_mode ?? (s.network ? "yes" : "no");
 }
 
 export interface SandboxDocument {
@@ -26,6 +24,8 @@ export interface SandboxDocument {
   status: string;
   isolation: string;
   network: boolean;
+  /** none, user or host; a backend without modes: host when it has a network, else none. */
+  network_mode: string;
   workspace: string;
   created_at: string;
   /** Its resource limits (null fields: no limit); null when the backend does not say. */
@@ -39,6 +39,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     status: s.status,
     isolation: s.isolation,
     network: s.network,
+    network_mode: (s as Partial<Sandbox>).network_mode ?? (s.network ? "host" : "none"),
     workspace: s.workspace,
     created_at: s.created_at,
     limits: s.limits ?? null,
@@ -53,6 +54,7 @@ export interface SandboxDetailsDocument extends SandboxDocument {
   /** Each limit: whether and how it is enforced; null when the backend does not say. */
   limit_status: LimitStatus[] | null;
   environment: SandboxDetails["environment"];
+  published: SandboxDetails["published"];
 }
 
 export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): SandboxDetailsDocument {
@@ -75,5 +77,6 @@ export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): Sa
       : null,
     limit_status: s.limit_status ?? null,
     environment: s.environment ?? null,
+    published: s.published ?? [],
   };
 }

@@ -32,8 +32,17 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     ["name", s.name],
     ["status", s.status],
     ["isolation", isolation],
-    ["network", s.network ? "yes (the host's network)" : "no (only lo)"],
+    ["network", describeNetwork(s)],
   ];
+  const published = s.published ?? [];
+  if (published.length > 0) {
+    rows.push([
+      "published",
+      published
+        .map((p) => `${hostPort(p)} -> ${p.port}${p.listening ? "" : ` (not listening: ${p.reason ?? "unknown"})`}`)
+        .join(", "),
+    ]);
+  }
   if (driver) {
     if (!driver.available) rows.push(["available", `no: ${driver.reason ?? "unknown"}`]);
     rows.push(["user", driver.user]);
@@ -66,6 +75,23 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
   if (s.limit_status) rows.push(...limitLines(s.limit_status));
   rows.push(["created_at", s.created_at]);
   return rows;
+}
+
+/** The network mode in words: what its commands can reach. */
+export function describeNetwork(s: Pick<Sandbox, "network" | "network_mode">): string {
+  switch (s.network_mode ?? (s.network ? "host" : "none")) {
+    case "user":
+      return "user (outbound through slirp4netns; not the host's loopback, no host port bound)";
+    case "host":
+      return "host (the host's network itself: its loopback services too)";
+    default:
+      return "none (only its own loopback, shared by its commands)";
+  }
+}
+
+/** `IP:PORT` as the host sees it (an IPv6 address in brackets). */
+function hostPort(p: { host_ip: string; host_port: number }): string {
+  return p.host_ip.includes(":") ? `[${p.host_ip}]:${p.host_port}` : `${p.host_ip}:${p.host_port}`;
 }
 
 /** Bound to `sbx sandbox show` by the command tree (loaded when that command runs). */

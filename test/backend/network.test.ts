@@ -1,0 +1,163 @@
+// Network modes (docs/drivers.md, "Network modes"): without a network a sandbox has
+// only its own loopback; --network (user) reaches out through slirp4netns but never
+// the host's loopback services, which --network host does reach; a published port
+// reaches a server inside from the host's loopback, also without any network.
+
+import http from "node:http";
+import net from "node:net";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeNeeding } from "../support/requirements.js";
+import { startTestBackend, type TestBackend, until } from "./support.js";
+
+/** Connects to host:port from inside; prints "connected" or the error's name. */
+const connectFrom = (host: string, port: number) => [
+  "python3",
+  "-c",
+  `import socket\ns=socket.socket()\ns.settimeout(5)\ntry:\n  s.connect((${JSON.stringify(host)}, ${port})); print("connected")\nexcept Exception as e:\n  print(type(e).__name__)`,
+];
+
+/** A listener on the host's loopback, as a database or the daemon's own TCP port would be. */
+async function hostLoopbackListener(): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {
+  let accepted = 0;
+  const server = net.createServer((s) => {
+    accepted++;
+    s.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    accepted: () => accepted,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function get(port: number): Promise<{ status: number; body: string } | null> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: "127.0.0.1", port, path: "/", timeout: 5000 }, (res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => {
+        body += c.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("error", () => resolve(null));
+    });
+    req.on("error", () => resolve(null));
+    req.on("timeout", () => req.destroy());
+  });
+}
+
+describeNeeding(["bwrap", "tools"], "published ports", () => {
+  let b: TestBackend;
+  beforeAll(async () => {
+    b = await startTestBackend();
+  });
+  afterAll(async () => {
+    await b.stop();
+  });
+
+  it("reaches a server inside a sandbox without network from the host's loopback, and says so in show", async () => {
+    const created = await b.api("POST", "/api/v1/sandbox/create", {
+      body: { name: "web", isolation: "bwrap", publish: [{ port: 8000 }] },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect(created.json).toMatchObject({ network: false, network_mode: "none" });
+    const shown = (await b.api("GET", "/api/v1/sandbox/web")).json;
+    expect(shown.published).toEqual([
+      { port: 8000, host_ip: "127.0.0.1", host_port: expect.any(Number), listening: true, reason: null },
+    ]);
+    const hostPort: number = shown.published[0].host_port;
+    expect(hostPort).toBeGreaterThan(0);
+    // Nothing runs in it yet: a connection is closed, nothing started.
+    expect(await get(hostPort)).toBeNull();
+    expect((await b.api("GET", "/api/v1/sandbox/web")).json.environment.state).toBe("stopped");
+
+    const srv = await b.api("POST", "/api/v1/sandbox/web/processes", {
+      body: { command: "echo inside > index.html; exec python3 -m http.server 8000 --bind 127.0.0.1" },
+    });
+    expect(srv.status, srv.text).toBe(201);
+    const answer = await until(async () => {
+      const res = await get(hostPort);
+      return res?.status === 200 ? res : undefined;
+    }, 20_000);
+    expect(answer.body).toBe("inside\n");
+    // Many at once: each its own connection inside.
+    const many = await Promise.all(Array.from({ length: 8 }, () => get(hostPort)));
+    expect(many.map((r) => r?.body)).toEqual(Array(8).fill("inside\n"));
+
+    // A host port that is taken: nothing is created, and the answer says which.
+    const taken = await b.api("POST", "/api/v1/sandbox/create", {
+      body: { name: "clash", isolation: "bwrap", publish: [{ port: 80, host_port: hostPort }] },
+    });
+    expect(taken.status).toBe(400);
+    expect(taken.json.error).toMatchObject({ code: "invalid_request", details: { field: "publish" } });
+    expect(taken.json.error.message).toContain(`127.0.0.1:${hostPort}`);
+    expect((await b.api("GET", "/api/v1/sandbox/clash")).status).toBe(404);
+
+    await b.api("DELETE", "/api/v1/sandbox/web?force=true");
+    expect(await get(hostPort)).toBeNull();
+  });
+});
+
+describeNeeding(["bwrap", "tools", "usernet"], "network modes", () => {
+  let b: TestBackend;
+  let listener: Awaited<ReturnType<typeof hostLoopbackListener>>;
+  beforeAll(async () => {
+    b = await startTestBackend();
+    listener = await hostLoopbackListener();
+    for (const [name, network_mode] of [
+      ["offline", "none"],
+      ["outbound", "user"],
+      ["hostnet", "host"],
+    ]) {
+      const res = await b.api("POST", "/api/v1/sandbox/create", { body: { name, isolation: "bwrap", network_mode } });
+      expect(res.status, res.text).toBe(201);
+      expect(res.json.network_mode).toBe(network_mode);
+    }
+  });
+  afterAll(async () => {
+    await listener.close();
+    await b.stop();
+  });
+
+  const exec = async (sandbox: string, command: string | string[]) => {
+    const res = await b.api("POST", `/api/v1/sandbox/${sandbox}/execute`, { body: { command, timeout: 30_000 } });
+    expect(res.status, res.text).toBe(200);
+    return res.json;
+  };
+
+  it("--network (user) has an interface with a default route; without a network only lo", async () => {
+    const routes = (await exec("outbound", ["cat", "/proc/net/route"])).stdout as string;
+    expect(routes).toMatch(/^tap0\s+00000000\s+0202000A/m);
+    expect((await exec("offline", ["cat", "/proc/net/route"])).stdout.trim().split("\n")).toHaveLength(1);
+    expect((await exec("offline", ["ls", "/sys/class/net"])).exit_code).not.toBe(0);
+  });
+
+  it("--network (user) cannot reach a listener on the host's loopback; --network host can", async () => {
+    const before = listener.accepted();
+    // Through the gateway (where slirp would otherwise map the host's loopback), and its own loopback.
+    for (const [sandbox, host] of [
+      ["outbound", "10.0.2.2"],
+      ["outbound", "127.0.0.1"],
+      ["offline", "127.0.0.1"],
+    ] as const) {
+      const tried = await exec(sandbox, connectFrom(host, listener.port));
+      expect(tried.stdout, `${sandbox} to ${host}`).toMatch(/^(ConnectionRefusedError|OSError|TimeoutError)\n$/);
+    }
+    expect(listener.accepted()).toBe(before);
+    expect((await exec("hostnet", connectFrom("127.0.0.1", listener.port))).stdout).toBe("connected\n");
+    await until(() => listener.accepted() === before + 1, 5000, "the host's listener to see the connection");
+  });
+
+  it("says each mode in show, and refuses a mode that contradicts network", async () => {
+    expect((await b.api("GET", "/api/v1/sandbox/outbound")).json).toMatchObject({
+      network: true,
+      network_mode: "user",
+      driver: { namespaces: expect.arrayContaining(["net"]) },
+    });
+    expect((await b.api("GET", "/api/v1/sandbox/hostnet")).json.driver.namespaces).not.toContain("net");
+    const bad = await b.api("POST", "/api/v1/sandbox/create", { body: { network: false, network_mode: "host" } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.details.field).toBe("network");
+  });
+});
