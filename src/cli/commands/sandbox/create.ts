@@ -50,7 +50,7 @@ export function parseCreateOptions(
 
 /** `PORT`, `HOST_PORT:PORT` or `IP:HOST_PORT:PORT` (an IPv6 address in brackets), as docker -p. */
 export function parsePublish(text: string): PublishRequest {
-  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(?:(\d{1,5}):)?(\d{1,5})$/.exec(text);
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|\d{1,3}(?:\.\d{1,3}){3}):)?(?:(\d{1,5}):)?(\d{1,5})$/.exec(text);
   const port = m ? Number(m[3]) : Number.NaN;
   const hostPort = m?.[2] === undefined ? 0 : Number(m[2]);
   if (!m || port < 1 || port > 65535 || hostPort > 65535 || (m[1] !== undefined && m[2] === undefined)) {
