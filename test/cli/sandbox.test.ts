@@ -60,6 +60,14 @@ describe("where bwrap cannot run", () => {
       "isolation\tnone: NOT ISOLATED, commands run on the host as you and see what you see\n",
     );
     expect(shown.out).toContain("network\thost (the host's network itself: its loopback services too)\n");
+    // --network without isolation is the host's (all there is); a mode that is not is refused.
+    const online = await sbx(["sandbox", "create", "plain2", "--network", "--json"]);
+    expect(JSON.parse(online.out)).toMatchObject({ isolation: "none", network_mode: "host" });
+    const user = await sbx(["sandbox", "create", "plain3", "--network", "user"]);
+    expect(user.code).toBe(125);
+    expect(user.err).toContain(
+      "network user is not available: a sandbox without isolation (none) has the host's network",
+    );
   });
 });
 

@@ -45,8 +45,11 @@ export function chooseNetworkMode(
     throw invalidField("network", `network: ${req.network} contradicts network_mode: ${req.network_mode}`);
   }
   if (isolation === "none") {
-    if (asked === "none" || asked === "user") {
-      throw networkUnavailable(asked, "a sandbox without isolation (none) has the host's network and only that");
+    // Without isolation there is only the host's network: `network: true` gets it (as it
+    // always did); a mode asked for by name that is not the host's is refused.
+    const named = req.network_mode;
+    if (named === "none" || named === "user") {
+      throw networkUnavailable(named, "a sandbox without isolation (none) has the host's network and only that");
     }
     return "host";
   }
