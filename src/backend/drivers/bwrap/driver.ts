@@ -67,8 +67,8 @@ export interface BwrapDriverOptions {
   limits?: Limiter;
   /**
    * The backend's directory for its sandboxes' io sockets (<dataDir>/run): emptied when
-   * the first sandbox starts (what a killed backend left). Default, or when its
-   * socket paths would be too long: a new directory under the temporary directory.
+   * the first sandbox starts (what a killed backend left). Default (a driver made
+   * without a backend, in tests): a new directory under the temporary directory.
    */
   runDir?: string;
   /** Where a sandbox that ended by itself is said. */
@@ -105,8 +105,6 @@ const NODE_INIT_FLAGS = [
   "--preserve-symlinks-main",
   "--max-semi-space-size=1",
 ];
-/** A Unix socket's path must fit sockaddr_un (108 bytes with its NUL); with room for "/<n>/io.sock". */
-const MAX_RUN_ROOT = 88;
 
 /** A sandbox without cgroup limits: nothing to tell, nothing to leave. */
 const NO_LIMITS: RunLimits = { oomKilled: () => false, oomKills: () => 0, done: () => {} };
@@ -443,7 +441,7 @@ export class BwrapDriver implements SandboxDriver {
         fs.rmSync(given, { recursive: true, force: true });
         fs.mkdirSync(given, { recursive: true, mode: 0o700 });
       }
-      const root = given !== undefined && fits(given) ? given : fs.mkdtempSync(path.join(os.tmpdir(), "sbx-run-"));
+      const root = given ?? fs.mkdtempSync(path.join(os.tmpdir(), "sbx-run-"));
       this.ownRunRoot = root !== given;
       this.runRoot = root;
     }
@@ -502,8 +500,4 @@ function environmentKey(placement: SandboxPlacement): string {
 /** A descriptor of the process itself, by the path exec can start it from. */
 function fdPath(fd: number): string {
   return `/proc/self/fd/${fd}`;
-}
-
-function fits(root: string): boolean {
-  return Buffer.byteLength(root) <= MAX_RUN_ROOT;
 }

@@ -8,8 +8,11 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { TOKEN_LENGTH } from "../../../sandbox-init/init.js";
 
+/** The longest socket path bound by name (sockaddr_un holds 108 bytes with its NUL). */
+const MAX_SOCKET_PATH = 100;
 /** How long a connection may take to say its token. */
 const ANNOUNCE_TIMEOUT_MS = 10_000;
 /**
@@ -34,10 +37,25 @@ export class StreamSocket {
   /** Listens; the socket file is made reachable for `owner` (the sandbox's uid) only. */
   listen(owner: { uid: number; gid: number } | null): Promise<void> {
     fs.rmSync(this.path, { force: true });
+    // A Unix socket's path must fit sockaddr_un (108 bytes): a long one is bound through
+    // its directory's descriptor (/proc/self/fd/N/io.sock names the same file).
+    const dirFd =
+      Buffer.byteLength(this.path) > MAX_SOCKET_PATH
+        ? fs.openSync(path.dirname(this.path), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY)
+        : null;
+    const bindAt = dirFd === null ? this.path : `/proc/self/fd/${dirFd}/${path.basename(this.path)}`;
     return new Promise((resolve, reject) => {
-      this.server.once("error", reject);
-      this.server.listen(this.path, () => {
-        this.server.off("error", reject);
+      const closeDir = () => {
+        if (dirFd !== null) fs.closeSync(dirFd);
+      };
+      this.server.once("error", (err) => {
+        closeDir();
+        reject(err);
+      });
+      this.server.listen(bindAt, () => {
+        closeDir();
+        this.server.removeAllListeners("error");
+        this.server.on("error", () => {});
         try {
           if (owner !== null) fs.chownSync(this.path, owner.uid, owner.gid);
           fs.chmodSync(this.path, 0o600);
