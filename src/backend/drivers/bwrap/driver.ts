@@ -107,7 +107,7 @@ const NODE_INIT_FLAGS = [
 ];
 
 /** A sandbox without cgroup limits: nothing to tell, nothing to leave. */
-const NO_LIMITS: RunLimits = { oomKilled: () => false, oomKills: () => 0, done: () => {} };
+const NO_LIMITS: RunLimits = { oomKilled: () => false, done: () => {} };
 /** Where the gate's helpers are looked for besides the backend's PATH. */
 const SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -418,7 +418,8 @@ export class BwrapDriver implements SandboxDriver {
           throw new Error(`cannot apply the sandbox's limits: ${(err as Error).message}`);
         }
       },
-      limits: () => limits,
+      // Each command's OOM kills, counted from when it was asked for (Limiter.watch).
+      watchMemory: () => this.opts.limits?.watch(placement.sandboxId) ?? NO_LIMITS,
       ...(userNet !== null && { attachNetwork: (initPid: number) => UserNetLink.attach(userNet, initPid) }),
       io,
       ioReady,

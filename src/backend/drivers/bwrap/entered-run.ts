@@ -29,8 +29,8 @@ export interface EnvironmentPort {
   withdraw(id: string): boolean;
   /** The host pid of the init's child with this pid inside the sandbox, or null. */
   hostPidOf(nsPid: number): number | null;
-  /** The OOM kills in the sandbox's memory cgroup so far. */
-  oomKills(): number;
+  /** Whether the OOM killer killed in the sandbox from now on (a command watches from its request). */
+  watchMemory(): { oomKilled(): boolean };
   /** The live processes of the sandbox in the session whose leader has pid `sid` inside the sandbox. */
   session(sid: number): ProcEntry[];
   /** The run has ended: the sandbox forgets it. */
@@ -75,7 +75,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   /** Why the sandbox could not be set up, when it could not and this command never ran. */
   private startFailure: string | null = null;
   /** The sandbox's OOM kills when the command was asked for: more at its end, and it was killed, is memory. */
-  private oomKillsBefore = 0;
+  private memory: { oomKilled(): boolean } | null = null;
   /** The last signal the backend sent the run (a run ended before its command started reads as that). */
   private lastDelivered: NodeJS.Signals | null = null;
   readonly started: Promise<boolean>;
@@ -130,7 +130,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   proceed(): void {
     if (this.phase !== "held") return;
     this.phase = "requested";
-    this.oomKillsBefore = this.sandbox.oomKills();
+    this.memory = this.sandbox.watchMemory();
     this.sandbox.request({
       op: "spawn",
       id: this.command.id,
@@ -245,7 +245,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     // Killed (SIGKILL, or a shell's 128+9 for the child it ran) by nobody here while the
     // kernel's OOM killer killed in the sandbox's cgroup: memory ended it.
     const killed = signal === "SIGKILL" || (code === 128 + 9 && signal === null);
-    if (killed && this.lastDelivered !== "SIGKILL" && this.sandbox.oomKills() > this.oomKillsBefore) {
+    if (killed && this.lastDelivered !== "SIGKILL" && this.memory?.oomKilled() === true) {
       done({ code: null, signal: "SIGKILL", startFailure: null, endReason: "out_of_memory" });
       return;
     }

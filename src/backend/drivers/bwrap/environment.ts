@@ -50,8 +50,8 @@ export interface LiveSandboxOptions {
    * A rejection ends the start; its message is the start failure's cause.
    */
   beforeRelease?: (leaderPid: number) => Promise<void> | void;
-  /** The sandbox's limits as its leader joined them (beforeRelease): its OOM kills. */
-  limits?: () => { oomKills(): number };
+  /** Watches the sandbox's memory cgroup for OOM kills from now on (Limiter.watch), for one command. */
+  watchMemory?: () => { oomKilled(): boolean };
   /**
    * Gives the sandbox its network (network mode user) once its init runs, before any
    * command does: resolves with what to stop when the sandbox ends. A rejection ends
@@ -198,9 +198,9 @@ export class LiveSandbox implements EnvironmentPort {
     return this.runs.size;
   }
 
-  /** The OOM kills in the sandbox's memory cgroup so far (0 without one). */
-  oomKills(): number {
-    return this.opts.limits?.().oomKills() ?? 0;
+  /** Whether the OOM killer kills in the sandbox from now on (never, without a memory cgroup). */
+  watchMemory(): { oomKilled(): boolean } {
+    return this.opts.watchMemory?.() ?? { oomKilled: () => false };
   }
 
   hostPidOf(nsPid: number): number | null {

@@ -118,8 +118,6 @@ type ControllerState = { version: CgroupVersion; base: string } | { problem: str
 export interface CgroupMembership {
   /** Whether the kernel's OOM killer killed a process of the sandbox since the run joined. */
   oomKilledSince(): boolean;
-  /** The sandbox's OOM kills so far (a run that started after others compares with its own start). */
-  oomKills(): number;
   /** The run ended: the sandbox's cgroup goes when nothing else is in it. */
   leave(): void;
 }
@@ -194,7 +192,6 @@ export class CgroupLimits {
     const baseline = this.memoryEvents(sandboxId)?.oomKills ?? 0;
     return {
       oomKilledSince: () => (this.memoryEvents(sandboxId)?.oomKills ?? 0) > baseline,
-      oomKills: () => this.memoryEvents(sandboxId)?.oomKills ?? 0,
       leave: () => this.removeWhenEmpty(sandboxId),
     };
   }

@@ -14,13 +14,11 @@ import { controllerOf, DEFAULT_LIMITS, LIMIT_FIELD, LIMIT_NAMES } from "./spec.j
 /** What a run got from the limits: how to tell, at its end, that memory ended it. */
 export interface RunLimits {
   oomKilled(): boolean;
-  /** The OOM kills in the sandbox's cgroup so far (a live sandbox's command compares them with its own start). */
-  oomKills(): number;
   /** The run is over (its sandbox's cgroup goes when nothing else is in it). */
   done(): void;
 }
 
-const NO_RUN_LIMITS: RunLimits = { oomKilled: () => false, oomKills: () => 0, done: () => {} };
+const NO_RUN_LIMITS: RunLimits = { oomKilled: () => false, done: () => {} };
 
 const CGROUP_FILE: Record<"memory" | "pids" | "cpu", Record<1 | 2, string>> = {
   memory: { 1: "memory.limit_in_bytes", 2: "memory.max" },
@@ -74,11 +72,7 @@ export class Limiter {
     const cgroups = this.opts.cgroups;
     if ("problem" in cgroups) return NO_RUN_LIMITS;
     const membership: CgroupMembership = cgroups.attach(sandboxId, limits, pid);
-    return {
-      oomKilled: () => membership.oomKilledSince(),
-      oomKills: () => membership.oomKills(),
-      done: () => membership.leave(),
-    };
+    return { oomKilled: () => membership.oomKilledSince(), done: () => membership.leave() };
   }
 
   /**
