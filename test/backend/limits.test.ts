@@ -299,6 +299,8 @@ describeNeeding(["bwrap", "prlimit"], "rlimits where there are no cgroups", () =
     // Refused at the limit (the bomb may then die out between two looks: no lower bound on what was seen).
     expect(res.stderr).toContain("Cannot fork");
     expect(peak).toBeLessThanOrEqual(64);
+    // The sandbox's environment (bwrap, its pid 1, the init) runs as its uid too: stopped, nothing is left.
+    expect((await b.api("POST", "/api/v1/sandbox/rlbomb/stop")).status).toBe(200);
     await until(() => ofUid() === 0, 10_000, "nothing of the sandbox's uid left");
   });
 });
