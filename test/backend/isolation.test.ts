@@ -71,7 +71,7 @@ describeNeeding("bwrap", "a bwrap sandbox", () => {
     expect((await run("id -u; id -g")).stdout).toBe("65534\n65534\n");
   });
 
-  it("sees only lo, in a network namespace of its own; with --network, the host's network itself", async () => {
+  it("sees only lo, in a network namespace of its own; with --network host, the host's network itself", async () => {
     const interfaces = (out: string) =>
       out
         .split("\n")
@@ -86,7 +86,9 @@ describeNeeding("bwrap", "a bwrap sandbox", () => {
     expect(offlineNamespace).not.toBe(hostNamespace);
     expect(interfaces(offlineDev.join("\n"))).toEqual(["lo"]);
 
-    await b.api("POST", "/api/v1/sandbox/create", { body: { name: "online", isolation: "bwrap", network: true } });
+    await b.api("POST", "/api/v1/sandbox/create", {
+      body: { name: "online", isolation: "bwrap", network_mode: "host" },
+    });
     const online = await run("readlink /proc/self/ns/net; cat /proc/net/dev", "online");
     const [onlineNamespace, ...onlineDev] = online.stdout.split("\n");
     expect(onlineNamespace).toBe(hostNamespace);

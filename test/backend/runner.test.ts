@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { BwrapDriver } from "../../src/backend/drivers/bwrap/driver.js";
 import { daemonHost, type SandboxDriver } from "../../src/backend/drivers/driver.js";
 import { NoneDriver } from "../../src/backend/drivers/none.js";
@@ -50,6 +50,10 @@ describe.each(ISOLATIONS)("ExecutionRunner on %s", (isolation) => {
   }
   const workspaceDir = tempDir("sbx-runner-");
   const driver = DRIVERS[isolation]();
+  // A bwrap driver keeps each sandbox's environment (and its io socket's directory) until it is shut down.
+  afterAll(async () => {
+    await driver.shutdown?.();
+  });
   const spec = {
     executionId: "exe_t",
     driver,
