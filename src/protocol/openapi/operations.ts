@@ -209,7 +209,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "sandbox.update": {
     summary: "Change a sandbox's limits (sbx)",
     description:
-      "A missing limit stays, null lifts it. Stored for the sandbox's next runs and applied at once to what runs in it where the mechanism allows (cgroups: memory, pids, CPU; /tmp's size applies to runs started after).",
+      "A missing limit stays, null lifts it. Stored for the sandbox's next runs and applied at once to what runs in it where the mechanism allows (cgroups: memory, pids, CPU); /tmp's size applies when the sandbox's environment next starts (a tmpfs is sized when mounted).",
     tag: "sandboxes",
     body: { required: true, content: json(SandboxUpdateRequest) },
     responses: {
