@@ -124,6 +124,26 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
     expect(started.json.environment).toMatchObject({ state: "running", processes: 2 });
   });
 
+  it("keeps a command from forging the init's events: its stdout cannot be opened, and an exit is checked", async () => {
+    // A command of the sandbox runs as the init's uid: it tries to write `exit` lines for
+    // every run id it can guess into the init's stdout, while a supervised process runs.
+    const victim = await startProcess(["sleep", uniqueSleep()]);
+    try {
+      const forged = Array.from(
+        { length: 64 },
+        (_, i) => `{"ev":"exit","id":"r${i.toString(36)}","code":0,"signal":null}`,
+      );
+      const attack = await exec(["sh", "-c", `printf '%s\\n' ${forged.map((l) => `'${l}'`).join(" ")} > /proc/2/fd/1`]);
+      // The init's stdio are socket pairs: /proc/PID/fd/N of a socket cannot be opened.
+      expect(attack.exit_code).not.toBe(0);
+      expect(attack.stderr).toContain("No such device or address");
+      const shown = (await b.api("GET", `/api/v1/sandbox/web/processes/${victim.process_id}`)).json;
+      expect(shown).toMatchObject({ state: "running", outcome: "pending" });
+    } finally {
+      await stopProcess(victim.process_id);
+    }
+  });
+
   it("costs only its pid 1 and its init once its commands are done", async () => {
     await exec(["true"]);
     await until(

@@ -15,7 +15,7 @@ import type net from "node:net";
 import { PassThrough, Writable } from "node:stream";
 import type { InitEvent, InitRequest } from "../../../sandbox-init/init.js";
 import type { CommandEnd, LeaderProcess, SandboxChild } from "../driver.js";
-import { type ProcEntry, signalProcessGroup } from "../proc.js";
+import { innermostPid, type ProcEntry, signalProcessGroup } from "../proc.js";
 import type { StreamSocket } from "./io-socket.js";
 
 /** What a run needs of its sandbox. */
@@ -165,8 +165,19 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
       this.resolveStarted(true);
       this.exited(notFound ? 127 : 126, null);
     } else if (event.ev === "exit" && this.phase === "started") {
+      // The init reaps a command before it says it exited: while its leader still runs,
+      // the line is not the init's (a command of the sandbox can write to the init's
+      // stdout, /proc/2/fd/1) and is not believed.
+      if (this.leaderAlive()) return;
       this.exited(event.code, event.signal as NodeJS.Signals | null);
     }
+  }
+
+  /** Whether the command itself (its session's leader) is still a live process of the sandbox. */
+  private leaderAlive(): boolean {
+    const sid = this.sessionId;
+    if (sid === null) return false;
+    return this.sandbox.session(sid).some((p) => p.state !== "Z" && innermostPid(p.pid) === sid);
   }
 
   /**
