@@ -35,11 +35,17 @@ it("a live process is not exiting; a zombie is (PF_EXITING stays set), and both 
   // `sleep 60` never reaps the `true` it was left with: a zombie to read.
   const parent = spawn("sh", ["-c", "true & exec sleep 60"], { stdio: "ignore" });
   started.push(parent.pid!);
-  const zombie = await until(() => {
-    const child = childrenOf(parent.pid!)[0];
-    const entry = child === undefined ? null : readProcEntry(child);
-    return entry?.state === "Z" ? entry : undefined;
-  });
+  // Waited for whole: the zombie can be there while its parent is still the shell, not yet sleep.
+  const zombie = await until(
+    () => {
+      if (readProcEntry(parent.pid!)?.name !== "sleep") return undefined;
+      const child = childrenOf(parent.pid!)[0];
+      const entry = child === undefined ? null : readProcEntry(child);
+      return entry?.state === "Z" ? entry : undefined;
+    },
+    30_000,
+    "the shell to become sleep, left with a zombie",
+  );
   expect(zombie.exiting).toBe(true);
   expect(readProcEntry(parent.pid!)).toMatchObject({ name: "sleep", exiting: false });
 });
