@@ -6,6 +6,8 @@
 _sbx_subcommand() {
   case "$1|$2" in
     "|exec") REPLY="exec" ;;
+    "|shell") REPLY="shell" ;;
+    "|attach") REPLY="attach" ;;
     "|receipts") REPLY="receipts" ;;
     "|recover") REPLY="recover" ;;
     "|logs") REPLY="logs" ;;
@@ -38,6 +40,7 @@ _sbx_subcommand() {
     "process|logs") REPLY="process logs" ;;
     "process|result") REPLY="process result" ;;
     "process|stdin") REPLY="process stdin" ;;
+    "process|attach") REPLY="process attach" ;;
     "process|signal") REPLY="process signal" ;;
     "process|stop") REPLY="process stop" ;;
     "process|rm") REPLY="process rm" ;;
@@ -74,16 +77,28 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec receipts recover logs cancel process ps jobs sandbox cp daemon init profile config completion help version"
+      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox cp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "exec")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --stream --detach --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --idempotency-key --profile --api-url"
+      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --stream --detach -i --interactive -t --tty --detach-keys --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --idempotency-key --detach-keys --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "shell")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --cwd -e --env --timeout --detach-keys --idempotency-key -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --cwd -e --env --timeout --detach-keys --idempotency-key --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "attach")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --replay --detach-keys -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --detach-keys --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
       ;;
     "receipts")
       _sbx_commands="list show wait refresh resubmit export prune verify key timeline"
@@ -170,14 +185,14 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "process")
-      _sbx_commands="start list show logs result stdin signal stop rm"
+      _sbx_commands="start list show logs result stdin attach signal stop rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "process start")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --name --shell --stdin --restart --max-restarts --backoff --max-backoff --timeout --cwd -e --env --env-file --idempotency-key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox --name --shell --stdin --tty --restart --max-restarts --backoff --max-backoff --timeout --cwd -e --env --env-file --idempotency-key --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --name --shell --restart --max-restarts --backoff --max-backoff --timeout --cwd -e --env --env-file --idempotency-key --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
       ;;
@@ -209,6 +224,12 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="-s --sandbox --file --eof --run --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --file --run --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "process attach")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --replay --detach-keys -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --detach-keys --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "process signal")
@@ -456,6 +477,11 @@ _sbx_values() {
     "exec|--sandbox") _sbx_kind=sandbox-name ;;
     "exec|--env-file") _sbx_kind=file ;;
     "exec|#0") _sbx_kind=command ;;
+    "shell|-s") _sbx_kind=sandbox-name ;;
+    "shell|--sandbox") _sbx_kind=sandbox-name ;;
+    "attach|-s") _sbx_kind=sandbox-name ;;
+    "attach|--sandbox") _sbx_kind=sandbox-name ;;
+    "attach|#0") _sbx_kind=receipt-id ;;
     "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched" ;;
     "receipts show|#0") _sbx_kind=receipt-id ;;
     "receipts wait|#0") _sbx_kind=receipt-id ;;
@@ -492,6 +518,9 @@ _sbx_values() {
     "process stdin|--sandbox") _sbx_kind=sandbox-name ;;
     "process stdin|--file") _sbx_kind=file ;;
     "process stdin|#0") _sbx_kind=process-name ;;
+    "process attach|-s") _sbx_kind=sandbox-name ;;
+    "process attach|--sandbox") _sbx_kind=sandbox-name ;;
+    "process attach|#0") _sbx_kind=process-name ;;
     "process signal|-s") _sbx_kind=sandbox-name ;;
     "process signal|--sandbox") _sbx_kind=sandbox-name ;;
     "process signal|#0") _sbx_kind=process-name ;;
@@ -532,8 +561,8 @@ _sbx_values() {
     "sandbox stop|#0") _sbx_kind=sandbox-name ;;
     "sandbox start|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
-    "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
-    "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout color" ;;
+    "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;
+    "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;
     "completion|#0") _sbx_kind=words _sbx_words="bash zsh fish" ;;
   esac
 }

@@ -7,6 +7,10 @@ function __sbx_subcommand --argument-names path word
     switch "$path|$word"
         case '|exec'
             set -g __sbx_next 'exec'
+        case '|shell'
+            set -g __sbx_next 'shell'
+        case '|attach'
+            set -g __sbx_next 'attach'
         case '|receipts'
             set -g __sbx_next 'receipts'
         case '|recover'
@@ -71,6 +75,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'process result'
         case 'process|stdin'
             set -g __sbx_next 'process stdin'
+        case 'process|attach'
+            set -g __sbx_next 'process attach'
         case 'process|signal'
             set -g __sbx_next 'process signal'
         case 'process|stop'
@@ -139,85 +145,91 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'exec|--client-timeout' 'exec|--cwd' 'exec|-e' 'exec|--env' 'exec|--env-file' 'exec|--idempotency-key'
             return 0
-        case 'exec|--profile' 'exec|--api-url' 'receipts|--profile' 'receipts|--api-url' 'receipts list|--classification' 'receipts list|--limit'
+        case 'exec|--detach-keys' 'exec|--profile' 'exec|--api-url' 'shell|-s' 'shell|--sandbox' 'shell|--cwd'
             return 0
-        case 'receipts list|--profile' 'receipts list|--api-url' 'receipts show|--profile' 'receipts show|--api-url' 'receipts wait|--timeout' 'receipts wait|--profile'
+        case 'shell|-e' 'shell|--env' 'shell|--timeout' 'shell|--detach-keys' 'shell|--idempotency-key' 'shell|--profile'
             return 0
-        case 'receipts wait|--api-url' 'receipts refresh|--profile' 'receipts refresh|--api-url' 'receipts resubmit|--client-timeout' 'receipts resubmit|--profile' 'receipts resubmit|--api-url'
+        case 'shell|--api-url' 'attach|-s' 'attach|--sandbox' 'attach|--detach-keys' 'attach|--profile' 'attach|--api-url'
             return 0
-        case 'receipts export|--since' 'receipts export|--bundle' 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile'
+        case 'receipts|--profile' 'receipts|--api-url' 'receipts list|--classification' 'receipts list|--limit' 'receipts list|--profile' 'receipts list|--api-url'
             return 0
-        case 'receipts prune|--api-url' 'receipts verify|--bundle' 'receipts verify|--key' 'receipts verify|--profile' 'receipts verify|--api-url' 'receipts key|--profile'
+        case 'receipts show|--profile' 'receipts show|--api-url' 'receipts wait|--timeout' 'receipts wait|--profile' 'receipts wait|--api-url' 'receipts refresh|--profile'
             return 0
-        case 'receipts key|--api-url' 'receipts timeline|--since' 'receipts timeline|--limit' 'receipts timeline|--html' 'receipts timeline|--profile' 'receipts timeline|--api-url'
+        case 'receipts refresh|--api-url' 'receipts resubmit|--client-timeout' 'receipts resubmit|--profile' 'receipts resubmit|--api-url' 'receipts export|--since' 'receipts export|--bundle'
             return 0
-        case 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox' 'logs|--after' 'logs|--profile'
+        case 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile' 'receipts prune|--api-url' 'receipts verify|--bundle'
             return 0
-        case 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout' 'cancel|--profile'
+        case 'receipts verify|--key' 'receipts verify|--profile' 'receipts verify|--api-url' 'receipts key|--profile' 'receipts key|--api-url' 'receipts timeline|--since'
             return 0
-        case 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s' 'process start|--sandbox' 'process start|--name'
+        case 'receipts timeline|--limit' 'receipts timeline|--html' 'receipts timeline|--profile' 'receipts timeline|--api-url' 'recover|--profile' 'recover|--api-url'
             return 0
-        case 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff' 'process start|--timeout'
+        case 'logs|-s' 'logs|--sandbox' 'logs|--after' 'logs|--profile' 'logs|--api-url' 'cancel|-s'
             return 0
-        case 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key' 'process start|--profile'
+        case 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout' 'cancel|--profile' 'cancel|--api-url' 'process|--profile'
             return 0
-        case 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile' 'process list|--api-url' 'process show|-s'
+        case 'process|--api-url' 'process start|-s' 'process start|--sandbox' 'process start|--name' 'process start|--shell' 'process start|--restart'
             return 0
-        case 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox' 'process logs|--stream'
+        case 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff' 'process start|--timeout' 'process start|--cwd' 'process start|-e'
             return 0
-        case 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url' 'process result|-s' 'process result|--sandbox'
+        case 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key' 'process start|--profile' 'process start|--api-url' 'process list|-s'
             return 0
-        case 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox' 'process stdin|--file'
+        case 'process list|--sandbox' 'process list|--profile' 'process list|--api-url' 'process show|-s' 'process show|--sandbox' 'process show|--profile'
             return 0
-        case 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process signal|-s' 'process signal|--sandbox' 'process signal|--run'
+        case 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox' 'process logs|--stream' 'process logs|--offset' 'process logs|--limit'
             return 0
-        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run'
+        case 'process logs|--profile' 'process logs|--api-url' 'process result|-s' 'process result|--sandbox' 'process result|--wait' 'process result|--profile'
             return 0
-        case 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile'
+        case 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox' 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile'
             return 0
-        case 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile'
+        case 'process stdin|--api-url' 'process attach|-s' 'process attach|--sandbox' 'process attach|--detach-keys' 'process attach|--profile' 'process attach|--api-url'
             return 0
-        case 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url'
+        case 'process signal|-s' 'process signal|--sandbox' 'process signal|--run' 'process signal|--profile' 'process signal|--api-url' 'process stop|-s'
             return 0
-        case 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd'
+        case 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s'
             return 0
-        case 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url'
+        case 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox'
             return 0
-        case 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url'
+        case 'ps|--profile' 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox'
             return 0
-        case 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox'
+        case 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name'
             return 0
-        case 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout'
+        case 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file'
             return 0
-        case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
+        case 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request'
             return 0
-        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--memory'
+        case 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile'
             return 0
-        case 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url'
+        case 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s'
             return 0
-        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids'
+        case 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s'
             return 0
-        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile'
+        case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size'
             return 0
-        case 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
+        case 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
+        case 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk'
             return 0
-        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
+        case 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url'
             return 0
-        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
+        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
             return 0
-        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
             return 0
-        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
+        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
             return 0
-        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
             return 0
-        case 'version|--profile' 'version|--api-url'
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+            return 0
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+            return 0
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+            return 0
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -289,6 +301,8 @@ complete -c sbx -f
 
 # sbx
 complete -c sbx -n '__sbx_arg "" 0' -a exec -d 'run a command in a sandbox and record a receipt'
+complete -c sbx -n '__sbx_arg "" 0' -a shell -d 'an interactive shell in a sandbox'
+complete -c sbx -n '__sbx_arg "" 0' -a attach -d 'attach this terminal to an execution on a terminal'
 complete -c sbx -n '__sbx_arg "" 0' -a receipts -d 'inspect, observe and resubmit receipts'
 complete -c sbx -n '__sbx_arg "" 0' -a recover -d 'observe every receipt in doubt once and say what is resolved'
 complete -c sbx -n '__sbx_arg "" 0' -a logs -d 'replay or follow an execution\'s output'
@@ -326,6 +340,9 @@ complete -c sbx -n '__sbx_at "exec"' -l stdin -d 'send sbx\'s standard input to 
 complete -c sbx -n '__sbx_at "exec"' -l idempotency-key -x -d 'use this key instead of a fresh random one'
 complete -c sbx -n '__sbx_at "exec"' -l stream -d 'show output live (SSE); a dropped stream is resumed, never re-sent'
 complete -c sbx -n '__sbx_at "exec"' -l detach -d 'return once the command has started; print the receipt and execution ids'
+complete -c sbx -n '__sbx_at "exec"' -s i -l interactive -d 'send stdin (alone: as --stdin; with -t: keys typed at the terminal)'
+complete -c sbx -n '__sbx_at "exec"' -s t -l tty -d 'run on a terminal of the sandbox\'s, attached to yours (with -i; timeout up to 24h)'
+complete -c sbx -n '__sbx_at "exec"' -l detach-keys -x -d 'keys that detach from -t, leaving it running (default: ctrl-p,ctrl-q)'
 complete -c sbx -n '__sbx_at "exec"' -l json -d 'print the receipt as JSON and nothing else on stdout'
 complete -c sbx -n '__sbx_at "exec"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "exec"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -335,6 +352,36 @@ complete -c sbx -n '__sbx_at "exec"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "exec"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "exec"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "exec" 0 more' -a '(__sbx_command_line)'
+
+# sbx shell
+complete -c sbx -n '__sbx_at "shell"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "shell"' -l cwd -x -d 'working directory inside /workspace'
+complete -c sbx -n '__sbx_at "shell"' -s e -l env -x -d 'environment variable (repeatable)'
+complete -c sbx -n '__sbx_at "shell"' -l timeout -x -d 'end it after this long, 1s..24h (default: 24h)'
+complete -c sbx -n '__sbx_at "shell"' -l detach-keys -x -d 'keys that detach, leaving it running (default: ctrl-p,ctrl-q)'
+complete -c sbx -n '__sbx_at "shell"' -l idempotency-key -x -d 'use this key instead of a fresh random one'
+complete -c sbx -n '__sbx_at "shell"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "shell"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "shell"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "shell"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "shell"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "shell"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "shell"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "shell"' -s h -l help -d 'show help'
+
+# sbx attach
+complete -c sbx -n '__sbx_at "attach"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox of a bare execution id (default: default)'
+complete -c sbx -n '__sbx_at "attach"' -l replay -d 'show the whole transcript first'
+complete -c sbx -n '__sbx_at "attach"' -l detach-keys -x -d 'keys that detach, leaving it running (default: ctrl-p,ctrl-q)'
+complete -c sbx -n '__sbx_at "attach"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "attach"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "attach"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "attach"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "attach"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "attach"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "attach"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "attach"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "attach" 0' -a '(__sbx_receipt_ids)' -d 'execution id, or a receipt (id, key, unique prefix)'
 
 # sbx receipts
 complete -c sbx -n '__sbx_arg "receipts" 0' -a list -d 'list receipts, newest first'
@@ -522,6 +569,7 @@ complete -c sbx -n '__sbx_arg "process" 0' -a show -d 'show a process\'s state'
 complete -c sbx -n '__sbx_arg "process" 0' -a logs -d 'read a process\'s output by offset (-f to follow)'
 complete -c sbx -n '__sbx_arg "process" 0' -a result -d 'a process\'s outcome, exit code and output tails'
 complete -c sbx -n '__sbx_arg "process" 0' -a stdin -d 'send bytes to a process\'s stdin'
+complete -c sbx -n '__sbx_arg "process" 0' -a attach -d 'attach this terminal to a process started with --tty'
 complete -c sbx -n '__sbx_arg "process" 0' -a signal -d 'send a signal to a process\'s group'
 complete -c sbx -n '__sbx_arg "process" 0' -a stop -d 'stop a process: TERM, grace, KILL to its group'
 complete -c sbx -n '__sbx_arg "process" 0' -a rm -d 'stop (if running) and remove a process'
@@ -539,6 +587,7 @@ complete -c sbx -n '__sbx_at "process start"' -s s -l sandbox -x -a '(__sbx_back
 complete -c sbx -n '__sbx_at "process start"' -l name -x -d 'a name to refer to it by'
 complete -c sbx -n '__sbx_at "process start"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
 complete -c sbx -n '__sbx_at "process start"' -l stdin -d 'give it a stdin pipe to write to later (sbx process stdin)'
+complete -c sbx -n '__sbx_at "process start"' -l tty -d 'each run on a terminal of the sandbox\'s (attach: sbx process attach; implies --stdin)'
 complete -c sbx -n '__sbx_at "process start"' -l restart -x -a 'never on-failure always' -d 'never, on-failure or always (default: never)'
 complete -c sbx -n '__sbx_at "process start"' -l max-restarts -x -d 'restarts allowed before it stays exited (default: 5)'
 complete -c sbx -n '__sbx_at "process start"' -l backoff -x -d 'first back-off, doubling per restart (default: 1s)'
@@ -626,6 +675,20 @@ complete -c sbx -n '__sbx_at "process stdin"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "process stdin"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "process stdin"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "process stdin" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
+
+# sbx process attach
+complete -c sbx -n '__sbx_at "process attach"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
+complete -c sbx -n '__sbx_at "process attach"' -l replay -d 'show what is kept of the transcript first'
+complete -c sbx -n '__sbx_at "process attach"' -l detach-keys -x -d 'keys that detach, leaving it running (default: ctrl-p,ctrl-q)'
+complete -c sbx -n '__sbx_at "process attach"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "process attach"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "process attach"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "process attach"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "process attach"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "process attach"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "process attach"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "process attach"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "process attach" 0' -a '(__sbx_backend_words process-name)' -d 'process id (prc_…), name, or the receipt of its start'
 
 # sbx process signal
 complete -c sbx -n '__sbx_at "process signal"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox (default: default)'
@@ -1082,7 +1145,7 @@ complete -c sbx -n '__sbx_at "config get"' -l no-color -d 'no colour (also NO_CO
 complete -c sbx -n '__sbx_at "config get"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "config get"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "config get"' -s h -l help -d 'show help'
-complete -c sbx -n '__sbx_arg "config get" 0' -a 'sandbox timeout color' -d 'setting name'
+complete -c sbx -n '__sbx_arg "config get" 0' -a 'sandbox timeout detach_keys color' -d 'setting name'
 
 # sbx config set
 complete -c sbx -n '__sbx_at "config set"' -s V -l version -d 'print the version'
@@ -1093,7 +1156,7 @@ complete -c sbx -n '__sbx_at "config set"' -l no-color -d 'no colour (also NO_CO
 complete -c sbx -n '__sbx_at "config set"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "config set"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "config set"' -s h -l help -d 'show help'
-complete -c sbx -n '__sbx_arg "config set" 0' -a 'sandbox timeout color' -d 'setting name'
+complete -c sbx -n '__sbx_arg "config set" 0' -a 'sandbox timeout detach_keys color' -d 'setting name'
 
 # sbx completion
 complete -c sbx -n '__sbx_at "completion"' -s V -l version -d 'print the version'

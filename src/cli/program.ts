@@ -8,11 +8,13 @@ import {
   declareCompleteWords,
   declareCompletionCommand,
   declareCp,
+  declareAttach,
   declareExec,
   declareHelp,
   declareInit,
   declareLogs,
   declareRecover,
+  declareShell,
   declareVersion,
 } from "./commands/index.js";
 import * as configCmd from "./commands/config/index.js";
@@ -48,6 +50,8 @@ export function buildProgram(rt: Runtime): Command {
     .option("-q, --quiet", "print only data")
     .option("--verbose", "say more on stderr");
   declareExec(program, bind);
+  declareShell(program, bind);
+  declareAttach(program, bind);
   receipts.register(program, bind);
   declareRecover(program, bind);
   declareLogs(program, bind);

@@ -2,6 +2,7 @@
 // Small JSON documents written atomically (temp file + rename); a hand-written
 // module here keeps every command's start-up free of a schema library.
 
+import { parseDetachKeys } from "../common/detach-keys.js";
 import fs from "node:fs";
 import path from "node:path";
 import { parseDuration } from "../common/duration.js";
@@ -42,6 +43,13 @@ export const SETTINGS: Record<string, { describe: string; check: (v: string) => 
       const ms = parseDuration(v);
       if (ms === null) return "not a duration like 30s or 2m";
       return ms >= 1000 && ms <= 600_000 ? null : "must be from 1s to 10m";
+    },
+  },
+  detach_keys: {
+    describe: "keys that detach from a terminal (shell, exec -it, attach), default ctrl-p,ctrl-q",
+    check: (v) => {
+      const parsed = parseDetachKeys(v);
+      return "problem" in parsed ? parsed.problem : null;
     },
   },
   color: {

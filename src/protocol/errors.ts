@@ -157,7 +157,21 @@ export const ERRORS = {
   },
   invalid_cursor: {
     status: 422,
-    meaning: "event cursor, output offset or job `after_seq` beyond what exists",
+    meaning: "event cursor, output offset, terminal `offset` or job `after_seq` beyond what exists",
+  },
+  terminal_unavailable: {
+    status: 422,
+    meaning: "a terminal (`tty`) asked of a sandbox whose driver cannot open one here; `details.reason`",
+    details: { isolation: Type.String(), reason: Type.String() },
+  },
+  upgrade_required: {
+    status: 426,
+    meaning: "a terminal route asked as plain HTTP: it is a WebSocket",
+    headers: ["Upgrade"],
+  },
+  not_a_terminal: {
+    status: 409,
+    meaning: "the execution or process does not run on a terminal",
   },
   internal_error: { status: 500, meaning: "a bug; the request may or may not have taken effect" },
   sandbox_start_failed: {

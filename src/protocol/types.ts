@@ -91,6 +91,12 @@ export const IDEMPOTENCY_KEY_PATTERN = "^[A-Za-z0-9_:.-]{1,255}$";
 export const TIMEOUT_MIN_MS = 1_000;
 export const TIMEOUT_MAX_MS = 600_000;
 export const TIMEOUT_DEFAULT_MS = 120_000;
+/** An execution on a terminal (tty) may run this long, and does by default (a day). */
+export const TTY_TIMEOUT_MAX_MS = 86_400_000;
+/** One message on a terminal's WebSocket at most (input, or a control message). */
+export const TERMINAL_MESSAGE_MAX_BYTES = 1024 * 1024;
+/** A terminal's columns and rows at most. */
+export const TERMINAL_SIZE_MAX = 10_000;
 
 export const TERMINAL_OUTCOMES: readonly Outcome[] = ["succeeded", "failed", "timed_out", "cancelled", "unknown"];
 
@@ -158,6 +164,12 @@ export const ErrorCodes = {
   headersTooLarge: "headers_too_large",
   /** An event cursor (after, Last-Event-ID, after_sequence) or output offset beyond what exists. */
   invalidCursor: "invalid_cursor",
+  /** A terminal route asked without a WebSocket upgrade. */
+  upgradeRequired: "upgrade_required",
+  /** The execution or process did not run on a terminal. */
+  notATerminal: "not_a_terminal",
+  /** A terminal was asked of a sandbox whose driver cannot give one here (details.reason). */
+  terminalUnavailable: "terminal_unavailable",
   /** The execution's full output is not on disk (it predates output files). */
   outputNotFound: "output_not_found",
   /** No supervised process with this id in this sandbox. */

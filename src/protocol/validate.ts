@@ -8,6 +8,8 @@ import {
   type Outcome,
   PROCESS_SIGNALS,
   PROCESS_TIMEOUT_MAX_MS,
+  TERMINAL_SIZE_MAX,
+  TTY_TIMEOUT_MAX_MS,
   RESTART_BACKOFF_MAX_MS,
   RESTART_DEFAULTS,
   RESTART_MAX_RESTARTS_MAX,
@@ -92,12 +94,20 @@ export function checkExecuteRequest(body: unknown): FieldProblem | null {
   if (req.stream !== undefined && typeof req.stream !== "boolean") {
     return { field: "stream", message: "stream must be a boolean" };
   }
+  if (req.tty !== undefined) {
+    const size = checkTerminalSize(req.tty, "tty");
+    if (size) return size;
+    if (req.stdin !== undefined) {
+      return { field: "stdin", message: "stdin cannot be sent with tty: type at the terminal (…/terminal)" };
+    }
+  }
   if (req.timeout !== undefined) {
     const t = req.timeout;
-    if (typeof t !== "number" || !Number.isInteger(t) || t < TIMEOUT_MIN_MS || t > TIMEOUT_MAX_MS) {
+    const max = req.tty === undefined ? TIMEOUT_MAX_MS : TTY_TIMEOUT_MAX_MS;
+    if (typeof t !== "number" || !Number.isInteger(t) || t < TIMEOUT_MIN_MS || t > max) {
       return {
         field: "timeout",
-        message: `timeout must be an integer from ${TIMEOUT_MIN_MS} to ${TIMEOUT_MAX_MS} ms`,
+        message: `timeout must be an integer from ${TIMEOUT_MIN_MS} to ${max} ms`,
       };
     }
   }
@@ -105,6 +115,19 @@ export function checkExecuteRequest(body: unknown): FieldProblem | null {
     if (typeof req.stdin !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(req.stdin)) {
       return { field: "stdin", message: "stdin must be base64" };
     }
+  }
+  return null;
+}
+
+/** A terminal's size (`tty` of an execute, `resize` on …/terminal): whole columns and rows, 1 to TERMINAL_SIZE_MAX. */
+export function checkTerminalSize(v: unknown, field: string): FieldProblem | null {
+  const ok = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= TERMINAL_SIZE_MAX;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return { field, message: `${field} must be an object {cols, rows}` };
+  }
+  const { cols, rows } = v as Record<string, unknown>;
+  if (!ok(cols) || !ok(rows)) {
+    return { field, message: `${field} must have whole cols and rows from 1 to ${TERMINAL_SIZE_MAX}` };
   }
   return null;
 }
@@ -282,6 +305,10 @@ export function checkProcessStartRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object" };
   }
   const req = body as Record<string, unknown>;
+  if (req.tty !== undefined) {
+    const size = checkTerminalSize(req.tty, "tty");
+    if (size) return size;
+  }
   const command = checkCommand(req.command);
   if (command) return command;
   if (req.working_dir !== undefined) {

@@ -98,7 +98,7 @@ const SANDBOX_DETAILS_FIELDS = [
   "published",
 ];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
-const SETTINGS_FIELDS = ["sandbox", "timeout", "color"];
+const SETTINGS_FIELDS = ["sandbox", "timeout", "detach_keys", "color"];
 const PRUNE_FIELDS = ["deleted", "before", "kept_in_doubt"];
 
 const ANSI = /\x1b\[/;
@@ -262,7 +262,7 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
     expect(all.code).toBe(0);
     const doc = oneDocument(all);
     expectFields(doc, SETTINGS_FIELDS);
-    expect(doc).toEqual({ sandbox: null, timeout: "5m", color: null });
+    expect(doc).toEqual({ sandbox: null, timeout: "5m", detach_keys: null, color: null });
 
     const one = await sbx(["config", "get", "sandbox", "--json"]);
     expect(one.code).toBe(0);

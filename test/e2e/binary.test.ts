@@ -132,4 +132,24 @@ describeNeeding("binary", "the Bun-compiled binary", () => {
     expect(r.code).toBe(75);
     expect(r.stderr).toContain("nothing ran");
   });
+
+  it("runs a terminal session on Bun's own PTY: a /dev/pts terminal of the sandbox's, input typed, exit 3 as sbx's", async () => {
+    expect(run(["sandbox", "create", "tty", "--isolation", "none"]).code).toBe(0);
+    const { OuterTerminal } = await import("../support/outer-terminal.js");
+    const t = new OuterTerminal(
+      `'${binary}' exec -it -s tty -- sh -c 'tty; read line; echo "got $line"; exit 3'; echo "sbx-exit=$?"`,
+      {
+        cwd: home,
+        env: sbxEnv(home),
+      },
+    );
+    try {
+      await t.waitFor(/\/dev\/pts\/\d+/, "the terminal's name");
+      t.type("typed\r");
+      await t.waitFor("got typed", "the line read back");
+      await t.waitFor("sbx-exit=3", "sbx to exit 3");
+    } finally {
+      t.kill();
+    }
+  });
 });

@@ -16,6 +16,7 @@ import { WorkspaceDisks } from "../../src/backend/drivers/limits/workspace-disk.
 import { findOnPath } from "../../src/backend/drivers/bwrap/path-lookup.js";
 import { probeUserNet } from "../../src/backend/drivers/bwrap/user-net.js";
 import { canBuildBinary } from "./binary.js";
+import { terminalSupport } from "../../src/platform/pty.js";
 
 const isRoot = process.getuid?.() === 0;
 const hasTool = (tool: string, args = ["--version"]) => spawnSync(tool, args, { stdio: "ignore" }).error === undefined;
@@ -96,6 +97,10 @@ const NEEDS = {
     met: missingInUsr.length === 0,
     why: `not in /usr/bin: ${missingInUsr.join(", ")} (Debian packages python3, nodejs, gcc, make, git, tar, curl, procps)`,
   },
+  /** node-pty loads (a terminal for the terminal-session tests; the backend's PTY on Node). */
+  pty: { met: terminalSupport() === null, why: `node-pty cannot be loaded: ${terminalSupport()}` },
+  /** vi, in the host's /usr (a sandbox's full-screen editor in the terminal tests). */
+  vi: { met: fs.existsSync("/usr/bin/vi"), why: "vi is not installed (Debian package vim-tiny)" },
   /** script(1) gives a command a pseudo-terminal. */
   script: { met: script !== undefined, why: "script(1) is missing (util-linux)" },
   groff: { met: hasTool("groff"), why: "groff is not installed (groff-base)" },

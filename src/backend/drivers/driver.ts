@@ -12,6 +12,7 @@ import os from "node:os";
 import type { Readable, Writable } from "node:stream";
 import type { Duplex } from "node:stream";
 import type { EndReason, Isolation, NetworkMode, SandboxLimits } from "../../protocol/types.js";
+import type { TerminalSize } from "../../platform/pty.js";
 import type { HostIdentity } from "./identity.js";
 
 /** Where a sandbox's commands run. */
@@ -50,6 +51,17 @@ export interface SpawnRequest {
    * group included, in the same transaction as its admission meanwhile.
    */
   held?: boolean;
+  /**
+   * Start the command on a pseudo-terminal of the sandbox's own, this size (docs/drivers.md,
+   * "Terminals"): its stdin, stdout and stderr are that terminal, its output one stream
+   * (reported as stdout), its input written through the child's stdin.
+   */
+  terminal?: TerminalSize;
+}
+
+/** A run on a terminal: its window size follows the one attached (SandboxChild.terminal). */
+export interface TerminalControl {
+  resize(size: TerminalSize): void;
 }
 
 /**
@@ -110,6 +122,8 @@ export interface LeaderProcess extends EventEmitter {
 export interface SandboxChild {
   /** The leader, spawned by the driver: stdio, 'exit', 'close', 'error'. */
   readonly process: LeaderProcess;
+  /** Set when the run is on a terminal (SpawnRequest.terminal). */
+  readonly terminal?: TerminalControl;
   /** The host process group a restarted backend ends when it finds the run lost. */
   readonly pgid: number;
   /** Sends a signal to every process of the run; false when none is left. */
@@ -186,6 +200,8 @@ export interface SandboxDriver {
    * child's 'error' event, leaving process.pid undefined.
    */
   spawn(req: SpawnRequest): SandboxChild;
+  /** Why this driver cannot start a run on a terminal here, or null when it can. */
+  terminalSupport(): string | null;
   describe(placement: SandboxPlacement): DriverDescription;
   /** The sandbox was removed: whatever the driver kept for it goes. */
   release?(placement: SandboxPlacement): void;

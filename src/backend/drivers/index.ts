@@ -10,6 +10,7 @@ export {
   type SandboxDriver,
   type SandboxPlacement,
   SpawnError,
+  type TerminalControl,
 } from "./driver.js";
 export { DriverSet, type DriverSetOptions } from "./drivers.js";
 export { type HostIdentity, hostIdentityOf, pickSandboxUid } from "./identity.js";

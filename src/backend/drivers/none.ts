@@ -14,7 +14,9 @@ import type {
   SandboxPlacement,
   SpawnRequest,
 } from "./driver.js";
+import { terminalSupport } from "../../platform/pty.js";
 import { runMembers, signalProcessGroup } from "./proc.js";
+import { spawnTerminalRun } from "./terminal-child.js";
 
 export class NoneDriver implements SandboxDriver {
   readonly isolation = "none" as const;
@@ -36,6 +38,9 @@ export class NoneDriver implements SandboxDriver {
   }
 
   spawn(req: SpawnRequest): SandboxChild {
+    if (req.terminal !== undefined) {
+      return spawnTerminalRun({ argv: req.argv, cwd: req.cwd, env: req.env, size: req.terminal });
+    }
     const child = spawn(req.argv[0] ?? "", req.argv.slice(1), {
       cwd: req.cwd,
       env: req.env,
@@ -44,6 +49,10 @@ export class NoneDriver implements SandboxDriver {
       stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe"],
     });
     return new GroupChild(child);
+  }
+
+  terminalSupport(): string | null {
+    return terminalSupport();
   }
 
   describe(_placement: SandboxPlacement): DriverDescription {

@@ -85,6 +85,11 @@ export function runMembers(pgid: number): ProcEntry[] {
   return all.filter((p) => group.has(p.pid) || namespaces.has(pidNamespace(p.pid) ?? ""));
 }
 
+/** The live processes of a session (a run on a terminal: its leader's). Throws when /proc cannot be read. */
+export function sessionMembers(sid: number): ProcEntry[] {
+  return liveProcesses().filter((p) => p.sid === sid);
+}
+
 /** The pid namespace a process is in ("pid:[4026531836]"), or null when it cannot be read. */
 export function pidNamespace(pid: number): string | null {
   try {

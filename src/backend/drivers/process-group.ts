@@ -11,6 +11,7 @@ import {
   type SandboxPlacement,
   SpawnError,
   type SpawnRequest,
+  type TerminalControl,
 } from "./driver.js";
 import { readProcessStartTime } from "./proc.js";
 
@@ -94,6 +95,11 @@ export class ProcessGroup {
     return this.run?.process ?? null;
   }
 
+  /** The run's terminal (a run spawned on one), or null. */
+  get terminal(): TerminalControl | null {
+    return this.run?.terminal ?? null;
+  }
+
   /** Resolves true once the command started, false when it never will (nothing spawned, or its sandbox not set up). */
   get started(): Promise<boolean> {
     return this.run?.started ?? Promise.resolve(false);
@@ -111,6 +117,7 @@ export class ProcessGroup {
         env: spec.env,
         stdin: spec.stdin,
         ...(spec.held === true && { held: true }),
+        ...(spec.terminal !== undefined && { terminal: spec.terminal }),
       });
     } catch (err) {
       spec.onSpawnError(program, SpawnError.from(err));

@@ -12,6 +12,7 @@
 // (events.ts, event-drafter.ts) and the rows (store.ts) are apart.
 
 import type { EndEventData, ExecutionRecord, ExitEventData, StartedEventData } from "../../protocol/types.js";
+import type { TerminalSize } from "../../platform/pty.js";
 import type { BackendStore } from "../store/index.js";
 import type { SandboxRow } from "../sandboxes/index.js";
 import {
@@ -32,7 +33,10 @@ import {
   type LiveRuns,
   recoverLeftRuns,
   storeAdmission,
+  type TerminalSource,
+  TerminalWatchers,
 } from "../runs/index.js";
+import { executionTerminal } from "./terminal.js";
 
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
@@ -54,6 +58,8 @@ export interface AdmitSpec {
   idempotencyKey: string | null;
   /** Runs inside the admission transaction (e.g. to store the idempotency key with the row). */
   onAdmit?: (executionId: string) => void;
+  /** On a terminal of this size (stdin must be null). */
+  tty?: TerminalSize;
 }
 
 export type CancelResult = "requested" | "already_terminal";
@@ -93,6 +99,8 @@ export class ExecutionManager {
    * record is answered from here, as record_pending, until the event log stores it.
    */
   private readonly unsavedEnds = new Map<string, ExecutionEnd>();
+  /** Attached terminals, told of each execution's output and end. */
+  private readonly watchers = new TerminalWatchers();
 
   constructor(opts: ExecutionManagerOptions) {
     this.store = new ExecutionStore(opts.store);
@@ -194,6 +202,7 @@ export class ExecutionManager {
         timeout_ms: spec.timeoutMs,
         created_at: createdAt,
         daemon_boot: this.runs.boot,
+        ...(spec.tty !== undefined && { tty: true }),
       });
       spec.onAdmit?.(executionId);
     };
@@ -232,9 +241,11 @@ export class ExecutionManager {
         stdin: spec.stdin,
         timeoutMs: spec.timeoutMs,
         held,
+        ...(spec.tty !== undefined && { terminal: spec.tty }),
         onOutput: (stream, chunk) => {
           try {
             writer.output(stream, chunk);
+            this.watchers.notify(executionId);
           } catch (err) {
             // E.g. a full disk: the record's tail still has the output; say so once.
             if (!outputFailed) {
@@ -422,7 +433,25 @@ export class ExecutionManager {
     }
     this.live.delete(executionId);
     for (const wake of [...entry.waiters]) wake();
+    this.watchers.notify(executionId);
     this.onSettled();
+  }
+
+  /**
+   * The terminal of an execution run on one (docs/protocol.md, "Terminals"): null when
+   * there is no such execution, "not_a_terminal" when it did not run on one.
+   */
+  terminal(executionId: string): TerminalSource | null | "not_a_terminal" {
+    const row = this.store.getExecution(executionId);
+    if (!row) return null;
+    if (row.tty !== 1) return "not_a_terminal";
+    return executionTerminal({
+      dir: this.events.outputDir(row.sandbox_id, executionId),
+      record: () => this.get(executionId),
+      logEnded: () => this.logEnded(executionId),
+      terminal: () => this.live.get(executionId)?.handle.terminal ?? null,
+      watch: (listener) => this.watchers.watch(executionId, listener),
+    });
   }
 }
 

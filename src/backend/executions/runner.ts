@@ -3,6 +3,8 @@
 // KILL after a grace), with bounded output capture.
 
 import { type EndReason, RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
+import type { TerminalSize } from "../../platform/pty.js";
+import type { RunTerminal } from "../runs/index.js";
 import {
   leaderOf,
   type OneShotCommand,
@@ -18,6 +20,8 @@ export interface RunSpec extends OneShotCommand {
   held?: boolean;
   /** Every chunk of output as it arrives (the event log and the output files). */
   onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
+  /** On a terminal of this size (its output is stdout; stdin must be null). */
+  terminal?: TerminalSize;
 }
 
 export interface OutputSummary {
@@ -74,6 +78,8 @@ export interface RunHandle {
   proceed(): void;
   /** A run spawned held that must not start (its admission could not be stored): ended unreported. */
   discard(): void;
+  /** The run's terminal while it runs on one; null otherwise. */
+  readonly terminal: RunTerminal | null;
 }
 
 export interface ExecutionRunnerOptions {
@@ -138,6 +144,7 @@ class LocalRun implements RunHandle {
     const started = this.group.spawn({
       ...leaderOf(spec),
       ...(spec.held === true && { held: true }),
+      ...(spec.terminal !== undefined && { terminal: spec.terminal }),
       onOutput: (stream, chunk) => {
         (stream === "stdout" ? this.stdout : this.stderr).push(chunk);
         this.onOutput(stream, chunk);
@@ -176,6 +183,13 @@ class LocalRun implements RunHandle {
 
   get pgid(): number | null {
     return this.group.pgid;
+  }
+
+  get terminal(): RunTerminal | null {
+    const control = this.group.terminal;
+    const input = this.group.child?.stdin;
+    if (control === null || !input || this.settled) return null;
+    return { input, resize: (size) => control.resize(size) };
   }
 
   get pgidStartTime(): string | null {

@@ -43,6 +43,8 @@ export interface ExecutionRow {
   recovery: string | null;
   /** The backend boot it was admitted and ran in (null: kept from before boots were recorded). */
   daemon_boot: string | null;
+  /** 1: run on a terminal (its stdout is the terminal's transcript). */
+  tty: number;
 }
 
 /** A finished execution as retention sees it. */
@@ -61,6 +63,7 @@ export interface NewExecution {
   timeout_ms: number;
   created_at: string;
   daemon_boot: string;
+  tty?: boolean;
 }
 
 export interface ExecutionEnd {
@@ -144,6 +147,7 @@ export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
   boot_id: true,
   recovery: true,
   daemon_boot: true,
+  tty: true,
 });
 
 /** Every column of `executions` but the kept output, which reads as "". */
@@ -179,6 +183,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     last_event_id: row.last_event_id,
     recovery: row.recovery,
     boot: row.daemon_boot,
+    ...(row.tty === 1 && { tty: true }),
   };
 }
 
@@ -188,8 +193,8 @@ export class ExecutionStore extends TableAccess {
       .statement(
         `INSERT INTO executions
            (execution_id, sandbox_id, idempotency_key, command, working_dir, timeout_ms, outcome, created_at,
-            daemon_boot)
-         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+            daemon_boot, tty)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
       )
       .run(
         e.execution_id,
@@ -200,6 +205,7 @@ export class ExecutionStore extends TableAccess {
         e.timeout_ms,
         e.created_at,
         e.daemon_boot,
+        e.tty ? 1 : 0,
       );
   }
 

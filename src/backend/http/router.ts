@@ -35,7 +35,20 @@ import {
   stopSandbox,
   updateSandbox,
 } from "./handlers/sandboxes.js";
+import {
+  executionTerminalTarget,
+  processTerminalTarget,
+  type TerminalTarget,
+  terminalWithoutUpgrade,
+  type UpgradeContext,
+} from "./handlers/terminals.js";
 import { ApiError } from "./replies.js";
+
+/** The routes served as a WebSocket (docs/protocol.md, "Terminals"), and what each attaches to. */
+export const UPGRADES: Partial<Record<RouteName, (ctx: UpgradeContext) => TerminalTarget>> = {
+  "executions.terminal": executionTerminalTarget,
+  "process.terminal": processTerminalTarget,
+};
 
 /** The handler of every route of the table (src/protocol/routes.ts): the type checker keeps it whole. */
 const HANDLERS: Record<RouteName, Handler> = {
@@ -56,6 +69,7 @@ const HANDLERS: Record<RouteName, Handler> = {
   "executions.events": listExecutionEvents,
   "executions.output": readExecutionOutput,
   "executions.cancel": cancelExecution,
+  "executions.terminal": terminalWithoutUpgrade,
   "process.start": startProcess,
   "processes.list": listProcesses,
   "process.get": getProcess,
@@ -64,6 +78,7 @@ const HANDLERS: Record<RouteName, Handler> = {
   "process.logs": getProcessLogs,
   "process.stdin": writeProcessStdin,
   "process.signal": signalProcess,
+  "process.terminal": terminalWithoutUpgrade,
   "files.put": putFile,
   "files.get": getFile,
   "jobs.submit": submitJobs,

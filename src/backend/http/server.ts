@@ -26,7 +26,10 @@ import {
 import { callerFor } from "./idempotency.js";
 import type { OwnedSocket } from "./ownership.js";
 import { Refusal } from "../refusal.js";
-import { matchRoute } from "./router.js";
+import { matchRoute, UPGRADES } from "./router.js";
+import { WebSocketServer } from "ws";
+import { TERMINAL_MESSAGE_MAX_BYTES } from "../../protocol/types.js";
+import { Attachments } from "./terminal-socket.js";
 import { WireRecorder, type WireTap } from "./wire-record.js";
 
 /** After shutdown ended the runs, how long answers may take to flush. */
@@ -64,6 +67,9 @@ export class HttpEdge {
   private inFlight = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private closing = false;
+  /** WebSockets of the terminal routes (terminal-socket.ts), and who is attached to what. */
+  private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_MESSAGE_MAX_BYTES });
+  private readonly attachments = new Attachments();
   /** The TCP port listened on (port 0 picks one), once listening. */
   port: number | undefined;
 
@@ -97,6 +103,7 @@ export class HttpEdge {
   stopListening(): Promise<void> {
     this.closing = true;
     clearTimeout(this.idleTimer);
+    this.attachments.closeAll("the backend is stopping");
     return Promise.all(
       this.servers.map(
         ({ server }) =>
@@ -129,6 +136,7 @@ export class HttpEdge {
   /** Closes every connection now, answered or not (a simulated crash, the end of a flush). */
   dropConnections(): void {
     for (const { server } of this.servers) server.closeAllConnections();
+    for (const ws of this.sockets.clients) ws.terminate();
   }
 
   private createServer(transport: Transport): http.Server {
@@ -138,6 +146,9 @@ export class HttpEdge {
   private adoptServer(server: http.Server, transport: Transport): http.Server {
     server.on("request", (req: IncomingMessage, res: ServerResponse) => {
       void this.serve(req, res, transport);
+    });
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.serveUpgrade(req, socket, head, transport);
     });
     server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
       const answer = answerClientError(err, socket);
@@ -234,6 +245,50 @@ export class HttpEdge {
     return applyAnswerFault(fault.action, await route.handler(ctx), fault.field);
   }
 
+  /**
+   * A WebSocket upgrade (only the terminal routes take one): authenticated as any request
+   * on TCP; refused with an ordinary JSON error answer before the switch.
+   */
+  private serveUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, transport: Transport): void {
+    const method = req.method ?? "GET";
+    let pathname = "?";
+    socket.on("error", () => {
+      // A client gone mid-handshake.
+    });
+    try {
+      if (this.closing) throw new ApiError(503, ErrorCodes.notStarted, "the backend is stopping", {});
+      if (transport === "tcp") this.authenticate(req);
+      const url = parseTarget(req.url);
+      pathname = url.pathname;
+      const route = matchRoute(method, url.pathname);
+      const upgrade = UPGRADES[route.name];
+      if (upgrade === undefined || (req.headers.upgrade ?? "").toLowerCase() !== "websocket") {
+        throw new ApiError(400, ErrorCodes.invalidRequest, `${method} ${url.pathname} is not a WebSocket route`, {
+          field: "Upgrade",
+        });
+      }
+      const warnings: string[] = [];
+      const target = upgrade({
+        params: route.params,
+        query: url.searchParams,
+        services: this.opts.services,
+        warn: (message) => warnings.push(message),
+      });
+      this.sockets.handleUpgrade(req, socket, head, (ws) => {
+        this.recorder?.upgradeAnswer(req, { status: 101, headers: { upgrade: "websocket" }, body: "" });
+        this.log(`${method} ${pathname} 101 (terminal attached)`);
+        ws.on("close", (code) => this.log(`terminal of ${target.key} detached (${code})`));
+        this.attachments.attach(target.key, ws, target.source, target.offset, target.hello);
+      });
+    } catch (err) {
+      const reply = this.errorReply(err, method, pathname);
+      const status = reply.kind === "drop" ? 500 : reply.status;
+      this.log(`${method} ${pathname} ${status} (upgrade refused)`);
+      const written = writeRawReply(socket, reply);
+      this.recorder?.upgradeAnswer(req, written);
+    }
+  }
+
   /** TCP callers must present the token (Bearer or ApiKey). Returns it. */
   private authenticate(req: IncomingMessage): string {
     const header = req.headers.authorization ?? "";
@@ -268,6 +323,26 @@ export class HttpEdge {
       if (!this.closing && this.inFlight === 0 && this.opts.nothingRuns()) onIdle();
     }, ms);
   }
+}
+
+/** An answer written straight to a socket that asked for an upgrade (no ServerResponse exists for it). */
+function writeRawReply(
+  socket: Duplex,
+  reply: Reply,
+): { status: number; headers: Record<string, string>; body: string } {
+  const status = reply.kind === "drop" ? 500 : reply.status;
+  const body = reply.kind === "json" ? `${JSON.stringify(reply.body)}\n` : "";
+  const headers = {
+    ...(reply.kind === "drop" ? {} : reply.headers),
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(body)),
+    Connection: "close",
+  };
+  const head = [`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ""}`]
+    .concat(Object.entries(headers).map(([k, v]) => `${k}: ${v}`))
+    .join("\r\n");
+  socket.end(`${head}\r\n\r\n${body}`);
+  return { status, headers, body };
 }
 
 function parseTarget(target: string | undefined): URL {

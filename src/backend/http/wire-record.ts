@@ -14,7 +14,7 @@ import type { FaultDecision } from "./faults.js";
 
 /** Bodies past this are cut and marked `truncated` (their status and headers are still checked). */
 const BODY_LIMIT = 8 * 1024 * 1024;
-const REQUEST_HEADERS = ["content-type", "accept", "idempotency-key", "last-event-id"];
+const REQUEST_HEADERS = ["content-type", "accept", "idempotency-key", "last-event-id", "upgrade"];
 const TEXT_TYPES = /^(application\/json|text\/)/;
 
 export interface WireExchange {
@@ -56,6 +56,23 @@ export class WireRecorder {
       fault: null,
       status: answer.status,
       responseHeaders: { "content-type": answer.contentType },
+      responseBody: answer.body,
+      responseBytes: Buffer.byteLength(answer.body),
+      truncated: false,
+    };
+    fs.appendFileSync(this.file, `${JSON.stringify(exchange)}\n`);
+  }
+
+  /** Records the answer to a WebSocket upgrade (a terminal route): 101 once switched, or the refusal. */
+  upgradeAnswer(req: IncomingMessage, answer: { status: number; headers: Record<string, string>; body: string }): void {
+    const exchange: WireExchange = {
+      method: req.method ?? "GET",
+      target: req.url ?? "/",
+      requestHeaders: requestHeadersOf(req),
+      requestBody: null,
+      fault: null,
+      status: answer.status,
+      responseHeaders: Object.fromEntries(Object.entries(answer.headers).map(([k, v]) => [k.toLowerCase(), v])),
       responseBody: answer.body,
       responseBytes: Buffer.byteLength(answer.body),
       truncated: false,
@@ -134,16 +151,10 @@ export class WireTap {
   private finish(): void {
     if (this.written) return;
     this.written = true;
-    const requestHeaders: Record<string, string> = {};
-    for (const name of REQUEST_HEADERS) {
-      const value = this.req.headers[name];
-      if (value !== undefined) requestHeaders[name] = Array.isArray(value) ? value.join(", ") : value;
-    }
-    if (this.req.headers.authorization !== undefined) requestHeaders.authorization = "(present)";
     this.save({
       method: this.req.method ?? "GET",
       target: this.req.url ?? "/",
-      requestHeaders,
+      requestHeaders: requestHeadersOf(this.req),
       requestBody: this.requestBody,
       fault: this.fault,
       status: this.status,
@@ -153,4 +164,15 @@ export class WireTap {
       truncated: this.bytes > BODY_LIMIT || !this.res.writableFinished,
     });
   }
+}
+
+/** The request headers the contract names (Authorization only as present or not). */
+function requestHeadersOf(req: IncomingMessage): Record<string, string> {
+  const requestHeaders: Record<string, string> = {};
+  for (const name of REQUEST_HEADERS) {
+    const value = req.headers[name];
+    if (value !== undefined) requestHeaders[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  if (req.headers.authorization !== undefined) requestHeaders.authorization = "(present)";
+  return requestHeaders;
 }

@@ -6,6 +6,8 @@
 
 import fs from "node:fs";
 import type { EndReason, ProcessStream } from "../../protocol/types.js";
+import type { TerminalSize } from "../../platform/pty.js";
+import type { RunTerminal } from "../runs/index.js";
 import {
   ProcessGroup,
   type SandboxDriver,
@@ -23,6 +25,8 @@ export interface ProcessRunSpec {
   env: Record<string, string>;
   /** A pipe for later writes; otherwise stdin is /dev/null. */
   stdin: boolean;
+  /** On a terminal of this size (stdin is the terminal then). */
+  terminal?: TerminalSize;
   onOutput: (stream: ProcessStream, chunk: Buffer) => void;
   /** The command's own host pid, learnt after the spawn (a live sandbox's run): the run's os_pid from then on. */
   onCommandPid?: (pid: number) => void;
@@ -90,6 +94,7 @@ export class ProcessRun {
       cwd: spec.cwd,
       env: spec.env,
       stdin: spec.stdin,
+      ...(spec.terminal !== undefined && { terminal: spec.terminal }),
       onOutput: spec.onOutput,
       ...(spec.onCommandPid && { onCommandPid: spec.onCommandPid }),
       onSpawnError: (program, err) => this.failToStart(program, err),
@@ -120,6 +125,14 @@ export class ProcessRun {
 
   get ended(): boolean {
     return this.settled;
+  }
+
+  /** The run's terminal (a run spawned on one) while it runs; null otherwise. */
+  get terminal(): RunTerminal | null {
+    const control = this.group.terminal;
+    const input = this.group.child?.stdin;
+    if (control === null || !input || this.settled) return null;
+    return { input, resize: (size) => control.resize(size) };
   }
 
   /** Whether stdin is a pipe that can still be written. */

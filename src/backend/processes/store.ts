@@ -47,6 +47,8 @@ export interface ProcessRow {
   first_started_at: string | null;
   started_at: string | null;
   ended_at: string | null;
+  /** JSON {cols, rows}: each run on a terminal of its own this size; null: pipes. */
+  tty: string | null;
 }
 
 export type ProcessPatch = Partial<Omit<ProcessRow, "seq" | "process_id" | "sandbox_id" | "created_at">>;
@@ -84,6 +86,7 @@ export const PROCESS_COLUMNS = columnsOf<ProcessRow>({
   first_started_at: true,
   started_at: true,
   ended_at: true,
+  tty: true,
 });
 
 /** What an insert or an update of a process row may write (`seq` is the table's own). */

@@ -27,7 +27,8 @@ import { RestartTracker } from "./restart.js";
 import { ProcessRun, type RunExit, STDIN_PENDING_LIMIT, StdinError } from "./run.js";
 import { Refusal } from "../refusal.js";
 import { confineToWorkspace } from "../sandboxes/index.js";
-import type { EndReason, LiveRun } from "../runs/index.js";
+import type { EndReason, LiveRun, RunTerminal } from "../runs/index.js";
+import type { TerminalSize } from "../../platform/pty.js";
 
 const STREAMS: readonly ProcessStream[] = ["stdout", "stderr"];
 
@@ -70,6 +71,10 @@ export class SupervisedProcess implements LiveRun {
   private lastStartFailure: string | null = null;
   private intent: StopIntent | null = null;
   private backoffTimer: NodeJS.Timeout | undefined;
+  /** Attached terminals: told of output and of every change of state. */
+  private readonly terminalWatchers = new Set<() => void>();
+  /** The window size last asked for: a restarted run's terminal starts at it. */
+  private terminalSize: TerminalSize | null = null;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private abandoned = false;
   private resolveEnded!: () => void;
@@ -146,6 +151,7 @@ export class SupervisedProcess implements LiveRun {
         JSON.parse(this.row.env) as Record<string, string>,
       ),
       stdin: this.row.stdin_enabled === 1,
+      ...(this.row.tty !== null && { terminal: this.terminalSize ?? (JSON.parse(this.row.tty) as TerminalSize) }),
       onOutput: (stream, chunk) => this.output(stream, chunk),
       onCommandPid: (pid) => {
         if (this.run === run && !run.ended) this.patch({ os_pid: pid, pgid_start_time: run.pgidStartTime });
@@ -256,6 +262,31 @@ export class SupervisedProcess implements LiveRun {
         this.deps.log(`process ${this.id}: could not write its ${stream} log: ${(err as Error).message}`);
       }
     }
+    this.tellTerminals();
+  }
+
+  /** Calls `listener` on output and on every change of state (a run ended, a new one, the end). */
+  watchTerminal(listener: () => void): () => void {
+    this.terminalWatchers.add(listener);
+    return () => this.terminalWatchers.delete(listener);
+  }
+
+  /** The current run's terminal (input, resize); null between runs and once ended. */
+  terminal(): RunTerminal | null {
+    const run = this.run;
+    const terminal = run === null || run.ended ? null : run.terminal;
+    if (terminal === null) return null;
+    return {
+      input: terminal.input,
+      resize: (size) => {
+        this.terminalSize = size;
+        terminal.resize(size);
+      },
+    };
+  }
+
+  private tellTerminals(): void {
+    for (const l of [...this.terminalWatchers]) l();
   }
 
   private runEnded(run: ProcessRun, exit: RunExit): void {
@@ -360,6 +391,7 @@ export class SupervisedProcess implements LiveRun {
 
   private patch(patch: ProcessPatch): void {
     this.row = { ...this.row, ...patch };
+    this.tellTerminals();
     if (this.deps.store.isClosed) return;
     try {
       this.deps.store.transaction(() => this.deps.store.updateProcess(this.row.process_id, patch));

@@ -24,7 +24,15 @@ import { type ProcessRow, ProcessStore } from "./store.js";
 import { type LogLimits, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
 import { Refusal } from "../refusal.js";
-import { fenceProcess, type Handle, type LiveRuns, recoverLeftRuns, storeAdmission } from "../runs/index.js";
+import {
+  fenceProcess,
+  type Handle,
+  type LiveRuns,
+  recoverLeftRuns,
+  storeAdmission,
+  type TerminalSource,
+} from "../runs/index.js";
+import type { TerminalSize } from "../../platform/pty.js";
 import {
   notRunning,
   parseLastRun,
@@ -47,6 +55,7 @@ export function toProcessRecord(row: ProcessRow): ProcessRecord {
     restarts: row.restarts,
     restart: JSON.parse(row.restart) as RestartPolicy,
     stdin_enabled: row.stdin_enabled === 1,
+    ...(row.tty !== null && { tty: true }),
     timeout_ms: row.timeout_ms,
     outcome: row.outcome,
     exit_code: row.exit_code,
@@ -71,6 +80,8 @@ export interface ProcessStartSpec {
   stdin: boolean;
   timeoutMs: number | null;
   restart: RestartPolicy;
+  /** Each run on a terminal of this size (its stdin is the terminal). */
+  tty?: TerminalSize;
   idempotencyKey: string | null;
   /** Runs inside the transaction that stores the process (e.g. to store the idempotency key with it). */
   onAdmit?: (processId: string) => void;
@@ -148,7 +159,7 @@ export class ProcessSupervisor {
         command: JSON.stringify(spec.command),
         working_dir: spec.workingDir,
         env: JSON.stringify(spec.env),
-        stdin_enabled: spec.stdin ? 1 : 0,
+        stdin_enabled: spec.stdin || spec.tty !== undefined ? 1 : 0,
         timeout_ms: spec.timeoutMs,
         restart: JSON.stringify(spec.restart),
         state: "running",
@@ -172,6 +183,7 @@ export class ProcessSupervisor {
         first_started_at: null,
         started_at: null,
         ended_at: null,
+        tty: spec.tty === undefined ? null : JSON.stringify({ cols: spec.tty.cols, rows: spec.tty.rows }),
       });
       spec.onAdmit?.(processId);
     });
@@ -186,6 +198,40 @@ export class ProcessSupervisor {
    */
   startFailure(processId: string): Promise<string | null> {
     return this.live.get(processId)?.startFailure() ?? Promise.resolve(null);
+  }
+
+  /**
+   * The terminal of a process whose runs are on one (docs/protocol.md, "Terminals"):
+   * its transcript is its stdout log; each run has a terminal of its own. Null when
+   * there is no such process, "not_a_terminal" when its runs are not on one.
+   */
+  terminal(processId: string): TerminalSource | null | "not_a_terminal" {
+    const row = this.getRow(processId);
+    if (row === null) return null;
+    if (row.tty === null) return "not_a_terminal";
+    const live = this.live.get(processId);
+    const logs = live?.logs.stdout ?? null;
+    return {
+      read: (offset, limit) => {
+        if (logs === null) return { offset, data: Buffer.alloc(0) };
+        const r = logs.read(Math.min(offset, logs.end), limit);
+        return { offset: r.offset, data: r.data };
+      },
+      size: () => logs?.end ?? row.stdout_bytes,
+      watch: (listener) => live?.watchTerminal(listener) ?? (() => {}),
+      ended: () => {
+        const now = this.getRow(processId);
+        if (now === null || now.state !== "exited") return null;
+        return {
+          outcome: now.outcome,
+          exit_code: now.exit_code,
+          signal: now.signal,
+          system_error: now.end_reason,
+          finished_at: now.ended_at,
+        };
+      },
+      terminal: () => live?.terminal() ?? null,
+    };
   }
 
   /** The process as it is now, or null. */

@@ -5,3 +5,10 @@ export { admissionFailure, isStorageFailure, storeAdmission } from "./admission.
 export { fenceExecution, fenceProcess, type Handle } from "./fence.js";
 export { type EndReason, type LiveRun, LiveRuns } from "./live-runs.js";
 export { type FoundGroup, recoverLeftRuns } from "./recovery.js";
+export {
+  type RunTerminal,
+  type TerminalEnd,
+  type TerminalSource,
+  TerminalWatchers,
+  type TranscriptRead,
+} from "./terminal-source.js";

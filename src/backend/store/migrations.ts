@@ -218,4 +218,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE sandboxes ADD COLUMN network_mode TEXT;
   ALTER TABLE sandboxes ADD COLUMN publish TEXT;
   `,
+  // Executions and supervised processes run on a terminal (docs/protocol.md,
+  // "Terminals"): a process keeps the size asked for ({cols, rows} as JSON).
+  `
+  ALTER TABLE executions ADD COLUMN tty INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE processes ADD COLUMN tty TEXT;
+  `,
 ];

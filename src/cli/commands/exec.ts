@@ -6,7 +6,8 @@ import type { Endpoint } from "../../client/endpoint.js";
 import type { FollowSinks } from "../../client/follow.js";
 import { readOutputRange } from "../../client/output.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
-import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
+import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS, TTY_TIMEOUT_MAX_MS } from "../../protocol/types.js";
+import { DEFAULT_DETACH_KEYS, parseDetachKeys } from "../../common/detach-keys.js";
 import { resolveWorkingDir } from "../../protocol/validate.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
@@ -41,6 +42,10 @@ export interface ExecOptions {
   /** Return once started; the command keeps running. */
   detach: boolean;
   json: boolean;
+  /** -t (with -i): on a terminal of the sandbox's, attached to this one. */
+  tty: boolean;
+  /** The detach sequence of a -t session. */
+  detachKeys: Buffer;
 }
 
 interface RawExecFlags {
@@ -56,20 +61,26 @@ interface RawExecFlags {
   stream?: boolean;
   detach?: boolean;
   json?: boolean;
+  interactive?: boolean;
+  tty?: boolean;
+  detachKeys?: string;
 }
 
 /** Validates flags into options; everything here fails with exit 125 before dispatch. */
 export function parseExecOptions(
   argv: string[],
   raw: RawExecFlags,
-  defaults: { sandbox?: string; timeout?: string },
+  defaults: { sandbox?: string; timeout?: string; detachKeys?: string },
 ): ExecOptions {
   commandFromFlags(argv, raw.shell, "usage: sbx exec [options] -- COMMAND [ARGS...]  or  sbx exec --shell 'STRING'");
-  const timeoutText = raw.timeout ?? defaults.timeout ?? "2m";
+  const tty = raw.tty === true;
+  if (tty) checkTerminalFlags(raw);
+  // A terminal session lasts until its program ends (a day at most); the setting is for commands.
+  const timeoutText = raw.timeout ?? (tty ? "24h" : (defaults.timeout ?? "2m"));
   const timeoutMs = durationOption("--timeout", timeoutText, {
     min: TIMEOUT_MIN_MS,
-    max: TIMEOUT_MAX_MS,
-    overMax: (ms) => longerWorkHint(timeoutText, ms),
+    max: tty ? TTY_TIMEOUT_MAX_MS : TIMEOUT_MAX_MS,
+    ...(!tty && { overMax: (ms: number) => longerWorkHint(timeoutText, ms) }),
   });
   if (raw.stream === true && raw.detach === true) {
     throw new UsageError(
@@ -91,28 +102,61 @@ export function parseExecOptions(
     clientTimeoutMs,
     cwd: raw.cwd,
     env,
-    sendStdin: raw.stdin === true,
+    // -i alone sends stdin (one-shot), as --stdin; with -t, keys are typed at the terminal.
+    sendStdin: raw.stdin === true || (raw.interactive === true && !tty),
     idempotencyKey: key,
     stream: raw.stream === true,
     detach: raw.detach === true,
     json: raw.json === true,
+    tty,
+    detachKeys: detachKeysOption(raw.detachKeys ?? defaults.detachKeys),
   };
 }
 
+/** What -t cannot be used with, said before anything is sent. */
+function checkTerminalFlags(raw: RawExecFlags): void {
+  if (raw.interactive !== true) {
+    throw new UsageError("-t needs -i: a terminal is for typing at", "sbx exec -it -- COMMAND");
+  }
+  for (const [flag, set] of [
+    ["--stream", raw.stream],
+    ["--detach", raw.detach],
+    ["--stdin", raw.stdin],
+    ["--json", raw.json],
+  ] as const) {
+    if (set === true) {
+      throw new UsageError(
+        `-t cannot be used with ${flag}: a terminal session is shown as it happens`,
+        "detach from a session with the detach keys (Ctrl-P Ctrl-Q), or drop -t",
+      );
+    }
+  }
+}
+
 /** The request body, serialized once: these exact bytes are stored and sent. */
-export function executeBody(opts: ExecOptions, stdin: Buffer | null): Buffer {
+export function executeBody(
+  opts: ExecOptions,
+  stdin: Buffer | null,
+  terminal?: { cols: number; rows: number },
+): Buffer {
   const req: ExecuteRequest = {
     command: opts.shell ?? opts.argv,
     ...(opts.cwd === undefined ? {} : { working_dir: resolveWorkingDir(opts.cwd)! }),
     ...(Object.keys(opts.env).length ? { env: opts.env } : {}),
-    stream: opts.stream || opts.detach,
+    // A terminal's execution is followed until it started, then attached to.
+    stream: opts.stream || opts.detach || terminal !== undefined,
     timeout: opts.timeoutMs,
     ...(stdin === null ? {} : { stdin: stdin.toString("base64") }),
+    ...(terminal === undefined ? {} : { tty: terminal }),
   };
   return Buffer.from(JSON.stringify(req));
 }
 
 export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
+  if (opts.tty) {
+    const { runOnTerminal } = await import("./exec-terminal.js");
+    return runOnTerminal(opts, ctx);
+  }
   const stdin = opts.sendStdin ? await ctx.io.readStdin() : null;
   const endpoint = ctx.endpoint();
   const api = await ctx.api(endpoint);
@@ -219,7 +263,15 @@ export const action: RunFn = async (ctx, c) => {
   const opts = parseExecOptions(c.args, c.optsWithGlobals() as RawExecFlags, {
     ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
     ...(settings.timeout === undefined ? {} : { timeout: settings.timeout }),
+    ...(settings.detach_keys === undefined ? {} : { detachKeys: settings.detach_keys }),
   });
   // -s sbx_4k2m (a prefix of a sandbox id) is made whole before the receipt records it.
   return run({ ...opts, sandbox: await wholeSandboxRef(ctx, opts.sandbox) }, ctx);
 };
+
+/** --detach-keys (or the detach_keys setting) as bytes; 125 when it is not a key sequence. */
+export function detachKeysOption(spec: string | undefined): Buffer {
+  const parsed = parseDetachKeys(spec ?? DEFAULT_DETACH_KEYS);
+  if ("problem" in parsed) throw new UsageError(`--detach-keys: ${parsed.problem}`);
+  return parsed.bytes;
+}

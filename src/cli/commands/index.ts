@@ -171,6 +171,9 @@ export function declareExec(program: Command, bind: Bind): void {
     .option("--idempotency-key <key>", "use this key instead of a fresh random one")
     .option("--stream", "show output live (SSE); a dropped stream is resumed, never re-sent")
     .option("--detach", "return once the command has started; print the receipt and execution ids")
+    .option("-i, --interactive", "send stdin (alone: as --stdin; with -t: keys typed at the terminal)")
+    .option("-t, --tty", "run on a terminal of the sandbox's, attached to yours (with -i; timeout up to 24h)")
+    .option("--detach-keys <keys>", "keys that detach from -t, leaving it running (default: ctrl-p,ctrl-q)")
     .addOption(new Option("--json", "print the receipt as JSON and nothing else on stdout"))
     .action(bind(() => import("./exec.js")));
   declareCompletion(cmd, "[argv...]", "command");
@@ -182,6 +185,56 @@ export function declareExec(program: Command, bind: Bind): void {
     { command: "sbx exec --json -- ./deploy.sh | jq .classification", description: "a receipt for scripts" },
     { command: "sbx exec --stream -- make test", description: "live output, resumed if the stream drops" },
     { command: "sbx exec --detach -- ./long-job.sh", description: "start it and return; then sbx logs EXE -f" },
+    { command: "sbx exec -it -- python3", description: "a REPL on a terminal; Ctrl-P Ctrl-Q detaches" },
+  ]);
+}
+
+export function declareShell(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("shell")
+    .summary("an interactive shell in a sandbox")
+    .description(
+      "Open an interactive shell (bash where the sandbox has it, else sh) in /workspace on a\n" +
+        "terminal of the sandbox's own: prompt, line editing, job control, full-screen programs,\n" +
+        "the window size followed. It is an execution like any other (a receipt, an exit code as\n" +
+        "`exec` gives it: `exit 3` exits 3). Ctrl-C is the shell's. The detach keys (Ctrl-P Ctrl-Q)\n" +
+        "leave it running; `sbx attach EXE` comes back. Your terminal's mode is restored however\n" +
+        "sbx ends. Needs a terminal on stdin.",
+    )
+    .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("--cwd <dir>", "working directory inside /workspace")
+    .option("-e, --env <K=V>", "environment variable (repeatable)", collect)
+    .option("--timeout <dur>", "end it after this long, 1s..24h (default: 24h)")
+    .option("--detach-keys <keys>", "keys that detach, leaving it running (default: ctrl-p,ctrl-q)")
+    .option("--idempotency-key <key>", "use this key instead of a fresh random one")
+    .action(bind(() => import("./shell.js")));
+  withExamples(cmd, [
+    { command: "sbx shell", description: "a shell in the default sandbox" },
+    { command: "sbx shell -s ci --cwd src", description: "in sandbox ci, starting in /workspace/src" },
+    { command: "sbx shell --detach-keys ctrl-x,x", description: "detach with Ctrl-X x instead" },
+  ]);
+}
+
+export function declareAttach(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("attach")
+    .summary("attach this terminal to an execution on a terminal")
+    .description(
+      "Attach to an execution started with `sbx shell` or `sbx exec -it` that is still running\n" +
+        "(detached from, or whose connection dropped). The last client to attach has the terminal:\n" +
+        "one attached before is told and let go. Output starts where the terminal is now (press\n" +
+        "Enter or Ctrl-L to redraw), or from its first byte with --replay. Exits as `exec` would\n" +
+        "once the program ends; the detach keys leave it running again.",
+    )
+    .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")
+    .option("-s, --sandbox <id>", "sandbox of a bare execution id (default: default)")
+    .option("--replay", "show the whole transcript first")
+    .option("--detach-keys <keys>", "keys that detach, leaving it running (default: ctrl-p,ctrl-q)")
+    .action(bind(() => import("./attach.js")));
+  declareCompletion(cmd, "<execution>", "receipt-id");
+  withExamples(cmd, [
+    { command: "sbx attach exe_4fz2hk8d", description: "back to a detached shell" },
+    { command: "sbx attach rcp_7k2m9qfd --replay", description: "by receipt, with everything it printed" },
   ]);
 }
 

@@ -2,6 +2,7 @@
 // It knows whether stdout/stderr are terminals, whether colour is on, and whether a
 // person could answer a prompt. Tests use createBufferIO.
 
+import { type LocalTerminal, processTerminal } from "./local-terminal.js";
 import { Writable } from "node:stream";
 import { isatty } from "node:tty";
 import { Chalk, type ChalkInstance } from "chalk";
@@ -81,6 +82,8 @@ export interface IO {
   promptStreams(): PromptStreams;
   /** Waits until everything written has been flushed (before exiting). */
   flush(): Promise<void>;
+  /** The user's terminal, to relay a sandbox's terminal to (local-terminal.ts); null when stdin is not one. */
+  localTerminal(): LocalTerminal | null;
   /**
    * A copy with colour, quietness and verbosity decided by the flags and settings:
    * `never` (--no-color) turns colour off everywhere; `always` turns it on unless
@@ -99,6 +102,8 @@ export interface IOStreams {
   /** Whether stdin is a terminal, known without creating the stream (else it is asked). */
   stdinIsTTY?: boolean;
   env: NodeJS.ProcessEnv;
+  /** The user's terminal (processTerminal); none in test buffers. */
+  localTerminal?: () => LocalTerminal | null;
 }
 
 type StdinStream = AsyncIterable<Uint8Array | string> & {
@@ -294,6 +299,7 @@ function makeIO(s: IOStreams, st: IOState): IO {
         ),
       );
     },
+    localTerminal: () => s.localTerminal?.() ?? null,
     configure: (opts) => {
       const noColorEnv = s.env.NO_COLOR !== undefined && s.env.NO_COLOR !== "";
       const pick = (auto: boolean) => (opts.color === "never" ? false : opts.color === "always" ? !noColorEnv : auto);
@@ -318,6 +324,7 @@ export function createProcessIO(): IO {
     stdin: () => process.stdin,
     stdinIsTTY: isatty(0),
     env: process.env,
+    localTerminal: processTerminal,
   };
   return makeIO(streams, {
     color: colorWanted(stdout.isTTY, process.env),

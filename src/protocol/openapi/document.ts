@@ -178,6 +178,7 @@ const ERROR_HEADERS: Record<string, ParameterSpec> = {
   },
   "WWW-Authenticate": { schema: Type.String(), description: "How to authenticate." },
   Allow: { schema: Type.String(), description: "The methods the path takes." },
+  Upgrade: { schema: Type.String(), description: "The protocol the route speaks (websocket)." },
 };
 
 function errorResponse(b: Builder, codes: ErrorCode[]): JsonObject {

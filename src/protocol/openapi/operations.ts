@@ -255,7 +255,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
         headers: replayed,
       },
     },
-    errors: ["isolation_unavailable", "execution_result_unconfirmed", "sandbox_start_failed"],
+    errors: ["isolation_unavailable", "execution_result_unconfirmed", "sandbox_start_failed", "terminal_unavailable"],
   },
   "executions.list": {
     summary: "Executions of a sandbox, newest first",
@@ -335,12 +335,30 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     responses: { 202: { description: "Acknowledged (not proof of termination).", content: json(CancelAnswer) } },
     errors: ["stale_handle"],
   },
+  "executions.terminal": {
+    summary: "Attach to an execution's terminal (WebSocket; sbx)",
+    description:
+      'A WebSocket (Connection: Upgrade, Upgrade: websocket) to an execution run with `tty`: binary messages are the terminal\'s output from `offset` one way and input the other; text messages are JSON control messages (resize; attached, gap, detached, exit). The last client to attach is the one attached. See docs/protocol.md, "Terminals".',
+    tag: "executions",
+    query: {
+      offset: int(
+        0,
+        Number.MAX_SAFE_INTEGER,
+        "Transcript byte offset to send from (default: its end, what comes next; 0 replays all of it).",
+      ),
+    },
+    headers: {
+      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
+    },
+    responses: { 101: { description: "Switching Protocols: the terminal's WebSocket." } },
+    errors: ["not_a_terminal", "upgrade_required", "invalid_cursor"],
+  },
   "process.start": {
     summary: "Start a supervised process",
     tag: "processes",
     body: { required: true, content: json(ProcessStartRequest) },
     responses: { 201: { description: "The process.", content: json(ProcessRecord), headers: replayed } },
-    errors: ["isolation_unavailable", "sandbox_start_failed"],
+    errors: ["isolation_unavailable", "sandbox_start_failed", "terminal_unavailable"],
   },
   "processes.list": {
     summary: "Supervised processes of a sandbox",
@@ -425,6 +443,24 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     body: { required: true, content: json(ProcessSignalRequest) },
     responses: { 202: { description: "Sent.", content: json(ProcessSignalAnswer) } },
     errors: ["process_not_running", "stale_handle"],
+  },
+  "process.terminal": {
+    summary: "Attach to a supervised process's terminal (WebSocket; sbx)",
+    description:
+      "A WebSocket (Connection: Upgrade, Upgrade: websocket) to a process started with `tty` (the current run's terminal; a restarted run gets a new one): binary messages are the terminal's output from `offset` one way and input the other; text messages are JSON control messages (resize; attached, gap, detached, exit). The last client to attach is the one attached. See docs/protocol.md, \"Terminals\".",
+    tag: "processes",
+    query: {
+      offset: int(
+        0,
+        Number.MAX_SAFE_INTEGER,
+        "Transcript byte offset to send from (default: its end, what comes next; 0 replays all of it).",
+      ),
+    },
+    headers: {
+      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
+    },
+    responses: { 101: { description: "Switching Protocols: the terminal's WebSocket." } },
+    errors: ["not_a_terminal", "upgrade_required", "invalid_cursor"],
   },
   "files.put": {
     summary: "A file, or a tar stream unpacked, into the workspace",

@@ -21,9 +21,27 @@ import {
   EXECUTION_EVENT_TYPES,
   type ExecutionEventType,
   TIMEOUT_DEFAULT_MS,
+  TERMINAL_SIZE_MAX,
   TIMEOUT_MAX_MS,
   TIMEOUT_MIN_MS,
+  TTY_TIMEOUT_MAX_MS,
 } from "../types.js";
+
+/** A terminal's window size (docs/protocol.md, "Terminals"). */
+export const TerminalSize = named(
+  "TerminalSize",
+  Type.Object(
+    {
+      cols: Type.Integer({ minimum: 1, maximum: TERMINAL_SIZE_MAX }),
+      rows: Type.Integer({ minimum: 1, maximum: TERMINAL_SIZE_MAX }),
+    },
+    {
+      description:
+        "Run the command on a pseudo-terminal of the sandbox's own, this size: its output is one stream (stdout), its input and resizes come through …/terminal.",
+    },
+  ),
+);
+export type TerminalSize = Static<typeof TerminalSize>;
 
 export const ExecuteRequest = named(
   "ExecuteRequest",
@@ -37,12 +55,13 @@ export const ExecuteRequest = named(
     timeout: Type.Optional(
       Type.Integer({
         minimum: TIMEOUT_MIN_MS,
-        maximum: TIMEOUT_MAX_MS,
+        maximum: TTY_TIMEOUT_MAX_MS,
         default: TIMEOUT_DEFAULT_MS,
-        description: "Milliseconds.",
+        description: `Milliseconds: at most ${TIMEOUT_MAX_MS}, or ${TTY_TIMEOUT_MAX_MS} (the default then) with tty.`,
       }),
     ),
     stdin: Type.Optional(Base64({ description: "Bytes written once to the command's stdin." })),
+    tty: Type.Optional(TerminalSize),
   }),
 );
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
@@ -95,6 +114,9 @@ export const ExecutionRecord = named(
     finished_at: Nullable(Timestamp()),
     duration_ms: Nullable(Count()),
     last_event_id: Count(),
+    tty: Type.Optional(
+      Type.Boolean({ description: "Run on a terminal: its output (stdout) is the terminal's transcript (sbx)." }),
+    ),
     wait_timeout: Type.Optional(
       Type.Boolean({ description: "A wait_ms wait ran out while the execution was still pending." }),
     ),

@@ -1,6 +1,7 @@
 // Wire schemas of supervised processes (docs/protocol.md, "Supervised processes"),
 // each declared once (see base.ts).
 
+import { TerminalSize } from "./executions.js";
 import {
   Base64,
   Command,
@@ -59,6 +60,7 @@ export const ProcessStartRequest = named(
       }),
     ),
     restart: Type.Optional(Type.Partial(Type.Object(restartFields), { description: "Missing fields take defaults." })),
+    tty: Type.Optional(TerminalSize),
   }),
 );
 export type ProcessStartRequest = Static<typeof ProcessStartRequest>;
@@ -125,6 +127,9 @@ const processFields = {
   restarts: Count({ description: "Restarts so far; also the current generation." }),
   restart: RestartPolicy,
   stdin_enabled: Type.Boolean(),
+  tty: Type.Optional(
+    Type.Boolean({ description: "Each run on a terminal of its own; its stdout log is the transcript (sbx)." }),
+  ),
   timeout_ms: Nullable(Type.Integer()),
   outcome: Outcome,
   exit_code: Nullable(Type.Integer()),

@@ -227,7 +227,14 @@ export class BwrapDriver implements SandboxDriver {
     return rel === "" ? WORKSPACE : path.posix.join(WORKSPACE, rel.split(path.sep).join("/"));
   }
 
+  terminalSupport(): string | null {
+    // A terminal must be the sandbox's own (its /dev/pts): one from the backend's would be
+    // bound as the sandbox's /dev/console. It comes with the sandbox's live environment.
+    return "terminals in bwrap sandboxes are not available yet (a sandbox's terminal must be opened inside it); use a sandbox created with --isolation none";
+  }
+
   spawn(req: SpawnRequest): SandboxChild {
+    if (req.terminal !== undefined) throw new SpawnError("EBWRAP", this.terminalSupport()!);
     const cwd = this.commandPath(req.placement, req.cwd);
     // "command not found" before anything is asked of the sandbox, where the host can
     // tell (the init answers the same for what only the sandbox can: under /tmp).

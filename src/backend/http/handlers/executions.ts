@@ -18,6 +18,7 @@ import {
   RAW_HEADERS,
   TERMINAL_OUTCOMES,
   TIMEOUT_DEFAULT_MS,
+  TTY_TIMEOUT_MAX_MS,
   WAIT_MAX_MS,
   EXECUTION_EVENTS_LIMIT_DEFAULT,
   EXECUTION_EVENTS_LIMIT_MAX,
@@ -62,18 +63,21 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ExecuteRequest;
       sandboxes.requireRunnable(sandbox);
+      const driver = sandboxes.driver(sandbox);
+      if (req.tty !== undefined) requireTerminal(driver.isolation, driver.terminalSupport());
       const workingDir = resolveWorkingDir(req.working_dir)!;
       const { cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
       const record = executions.admit({
         sandbox,
-        driver: sandboxes.driver(sandbox),
+        driver,
         placement: sandboxes.placement(sandbox),
         command: req.command,
         workingDir,
         cwd,
         env: req.env ?? {},
         stdin: req.stdin === undefined ? null : Buffer.from(req.stdin, "base64"),
-        timeoutMs: req.timeout ?? TIMEOUT_DEFAULT_MS,
+        timeoutMs: req.timeout ?? (req.tty === undefined ? TIMEOUT_DEFAULT_MS : TTY_TIMEOUT_MAX_MS),
+        ...(req.tty !== undefined && { tty: { cols: req.tty.cols, rows: req.tty.rows } }),
         idempotencyKey: ctx.idempotencyKey,
         onAdmit: (executionId) => claim?.recordExecution(executionId),
       });
@@ -90,6 +94,12 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       return ended(ctx, executions.get(record.execution_id)!);
     },
   });
+}
+
+/** A terminal was asked of a driver that cannot open one here: 422, nothing ran. */
+export function requireTerminal(isolation: string, unavailable: string | null): void {
+  if (unavailable === null) return;
+  throw new ApiError(422, ErrorCodes.terminalUnavailable, unavailable, { isolation, reason: unavailable });
 }
 
 /**

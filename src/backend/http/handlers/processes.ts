@@ -2,6 +2,7 @@
 // result, logs, stdin, signal and stop (DELETE). The supervision itself is in
 // processes/supervisor.ts.
 
+import { requireTerminal } from "./executions.js";
 import {
   ErrorCodes,
   type Handle,
@@ -67,6 +68,8 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
       if (problem) throw invalidRequest(problem.field, problem.message);
       const req = body as ProcessStartRequest;
       sandboxes.requireRunnable(sandbox);
+      const driver = sandboxes.driver(sandbox);
+      if (req.tty !== undefined) requireTerminal(driver.isolation, driver.terminalSupport());
       const workingDir = resolveWorkingDir(req.working_dir)!;
       // Only checked here: the supervisor places each run in it itself.
       sandboxes.existingWorkspaceCwd(sandbox, workingDir);
@@ -79,6 +82,7 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
         stdin: req.stdin === true,
         timeoutMs: req.timeout_ms ?? null,
         restart: withRestartDefaults(req.restart),
+        ...(req.tty !== undefined && { tty: { cols: req.tty.cols, rows: req.tty.rows } }),
         idempotencyKey: ctx.idempotencyKey,
         // Stored with the process, in its transaction: a replay finds the process it started.
         onAdmit: (processId) => claim?.recordResponse(201, { process_id: processId }),

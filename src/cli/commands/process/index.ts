@@ -31,6 +31,7 @@ export function register(program: Command, bind: Bind): void {
       declareLogs,
       declareResult,
       declareStdin,
+      declareAttach,
       declareSignal,
       declareStop,
       declareRm,
@@ -103,6 +104,30 @@ function declareResult(noun: Command, bind: Bind): void {
     .action(bind(() => import("./result.js")));
   declareCompletion(cmd, "<process>", "process-name");
   withExamples(cmd, [{ command: "sbx process result prc_9qm3x7ta --wait 5m", description: "wait for it to finish" }]);
+}
+
+function declareAttach(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("attach")
+    .summary("attach this terminal to a process started with --tty")
+    .description(
+      "Attach to a supervised process's terminal (started with --tty): keys go to its current\n" +
+        "run, output flows on across restarts (each run has a terminal of its own). The last\n" +
+        "client to attach has the terminal; one attached before is told and let go. Output\n" +
+        "starts where the terminal is now (press Enter or Ctrl-L to redraw), or from what is\n" +
+        "kept with --replay. The detach keys (Ctrl-P Ctrl-Q) leave it running; when it ends\n" +
+        "for good sbx exits as `exec` would for its outcome.",
+    )
+    .argument("<process>", "process id (prc_…), name, or the receipt of its start")
+    .option("-s, --sandbox <id>", "sandbox (default: default)")
+    .option("--replay", "show what is kept of the transcript first")
+    .option("--detach-keys <keys>", "keys that detach, leaving it running (default: ctrl-p,ctrl-q)")
+    .action(bind(() => import("./attach.js")));
+  declareCompletion(cmd, "<process>", "process-name");
+  withExamples(cmd, [
+    { command: "sbx process attach repl", description: "back to a REPL started with --tty" },
+    { command: "sbx process attach -s web srv --replay", description: "with what it printed so far" },
+  ]);
 }
 
 function declareStdin(noun: Command, bind: Bind): void {
@@ -194,6 +219,7 @@ function declareStart(noun: Command, bind: Bind): void {
     .option("--name <name>", "a name to refer to it by")
     .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
     .option("--stdin", "give it a stdin pipe to write to later (sbx process stdin)")
+    .option("--tty", "each run on a terminal of the sandbox's (attach: sbx process attach; implies --stdin)")
     .addOption(
       new Option("--restart <policy>", "never, on-failure or always (default: never)").choices(RESTART_POLICIES),
     )
@@ -217,6 +243,7 @@ function declareStart(noun: Command, bind: Bind): void {
       description: "restarted when it fails",
     },
     { command: "sbx process start --stdin -- cat", description: "a worker that reads what you send it" },
+    { command: "sbx process start --tty --name repl -- python3", description: "a REPL to attach to later" },
   ]);
 }
 

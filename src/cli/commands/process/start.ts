@@ -42,13 +42,19 @@ interface RawStartFlags {
   shell?: string;
   idempotencyKey?: string;
   json?: boolean;
+  tty?: boolean;
 }
 
 function durationMs(flag: string, text: string | undefined, max: number): number | undefined {
   return text === undefined ? undefined : durationOption(flag, text, { max });
 }
 
-export function parseStartOptions(argv: string[], raw: RawStartFlags, defaultSandbox?: string): StartOptions {
+export function parseStartOptions(
+  argv: string[],
+  raw: RawStartFlags,
+  defaultSandbox?: string,
+  terminalSize: { cols: number; rows: number } = { cols: 80, rows: 24 },
+): StartOptions {
   const command = commandFromFlags(argv, raw.shell, "usage: sbx process start [options] -- COMMAND [ARGS...]");
   const policy = (raw.restart ?? "never") as RestartPolicyName;
   if (!RESTART_POLICIES.includes(policy))
@@ -67,8 +73,10 @@ export function parseStartOptions(argv: string[], raw: RawStartFlags, defaultSan
     ...(workingDir === undefined ? {} : { working_dir: workingDir }),
     ...(Object.keys(env).length ? { env } : {}),
     ...(raw.name === undefined ? {} : { name: raw.name }),
-    stdin: raw.stdin === true,
+    stdin: raw.stdin === true || raw.tty === true,
     timeout_ms: timeout ?? null,
+    // Each run on a terminal of the sandbox's, as large as this one (80×24 from a pipe).
+    ...(raw.tty === true && { tty: terminalSize }),
     restart: {
       policy,
       ...(raw.maxRestarts === undefined ? {} : { max_restarts: raw.maxRestarts }),
@@ -99,7 +107,11 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
   if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, doc, opts.json);
   if (doc.classification === "succeeded") {
     if (!opts.json) ctx.io.out(doc.process_id ?? "");
-    ctx.io.info(`sbx: started ${doc.process_id}; logs: sbx process logs ${doc.process_id} -f`);
+    ctx.io.info(
+      opts.body.tty === undefined
+        ? `sbx: started ${doc.process_id}; logs: sbx process logs ${doc.process_id} -f`
+        : `sbx: started ${doc.process_id} on a terminal; attach: sbx process attach ${doc.process_id}`,
+    );
     return ExitCodes.ok;
   }
   ctx.io.err(explain(doc));
@@ -108,7 +120,12 @@ export async function run(opts: StartOptions, ctx: Context): Promise<number> {
 
 /** Bound to `sbx process start` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
-  const opts = parseStartOptions(c.args, c.optsWithGlobals() as RawStartFlags, ctx.config.read().settings.sandbox);
+  const opts = parseStartOptions(
+    c.args,
+    c.optsWithGlobals() as RawStartFlags,
+    ctx.config.read().settings.sandbox,
+    ctx.io.localTerminal()?.size(),
+  );
   // -s sbx_4k2m (a prefix of a sandbox id) is made whole before the receipt records it.
   return run({ ...opts, sandbox: await wholeSandboxRef(ctx, opts.sandbox) }, ctx);
 };

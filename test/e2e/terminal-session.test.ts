@@ -1,0 +1,257 @@
+// Terminal sessions as a user has them (sbx shell, exec -it, attach), on a real
+// pseudo-terminal (test/support/outer-terminal.ts) running the process users run — bin/sbx
+// on Node, or the release binary (SBX_TEST_BINARY): a prompt, a /dev/pts terminal of
+// the sandbox's, the window size followed, Ctrl-C the program's, vi, the exit status
+// as sbx's, detach and attach, every byte through both ways, and the user's terminal
+// mode (stty -g) the same after every way out, the daemon killed included.
+
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { makeHome, removeHome, runSbx, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
+import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { runMain } from "../support/in-process.js";
+import { OuterTerminal } from "../support/outer-terminal.js";
+import { describeNeeding, itNeeding } from "../support/requirements.js";
+import { until } from "../support/wait.js";
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** Whether `sleep 100` runs in the sandbox (its commands carry its id in their environment). */
+function sleepingIn(sandboxId: string): boolean {
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, "utf8") !== "sleep\x00100\x00") continue;
+      if (fs.readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`SBX_SANDBOX_ID=${sandboxId}`)) {
+        return true;
+      }
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return false;
+}
+
+function readLog(home: string): string {
+  try {
+    return fs.readFileSync(path.join(home, "daemon", "daemon.log"), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+const SBX = TEST_BINARY === undefined ? `${quote(process.execPath)} -- ${quote(SBX_BIN)}` : quote(TEST_BINARY);
+
+describeNeeding("pty", "terminal sessions on a real terminal", () => {
+  let home: string;
+  let workspace: string;
+  let sandboxId: string;
+  let run = 0;
+  const terminals: OuterTerminal[] = [];
+
+  beforeAll(async () => {
+    home = makeHome("sbx-term-");
+    // Spawned: a daemon of its own, in its own process (one test kills it).
+    const result = await runSbx(["sandbox", "create", "tt", "--isolation", "none", "--json"], { home });
+    expect(result.code, result.stderr + readLog(home)).toBe(0);
+    const shown = await runSbx(["sandbox", "show", "tt", "--json"], { home });
+    const doc = JSON.parse(shown.stdout) as { host_workspace: string; sandbox_id: string };
+    workspace = doc.host_workspace;
+    sandboxId = doc.sandbox_id;
+  });
+  afterAll(async () => {
+    for (const t of terminals) t.kill();
+    await stopDaemon(home);
+    removeHome(home);
+  });
+
+  /**
+   * Runs `sbx ARGS` on a new terminal the way a user's shell would: its mode is saved
+   * before and after (stty -g), its pid and exit status written down.
+   */
+  function session(args: string, opts: { cols?: number; rows?: number } = {}) {
+    const dir = path.join(home, `session-${++run}`);
+    fs.mkdirSync(dir);
+    const script = [
+      `stty -g > ${quote(`${dir}/before`)}`,
+      `sh -c 'echo $$ > "$0/pid"; exec "$@"' ${quote(dir)} ${SBX} ${args}`,
+      `echo "sbx-exit=$?"`,
+      `stty -g > ${quote(`${dir}/after`)}`,
+      "echo session-over",
+    ].join("; ");
+    const t = new OuterTerminal(script, { cwd: home, env: { ...sbxEnv(home), TERM: "xterm-256color" }, ...opts });
+    terminals.push(t);
+    return {
+      t,
+      pid: () =>
+        until(() => fs.existsSync(`${dir}/pid`) && Number(fs.readFileSync(`${dir}/pid`, "utf8")), 30_000, "sbx's pid"),
+      /** sbx's exit status, once the session is over; and whether the mode came back as it was. */
+      over: async () => {
+        const m = await t.waitFor(/sbx-exit=(\d+)/, "sbx to exit");
+        await t.waitFor("session-over", "the session's end");
+        const before = fs.readFileSync(`${dir}/before`, "utf8");
+        const after = fs.readFileSync(`${dir}/after`, "utf8");
+        return { code: Number(m[1]), sameMode: before === after, before, after };
+      },
+    };
+  }
+
+  it("sbx shell: a prompt, a /dev/pts terminal, its size following the window, Ctrl-C the shell's, exit 3 is sbx's 3, the mode restored", async () => {
+    const s = session("shell -s tt", { cols: 91, rows: 27 });
+    await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+    s.t.type("tty; stty size\r");
+    await s.t.waitFor(/\/dev\/pts\/\d+\r\n27 91\r\n/, "tty and stty size");
+    s.t.resize(120, 40);
+    // The window size reaches sbx as SIGWINCH, the sandbox's terminal as a resize message.
+    await until(
+      async () => {
+        s.t.type("echo size-is-$(stty size | tr ' ' x)\r");
+        const m = await s.t.waitFor(/size-is-(\d+x\d+)/, "stty size");
+        return m[1] === "40x120";
+      },
+      30_000,
+      "stty size to follow the resize",
+    ).catch((err) => {
+      throw new Error(`${(err as Error).message}: ${JSON.stringify(s.t.text().slice(-400))}`);
+    });
+    s.t.type("sleep 100\r");
+    await until(() => sleepingIn(sandboxId), 30_000, "sleep 100 to run in the sandbox");
+    s.t.type("\x03");
+    await s.t.waitFor("^C", "Ctrl-C echoed by the sandbox's terminal");
+    await until(() => !sleepingIn(sandboxId), 30_000, "sleep 100 to end");
+    s.t.type("echo survived-$((40+2))\r");
+    await s.t.waitFor("survived-42", "the shell after Ctrl-C");
+    s.t.type("exit 3\r");
+    const end = await s.over();
+    expect(end.code).toBe(3);
+    expect(end.after).toBe(end.before);
+  });
+
+  itNeeding("vi", "vi opens a file, writes it and quits", async () => {
+    fs.writeFileSync(path.join(workspace, "notes.txt"), "first\n");
+    const s = session("exec -it -s tt -- vi notes.txt");
+    await s.t.waitFor("notes.txt", "vi showing the file");
+    s.t.type("Gosecond\x1b");
+    s.t.type(":wq\r");
+    const end = await s.over();
+    expect(end.code).toBe(0);
+    expect(fs.readFileSync(path.join(workspace, "notes.txt"), "utf8")).toBe("first\nsecond\n");
+    expect(end.sameMode).toBe(true);
+  });
+
+  it("detach with Ctrl-P Ctrl-Q leaves the shell running; sbx attach comes back to it", async () => {
+    const s = session("shell -s tt");
+    await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+    s.t.type("cd /tmp; echo before-$((1+1))\r");
+    await s.t.waitFor("before-2", "the shell's answer");
+    s.t.type("\x10\x11");
+    await s.t.waitFor(/detached from (exe_[0-9a-z]+); it keeps running/, "the detach");
+    const executionId = /detached from (exe_[0-9a-z]+)/.exec(s.t.text())![1]!;
+    const end = await s.over();
+    expect(end.code).toBe(0);
+    expect(end.sameMode).toBe(true);
+
+    const back = session(`attach ${executionId} -s tt`);
+    await back.t.waitFor(`attached to ${executionId}`, "the attach");
+    back.t.type("pwd; echo after-attach-$((6*7))\r");
+    await back.t.waitFor(/\/tmp\r\nafter-attach-42/, "the same shell, still in /tmp");
+    back.t.type("exit 0\r");
+    const again = await back.over();
+    expect(again.code).toBe(0);
+    expect(again.sameMode).toBe(true);
+  });
+
+  it("all 256 byte values go in and come back out unchanged", async () => {
+    const program = `stty raw -echo; echo READY; head -c 256 > got; printf '<<'; cat got; printf '>>'`;
+    const s = session(`exec -it -s tt --detach-keys ctrl-q,ctrl-p -- sh -c ${quote(program)}`);
+    await s.t.waitFor("READY", "the program in raw mode");
+    const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    s.t.type(all);
+    await s.t.waitFor(">>", "the bytes back");
+    const end = await s.over();
+    expect(end.code).toBe(0);
+    expect(fs.readFileSync(path.join(workspace, "got")).equals(all)).toBe(true);
+    const drawn = s.t.bytes();
+    const start = drawn.indexOf("<<") + 2;
+    expect(drawn.subarray(start, start + 256).equals(all)).toBe(true);
+    expect(end.sameMode).toBe(true);
+  });
+
+  it.each(["SIGTERM", "SIGHUP"] as const)(
+    "%s to sbx: it ends restoring the mode, the shell keeps running",
+    async (sig) => {
+      const s = session("shell -s tt");
+      await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+      process.kill(await s.pid(), sig);
+      await s.t.waitFor(new RegExp(`${sig}: detached from exe_`), "sbx to say so");
+      const end = await s.over();
+      expect(end.code).toBe(sig === "SIGTERM" ? 143 : 129);
+      expect(end.sameMode).toBe(true);
+    },
+  );
+
+  it("the daemon killed (-9) while attached: sbx says so, exits 255, the mode restored", async () => {
+    const s = session("shell -s tt");
+    await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+    const [daemon] = daemonPids(home);
+    expect(daemon).toBeDefined();
+    process.kill(daemon!, "SIGKILL");
+    await s.t.waitFor("the connection to the backend ended", "sbx to notice");
+    const end = await s.over();
+    expect(end.code).toBe(255);
+    expect(end.sameMode).toBe(true);
+  });
+
+  it("sbx process start --tty, then sbx process attach: typed at, detached from, and its restart attached again", async () => {
+    const program = 'echo "run-$SBX_PROCESS_GENERATION"; read line; echo "got-$line"; exit 1';
+    const started = await runSbx(
+      [
+        "process",
+        "start",
+        "-s",
+        "tt",
+        "--tty",
+        "--name",
+        "repl",
+        "--restart",
+        "on-failure",
+        "--max-restarts",
+        "1",
+        "--backoff",
+        "100ms",
+        "--",
+        "sh",
+        "-c",
+        program,
+      ],
+      { home },
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stderr).toContain("attach: sbx process attach prc_");
+    const s = session("process attach repl -s tt --replay");
+    await s.t.waitFor("run-0", "the first run's output");
+    s.t.type("first\r");
+    await s.t.waitFor("got-first", "the first run's answer");
+    // Its policy starts it again, on a terminal of its own: the same session goes on.
+    await s.t.waitFor("run-1", "the second run");
+    s.t.type("\x10\x11");
+    await s.t.waitFor("detached from prc_", "the detach");
+    expect((await s.over()).code).toBe(0);
+    const back = session("process attach repl -s tt");
+    await back.t.waitFor("attached to prc_", "the attach");
+    back.t.type("second\r");
+    await back.t.waitFor("got-second", "the second run's answer");
+    // Its restart budget spent, it ended for good: sbx exits as exec would (1).
+    const end = await back.over();
+    expect(end.code).toBe(1);
+    expect(end.sameMode).toBe(true);
+  });
+
+  it("-t with stdin from a pipe is refused before anything is sent", async () => {
+    const r = await runMain(["exec", "-it", "-s", "tt", "--", "sh"], { home, input: "echo hi\n" });
+    expect(r.code).toBe(125);
+    expect(r.stderr).toContain("the input device is not a TTY");
+    const list = await runMain(["receipts", "list", "--json"], { home });
+    expect(list.stdout).not.toContain('"sh"]');
+  });
+});

@@ -1,0 +1,82 @@
+// A real pseudo-terminal for end-to-end tests of terminal sessions (sbx shell, exec -it,
+// attach): a shell script runs on it as a user's command line would, the test types
+// at it, resizes it and reads what it draws, byte for byte. Made with node-pty, the
+// same library the backend uses on Node (src/platform/pty.ts): what is under test is
+// sbx inside it, not this terminal.
+
+import { createRequire } from "node:module";
+import { until } from "./wait.js";
+
+const require = createRequire(import.meta.url);
+
+type NodePty = typeof import("node-pty");
+
+export class OuterTerminal {
+  private readonly chunks: Buffer[] = [];
+  private seen = 0;
+  readonly exited: Promise<number>;
+  private readonly pty: import("node-pty").IPty;
+
+  constructor(script: string, opts: { cwd: string; env: NodeJS.ProcessEnv; cols?: number; rows?: number }) {
+    const pty = (require("node-pty") as NodePty).spawn("/bin/sh", ["-c", script], {
+      name: "xterm-256color",
+      cols: opts.cols ?? 80,
+      rows: opts.rows ?? 24,
+      cwd: opts.cwd,
+      env: opts.env as Record<string, string>,
+      encoding: null,
+    });
+    this.pty = pty;
+    pty.onData((d: string | Buffer) => this.chunks.push(typeof d === "string" ? Buffer.from(d) : d));
+    this.exited = new Promise((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)));
+  }
+
+  /** Everything drawn so far, as bytes. */
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+
+  /** Everything drawn so far (bytes as latin1: one character each). */
+  text(): string {
+    return this.bytes().toString("latin1");
+  }
+
+  type(data: string | Buffer): void {
+    this.pty.write((typeof data === "string" ? Buffer.from(data, "utf8") : data) as unknown as string);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.pty.resize(cols, rows);
+  }
+
+  /** Waits until the output after the last match (or the start) matches; later waits look past it. */
+  async waitFor(pattern: RegExp | string, what: string, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+    const re = typeof pattern === "string" ? new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) : pattern;
+    try {
+      const m = await until(
+        () => {
+          const rest = this.text().slice(this.seen);
+          const found = re.exec(rest);
+          if (!found) return undefined;
+          this.seen += found.index + found[0].length;
+          return found;
+        },
+        timeoutMs,
+        what,
+      );
+      return m;
+    } catch (err) {
+      throw new Error(
+        `${(err as Error).message}; the terminal shows after the last match:\n${JSON.stringify(this.text().slice(this.seen))}`,
+      );
+    }
+  }
+
+  kill(): void {
+    try {
+      this.pty.kill("SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}
