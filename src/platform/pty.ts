@@ -5,6 +5,7 @@
 // is a new pseudo-terminal opened from the /dev/ptmx of the process that calls this —
 // never the user's own terminal. Nothing else in the code base opens a PTY.
 
+import fs from "node:fs";
 import { createRequire } from "node:module";
 import { isBunRuntime } from "./runtime.js";
 
@@ -89,6 +90,36 @@ function nodePty(): NodePty {
 /** node-pty 1.1.0's queue of bytes not yet written to the master (private: the version is pinned for it). */
 interface NodePtyInternals {
   _writeStream?: { _writeQueue?: Array<{ buffer: Buffer; offset: number }> };
+  /** The master's read stream, and the master's descriptor. */
+  _socket?: { destroy: (...args: unknown[]) => unknown };
+  _fd?: number;
+}
+
+/**
+ * node-pty 1.1.0 destroys its read stream 200 ms after the program exited, whether or not
+ * everything was read: on a loaded machine the loop can wake with that timer due before
+ * it reads what is waiting, and the program's last output was lost (seen in CI). Before
+ * the stream is destroyed, what the master still holds is read here and handed on.
+ */
+function readRestBeforeDestroy(internals: NodePtyInternals, hand: (chunk: Buffer) => void): void {
+  const socket = internals._socket;
+  const fd = internals._fd;
+  if (socket === undefined || fd === undefined) return;
+  const destroy = socket.destroy.bind(socket);
+  socket.destroy = (...args: unknown[]) => {
+    const buf = Buffer.alloc(64 * 1024);
+    for (;;) {
+      let n: number;
+      try {
+        n = fs.readSync(fd, buf, 0, buf.length, null);
+      } catch {
+        break; // EAGAIN: nothing more now; EIO: the terminal is gone and empty
+      }
+      if (n <= 0) break;
+      hand(Buffer.from(buf.subarray(0, n)));
+    }
+    return destroy(...args);
+  };
 }
 
 function spawnNodePty(spec: TerminalSpawn): TerminalProcess {
@@ -102,9 +133,14 @@ function spawnNodePty(spec: TerminalSpawn): TerminalProcess {
     encoding: null,
   });
   const internals = pty as unknown as NodePtyInternals;
+  const listeners: Array<(chunk: Buffer) => void> = [];
+  readRestBeforeDestroy(internals, (chunk) => {
+    for (const listener of listeners) listener(chunk);
+  });
   return {
     pid: pty.pid,
     onData: (listener) => {
+      listeners.push(listener);
       pty.onData((data: string | Buffer) => listener(typeof data === "string" ? Buffer.from(data) : data));
     },
     onExit: (listener) => {
