@@ -76,7 +76,15 @@ const TAMPERS: Array<[string, (ids: string[]) => Array<[string, ...unknown[]]>]>
   ["the newest entries deleted", () => [["DELETE FROM chain WHERE seq = (SELECT max(seq) FROM chain)"]]],
   ["the head deleted", () => [["DELETE FROM chain_head"]]],
   ["the head moved back", () => [["UPDATE chain_head SET seq = seq - 1"]]],
-  ["a link edited", () => [["UPDATE chain SET link = replace(link, substr(link, 1, 1), 'f') WHERE seq = 3"]]],
+  // Its first character made another one: replacing it by 'f' changed nothing when it was one (1 run in 16).
+  [
+    "a link edited",
+    () => [
+      [
+        "UPDATE chain SET link = (CASE WHEN substr(link, 1, 1) = 'f' THEN 'e' ELSE 'f' END) || substr(link, 2) WHERE seq = 3",
+      ],
+    ],
+  ],
   [
     "two observations' contents swapped",
     ([, b]) => [
