@@ -75,3 +75,6 @@ export interface RequestContext {
 }
 
 export type Handler = (ctx: RequestContext) => Promise<Reply>;
+
+/** What looking up a route's run needs of a request (a plain request or a WebSocket upgrade). */
+export type LookupContext = Pick<RequestContext, "params" | "services" | "warn">;

@@ -28,7 +28,7 @@ import {
   EXECUTION_OUTPUT_LIMIT_MAX,
 } from "../../../protocol/types.js";
 import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
-import type { RequestContext } from "../context.js";
+import type { LookupContext, RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
 import { outputFile, outputSize, readOutputRange, SYSTEM_ERROR_SANDBOX_START_FAILED } from "../../executions/index.js";
 import { sandboxStartFailureCause } from "../../drivers/index.js";
@@ -388,12 +388,20 @@ export function cancelExecution(ctx: RequestContext): Promise<Reply> {
   });
 }
 
-/** The execution `{eid}` names in sandbox `{id}`; 404 otherwise. */
+/** The execution `{eid}` names in sandbox `{id}`, as answered; 404 otherwise. */
 function findExecution(ctx: RequestContext): ExecutionRecord {
+  return findExecutionIn(ctx, (stored) => shown(ctx, stored));
+}
+
+/** The execution `{eid}` names in sandbox `{id}` (seen through `show`); 404 otherwise. */
+export function findExecutionIn(
+  ctx: LookupContext,
+  show: (stored: ExecutionRecord) => ExecutionRecord = (stored) => stored,
+): ExecutionRecord {
   const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const executionId = ctx.params.eid!;
   const stored = ctx.services.executions.get(executionId);
-  const record = stored === null ? null : shown(ctx, stored);
+  const record = stored === null ? null : show(stored);
   if (record === null || record.sandbox_id !== sandbox.sandbox_id) {
     throw new ApiError(404, ErrorCodes.executionNotFound, `no execution ${executionId} in sandbox ${sandbox.name}`, {
       execution_id: executionId,

@@ -30,7 +30,7 @@ import {
   resolveWorkingDir,
   withRestartDefaults,
 } from "../../../protocol/validate.js";
-import type { RequestContext } from "../context.js";
+import type { LookupContext, RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
 import { type ProcessRow, toProcessRecord } from "../../processes/index.js";
 import type { SandboxRow } from "../../sandboxes/index.js";
@@ -254,7 +254,7 @@ function handleOf(ctx: RequestContext): Handle {
 }
 
 /** The process named by the path, in the path's sandbox. Throws 404 process_not_found. */
-function findProcess(ctx: RequestContext): ProcessRow {
+export function findProcess(ctx: LookupContext): ProcessRow {
   const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const processId = ctx.params.pid!;
   const row = ctx.services.processes.getRow(processId);

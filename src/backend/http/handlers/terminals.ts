@@ -5,11 +5,13 @@
 
 import { ErrorCodes } from "../../../protocol/types.js";
 import type { TerminalSource } from "../../runs/index.js";
-import type { RequestContext } from "../context.js";
+import type { LookupContext, RequestContext } from "../context.js";
+import { findExecutionIn } from "./executions.js";
+import { findProcess } from "./processes.js";
 import { ApiError, type Reply } from "../replies.js";
 
 /** What an upgrade needs of a request: the route's parameters, its query and the services. */
-export type UpgradeContext = Pick<RequestContext, "params" | "query" | "services" | "warn">;
+export type UpgradeContext = LookupContext & Pick<RequestContext, "query">;
 
 export interface TerminalTarget {
   /** Which run (`execution:exe_…`): the last client attached to it is the one attached. */
@@ -33,14 +35,7 @@ export async function terminalWithoutUpgrade(_ctx: RequestContext): Promise<Repl
 }
 
 export function executionTerminalTarget(ctx: UpgradeContext): TerminalTarget {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
-  const executionId = ctx.params.eid!;
-  const record = ctx.services.executions.get(executionId);
-  if (record === null || record.sandbox_id !== sandbox.sandbox_id) {
-    throw new ApiError(404, ErrorCodes.executionNotFound, `no execution ${executionId} in sandbox ${sandbox.name}`, {
-      execution_id: executionId,
-    });
-  }
+  const executionId = findExecutionIn(ctx).execution_id;
   const source = ctx.services.executions.terminal(executionId);
   if (source === null || source === "not_a_terminal") {
     throw new ApiError(
@@ -59,14 +54,7 @@ export function executionTerminalTarget(ctx: UpgradeContext): TerminalTarget {
 }
 
 export function processTerminalTarget(ctx: UpgradeContext): TerminalTarget {
-  const sandbox = ctx.services.sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
-  const processId = ctx.params.pid!;
-  const row = ctx.services.processes.getRow(processId);
-  if (row === null || row.sandbox_id !== sandbox.sandbox_id) {
-    throw new ApiError(404, ErrorCodes.processNotFound, `no process ${processId} in sandbox ${sandbox.name}`, {
-      process_id: processId,
-    });
-  }
+  const processId = findProcess(ctx).process_id;
   const source = ctx.services.processes.terminal(processId);
   if (source === null || source === "not_a_terminal") {
     throw new ApiError(
