@@ -141,6 +141,27 @@ const rawHeaders = (extra: Record<string, ParameterSpec>): Record<string, Parame
   ...extra,
 });
 
+/** A terminal route (docs/protocol.md, "Terminals"): a WebSocket to `what`'s terminal. */
+function terminalOperation(tag: "executions" | "processes", summary: string, what: string): OperationSpec {
+  return {
+    summary,
+    description: `A WebSocket (Connection: Upgrade, Upgrade: websocket) to ${what}: binary messages are the terminal's output from \`offset\` one way and input the other; text messages are JSON control messages (resize; attached, gap, detached, exit). The last client to attach is the one attached. See docs/protocol.md, "Terminals".`,
+    tag,
+    query: {
+      offset: int(
+        0,
+        Number.MAX_SAFE_INTEGER,
+        "Transcript byte offset to send from (default: its end, what comes next; 0 replays all of it).",
+      ),
+    },
+    headers: {
+      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
+    },
+    responses: { 101: { description: "Switching Protocols: the terminal's WebSocket." } },
+    errors: ["not_a_terminal", "upgrade_required", "invalid_cursor"],
+  };
+}
+
 const replayed = {
   "Idempotent-Replayed": header(
     "true: the answer of an earlier request with the same Idempotency-Key.",
@@ -335,24 +356,11 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     responses: { 202: { description: "Acknowledged (not proof of termination).", content: json(CancelAnswer) } },
     errors: ["stale_handle"],
   },
-  "executions.terminal": {
-    summary: "Attach to an execution's terminal (WebSocket; sbx)",
-    description:
-      'A WebSocket (Connection: Upgrade, Upgrade: websocket) to an execution run with `tty`: binary messages are the terminal\'s output from `offset` one way and input the other; text messages are JSON control messages (resize; attached, gap, detached, exit). The last client to attach is the one attached. See docs/protocol.md, "Terminals".',
-    tag: "executions",
-    query: {
-      offset: int(
-        0,
-        Number.MAX_SAFE_INTEGER,
-        "Transcript byte offset to send from (default: its end, what comes next; 0 replays all of it).",
-      ),
-    },
-    headers: {
-      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
-    },
-    responses: { 101: { description: "Switching Protocols: the terminal's WebSocket." } },
-    errors: ["not_a_terminal", "upgrade_required", "invalid_cursor"],
-  },
+  "executions.terminal": terminalOperation(
+    "executions",
+    "Attach to an execution's terminal (WebSocket; sbx)",
+    "an execution run with `tty`",
+  ),
   "process.start": {
     summary: "Start a supervised process",
     tag: "processes",
@@ -444,24 +452,11 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     responses: { 202: { description: "Sent.", content: json(ProcessSignalAnswer) } },
     errors: ["process_not_running", "stale_handle"],
   },
-  "process.terminal": {
-    summary: "Attach to a supervised process's terminal (WebSocket; sbx)",
-    description:
-      "A WebSocket (Connection: Upgrade, Upgrade: websocket) to a process started with `tty` (the current run's terminal; a restarted run gets a new one): binary messages are the terminal's output from `offset` one way and input the other; text messages are JSON control messages (resize; attached, gap, detached, exit). The last client to attach is the one attached. See docs/protocol.md, \"Terminals\".",
-    tag: "processes",
-    query: {
-      offset: int(
-        0,
-        Number.MAX_SAFE_INTEGER,
-        "Transcript byte offset to send from (default: its end, what comes next; 0 replays all of it).",
-      ),
-    },
-    headers: {
-      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
-    },
-    responses: { 101: { description: "Switching Protocols: the terminal's WebSocket." } },
-    errors: ["not_a_terminal", "upgrade_required", "invalid_cursor"],
-  },
+  "process.terminal": terminalOperation(
+    "processes",
+    "Attach to a supervised process's terminal (WebSocket; sbx)",
+    "a process started with `tty` (the current run's terminal; a restarted run gets a new one)",
+  ),
   "files.put": {
     summary: "A file, or a tar stream unpacked, into the workspace",
     tag: "files",
