@@ -133,8 +133,15 @@ export class LiveSandbox implements EnvironmentPort {
     });
     status?.on("error", () => {});
     leader.once("exit", (code, signal) => {
-      const said = this.stderrTail.trim().split("\n").slice(-3).join("\n");
-      this.end(startFailureCause(said, code, signal));
+      const decide = () => {
+        const said = this.stderrTail.trim().split("\n").slice(-3).join("\n");
+        this.end(startFailureCause(said, code, signal));
+      };
+      // bwrap's message can still be on its way when its exit is seen (an empty cause, in CI
+      // under load): decided once its stderr has ended. Nothing of the sandbox outlives bwrap.
+      const stderr = leader.stderr;
+      if (stderr === null || stderr.destroyed || stderr.readableEnded) decide();
+      else stderr.once("close", decide);
     });
     this.startTimer = setTimeout(() => {
       if (this.state === "starting") this.stop(`the sandbox did not start within ${START_TIMEOUT_MS / 1000} s`);
