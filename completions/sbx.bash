@@ -17,6 +17,7 @@ _sbx_subcommand() {
     "|jobs") REPLY="jobs" ;;
     "|sandbox") REPLY="sandbox" ;;
     "|cp") REPLY="cp" ;;
+    "|port-forward") REPLY="port-forward" ;;
     "|daemon") REPLY="daemon" ;;
     "|init") REPLY="init" ;;
     "|profile") REPLY="profile" ;;
@@ -77,7 +78,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox cp daemon init profile config completion help version"
+      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox cp port-forward daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -358,6 +359,12 @@ _sbx_spec() {
       _sbx_valued="--profile --api-url"
       _sbx_nargs=2 _sbx_variadic=0
       ;;
+    "port-forward")
+      _sbx_commands=""
+      _sbx_options="--address --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--address --profile --api-url"
+      _sbx_nargs=2 _sbx_variadic=1
+      ;;
     "daemon")
       _sbx_commands="run start stop status"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
@@ -561,6 +568,7 @@ _sbx_values() {
     "sandbox stop|#0") _sbx_kind=sandbox-name ;;
     "sandbox start|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
+    "port-forward|#0") _sbx_kind=sandbox-name ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;
     "completion|#0") _sbx_kind=words _sbx_words="bash zsh fish" ;;

@@ -29,6 +29,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox'
         case '|cp'
             set -g __sbx_next 'cp'
+        case '|port-forward'
+            set -g __sbx_next 'port-forward'
         case '|daemon'
             set -g __sbx_next 'daemon'
         case '|init'
@@ -213,23 +215,25 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url'
             return 0
-        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'daemon|--profile' 'daemon|--api-url'
+        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile'
             return 0
-        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
+        case 'port-forward|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
-        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
             return 0
-        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
             return 0
-        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
+        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
             return 0
-        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
             return 0
-        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
             return 0
-        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
             return 0
-        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+            return 0
+        case 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -312,6 +316,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a ps -d 'list supervised processes (sbx pro
 complete -c sbx -n '__sbx_arg "" 0' -a jobs -d 'one-shot jobs with dependencies and queue keys'
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
 complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
+complete -c sbx -n '__sbx_arg "" 0' -a port-forward -d 'reach a port inside a sandbox from this machine'
 complete -c sbx -n '__sbx_arg "" 0' -a daemon -d 'run, start, stop and inspect the embedded backend'
 complete -c sbx -n '__sbx_arg "" 0' -a init -d 'set up the backend sbx uses (interactive)'
 complete -c sbx -n '__sbx_arg "" 0' -a profile -d 'manage backend profiles'
@@ -974,6 +979,18 @@ complete -c sbx -n '__sbx_at "cp"' -l no-color -d 'no colour (also NO_COLOR)'
 complete -c sbx -n '__sbx_at "cp"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "cp"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "cp"' -s h -l help -d 'show help'
+
+# sbx port-forward
+complete -c sbx -n '__sbx_at "port-forward"' -l address -x -d 'local address to listen on, repeatable or comma-separated (default: 127.0.0.1)'
+complete -c sbx -n '__sbx_at "port-forward"' -l json -d 'print JSON Lines on stdout: {event: listening|connection_failed|stopped, ...}'
+complete -c sbx -n '__sbx_at "port-forward"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "port-forward"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "port-forward"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "port-forward"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "port-forward"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "port-forward"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "port-forward"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "port-forward" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx daemon
 complete -c sbx -n '__sbx_arg "daemon" 0' -a run -d 'run the embedded backend in the foreground'

@@ -29,6 +29,8 @@ export const REFUSAL_CODES = [
   ErrorCodes.invalidCursor,
   ErrorCodes.notStarted,
   ErrorCodes.sandboxStartFailed,
+  ErrorCodes.sandboxNotRunning,
+  ErrorCodes.connectionRefused,
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -12,9 +12,11 @@ export async function main(
   argv: string[],
   io: IO = createProcessIO(),
   env: NodeJS.ProcessEnv = process.env,
-  opts: { exitsAfter?: boolean } = {},
+  /** `interrupt`: aborted as SIGTERM would (tests that run sbx in-process and stop it). */
+  opts: { exitsAfter?: boolean; interrupt?: AbortSignal } = {},
 ): Promise<number> {
   const controller = new AbortController();
+  opts.interrupt?.addEventListener("abort", () => controller.abort(), { once: true });
   // Ctrl-C: a command may take the first one (exec cancels its execution); the one
   // that aborts also gives SIGINT back to its default, so one more kills sbx outright.
   let firstInterrupt: (() => void) | null = null;

@@ -13,6 +13,7 @@ import {
   declareHelp,
   declareInit,
   declareLogs,
+  declarePortForward,
   declareRecover,
   declareShell,
   declareVersion,
@@ -60,6 +61,7 @@ export function buildProgram(rt: Runtime): Command {
   jobs.register(program, bind);
   sandbox.register(program, bind);
   declareCp(program, bind);
+  declarePortForward(program, bind);
   daemon.register(program, bind);
   declareInit(program, bind);
   profile.register(program, bind);

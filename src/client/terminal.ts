@@ -6,6 +6,7 @@
 import { BackendError, exitCodeOfAnswer } from "../common/errors.js";
 import { type Endpoint, keyInClearProblem } from "./endpoint.js";
 import { redact } from "./redact.js";
+import type { WebSocket } from "ws";
 
 /** How a run on a terminal ended, as the route's `exit` message says. */
 export interface TerminalExit {
@@ -52,52 +53,14 @@ export async function openTerminal(
   path: string,
   handlers: TerminalHandlers,
 ): Promise<TerminalConnection> {
-  const inClear = keyInClearProblem(endpoint);
-  if (inClear !== null) throw inClear;
-  const { WebSocket } = await import("ws");
-  const url =
-    endpoint.socketPath !== null
-      ? `ws+unix://${endpoint.socketPath}:${path}`
-      : `${endpoint.origin.replace(/^http/, "ws")}${path}`;
-  const ws = new WebSocket(url, {
-    headers: endpoint.apiKey ? { authorization: `ApiKey ${endpoint.apiKey}` } : {},
-    perMessageDeflate: false,
-  });
+  const ws = await webSocketTo(endpoint, path);
   let endReason: TerminalClose | null = null;
   let resolveClosed!: (c: TerminalClose) => void;
   const closed = new Promise<TerminalClose>((resolve) => {
     resolveClosed = resolve;
   });
   const offset = await new Promise<number>((resolve, reject) => {
-    ws.once("unexpected-response", (_req, res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => {
-        body += c;
-      });
-      res.on("end", () => {
-        const status = res.statusCode ?? 0;
-        let code = `http_${status}`;
-        let message = `HTTP ${status}`;
-        try {
-          const e = (JSON.parse(body) as { error?: { code?: string; message?: string } }).error;
-          code = e?.code ?? code;
-          message = e?.message ?? message;
-        } catch {
-          // Not our JSON (a proxy's page): the status says it.
-        }
-        reject(new BackendError(code, `terminal: ${message}`, status, undefined, exitCodeOfAnswer(status, false)));
-      });
-    });
-    ws.once("error", (err: NodeJS.ErrnoException) =>
-      reject(
-        new BackendError(
-          err.code ?? "terminal_failed",
-          `terminal: cannot reach the backend (${redact(err.message, endpoint.apiKey)})`,
-          null,
-        ),
-      ),
-    );
+    whenRefused(ws, endpoint, "terminal", reject);
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (isBinary) {
         const taken = handlers.onOutput(data);
@@ -154,4 +117,60 @@ export async function openTerminal(
     },
     close: () => ws.close(1000, "client left"),
   };
+}
+
+/** A WebSocket to `path` on the endpoint (its Unix socket, or TCP with its key). */
+export async function webSocketTo(endpoint: Endpoint, path: string): Promise<WebSocket> {
+  const inClear = keyInClearProblem(endpoint);
+  if (inClear !== null) throw inClear;
+  const { WebSocket } = await import("ws");
+  const url =
+    endpoint.socketPath !== null
+      ? `ws+unix://${endpoint.socketPath}:${path}`
+      : `${endpoint.origin.replace(/^http/, "ws")}${path}`;
+  return new WebSocket(url, {
+    headers: endpoint.apiKey ? { authorization: `ApiKey ${endpoint.apiKey}` } : {},
+    perMessageDeflate: false,
+  });
+}
+
+/**
+ * Calls `reject` with a BackendError when the upgrade is refused (the backend's JSON
+ * error answer, `what: message`) or the backend cannot be reached.
+ */
+export function whenRefused(
+  ws: WebSocket,
+  endpoint: Endpoint,
+  what: string,
+  reject: (err: BackendError) => void,
+): void {
+  ws.once("unexpected-response", (_req, res) => {
+    let body = "";
+    res.setEncoding("utf8");
+    res.on("data", (c: string) => {
+      body += c;
+    });
+    res.on("end", () => {
+      const status = res.statusCode ?? 0;
+      let code = `http_${status}`;
+      let message = `HTTP ${status}`;
+      try {
+        const e = (JSON.parse(body) as { error?: { code?: string; message?: string } }).error;
+        code = e?.code ?? code;
+        message = e?.message ?? message;
+      } catch {
+        // Not our JSON (a proxy's page): the status says it.
+      }
+      reject(new BackendError(code, `${what}: ${message}`, status, undefined, exitCodeOfAnswer(status, false)));
+    });
+  });
+  ws.once("error", (err: NodeJS.ErrnoException) =>
+    reject(
+      new BackendError(
+        err.code ?? `${what.replace(/ /g, "_")}_failed`,
+        `${what}: cannot reach the backend (${redact(err.message, endpoint.apiKey)})`,
+        null,
+      ),
+    ),
+  );
 }

@@ -164,9 +164,19 @@ export const ERRORS = {
     meaning: "a terminal (`tty`) asked of a sandbox whose driver cannot open one here; `details.reason`",
     details: { isolation: Type.String(), reason: Type.String() },
   },
+  sandbox_not_running: {
+    status: 409,
+    meaning: "a port forward to a sandbox whose environment does not run (stopped): nothing in it listens",
+    details: { sandbox_id: Type.String(), port: Count() },
+  },
+  connection_refused: {
+    status: 502,
+    meaning: "a port forward to a port inside the sandbox where nothing takes connections; `details.reason`",
+    details: { sandbox_id: Type.String(), port: Count(), reason: Type.String() },
+  },
   upgrade_required: {
     status: 426,
-    meaning: "a terminal route asked as plain HTTP: it is a WebSocket",
+    meaning: "a WebSocket route (terminal, port forward) asked as plain HTTP",
     headers: ["Upgrade"],
   },
   not_a_terminal: {

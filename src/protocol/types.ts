@@ -164,7 +164,11 @@ export const ErrorCodes = {
   headersTooLarge: "headers_too_large",
   /** An event cursor (after, Last-Event-ID, after_sequence) or output offset beyond what exists. */
   invalidCursor: "invalid_cursor",
-  /** A terminal route asked without a WebSocket upgrade. */
+  /** A port forward to a sandbox whose environment does not run (stopped): nothing in it listens (sbx). */
+  sandboxNotRunning: "sandbox_not_running",
+  /** A port forward whose port inside the sandbox takes no connection: nothing listens there (sbx). */
+  connectionRefused: "connection_refused",
+  /** A WebSocket route (terminal, port forward) asked without a WebSocket upgrade. */
   upgradeRequired: "upgrade_required",
   /** The execution or process did not run on a terminal. */
   notATerminal: "not_a_terminal",

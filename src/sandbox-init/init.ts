@@ -253,10 +253,13 @@ export function runInit(): void {
   send({ ev: "ready", pid: process.pid });
 }
 
-/** A connection to the backend for one stream, announced by its token; resolves once the token is written. */
-function connectStream(token: string): Promise<net.Socket> {
+/**
+ * A connection to the backend for one stream, announced by its token; resolves once the
+ * token is written. `halfOpen`: each direction ends on its own (a forwarded connection).
+ */
+function connectStream(token: string, halfOpen = false): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(IO_SOCKET);
+    const socket = net.connect({ path: IO_SOCKET, allowHalfOpen: halfOpen });
     socket.once("error", reject);
     socket.once("connect", () => {
       socket.write(`${token}\n`, (err) => {
@@ -339,11 +342,12 @@ function forward(req: Extract<InitRequest, { op: "connect" }>, send: (e: InitEve
       send({ ev: "refused", id: req.id, message: lastError });
       return;
     }
-    const inside = net.connect({ host, port: req.port });
+    // Half-open both ways: a client that says it is done sending still gets the answer.
+    const inside = net.connect({ host, port: req.port, allowHalfOpen: true });
     inside.once("error", (err) => attempt(hosts.slice(1), err.message));
     inside.once("connect", () => {
       inside.removeAllListeners("error");
-      connectStream(req.token).then(
+      connectStream(req.token, true).then(
         (back) => {
           inside.on("error", () => back.destroy());
           back.on("error", () => inside.destroy());

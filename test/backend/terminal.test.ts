@@ -6,9 +6,10 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { startTestBackend, type TestBackend, until } from "./support.js";
 import { describeNeeding, itNeeding } from "../support/requirements.js";
+import { openWebSocket } from "../support/websocket.js";
 
 const TOKEN = "terminal-test-token-0123456789abcdef";
 
@@ -22,28 +23,16 @@ interface Attached {
 }
 
 /** A client of the terminal route; rejects with the HTTP status and body when refused. */
-function attach(url: string, headers: Record<string, string> = {}): Promise<Attached> {
-  const ws = new WebSocket(url, { headers });
-  const chunks: Buffer[] = [];
-  const control: Array<Record<string, unknown>> = [];
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-  ws.on("message", (data: Buffer, isBinary) => {
-    if (isBinary) chunks.push(data);
-    else control.push(JSON.parse(data.toString()) as Record<string, unknown>);
-  });
-  return new Promise((resolve, reject) => {
-    ws.once("open", () => resolve({ ws, output: () => Buffer.concat(chunks).toString("latin1"), control, closed }));
-    ws.once("unexpected-response", (_req, res) => {
-      let body = "";
-      res.on("data", (c: Buffer) => {
-        body += c.toString();
-      });
-      res.on("end", () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })));
-    });
-    ws.once("error", reject);
-  });
+async function attach(url: string, headers: Record<string, string> = {}): Promise<Attached> {
+  const c = await openWebSocket(url, headers);
+  return {
+    ws: c.ws,
+    output: () => c.binary().toString("latin1"),
+    get control() {
+      return c.text.map((t) => JSON.parse(t) as Record<string, unknown>);
+    },
+    closed: c.closed,
+  };
 }
 
 describeNeeding("pty", "terminals of executions", () => {

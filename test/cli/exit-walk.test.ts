@@ -59,6 +59,7 @@ const BAD_ARGUMENTS_OF: Record<string, string[]> = {
   "sandbox show": ["sbx_zzzz"],
   "sandbox rm": ["sbx_zzzz"],
   "sandbox create": ["../bad"],
+  "port-forward": ["sbx_zzzz", "8000"],
 };
 
 /** Bad values by what an option takes (its value name); free text (a reason, a name) has none. */
@@ -76,6 +77,7 @@ const BAD_VALUE: Record<string, string> = {
   "host:port": "nohost",
   spec: "nonsense",
   dir: "../..",
+  addr: "example.com",
 };
 
 function argumentsOf(verb: CommandDoc): string[] {

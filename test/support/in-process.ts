@@ -22,6 +22,8 @@ export interface MainOptions {
   tty?: boolean;
   /** The terminal's width, with tty (default 80). */
   columns?: number;
+  /** Stops sbx as SIGTERM would, when aborted. */
+  interrupt?: AbortSignal;
 }
 
 export interface RunningMain {
@@ -39,12 +41,14 @@ export function startMain(args: readonly string[], opts: MainOptions): RunningMa
     ...(opts.columns === undefined ? {} : { columns: opts.columns }),
     ...(opts.input === undefined ? {} : { stdin: opts.input }),
   });
-  const done = main([...args], io, env).then((code) => ({
-    code,
-    signal: null,
-    stdout: io.stdoutText(),
-    stderr: io.stderrText(),
-  }));
+  const done = main([...args], io, env, opts.interrupt === undefined ? {} : { interrupt: opts.interrupt }).then(
+    (code) => ({
+      code,
+      signal: null,
+      stdout: io.stdoutText(),
+      stderr: io.stderrText(),
+    }),
+  );
   return { io, done };
 }
 

@@ -219,6 +219,8 @@ export interface SandboxDriver {
    * environment runs; rejects saying why not (nothing listens, it does not run).
    */
   connect?(placement: SandboxPlacement, port: number): Promise<Duplex>;
+  /** Ends every connection `connect` joined for the sandbox, with an EnvironmentEndedError saying `why`. */
+  disconnect?(placement: SandboxPlacement, why: string): void;
   /** The backend closes: every environment ends. */
   shutdown?(): Promise<void>;
   /**
@@ -229,6 +231,14 @@ export interface SandboxDriver {
 }
 
 /** A live sandbox environment as `sandbox show` tells it. */
+/**
+ * A connection joined to a port inside a sandbox (`connect`) was ended because the
+ * sandbox's environment stopped or ended: its 'error' before its 'close'.
+ */
+export class EnvironmentEndedError extends Error {
+  override name = "EnvironmentEndedError";
+}
+
 export interface EnvironmentStatus {
   state: "running" | "starting" | "stopped";
   /** When the running environment started (ISO 8601), or null. */

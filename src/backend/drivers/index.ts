@@ -5,6 +5,7 @@ export {
   commandEnvironment,
   type DriverHost,
   daemonHost,
+  EnvironmentEndedError,
   type EnvironmentStatus,
   type EnvironmentStopped,
   type SandboxDriver,

@@ -4,6 +4,8 @@
 // loudly wherever such a sandbox is created or shown.
 
 import { type ChildProcess, spawn } from "node:child_process";
+import net from "node:net";
+import type { Duplex } from "node:stream";
 import type {
   CommandEnd,
   DriverDescription,
@@ -53,6 +55,22 @@ export class NoneDriver implements SandboxDriver {
 
   terminalSupport(): string | null {
     return terminalSupport();
+  }
+
+  /** A sandbox without isolation has the host's loopback: its port there (IPv4, then IPv6). */
+  connect(_placement: SandboxPlacement, port: number): Promise<Duplex> {
+    const attempt = (hosts: string[], last: Error | null): Promise<Duplex> =>
+      new Promise((resolve, reject) => {
+        const host = hosts[0];
+        if (host === undefined) return reject(last ?? new Error("connection refused"));
+        const socket = net.connect({ host, port, allowHalfOpen: true });
+        socket.once("connect", () => {
+          socket.removeAllListeners("error");
+          resolve(socket);
+        });
+        socket.once("error", (err) => resolve(attempt(hosts.slice(1), err)));
+      });
+    return attempt(["127.0.0.1", "::1"], null);
   }
 
   describe(_placement: SandboxPlacement): DriverDescription {

@@ -44,7 +44,10 @@ import {
 } from "./handlers/terminals.js";
 import { ApiError } from "./replies.js";
 
-/** The routes served as a WebSocket (docs/protocol.md, "Terminals"), and what each attaches to. */
+/** The port-forward route, a WebSocket of its own kind (docs/protocol.md, "Port forwarding"). */
+export const FORWARD_ROUTE: RouteName = "sandbox.portforward";
+
+/** The terminal routes served as a WebSocket (docs/protocol.md, "Terminals"), and what each attaches to. */
 export const UPGRADES: Partial<Record<RouteName, (ctx: UpgradeContext) => TerminalTarget>> = {
   "executions.terminal": executionTerminalTarget,
   "process.terminal": processTerminalTarget,
@@ -62,6 +65,7 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.delete": deleteSandbox,
   "sandbox.stop": stopSandbox,
   "sandbox.start": startSandbox,
+  "sandbox.portforward": terminalWithoutUpgrade,
   execute,
   "executions.list": listExecutions,
   "executions.get": getExecution,

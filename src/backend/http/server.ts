@@ -26,10 +26,13 @@ import {
 import { callerFor } from "./idempotency.js";
 import type { OwnedSocket } from "./ownership.js";
 import { Refusal } from "../refusal.js";
-import { matchRoute, UPGRADES } from "./router.js";
+import { FORWARD_ROUTE, matchRoute, UPGRADES } from "./router.js";
 import { WebSocketServer } from "ws";
 import { TERMINAL_MESSAGE_MAX_BYTES } from "../../protocol/types.js";
 import { Attachments } from "./terminal-socket.js";
+import { Forwards } from "./forward-socket.js";
+import { openPortForward } from "./handlers/port-forward.js";
+import type { UpgradeContext } from "./handlers/terminals.js";
 import { WireRecorder, type WireTap } from "./wire-record.js";
 
 /** After shutdown ended the runs, how long answers may take to flush. */
@@ -70,6 +73,8 @@ export class HttpEdge {
   /** WebSockets of the terminal routes (terminal-socket.ts), and who is attached to what. */
   private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_MESSAGE_MAX_BYTES });
   private readonly attachments = new Attachments();
+  /** Connections joined to ports inside sandboxes (forward-socket.ts). */
+  private readonly forwards = new Forwards();
   /** The TCP port listened on (port 0 picks one), once listening. */
   port: number | undefined;
 
@@ -104,6 +109,7 @@ export class HttpEdge {
     this.closing = true;
     clearTimeout(this.idleTimer);
     this.attachments.closeAll("the backend is stopping");
+    this.forwards.closeAll();
     return Promise.all(
       this.servers.map(
         ({ server }) =>
@@ -262,18 +268,24 @@ export class HttpEdge {
       pathname = url.pathname;
       const route = matchRoute(method, url.pathname);
       const upgrade = UPGRADES[route.name];
-      if (upgrade === undefined || (req.headers.upgrade ?? "").toLowerCase() !== "websocket") {
+      const forward = route.name === FORWARD_ROUTE;
+      if ((upgrade === undefined && !forward) || (req.headers.upgrade ?? "").toLowerCase() !== "websocket") {
         throw new ApiError(400, ErrorCodes.invalidRequest, `${method} ${url.pathname} is not a WebSocket route`, {
           field: "Upgrade",
         });
       }
       const warnings: string[] = [];
-      const target = upgrade({
+      const ctx = {
         params: route.params,
         query: url.searchParams,
         services: this.opts.services,
-        warn: (message) => warnings.push(message),
-      });
+        warn: (message: string) => warnings.push(message),
+      };
+      if (upgrade === undefined) {
+        void this.serveForward(req, socket, head, ctx, pathname);
+        return;
+      }
+      const target = upgrade(ctx);
       this.sockets.handleUpgrade(req, socket, head, (ws) => {
         this.recorder?.upgradeAnswer(req, { status: 101, headers: { upgrade: "websocket" }, body: "" });
         this.log(`${method} ${pathname} 101 (terminal attached)`);
@@ -286,6 +298,41 @@ export class HttpEdge {
       this.log(`${method} ${pathname} ${status} (upgrade refused)`);
       const written = writeRawReply(socket, reply);
       this.recorder?.upgradeAnswer(req, written);
+    }
+  }
+
+  /**
+   * A port forward: the connection inside is joined first (a refusal is a JSON answer
+   * before the switch), then the WebSocket carries its bytes (forward-socket.ts).
+   */
+  private async serveForward(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    ctx: UpgradeContext,
+    pathname: string,
+  ): Promise<void> {
+    const method = req.method ?? "GET";
+    this.inFlight++;
+    try {
+      const target = await openPortForward(ctx);
+      if (socket.destroyed || this.closing) {
+        target.inside.destroy();
+        return;
+      }
+      this.sockets.handleUpgrade(req, socket, head, (ws) => {
+        this.recorder?.upgradeAnswer(req, { status: 101, headers: { upgrade: "websocket" }, body: "" });
+        this.log(`${method} ${pathname} 101 (port ${target.port} of ${target.sandboxId} joined)`);
+        this.forwards.relay(ws, target.inside);
+      });
+    } catch (err) {
+      const reply = this.errorReply(err, method, pathname);
+      const status = reply.kind === "drop" ? 500 : reply.status;
+      this.log(`${method} ${pathname} ${status} (port forward refused)`);
+      const written = writeRawReply(socket, reply);
+      this.recorder?.upgradeAnswer(req, written);
+    } finally {
+      this.inFlight--;
     }
   }
 
@@ -318,9 +365,10 @@ export class HttpEdge {
     const ms = this.opts.idleExitMs;
     const onIdle = this.opts.onIdle;
     clearTimeout(this.idleTimer);
-    if (!ms || !onIdle || this.closing || this.inFlight > 0 || !this.opts.nothingRuns()) return;
+    const idle = () => this.inFlight === 0 && this.forwards.count === 0 && this.opts.nothingRuns();
+    if (!ms || !onIdle || this.closing || !idle()) return;
     this.idleTimer = setTimeout(() => {
-      if (!this.closing && this.inFlight === 0 && this.opts.nothingRuns()) onIdle();
+      if (!this.closing && idle()) onIdle();
     }, ms);
   }
 }

@@ -25,6 +25,7 @@ import { type SandboxRow, SandboxStore } from "./store.js";
 import { workspaceOwner } from "./workspace-files.js";
 import { chooseNetworkMode, choosePublished, networkModeOf, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
+import { connectToPort } from "./connect.js";
 import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
 import {
@@ -125,11 +126,16 @@ export class SandboxRegistry {
   /** A connection to a port on a sandbox's loopback, when its environment runs. */
   private connectInside(sandboxId: string, port: number): Promise<Duplex> {
     const row = this.store.getSandboxById(sandboxId);
-    const driver = row === undefined ? undefined : this.driver(row);
-    if (row === undefined || driver?.connect === undefined) {
-      return Promise.reject(new Error("the sandbox cannot take connections"));
-    }
-    return driver.connect(this.placement(row), port);
+    if (row === undefined) return Promise.reject(new Error("the sandbox cannot take connections"));
+    return this.connect(row, port);
+  }
+
+  /**
+   * A connection to `port` on the sandbox's own loopback (a published port, a port
+   * forward); never starts its environment. Refused as connect.ts says.
+   */
+  connect(row: SandboxRow, port: number): Promise<Duplex> {
+    return connectToPort(this.driver(row), this.placement(row), { sandboxId: row.sandbox_id, name: row.name }, port);
   }
 
   /** The sandbox with this id, or undefined. */
@@ -238,6 +244,11 @@ export class SandboxRegistry {
       const cause = (err as Error).message;
       throw new Refusal(ErrorCodes.sandboxStartFailed, `the sandbox could not be set up: ${cause}`, { cause });
     }
+  }
+
+  /** Ends the connections joined to the sandbox's ports (published, forwarded), saying why. */
+  disconnect(row: SandboxRow, why: string): void {
+    this.driver(row).disconnect?.(this.placement(row), why);
   }
 
   /** Ends the sandbox's live environment and what is left in it; says what that was. */

@@ -276,3 +276,33 @@ export function declareVersion(program: Command, bind: Bind): void {
     .action(bind(() => import("./version.js")));
   withExamples(cmd, [{ command: "sbx version", description: "the version of this sbx" }]);
 }
+
+export function declarePortForward(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("port-forward")
+    .summary("reach a port inside a sandbox from this machine")
+    .description(
+      "Listen on LOCAL (on 127.0.0.1 unless --address says otherwise) and join each connection to\n" +
+        "PORT on the sandbox's own loopback, as kubectl port-forward does, until Ctrl-C: a server\n" +
+        "inside is reachable from here also without --network, through the backend (a remote\n" +
+        "profile's too). LOCAL defaults to PORT; 0 (or :PORT) picks a free port, printed. A\n" +
+        "connection to a port where nothing listens, or to a sandbox that is not running, is\n" +
+        "closed and said on stderr; the forward goes on. It never starts the sandbox.",
+    )
+    .argument("<sandbox>", "sandbox id or name")
+    .argument("<ports...>", "[LOCAL:]PORT, one or more")
+    .option(
+      "--address <addr>",
+      "local address to listen on, repeatable or comma-separated (default: 127.0.0.1)",
+      collect,
+    )
+    .option("--json", "print JSON Lines on stdout: {event: listening|connection_failed|stopped, ...}")
+    .action(bind(() => import("./port-forward.js")));
+  declareCompletion(cmd, "<sandbox>", "sandbox-name");
+  withExamples(cmd, [
+    { command: "sbx port-forward web 8000", description: "127.0.0.1:8000 to port 8000 in web" },
+    { command: "sbx port-forward web 8080:8000", description: "127.0.0.1:8080 to port 8000 in web" },
+    { command: "sbx port-forward web :8000", description: "a free local port to 8000 (printed)" },
+    { command: "sbx port-forward --address 0.0.0.0 web 8000", description: "listen on every address" },
+  ]);
+}

@@ -20,11 +20,16 @@ type JsonObject = { [key: string]: Json };
 export const SSE_EVENTS_EXTENSION = "x-sse-events";
 
 /** What each path parameter is, and the code a route answers when it names nothing. */
-const PATH_PARAMETERS: Record<string, { description: string; notFound: ErrorCode }> = {
+const PATH_PARAMETERS: Record<string, { description: string; notFound: ErrorCode; schema?: TSchema }> = {
   id: { description: "A sandbox id (sbx_…) or name.", notFound: "sandbox_not_found" },
   eid: { description: "An execution id (exe_…).", notFound: "execution_not_found" },
   pid: { description: "A process id (prc_…).", notFound: "process_not_found" },
   jid: { description: "A job id.", notFound: "job_not_found" },
+  port: {
+    description: "A TCP port on the sandbox's own loopback (1–65535).",
+    notFound: "invalid_request",
+    schema: Type.String({ pattern: "^[0-9]{1,5}$" }),
+  },
 };
 
 /** Routes the fault injection never touches, so never answer 503 not_started. */
@@ -205,7 +210,10 @@ function operation(b: Builder, name: RouteName): JsonObject {
     if (!segment.startsWith(":")) continue;
     const p = segment.slice(1);
     params.push(
-      parameter(b, p, "path", { schema: Type.String({ minLength: 1 }), description: PATH_PARAMETERS[p]!.description }),
+      parameter(b, p, "path", {
+        schema: PATH_PARAMETERS[p]!.schema ?? Type.String({ minLength: 1 }),
+        description: PATH_PARAMETERS[p]!.description,
+      }),
     );
   }
   for (const [q, spec] of Object.entries(op.query ?? {})) params.push(parameter(b, q, "query", spec));

@@ -263,6 +263,17 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     responses: { 200: { description: "The sandbox.", content: json(SandboxDetails), headers: replayed } },
     errors: ["isolation_unavailable", "sandbox_start_failed"],
   },
+  "sandbox.portforward": {
+    summary: "Connect to a port inside a sandbox (WebSocket; sbx)",
+    description:
+      'One WebSocket (Connection: Upgrade, Upgrade: websocket) is one TCP connection to `port` on the sandbox\'s own loopback, joined before the switch: binary messages are its bytes both ways; the text message {"type":"eof"} says a side sends nothing more. Never starts the sandbox. Closed 1000 when the connection inside ends, 4001 when the sandbox stops. See docs/protocol.md, "Port forwarding".',
+    tag: "sandboxes",
+    headers: {
+      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
+    },
+    responses: { 101: { description: "Switching Protocols: the connection's WebSocket." } },
+    errors: ["sandbox_not_running", "connection_refused", "upgrade_required", "invalid_request"],
+  },
   execute: {
     summary: "Run one bounded command",
     description:

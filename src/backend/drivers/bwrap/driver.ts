@@ -281,6 +281,10 @@ export class BwrapDriver implements SandboxDriver {
     return { was_running: true, ended };
   }
 
+  disconnect(placement: SandboxPlacement, why: string): void {
+    this.live.get(environmentKey(placement))?.endJoined(why);
+  }
+
   async connect(placement: SandboxPlacement, port: number): Promise<Duplex> {
     const live = this.live.get(environmentKey(placement));
     if (live === undefined || live.state === "ended") throw new Error("the sandbox is not running");

@@ -14,6 +14,7 @@
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import type net from "node:net";
+import { EnvironmentEndedError } from "../driver.js";
 import { type InitEvent, type InitRequest, LineSplitter, parseInitEvent } from "../../../sandbox-init/init.js";
 import {
   childrenOf,
@@ -91,6 +92,8 @@ export class LiveSandbox implements EnvironmentPort {
   private network: { stop(): void } | null = null;
   /** Connections asked of the init (published ports), by request id. */
   private readonly connecting = new Map<string, (refused: string) => void>();
+  /** Connections joined to ports inside (published ports, port forwards): ended with the sandbox. */
+  private readonly joined = new Set<net.Socket>();
   private connectCount = 0;
   private stopping = false;
   private resolveReady!: () => void;
@@ -248,6 +251,7 @@ export class LiveSandbox implements EnvironmentPort {
     if (reason !== null) this.endReason ??= reason;
     if (!this.stopping && this.state !== "ended") {
       this.stopping = true;
+      this.endJoined("the sandbox stopped");
       const pid = this.leader.pid;
       if (pid !== undefined) {
         try {
@@ -327,6 +331,10 @@ export class LiveSandbox implements EnvironmentPort {
       const token = this.io.expect((socket) => {
         clearTimeout(timer);
         this.connecting.delete(id);
+        // Each direction ends on its own, as the init's side does (a half-close is passed on).
+        socket.allowHalfOpen = true;
+        this.joined.add(socket);
+        socket.once("close", () => this.joined.delete(socket));
         resolve(socket);
       });
       const fail = (why: string) => {
@@ -338,6 +346,12 @@ export class LiveSandbox implements EnvironmentPort {
       this.connecting.set(id, fail);
       this.leader.stdin?.write(`${JSON.stringify({ op: "connect", id, port, token } satisfies InitRequest)}\n`);
     });
+  }
+
+  /** Each joined connection ends saying why (EnvironmentEndedError), before the sandbox's init is gone. */
+  endJoined(why: string): void {
+    for (const socket of [...this.joined]) socket.destroy(new EnvironmentEndedError(why));
+    this.joined.clear();
   }
 
   private end(reason: string): void {
@@ -358,6 +372,7 @@ export class LiveSandbox implements EnvironmentPort {
     this.io.close();
     this.network?.stop();
     for (const fail of [...this.connecting.values()]) fail("the sandbox ended");
+    this.endJoined(`the sandbox ended: ${reason}`);
     for (const pipe of this.leader.stdio) pipe?.destroy();
     this.opts.onEnded(this);
     if (!this.stopping && !wasStarting) this.opts.log(`sandbox ended: ${reason}`);

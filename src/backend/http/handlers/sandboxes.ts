@@ -71,6 +71,7 @@ export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
     if (ctx.query.get("force") === "true") {
       // Executions cancelled, processes stopped, jobs cancelled (queued ones first); once their ends are stored.
+      sandboxes.disconnect(row, "the sandbox was removed");
       await runs.endAllIn(row.sandbox_id);
     }
     const id = row.sandbox_id;
@@ -93,6 +94,8 @@ export function stopSandbox(ctx: RequestContext): Promise<Reply> {
     const { sandboxes, runs } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
     const live = runs.countIn(row.sandbox_id);
+    // Connections to its ports end first, saying so (not as if their server had closed them).
+    sandboxes.disconnect(row, "the sandbox stopped");
     const unstarted = await runs.endAllIn(row.sandbox_id, "sandbox_stopped");
     const stopped = await sandboxes.stopEnvironment(row);
     const details = sandboxes.details(row, false);

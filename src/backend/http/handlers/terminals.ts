@@ -23,7 +23,7 @@ export interface TerminalTarget {
   hello: Record<string, unknown>;
 }
 
-/** A terminal route asked as plain HTTP. */
+/** A WebSocket route (a terminal, a port forward) asked as plain HTTP. */
 export async function terminalWithoutUpgrade(_ctx: RequestContext): Promise<Reply> {
   throw new ApiError(
     426,
