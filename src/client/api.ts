@@ -3,7 +3,7 @@
 
 import { BackendError, exitCodeOfAnswer, SbxError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
-import type { HttpObserved } from "./observed.js";
+import { CERTIFICATE_HINT, type HttpObserved, isCertificateRefused } from "./observed.js";
 import { routePath } from "../protocol/routes.js";
 import {
   ErrorCodes,
@@ -60,6 +60,7 @@ export function answerOrThrow(
       obs.code,
       `${what}: cannot reach the backend (${obs.code}: ${obs.message}); nothing was sent`,
       null,
+      isCertificateRefused(obs.code) ? CERTIFICATE_HINT : undefined,
     );
   }
   let body: unknown;

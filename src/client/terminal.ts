@@ -5,6 +5,7 @@
 
 import { BackendError, exitCodeOfAnswer } from "../common/errors.js";
 import { type Endpoint, keyInClearProblem } from "./endpoint.js";
+import { CERTIFICATE_HINT, isCertificateRefused } from "./observed.js";
 import { redact } from "./redact.js";
 import type { WebSocket } from "ws";
 
@@ -170,6 +171,7 @@ export function whenRefused(
         err.code ?? `${what.replace(/ /g, "_")}_failed`,
         `${what}: cannot reach the backend (${redact(err.message, endpoint.apiKey)})`,
         null,
+        isCertificateRefused(err.code ?? "") ? CERTIFICATE_HINT : undefined,
       ),
     ),
   );

@@ -93,9 +93,12 @@ function nodeTransport(socketPath: string | null): Transport {
         open.add(cr);
         cr.once("close", () => open.delete(cr));
         // A connection of its own that never connected carried nothing: provably not sent.
+        // Over TLS the request leaves only once the handshake is done (secureConnect);
+        // a new TLS connection is never through it when the request is given its socket.
         let connected = false;
         cr.once("socket", (socket) => {
-          if (!socket.connecting) connected = true;
+          if (url.protocol === "https:") socket.once("secureConnect", () => (connected = true));
+          else if (!socket.connecting) connected = true;
           else socket.once("connect", () => (connected = true));
         });
         cr.once("error", (err) => {

@@ -3,6 +3,7 @@
 
 import type { Classification } from "./classifications.js";
 import { decidingObservation, exitCodeFor, mayHaveRun, RECORD_GONE } from "./classify.js";
+import { CERTIFICATE_HINT, isCertificateRefused } from "../client/observed.js";
 import type { ObservationRow, StoredReceipt } from "./store.js";
 
 export interface ReceiptDocument {
@@ -147,7 +148,11 @@ export function explain(doc: ReceiptDocument): string {
     case "not_started":
       return `sbx: ${id}: nothing ran (${doc.error?.message || doc.error?.code || "not started"})${
         doc.retry_after_ms === null ? "" : `; retry after ${Math.ceil(doc.retry_after_ms / 1000)}s`
-      }. Safe to send again with the same key: ${doc.next}`;
+      }.${
+        isCertificateRefused(doc.error?.code ?? "")
+          ? ` ${CERTIFICATE_HINT[0]!.toUpperCase()}${CERTIFICATE_HINT.slice(1)}.`
+          : ""
+      } Safe to send again with the same key: ${doc.next}`;
     case "rejected":
       return `sbx: ${id}: refused by the backend (HTTP ${doc.http_status ?? "?"} ${doc.error?.code ?? ""}: ${
         doc.error?.message ?? ""

@@ -561,9 +561,13 @@ const DOC_CASES: Record<string, DocCase[]> = {
   "503 with the documented `not_started` error (keep its retry hint)": [
     dispatch(apiError(503, "not_started", { retry_after_ms: 500 })),
   ],
-  "connection refused / name not resolved (nothing was sent)": [
+  "connection refused / name not resolved / the server's TLS certificate refused by sbx (nothing was sent)": [
     dispatch(transport("ECONNREFUSED", false)),
     dispatch(transport("ENOTFOUND", false)),
+    // Refused in the handshake, before the request: not sent, whatever the transport assumed.
+    dispatch(transport("DEPTH_ZERO_SELF_SIGNED_CERT", true)),
+    dispatch(transport("UNABLE_TO_VERIFY_LEAF_SIGNATURE", true)),
+    dispatch(transport("ERR_TLS_CERT_ALTNAME_INVALID", true)),
   ],
   "400, 401, 403, 404, 422 (`idempotency_key_reused`, validation)": [
     ...[400, 401, 403, 404].map((status) => dispatch(apiError(status, "invalid_request"))),
