@@ -19,11 +19,14 @@ const TAG = /\[skipped: needs ([a-z0-9-]+) — /;
 const runs = runArgs.map((arg) => {
   const [name, files] = arg.split("=");
   const [json, leftovers] = files.split(":");
-  const run = { name, passed: 0, failed: 0, skipped: [], unexpected: [], leftovers: "", broken: null };
+  const run = { name, passed: 0, failed: 0, skipped: [], unexpected: [], leftovers: "", broken: null, seconds: null };
   try {
     const r = JSON.parse(fs.readFileSync(json, "utf8"));
     run.passed = r.numPassedTests;
     run.failed = r.numFailedTests;
+    // The run's wall time: from its start to the last file's end (the suite's time, said on every CI run).
+    const ends = r.testResults.map((f) => f.endTime).filter((t) => typeof t === "number");
+    if (typeof r.startTime === "number" && ends.length > 0) run.seconds = (Math.max(...ends) - r.startTime) / 1000;
     for (const file of r.testResults) {
       for (const t of file.assertionResults) {
         if (t.status === "passed" || t.status === "failed") continue;
@@ -51,8 +54,13 @@ console.log(
   `${sum((r) => r.passed)} passed, ${sum((r) => r.failed + (r.broken ? 1 : 0))} failed, ${sum((r) => r.skipped.length)} skipped`,
 );
 for (const r of runs) {
-  console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped.length} skipped${r.broken ? `; ${r.broken}` : ""}`);
+  const took = r.seconds === null ? "" : ` in ${Math.round(r.seconds)} s`;
+  console.log(
+    `${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped.length} skipped${took}${r.broken ? `; ${r.broken}` : ""}`,
+  );
 }
+// Times mean little without the machine's load beside them (1, 5 and 15 minutes).
+console.log(`load average: ${fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
 console.log(`skips expected on this machine: ${expected.size === 0 ? "none" : [...expected].join(", ")}`);
 const unexpected = runs.flatMap((r) => r.unexpected.map((t) => `${r.name}: ${t}`));
 if (unexpected.length > 0) {
