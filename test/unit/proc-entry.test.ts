@@ -55,3 +55,29 @@ it("a process that is gone reads as null", async () => {
   await new Promise((resolve) => child.once("exit", resolve));
   expect(readProcEntry(child.pid!)).toBeNull();
 });
+
+it("processTree: a process and everything descended from it, zombies left out, without a scan of /proc", async () => {
+  // sh starts a sleep and a child that exits, then becomes a sleep that never reaps that child.
+  const child = spawn("sh", ["-c", "sleep 31 & true & exec sleep 32"], { stdio: "ignore" });
+  started.push(child.pid!);
+  const { processTree } = await import("../../src/backend/drivers/proc.js");
+  // Once `true` has exited (a zombie its parent never reaps) and the sleep runs.
+  const zombie = await until(
+    () => childrenOf(child.pid!).find((pid) => readProcEntry(pid)?.state === "Z"),
+    10_000,
+    "the zombie",
+  );
+  const tree = await until(
+    () => {
+      const t = processTree(child.pid!);
+      return t.length === 2 && t.every((p) => p.name === "sleep") ? t : undefined;
+    },
+    10_000,
+    "the tree",
+  );
+  expect(tree[0]).toMatchObject({ pid: child.pid, name: "sleep" });
+  expect(tree.map((p) => p.pid)).not.toContain(zombie);
+  for (const p of tree) started.push(p.pid);
+  // From further up, the same processes are found under this one.
+  expect(processTree(process.pid).map((p) => p.pid)).toEqual(expect.arrayContaining(tree.map((p) => p.pid)));
+});

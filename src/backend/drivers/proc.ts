@@ -120,6 +120,27 @@ export function childrenOf(pid: number): number[] {
   return out;
 }
 
+/**
+ * `root` and every live process descended from it, by the kernel's children lists: the
+ * processes of a pid namespace whose init is `root` (an orphan there is re-parented to
+ * it), read without a scan of all of /proc. Zombies are left out (their children, if
+ * any, are walked). A process forked while the walk runs may be missed, as by a scan.
+ */
+export function processTree(root: number): ProcEntry[] {
+  const out: ProcEntry[] = [];
+  const seen = new Set<number>();
+  const queue = [root];
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const entry = readProcEntry(pid);
+    if (entry === null) continue;
+    if (entry.state !== "Z") out.push(entry);
+    queue.push(...childrenOf(pid));
+  }
+  return out;
+}
+
 /** A process's pid in its innermost pid namespace (the last of /proc/PID/status's NSpid), or null. */
 export function innermostPid(pid: number): number | null {
   try {
