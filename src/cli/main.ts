@@ -43,7 +43,8 @@ export async function main(
     exitCode: ExitCodes.ok,
     exitsAfter: opts.exitsAfter === true,
   };
-  const program = buildProgram(rt);
+  // Only the command asked for is declared (the whole tree for help and the like).
+  const program = buildProgram(rt, argv[0]);
   // Commander copies these settings only to commands created later: set them on all.
   const configure = (cmd: Command) => {
     cmd.exitOverride();

@@ -26,7 +26,47 @@ import * as profile from "./commands/profile/index.js";
 import * as receipts from "./commands/receipts/index.js";
 import * as sandbox from "./commands/sandbox/index.js";
 
-export function buildProgram(rt: Runtime): Command {
+type Declare = (program: Command, bind: Bind) => void;
+
+/**
+ * Every top-level command's declaration, in the order help lists them. The words that
+ * read the whole tree (help, completion, __complete) are left out of the table's use
+ * for `only`: they always get all of it.
+ */
+const TOP_LEVEL: Record<string, Declare> = {
+  exec: declareExec,
+  shell: declareShell,
+  attach: declareAttach,
+  receipts: receipts.register,
+  recover: declareRecover,
+  logs: declareLogs,
+  cancel: declareCancel,
+  process: processCmd.register,
+  jobs: jobs.register,
+  sandbox: sandbox.register,
+  cp: declareCp,
+  "port-forward": declarePortForward,
+  daemon: daemon.register,
+  init: declareInit,
+  profile: profile.register,
+  config: configCmd.register,
+  completion: declareCompletionCommand,
+  __complete: declareCompleteWords,
+  help: declareHelp,
+  version: declareVersion,
+};
+
+/** Commands that read the whole tree when they run. */
+const WHOLE_TREE = new Set(["help", "completion", "__complete"]);
+
+/**
+ * The command tree. `only`: the first word of the command line; when it names a
+ * top-level command (one that does not read the tree), only that command is declared
+ * (with the global options): a command's start does not pay for building every other
+ * one's options, help and examples. `--version` needs none. Anything else (an
+ * option first, an unknown word to suggest a command for, help) gets the whole tree.
+ */
+export function buildProgram(rt: Runtime, only?: string): Command {
   const bind: Bind = makeBinder(rt);
   const program = new Command("sbx")
     .description(
@@ -50,26 +90,7 @@ export function buildProgram(rt: Runtime): Command {
     .option("--no-color", "no colour (also NO_COLOR)")
     .option("-q, --quiet", "print only data")
     .option("--verbose", "say more on stderr");
-  declareExec(program, bind);
-  declareShell(program, bind);
-  declareAttach(program, bind);
-  receipts.register(program, bind);
-  declareRecover(program, bind);
-  declareLogs(program, bind);
-  declareCancel(program, bind);
-  processCmd.register(program, bind);
-  jobs.register(program, bind);
-  sandbox.register(program, bind);
-  declareCp(program, bind);
-  declarePortForward(program, bind);
-  daemon.register(program, bind);
-  declareInit(program, bind);
-  profile.register(program, bind);
-  configCmd.register(program, bind);
-  declareCompletionCommand(program, bind);
-  declareCompleteWords(program, bind);
-  declareHelp(program, bind);
-  declareVersion(program, bind);
+  for (const declare of declaredFor(only)) declare(program, bind);
   withExamples(program, [
     { command: "sbx exec -- echo hello", description: "run argv in the default local sandbox" },
     { command: "sbx receipts list", description: "what ran, newest first" },
@@ -77,6 +98,12 @@ export function buildProgram(rt: Runtime): Command {
     { command: "sbx help exit-codes", description: "what each exit code and classification means" },
   ]);
   return program;
+}
+
+function declaredFor(only: string | undefined): Declare[] {
+  if (only === "--version" || only === "-V") return [];
+  const one = only === undefined || WHOLE_TREE.has(only) || !Object.hasOwn(TOP_LEVEL, only) ? null : TOP_LEVEL[only];
+  return one ? [one] : Object.values(TOP_LEVEL);
 }
 
 /** Joins the lines of each paragraph; blank lines and indented (preformatted) lines stay. */
