@@ -2,155 +2,75 @@
 // Verifying entry by entry in JavaScript (verify.ts) reads ~900,000 rows for 100,000
 // receipts, and turning each column into a JavaScript value is most of its time. Here
 // SQLite assembles, for a few thousand positions at a time, the exact bytes each link
-// was computed over (one BLOB) and the links themselves (one string); JavaScript only
-// hashes. What the entry-by-entry verifier checks besides links is asked of SQLite as
-// counts of rows that fail. The work comes as independent tasks (position ranges,
-// receipt ranges, checks), so that threads can share it (verify-threads.ts).
+// was computed over (one BLOB) and the links themselves (one string), with a handful of
+// sums about the same rows (verify-fast-sql.ts); JavaScript hashes and adds up. The
+// work comes as independent tasks (position ranges, receipt ranges), so that threads
+// can share it (verify-threads.ts).
 //
 // The contract: this either proves that verify.ts would find nothing wrong in the same
 // snapshot, and gives the report it would give, or it proves nothing (any failure,
 // any surprise, any SQL error) and the caller verifies entry by entry, which names what
 // is wrong. It never names a problem itself. test/unit/receipt-verify-fast.test.ts holds
-// it to that over every tamper of test/unit/receipt-chain.test.ts.
+// it to that over every tamper of test/unit/receipt-chain.test.ts and random ones.
+//
+// What verify.ts checks besides links, and how the sums prove it (fastReport):
+// - Each receipt's entries follow one another (each names the entry before it, the
+//   first none). Every entry names an earlier entry of its receipt or none (FOLLOWS,
+//   per position), so for a receipt whose entries are at s1 < … < sk, the entry at si
+//   names a position ≤ s(i−1) (none counting 0, and s1 must name none): Σ (si − named)
+//   ≥ sk, equal only when each names the one right before it. So Σ over every receipt's
+//   entries of (position − named) equals Σ over receipt rows of their last position
+//   exactly when every chained receipt has a row and every receipt's entries follow one
+//   another (a receipt without a row adds to the first sum only).
+// - Then each chained receipt has one first entry: the count of first entries equals
+//   the count of receipt rows exactly when every receipt row is chained.
+// - Every attempt and observation row is covered by an entry of its receipt, or by its
+//   seal: the rows entries cover (each once: a row covered twice proves nothing) and the
+//   rows seals cover (one seal per receipt at most, its first entry) add up to all rows.
+// - The receipt rows themselves (body, classification, ids): counted in SQL.
 
+import { isUtf8 } from "node:buffer";
 import crypto from "node:crypto";
 import type { Database } from "../platform/sqlite.js";
 import type { ChainHead, PrunedGap } from "./chain-log.js";
-import { ATTEMPT_FIELDS, LATER_FIELDS, OBSERVATION_FIELDS, REQUEST_FIELDS, ZERO_LINK } from "./chain.js";
 import { bridgeGap, type ChainRow, readStoreEntries, type VerifyReport } from "./verify.js";
-
-/**
- * A row's data (chain.ts: rowData) as SQLite's json_object writes it: integers, text and
- * NULL exactly as canonical JSON does (test/unit/receipt-chain.test.ts compares them).
- * A later field (chain.ts, LATER_FIELDS) is left out while null, as rowData does: one
- * json_object for each case. A BLOB fails the query; a REAL is written otherwise (and
- * so does not verify).
- */
-export function jsonObjectSql(fields: readonly string[], alias = ""): string {
-  const at = alias === "" ? "" : `${alias}.`;
-  const later = fields.filter((f) => LATER_FIELDS.has(f));
-  const object = (omit: ReadonlySet<string>) =>
-    `json_object(${fields
-      .filter((f) => !omit.has(f))
-      .map((f) => `'${f}', ${at}${f}`)
-      .join(", ")})`;
-  const choose = (i: number, omit: ReadonlySet<string>): string => {
-    const f = later[i];
-    if (f === undefined) return object(omit);
-    return `CASE WHEN ${at}${f} IS NULL THEN ${choose(i + 1, new Set([...omit, f]))} ELSE ${choose(i + 1, omit)} END`;
-  };
-  return choose(0, new Set());
-}
-
-/** Whether the entry at c covers an attempt row (a) or observation row (o) of its own receipt. */
-const CHAINED_ATTEMPT = `EXISTS (SELECT 1 FROM chain x WHERE x.receipt_id = a.receipt_id AND x.type = 'attempt' AND x.ref = a.attempt)`;
-const CHAINED_OBSERVATION = `EXISTS (SELECT 1 FROM chain x WHERE x.receipt_id = o.receipt_id AND x.type = 'observation' AND x.ref = o.id)`;
-const SEALED = (alias: string) =>
-  `EXISTS (SELECT 1 FROM chain x WHERE x.receipt_id = ${alias}.receipt_id AND x.type = 'seal')`;
-
-const REQUEST_OF_C = `(SELECT ${jsonObjectSql(REQUEST_FIELDS, "r")} FROM receipts r WHERE r.receipt_id = c.receipt_id)`;
-
-/** A seal's data: the attempts and observations no entry covers (in attempt, id order), then the request. */
-const SEAL_OF_C = `'{"attempts":[' || coalesce((SELECT group_concat(${jsonObjectSql(ATTEMPT_FIELDS, "a")}, ',' ORDER BY a.attempt)
-    FROM attempts a WHERE a.receipt_id = c.receipt_id AND NOT ${CHAINED_ATTEMPT}), '')
-  || '],"observations":[' || coalesce((SELECT group_concat(${jsonObjectSql(OBSERVATION_FIELDS, "o")}, ',' ORDER BY o.id)
-    FROM observations o WHERE o.receipt_id = c.receipt_id AND NOT ${CHAINED_OBSERVATION}), '')
-  || '],"request":' || ${REQUEST_OF_C} || '}'`;
-
-/** The data of the entry at chain row c (chain.ts), NULL where verify.ts would find none. */
-const DATA_OF_C = `CASE WHEN c.receipt_id = '' THEN CASE WHEN c.type IN ('genesis', 'checkpoint') THEN c.data END
-  ELSE CASE c.type
-    WHEN 'request' THEN ${REQUEST_OF_C}
-    WHEN 'attempt' THEN (SELECT ${jsonObjectSql(ATTEMPT_FIELDS, "a")} FROM attempts a WHERE a.receipt_id = c.receipt_id AND a.attempt = c.ref)
-    WHEN 'observation' THEN (SELECT ${jsonObjectSql(OBSERVATION_FIELDS, "o")} FROM observations o WHERE o.id = c.ref AND o.receipt_id = c.receipt_id)
-    WHEN 'execution_id' THEN c.data
-    WHEN 'seal' THEN ${SEAL_OF_C}
-  END END`;
-
-/**
- * What the link at chain row c was computed over (chain.ts: chainLink of envelope), given
- * the link before it, or '!' (which never hashes to a link) where something is missing.
- * p is the entry c.prev names.
- */
-const hashedSql = (before: string) =>
-  `coalesce(${before} || '{"data":' || ${DATA_OF_C} || ',"prev":' || CASE WHEN c.receipt_id = '' OR c.prev IS NULL
-    THEN 'null' ELSE '"' || p.link || '"' END || ',"receipt_id":' || json_quote(c.receipt_id) || ',"type":"' || c.type || '","v":1}', '!')`;
-
-/** A link as verify.ts compares it: text of 64 characters (so that links concatenated stay aligned). */
-const WELL_FORMED_LINK = (col: string) => `(typeof(${col}) = 'text' AND length(${col}) = 64)`;
-
-/**
- * The positions of a range that follow the position before them (or are the first),
- * as one BLOB of what each link was computed over, separated by newlines (canonical
- * JSON has none of its own; a newline in stored text shows as one piece too many), and
- * their links as one string. Both aggregates read the rows in the same order.
- */
-const CHAIN_BATCH = `SELECT CAST(group_concat(t, char(10)) AS BLOB), group_concat(link, ''), count(*), sum(ok) FROM (
-  SELECT c.link AS link, ${WELL_FORMED_LINK("c.link")} AS ok,
-    ${hashedSql(`CASE WHEN c.seq = 1 THEN '${ZERO_LINK}' ELSE b.link END`)} AS t
-  FROM chain c LEFT JOIN chain b ON b.seq = c.seq - 1 LEFT JOIN chain p ON p.seq = c.prev
-  WHERE c.seq BETWEEN ? AND ? AND (c.seq = 1 OR b.seq IS NOT NULL))`;
-
-/** The positions after missing ones (pruned, or deleted), with the position before the run and what follows the link there. */
-const AFTER_GAPS = `SELECT c.seq, (SELECT max(x.seq) FROM chain x WHERE x.seq < c.seq), c.link, ${WELL_FORMED_LINK("c.link")},
-    CAST(${hashedSql("''")} AS BLOB)
-  FROM chain c LEFT JOIN chain p ON p.seq = c.prev
-  WHERE c.seq > 1 AND NOT EXISTS (SELECT 1 FROM chain b WHERE b.seq = c.seq - 1)`;
-
-/** Receipts' bodies (hex, comma-separated) and their recorded sha256, a range of rowids at a time. */
-const BODIES = `SELECT group_concat(hex(body), ','), group_concat(body_sha256, ''), count(*), max(rowid),
-    sum(typeof(body) = 'blob' AND ${WELL_FORMED_LINK("body_sha256")})
-  FROM (SELECT rowid, body, body_sha256 FROM receipts WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ${2048})`;
-
-/** The classification a receipt's observations give, in id order (classify.ts: decidingObservation). */
-const DERIVED_CLASSIFICATION = `coalesce(
-  (SELECT o.classification FROM observations o WHERE o.receipt_id = r.receipt_id AND o.classification IS NOT NULL AND o.definitive = 1 ORDER BY o.id DESC LIMIT 1),
-  (SELECT o.classification FROM observations o WHERE o.receipt_id = r.receipt_id AND o.classification IS NOT NULL ORDER BY o.id DESC LIMIT 1),
-  'dispatched')`;
-
-/** An id column of the receipt's row that none of its observations (or, for an execution id, its entries) recorded. */
-const UNRECORDED = (col: string) =>
-  `(r.${col} IS NOT NULL AND NOT (typeof(r.${col}) = 'text' AND (EXISTS (SELECT 1 FROM observations o WHERE o.receipt_id = r.receipt_id AND o.${col} = r.${col})${
-    col === "execution_id"
-      ? ` OR EXISTS (SELECT 1 FROM chain x WHERE x.receipt_id = r.receipt_id AND x.type = 'execution_id' AND x.data = '{"execution_id":' || json_quote(r.execution_id) || '}')`
-      : ""
-  })))`;
-
-/**
- * What verify.ts checks besides links, each as a count of rows that fail it (each must be
- * 0). Where an id or an observation is compared, a value that SQLite and JavaScript could
- * see differently (a BLOB, a number in a text column) fails here, and verify.ts decides.
- */
-export const CHECKS = {
-  /** Every receipt is in the chain. */
-  receiptsChained: `SELECT count(*) FROM receipts r WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.receipt_id = r.receipt_id)`,
-  /** Every receipt the chain names is there. */
-  chainedReceiptsPresent: `SELECT count(*) FROM (SELECT DISTINCT receipt_id FROM chain WHERE receipt_id <> '') c
-    WHERE NOT EXISTS (SELECT 1 FROM receipts r WHERE r.receipt_id = c.receipt_id)`,
-  /** Each entry of a receipt names the receipt's entry before it (its first, none). */
-  entriesInOrder: `SELECT count(*) FROM (SELECT prev, lag(seq) OVER (PARTITION BY receipt_id ORDER BY seq) AS last_seq
-    FROM chain WHERE receipt_id <> '') WHERE prev IS NOT last_seq`,
-  /** Every attempt is covered by an entry of its receipt, or by its seal. (So every attempt's receipt is in the chain.) */
-  attemptsChained: `SELECT count(*) FROM attempts a WHERE NOT ${CHAINED_ATTEMPT} AND NOT ${SEALED("a")}`,
-  /** Every observation likewise. */
-  observationsChained: `SELECT count(*) FROM observations o WHERE NOT ${CHAINED_OBSERVATION} AND NOT ${SEALED("o")}`,
-  /** The classification column follows from the observations. */
-  classification: `SELECT count(*) FROM receipts r WHERE r.classification IS NOT ${DERIVED_CLASSIFICATION}`,
-  /** Each id the receipt's row names was recorded. */
-  ids: `SELECT count(*) FROM receipts r WHERE ${UNRECORDED("execution_id")} OR ${UNRECORDED("process_id")} OR ${UNRECORDED("request_id")}`,
-} as const;
+import { AFTER_GAP, POSITIONS_BATCH, RECEIPTS_BATCH, RECEIPTS_PER_BATCH } from "./verify-fast-sql.js";
 
 export type Task =
   | { kind: "positions"; first: number; last: number }
   | { kind: "gaps"; gaps: PrunedGap[] }
-  | { kind: "bodies"; after: number; last: number }
-  | { kind: "check"; name: keyof typeof CHECKS };
+  | { kind: "receipts"; after: number; last: number };
 
-/** A task's outcome: whether all it covers holds, and how many positions it checked. */
+/** A task's outcome: whether all it covers holds, and what it counted for fastReport to add up. */
 export interface TaskResult {
   ok: boolean;
+  /** Positions whose link it recomputed. */
   positions: number;
+  /** Receipts' entries that name no entry before them. */
+  firsts: number;
+  /** Σ (position − position of the entry it names, or 0) over receipts' entries. */
+  steps: number;
+  /** Σ over receipt rows of their last position in the chain. */
+  lasts: number;
+  /** Rowids of the attempt rows, and ids of the observation rows, receipts' entries cover. */
+  attempts: number[];
+  observations: number[];
+  /** Attempt and observation rows no entry covers, of receipts sealed in its positions. */
+  sealedAttempts: number;
+  sealedObservations: number;
 }
+
+const nothing = (ok: boolean): TaskResult => ({
+  ok,
+  positions: 0,
+  firsts: 0,
+  steps: 0,
+  lasts: 0,
+  attempts: [],
+  observations: [],
+  sealedAttempts: 0,
+  sealedObservations: 0,
+});
 
 const sha256Hex =
   typeof crypto.hash === "function"
@@ -163,68 +83,126 @@ function first(db: Database, sql: string, ...params: unknown[]): unknown[] | und
   return undefined;
 }
 
+/** A sum as SQLite gives it: an integer, or null for none. Anything else proves nothing. */
+function count(v: unknown): number | null {
+  if (v === null || v === undefined) return 0;
+  return typeof v === "number" && Number.isSafeInteger(v) ? v : null;
+}
+
+/** Appends the rowids of a comma-separated list to `into`; false for anything but positive integers. */
+function readIds(list: unknown, into: number[]): boolean {
+  if (list === null || list === undefined) return true;
+  if (typeof list !== "string") return false;
+  let n = 0;
+  let digits = 0;
+  for (let i = 0; i <= list.length; i++) {
+    const ch = i === list.length ? 44 : list.charCodeAt(i);
+    if (ch === 44) {
+      if (digits === 0 || digits > 15 || n < 1) return false;
+      into.push(n);
+      n = 0;
+      digits = 0;
+    } else if (ch >= 48 && ch <= 57) {
+      n = n * 10 + (ch - 48);
+      digits++;
+    } else return false;
+  }
+  return true;
+}
+
 const NEWLINE = 10;
 const POSITIONS_PER_BATCH = 2048;
 
-/** Positions first…last: each that follows the position before it gives the link recorded there. */
+/**
+ * Positions first…last: each that follows the position before it gives the link
+ * recorded there; every one follows (FOLLOWS); and what they count.
+ */
 function positions(db: Database, firstSeq: number, lastSeq: number): TaskResult {
-  let checked = 0;
+  const out = nothing(true);
   for (let from = firstSeq; from <= lastSeq; from += POSITIONS_PER_BATCH) {
-    const row = first(db, CHAIN_BATCH, from, Math.min(lastSeq, from + POSITIONS_PER_BATCH - 1));
-    const n = Number(row?.[2] ?? 0);
-    if (n === 0) continue;
-    const [texts, links, , wellFormed] = row as [Uint8Array, string, number, number];
-    if (wellFormed !== n || links.length !== 64 * n) return { ok: false, positions: checked };
-    let at = 0;
-    for (let i = 0; i < n; i++) {
-      const end = i === n - 1 ? texts.length : texts.indexOf(NEWLINE, at);
-      if (end < 0 || !links.startsWith(sha256Hex(texts.subarray(at, end)), 64 * i)) {
-        return { ok: false, positions: checked };
+    const row = first(db, POSITIONS_BATCH, from, Math.min(lastSeq, from + POSITIONS_PER_BATCH - 1));
+    if (row === undefined) return nothing(false);
+    const [texts, links, , , , , , , atts, obs] = row;
+    const n = count(row[2]);
+    const steps = count(row[6]);
+    const firsts = count(row[7]);
+    const sealedA = count(row[10]);
+    const sealedO = count(row[11]);
+    if (n === null || steps === null || firsts === null || sealedA === null || sealedO === null) return nothing(false);
+    // Every link hashed here well formed; every position in the range follows (FOLLOWS).
+    if (count(row[3]) !== n || count(row[5]) !== count(row[4])) return nothing(false);
+    if (n > 0) {
+      if (!(texts instanceof Uint8Array) || typeof links !== "string" || links.length !== 64 * n) return nothing(false);
+      // SQLite keeps text as stored, JavaScript reads it as UTF-8: bytes that are not UTF-8
+      // would be hashed here as they are but by verify.ts as read. Only UTF-8 proves anything.
+      if (!isUtf8(texts)) return nothing(false);
+      let at = 0;
+      for (let i = 0; i < n; i++) {
+        const end = i === n - 1 ? texts.length : texts.indexOf(NEWLINE, at);
+        if (end < 0 || !links.startsWith(sha256Hex(texts.subarray(at, end)), 64 * i)) return nothing(false);
+        at = end + 1;
       }
-      at = end + 1;
+      if (texts.indexOf(NEWLINE, at) >= 0) return nothing(false);
     }
-    if (texts.indexOf(NEWLINE, at) >= 0) return { ok: false, positions: checked };
-    checked += n;
+    if (!readIds(atts, out.attempts) || !readIds(obs, out.observations)) return nothing(false);
+    out.positions += n;
+    out.steps += steps;
+    out.firsts += firsts;
+    out.sealedAttempts += sealedA;
+    out.sealedObservations += sealedO;
   }
-  return { ok: true, positions: checked };
+  return out;
 }
 
-/** Positions after missing ones: each run of missing positions removed by a prune, and the next link follows from its last. */
+/**
+ * The positions right after runs of missing ones: each run was removed by prunes, and
+ * the link there follows from the last link the checkpoints recorded. (A position after
+ * missing ones that no checkpoint names is checked by no task: fastReport then finds a
+ * position unchecked.)
+ */
 function afterGaps(db: Database, gaps: readonly PrunedGap[]): TaskResult {
   const gapsByFirst = new Map(gaps.map((g) => [g.first, g]));
-  let checked = 0;
-  for (const [seq, before, link, wellFormed, text] of db.prepare(AFTER_GAPS).values() as Iterable<
-    [number, number | null, string, number, Uint8Array]
-  >) {
+  const out = nothing(true);
+  for (const seq of new Set(gaps.map((g) => g.last + 1))) {
+    const row = first(db, AFTER_GAP, seq) as [number, number | null, string, number, Uint8Array] | undefined;
+    if (row === undefined) continue;
+    const [, before, link, wellFormed, text] = row;
     const bridged = bridgeGap((before ?? 0) + 1, seq - 1, gapsByFirst);
-    if (typeof bridged !== "string" || wellFormed !== 1) return { ok: false, positions: checked };
+    if (typeof bridged !== "string" || wellFormed !== 1 || !isUtf8(text)) return nothing(false);
     const hash = crypto.createHash("sha256").update(bridged).update(text).digest("hex");
-    if (hash !== link) return { ok: false, positions: checked };
-    checked++;
+    if (hash !== link) return nothing(false);
+    out.positions++;
   }
-  return { ok: true, positions: checked };
+  return out;
 }
 
-const RECEIPTS_PER_BATCH = 2048;
-
-/** Receipts with rowids after…last: each body is a BLOB whose sha256 is the one recorded. */
-function bodies(db: Database, after: number, last: number): TaskResult {
+/**
+ * Receipts with rowids after…last: each body is a BLOB whose sha256 is the one recorded,
+ * each row holds (ROW_HOLDS), and the sum of their last positions.
+ */
+function receipts(db: Database, after: number, last: number): TaskResult {
+  const out = nothing(true);
   let from = after;
   while (from < last) {
-    const row = first(db, BODIES, from, last);
-    const n = Number(row?.[2] ?? 0);
+    const row = first(db, RECEIPTS_BATCH, from, last);
+    const n = count(row?.[2]);
+    if (row === undefined || n === null) return nothing(false);
     if (n === 0) break;
-    const [hex, shas, , lastRowid, wellFormed] = row as [string, string, number, number, number];
-    if (wellFormed !== n || shas.length !== 64 * n) return { ok: false, positions: 0 };
+    const [hex, shas, , lastRowid] = row;
+    const holds = count(row[4]);
+    const lasts = count(row[5]);
+    if (holds !== n || lasts === null || typeof hex !== "string" || typeof shas !== "string") return nothing(false);
+    if (shas.length !== 64 * n || typeof lastRowid !== "number") return nothing(false);
     const each = hex.split(",");
-    if (each.length !== n) return { ok: false, positions: 0 };
+    if (each.length !== n) return nothing(false);
     for (let i = 0; i < n; i++) {
-      if (!shas.startsWith(sha256Hex(Buffer.from(each[i]!, "hex")), 64 * i)) return { ok: false, positions: 0 };
+      if (!shas.startsWith(sha256Hex(Buffer.from(each[i]!, "hex")), 64 * i)) return nothing(false);
     }
+    out.lasts += lasts;
     from = lastRowid;
     if (n < RECEIPTS_PER_BATCH) break;
   }
-  return { ok: true, positions: 0 };
+  return out;
 }
 
 /** Runs one task in the snapshot the caller's read transaction holds. An SQL error is a failure to prove. */
@@ -235,13 +213,11 @@ export function runTask(db: Database, task: Task): TaskResult {
         return positions(db, task.first, task.last);
       case "gaps":
         return afterGaps(db, task.gaps);
-      case "bodies":
-        return bodies(db, task.after, task.last);
-      case "check":
-        return { ok: Number(first(db, CHECKS[task.name])?.[0]) === 0, positions: 0 };
+      case "receipts":
+        return receipts(db, task.after, task.last);
     }
   } catch {
-    return { ok: false, positions: 0 };
+    return nothing(false);
   }
 }
 
@@ -251,27 +227,38 @@ export interface Plan {
   report: VerifyReport;
   /** Every position of the chain: the tasks together must have checked each once. */
   positions: number;
+  /** Rows of each table, and the highest rowid of attempts and observations. */
+  receipts: number;
+  attempts: { rows: number; highest: number };
+  observations: { rows: number; highest: number };
 }
 
 const POSITIONS_PER_TASK = 32_768;
 const RECEIPTS_PER_TASK = 32_768;
+/**
+ * Positions beyond this prove nothing here (each task's sums then stay exact numbers in
+ * JavaScript, 32,768 × 2^35 < 2^53); nor do rowids of attempts and observations beyond
+ * the last, which are marked in a bitmap of that many bits.
+ */
+const MOST_POSITIONS = 2 ** 35;
+const MOST_ROWID = 2 ** 28;
+
+type Counts = [number, number | null, number | null];
 
 /**
  * The tasks that prove the store intact, in the caller's read transaction, with the
  * report that holds when they do (entries counted as the tasks check them); null when
- * the store-wide structure already shows a problem (no head, a head elsewhere, a run of
- * missing positions no prune explains): verify.ts names it.
+ * the store-wide structure already shows a problem (no head, a head elsewhere) or is
+ * beyond what the tasks count: verify.ts names it.
  */
 export function planFast(db: Database): Plan | null {
   const head = (db.prepare<ChainHead>("SELECT seq, link FROM chain_head WHERE one = 1").get() ??
     null) as ChainHead | null;
-  const [lowest, highest, positionCount] = (first(db, "SELECT min(seq), max(seq), count(*) FROM chain") ?? []) as [
-    number | null,
-    number | null,
-    number,
-  ];
+  const [positionCount, lowest, highest] = (first(db, "SELECT count(*), min(seq), max(seq) FROM chain") ??
+    []) as Counts;
   // Positions start at 1: one before (0, or negative) is in no task below, so proves nothing.
   if (head === null || lowest === null || highest === null || lowest < 1 || head.seq !== highest) return null;
+  if (highest >= MOST_POSITIONS) return null;
   if (first(db, "SELECT link FROM chain WHERE seq = ?", highest)?.[0] !== head.link) return null;
   const storeRows = db
     .prepare<ChainRow>(
@@ -279,28 +266,32 @@ export function planFast(db: Database): Plan | null {
     )
     .all();
   const store = readStoreEntries(storeRows);
-  const [receipts, minRowid, maxRowid] = (first(db, "SELECT count(*), min(rowid), max(rowid) FROM receipts") ?? []) as [
-    number,
-    number | null,
-    number | null,
-  ];
+  const [receiptCount, minRowid, maxRowid] = (first(db, "SELECT count(*), min(rowid), max(rowid) FROM receipts") ??
+    []) as Counts;
+  const [attemptCount, , attemptMax] = (first(db, "SELECT count(*), 0, max(rowid) FROM attempts") ?? []) as Counts;
+  const [observationCount, , observationMax] = (first(db, "SELECT count(*), 0, max(rowid) FROM observations") ??
+    []) as Counts;
+  if ((attemptMax ?? 0) >= MOST_ROWID || (observationMax ?? 0) >= MOST_ROWID) return null;
   const tasks: Task[] = [];
   for (let seq = lowest; seq <= highest; seq += POSITIONS_PER_TASK) {
     tasks.push({ kind: "positions", first: seq, last: Math.min(highest, seq + POSITIONS_PER_TASK - 1) });
   }
-  tasks.push({ kind: "gaps", gaps: [...store.gapsByFirst.values()] });
+  // Positions missing (or the first not at 1): the positions after them are checked by their checkpoints.
+  if (lowest !== 1 || positionCount !== highest) tasks.push({ kind: "gaps", gaps: [...store.gapsByFirst.values()] });
   if (minRowid !== null && maxRowid !== null) {
     for (let after = minRowid - 1; after < maxRowid; after += RECEIPTS_PER_TASK) {
-      tasks.push({ kind: "bodies", after, last: Math.min(maxRowid, after + RECEIPTS_PER_TASK) });
+      tasks.push({ kind: "receipts", after, last: Math.min(maxRowid, after + RECEIPTS_PER_TASK) });
     }
   }
-  for (const name of Object.keys(CHECKS) as (keyof typeof CHECKS)[]) tasks.push({ kind: "check", name });
   return {
     tasks,
     positions: positionCount,
+    receipts: receiptCount,
+    attempts: { rows: attemptCount, highest: attemptMax ?? 0 },
+    observations: { rows: observationCount, highest: observationMax ?? 0 },
     report: {
       intact: true,
-      receipts,
+      receipts: receiptCount,
       entries: 0,
       head: { seq: head.seq, link: head.link },
       chain_started_at: store.startedAt,
@@ -311,11 +302,37 @@ export function planFast(db: Database): Plan | null {
   };
 }
 
-/** The report when every task held; null when one did not. */
+/**
+ * Whether the attempt (or observation) rows receipts' entries cover are each covered
+ * once and, with those seals cover, are every row of the table.
+ */
+function everyRowOnce(plan: Plan, results: readonly TaskResult[], table: "attempts" | "observations"): boolean {
+  const { rows, highest } = plan[table];
+  const seen = new Uint8Array((highest >> 3) + 1);
+  let n = 0;
+  for (const r of results) {
+    for (const id of r[table]) {
+      if (id > highest) return false;
+      const bit = 1 << (id & 7);
+      if (seen[id >> 3]! & bit) return false;
+      seen[id >> 3]! |= bit;
+      n++;
+    }
+    n += table === "attempts" ? r.sealedAttempts : r.sealedObservations;
+  }
+  return n === rows;
+}
+
+/** The report when every task held and what they counted adds up (see the top of this file); null when not. */
 export function fastReport(plan: Plan, results: readonly TaskResult[]): VerifyReport | null {
   if (results.length !== plan.tasks.length || results.some((r) => !r.ok)) return null;
+  const total = (f: (r: TaskResult) => number) => results.reduce((n, r) => n + BigInt(f(r)), 0n);
   const entries = results.reduce((n, r) => n + r.positions, 0);
-  return entries === plan.positions ? { ...plan.report, entries } : null;
+  if (entries !== plan.positions) return null;
+  if (total((r) => r.steps) !== total((r) => r.lasts)) return null;
+  if (total((r) => r.firsts) !== BigInt(plan.receipts)) return null;
+  if (!everyRowOnce(plan, results, "attempts") || !everyRowOnce(plan, results, "observations")) return null;
+  return { ...plan.report, entries };
 }
 
 /** Proves the store intact in the caller's read transaction, on this thread: the report, or null. */

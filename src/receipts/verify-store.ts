@@ -8,7 +8,8 @@ import type { ChainHead } from "./chain-log.js";
 import { ATTEMPT_FIELDS, ENCODED_DATA, OBSERVATION_FIELDS, REQUEST_FIELDS } from "./chain.js";
 import type { Row } from "./verify-receipt.js";
 import { availableThreads } from "../platform/threads.js";
-import { jsonObjectSql, verifyFast } from "./verify-fast.js";
+import { verifyFast } from "./verify-fast.js";
+import { jsonObjectSql } from "./verify-fast-sql.js";
 import { verifyOnThreads } from "./verify-threads.js";
 import { type ChainRow, ChainVerifier, type VerifyReport } from "./verify.js";
 
@@ -80,7 +81,7 @@ function* merge(
 }
 
 /**
- * A row's data (chain.ts: rowData) encoded by SQLite (verify-fast.ts: jsonObjectSql):
+ * A row's data (chain.ts: rowData) encoded by SQLite (verify-fast-sql.ts: jsonObjectSql):
  * it saves reading every column into JavaScript, which is most of the time verify takes.
  * (A REAL, which sbx never writes, is written otherwise: such a row shows as changed. A
  * BLOB fails the query: verifyStore then encodes in JavaScript.)

@@ -5,7 +5,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { openDatabase } from "../../src/platform/sqlite.js";
 import { type Classified, classifyObservation } from "../../src/receipts/classify.js";
+import { verifyFast } from "../../src/receipts/verify-fast.js";
+import { verifyEntries } from "../../src/receipts/verify-store.js";
+import type { VerifyReport } from "../../src/receipts/verify.js";
 import { type NewReceipt, ReceiptStore } from "../../src/receipts/store.js";
 import { executionRecord } from "./misbehaving-server.js";
 import { tempDir } from "./temp.js";
@@ -110,4 +114,19 @@ export function populate(store: ReceiptStore, at = new Date("2026-03-01T10:00:00
   store.noteExecutionId(d, "exe_d");
   store.recordObservation(d, "answer", succeededAnswer("exe_d"), { attempt: 2, now: later(3300) });
   return [a, b, c, d];
+}
+
+/** Both verifiers of a store file, the fast path and entry by entry, in one read snapshot. */
+export function bothWays(file: string): { fast: VerifyReport | null; entries: VerifyReport } {
+  const db = openDatabase(file, { readOnly: true });
+  try {
+    db.exec("BEGIN");
+    try {
+      return { fast: verifyFast(db), entries: verifyEntries(db) };
+    } finally {
+      db.exec("COMMIT");
+    }
+  } finally {
+    db.close();
+  }
 }

@@ -10,33 +10,17 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/platform/sqlite.js";
-import { verifyFast } from "../../src/receipts/verify-fast.js";
-import { verifyEntries, verifyStore } from "../../src/receipts/verify-store.js";
+import { verifyStore } from "../../src/receipts/verify-store.js";
 import { verifyOnThreads } from "../../src/receipts/verify-threads.js";
 import type { VerifyReport } from "../../src/receipts/verify.js";
 import { REPO_ROOT } from "../support/cli.js";
-import { answerOf, newReceipt, populate, type TempStore, tempStore } from "../support/receipt-store.js";
+import { answerOf, bothWays, newReceipt, populate, type TempStore, tempStore } from "../support/receipt-store.js";
 
 let t: TempStore;
 beforeEach(() => {
   t = tempStore("sbx-verify-fast-");
 });
 afterEach(() => t.remove());
-
-/** Both verifiers in one read snapshot. */
-function bothWays(file: string): { fast: VerifyReport | null; entries: VerifyReport } {
-  const db = openDatabase(file, { readOnly: true });
-  try {
-    db.exec("BEGIN");
-    try {
-      return { fast: verifyFast(db), entries: verifyEntries(db) };
-    } finally {
-      db.exec("COMMIT");
-    }
-  } finally {
-    db.close();
-  }
-}
 
 /** Verified on `threads` threads through a store connection, as `receipts verify` does. */
 async function onThreads(file: string, threads: number): Promise<VerifyReport> {

@@ -9,6 +9,7 @@ import { ROUTE_NAMES, type RouteName } from "../../protocol/routes.js";
 import { DaemonStartError } from "../errors.js";
 import { notStarted } from "../refusal.js";
 import { ApiError, type Reply, refusalAnswer } from "./replies.js";
+import { seededRandom } from "../../common/seeded-random.js";
 
 export const FAULT_KINDS = [
   "not_started",
@@ -219,18 +220,6 @@ function parseWhen(text: string, fail: (why: string) => never): FaultWhen {
     return { kind: "probability", p: value };
   }
   return fail(`unknown WHEN ${JSON.stringify(text)} (expected always, once, times=N or p=P)`);
-}
-
-/** mulberry32: a tiny seeded PRNG, so `p=` rules are repeatable in tests. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Decides, per request, which rules fire. Counts `once` and `times=N` as they fire. */
