@@ -49,3 +49,24 @@ await build({
     },
   },
 });
+
+// The sandbox's init runs inside each sandbox from a descriptor, where no other file of
+// sbx is (docs/drivers.md, "Entering"): one file, the terminal seam it imports when a
+// terminal is asked for inlined, written over tsc's dist/sandbox-init/init.js. It may
+// import nothing but Node's built-ins (checked here: anything else would fail inside).
+const initOut = path.join(root, "dist", "sandbox-init", "init.js");
+await build({
+  input: path.join(root, "src", "sandbox-init", "init.ts"),
+  platform: "node",
+  external: [/^node:/],
+  logLevel: "warn",
+  output: { file: initOut, format: "esm", codeSplitting: false, minify: false },
+});
+const initText = fs.readFileSync(initOut, "utf8");
+const foreign = [...initText.matchAll(/\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)]
+  .map((m) => m[1] ?? m[2])
+  .filter((spec) => !spec.startsWith("node:"));
+if (foreign.length > 0) {
+  console.error(`bundle-node: the sandbox init imports more than Node's built-ins: ${foreign.join(", ")}`);
+  process.exit(1);
+}

@@ -1,12 +1,22 @@
-// The runtime seam for pseudo-terminals (docs/drivers.md, "Terminals"). On Node this
-// is node-pty (a native addon, pinned exactly: its flow control is read below); the
-// release binary compiled with Bun uses Bun's own terminal (`Bun.spawn({ terminal })`).
-// A program started here is the leader of a new session whose controlling terminal
-// is a new pseudo-terminal opened from the /dev/ptmx of the process that calls this —
-// never the user's own terminal. Nothing else in the code base opens a PTY.
+// The runtime seam for pseudo-terminals (docs/drivers.md, "Terminals"). The release
+// binary compiled with Bun uses Bun's own terminal (`Bun.spawn({ terminal })`); on Node
+// it is node-pty's native addon (pty.node, from node-pty 1.1.0, pinned exactly: its
+// `fork` and `resize` are called directly, as node-pty's own lib/unixTerminal.js calls
+// them), with the master read and written here. A program started here is the leader of
+// a new session whose controlling terminal is a new pseudo-terminal opened from the
+// /dev/ptmx of the process that calls this (forkpty) — never the user's own terminal.
+// Nothing else in the code base opens a PTY.
+//
+// Inside a bwrap sandbox the caller is the sandbox's init (src/sandbox-init/init.ts), so
+// the terminal comes from the sandbox's own devpts. There, on Node, node-pty's package
+// is not reachable: only its addon is, passed in by descriptor (useTerminalAddon). This
+// module imports nothing but Node's built-ins and runtime.ts, so that the init's bundle
+// can hold it.
 
 import fs from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
+import tty from "node:tty";
 import { isBunRuntime } from "./runtime.js";
 
 export interface TerminalSize {
@@ -57,115 +67,225 @@ const require = createRequire(import.meta.url);
 
 /** Starts `file` on a new pseudo-terminal. Throws TerminalUnavailable, or the spawn's own error (ENOENT, …). */
 export function spawnOnTerminal(spec: TerminalSpawn): TerminalProcess {
-  return isBunRuntime() ? spawnBun(spec) : spawnNodePty(spec);
+  return isBunRuntime() ? spawnBun(spec) : spawnAddon(spec);
+}
+
+/** node-pty 1.1.0's native binding on Linux, as its lib/unixTerminal.js calls it. */
+interface PtyBinding {
+  fork(
+    file: string,
+    args: string[],
+    env: string[],
+    cwd: string,
+    cols: number,
+    rows: number,
+    uid: number,
+    gid: number,
+    utf8: boolean,
+    helperPath: string,
+    onExit: (code: number, signal: number) => void,
+  ): { fd: number; pid: number; pty: string };
+  resize(fd: number, cols: number, rows: number): void;
+}
+
+/** Where node-pty's addon is loaded from in this process (the init's descriptor), or null: this installation's. */
+let addonFile: string | null = null;
+let binding: PtyBinding | null = null;
+
+/**
+ * From now on terminals are made by node-pty's native addon at `file` (a sandbox's init
+ * on Node: /proc/self/fd/N), loaded at the first one. No effect on Bun.
+ */
+export function useTerminalAddon(file: string): void {
+  addonFile = file;
+}
+
+function addonBinding(): PtyBinding {
+  if (binding !== null) return binding;
+  const file = addonFile ?? terminalAddonFile() ?? "";
+  const mod = { exports: {} as unknown };
+  try {
+    process.dlopen(mod, file);
+  } catch (err) {
+    throw new TerminalUnavailable(`node-pty's native addon cannot be loaded here: ${(err as Error).message}`);
+  }
+  binding = mod.exports as PtyBinding;
+  return binding;
+}
+
+/**
+ * node-pty's native addon on this installation (the file a sandbox's init is given by
+ * descriptor, to open its terminals inside the sandbox); null on Bun, which has its
+ * own. Throws TerminalUnavailable when node-pty or its addon is not there.
+ */
+let foundAddon: string | null = null;
+
+export function terminalAddonFile(): string | null {
+  if (isBunRuntime()) return null;
+  if (foundAddon !== null) return foundAddon;
+  let dir: string;
+  try {
+    dir = path.dirname(path.dirname(require.resolve("node-pty")));
+  } catch (err) {
+    throw new TerminalUnavailable(
+      `terminals need node-pty on Node, and it is not installed: ${(err as Error).message}`,
+    );
+  }
+  // Where node-pty's own loader looks (lib/utils.js loadNativeModule).
+  const candidates = ["build/Release", "build/Debug", `prebuilds/${process.platform}-${process.arch}`].map((d) =>
+    path.join(dir, d, "pty.node"),
+  );
+  const found = candidates.find((file) => fs.existsSync(file));
+  if (found === undefined) {
+    throw new TerminalUnavailable(
+      "terminals need node-pty's native addon on Node, and it is not built (reinstall with npm ci; python3, make and g++ build it)",
+    );
+  }
+  foundAddon = found;
+  return found;
 }
 
 /** Why terminals cannot be had here, or null when they can (loads the Node addon once). */
 export function terminalSupport(): string | null {
   if (isBunRuntime()) return null;
   try {
-    nodePty();
+    addonBinding();
     return null;
   } catch (err) {
     return (err as Error).message;
   }
 }
 
-type NodePty = typeof import("node-pty");
-let loaded: NodePty | null = null;
-
-function nodePty(): NodePty {
-  if (loaded !== null) return loaded;
-  try {
-    loaded = require("node-pty") as NodePty;
-    return loaded;
-  } catch (err) {
-    const why = (err as Error)?.message?.split("\n")[0] ?? String(err);
-    throw new TerminalUnavailable(
-      `terminals need node-pty's native addon on Node, and it cannot be loaded: ${why} (reinstall with npm ci; python3, make and g++ build it)`,
-    );
-  }
-}
-
-/** node-pty 1.1.0's queue of bytes not yet written to the master (private: the version is pinned for it). */
-interface NodePtyInternals {
-  _writeStream?: { _writeQueue?: Array<{ buffer: Buffer; offset: number }> };
-  /** The master's read stream, and the master's descriptor. */
-  _socket?: { destroy: (...args: unknown[]) => unknown };
-  _fd?: number;
-}
+/** How long a program's terminal may stay open after it exited, for what it wrote (a job it left holds it). */
+const AFTER_EXIT_MS = 200;
 
 /**
- * node-pty 1.1.0 destroys its read stream 200 ms after the program exited, whether or not
- * everything was read: on a loaded machine the loop can wake with that timer due before
- * it reads what is waiting, and the program's last output was lost (seen in CI). Before
- * the stream is destroyed, what the master still holds is read here and handed on.
+ * A terminal made by node-pty's addon directly (inside a sandbox): its master read as a
+ * tty stream, written through a queue of our own (the master is non-blocking: EAGAIN
+ * when the terminal is full, tried again on the next turn), as node-pty's own does.
  */
-function readRestBeforeDestroy(internals: NodePtyInternals, hand: (chunk: Buffer) => void): void {
-  const socket = internals._socket;
-  const fd = internals._fd;
-  if (socket === undefined || fd === undefined) return;
-  const destroy = socket.destroy.bind(socket);
-  socket.destroy = (...args: unknown[]) => {
+function spawnAddon(spec: TerminalSpawn): TerminalProcess {
+  const pty = addonBinding();
+  const dataListeners: Array<(chunk: Buffer) => void> = [];
+  const exitListeners: Array<(exit: TerminalExit) => void> = [];
+  const early: Buffer[] = [];
+  let exit: TerminalExit | null = null;
+  let readDone = false;
+  let told = false;
+  const hand = (chunk: Buffer) => {
+    if (dataListeners.length === 0) early.push(chunk);
+    for (const l of dataListeners) l(chunk);
+  };
+  const tell = () => {
+    if (told || exit === null || !readDone) return;
+    told = true;
+    for (const l of exitListeners) l(exit);
+  };
+  const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
+  const term = pty.fork(spec.file, spec.args, env, spec.cwd, spec.cols, spec.rows, -1, -1, true, "", (code, signal) => {
+    const name = signal ? signalName(signal) : null;
+    exit = { code: name === null ? code : null, signal: name };
+    if (readDone) return tell();
+    // What it wrote is read until the terminal says it is over (EIO: no one holds it
+    // now); a job it left in the background that still holds it is hung up on.
+    setTimeout(() => finishReading(), AFTER_EXIT_MS);
+  });
+  const fd = term.fd;
+  let reader: tty.ReadStream | null = null;
+  /** Readers that saw a read of 0 bytes: kept (open) so that nothing closes the master twice. */
+  const spent: tty.ReadStream[] = [];
+  let rearmDelay = 0;
+  const done = () => {
+    readDone = true;
+    queue.length = 0;
+    reader?.destroy();
+    reader = null;
+    tell();
+  };
+  const finishReading = () => {
+    if (readDone) return;
+    // What the master still holds is read before it is closed (a loaded loop may come here first).
     const buf = Buffer.alloc(64 * 1024);
     for (;;) {
       let n: number;
       try {
         n = fs.readSync(fd, buf, 0, buf.length, null);
       } catch {
-        break; // EAGAIN: nothing more now; EIO: the terminal is gone and empty
+        break;
       }
       if (n <= 0) break;
       hand(Buffer.from(buf.subarray(0, n)));
     }
-    return destroy(...args);
+    done();
   };
-}
-
-function spawnNodePty(spec: TerminalSpawn): TerminalProcess {
-  const pty = nodePty().spawn(spec.file, spec.args, {
-    name: spec.env.TERM ?? "xterm-256color",
-    cols: spec.cols,
-    rows: spec.rows,
-    cwd: spec.cwd,
-    env: spec.env,
-    // Bytes, not text: a terminal's output is not always UTF-8 (and a chunk may end mid-character).
-    encoding: null,
-  });
-  const internals = pty as unknown as NodePtyInternals;
-  const listeners: Array<(chunk: Buffer) => void> = [];
-  readRestBeforeDestroy(internals, (chunk) => {
-    for (const listener of listeners) listener(chunk);
-  });
+  // The master can read 0 bytes (EOF to libuv, which then stops reading it) while the
+  // program runs on and writes more (seen about once in a hundred short runs, node-pty's
+  // own reader included): that is not its end. A new reader takes over, after a pause
+  // that grows while reads keep coming back empty; the end is the exit, or EIO.
+  const arm = () => {
+    if (readDone) return;
+    const r = new tty.ReadStream(fd, { allowHalfOpen: true });
+    reader = r;
+    r.on("data", (chunk: Buffer) => {
+      rearmDelay = 0;
+      hand(chunk);
+    });
+    r.on("end", () => {
+      if (reader !== r) return;
+      spent.push(r);
+      reader = null;
+      if (exit !== null) return finishReading();
+      setTimeout(arm, rearmDelay);
+      rearmDelay = Math.min(Math.max(1, rearmDelay * 2), 100);
+    });
+    r.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EAGAIN" || reader !== r) return;
+      // EIO: the program and everything that held its terminal are gone.
+      done();
+    });
+    r.on("close", () => {
+      if (reader === r) done();
+    });
+  };
+  arm();
+  const queue: Buffer[] = [];
+  const flush = () => {
+    const head = queue[0];
+    if (head === undefined || readDone) return;
+    fs.write(fd, head, 0, head.length, null, (err, written) => {
+      if (err) {
+        if (err.code === "EAGAIN") setImmediate(flush);
+        else queue.length = 0;
+        return;
+      }
+      if (written >= head.length) queue.shift();
+      else queue[0] = head.subarray(written);
+      flush();
+    });
+  };
   return {
-    pid: pty.pid,
+    pid: term.pid,
     onData: (listener) => {
-      listeners.push(listener);
-      pty.onData((data: string | Buffer) => listener(typeof data === "string" ? Buffer.from(data) : data));
+      dataListeners.push(listener);
+      for (const b of early.splice(0)) listener(b);
     },
     onExit: (listener) => {
-      pty.onExit(({ exitCode, signal }) => {
-        const name = signal ? signalName(signal) : null;
-        listener({ code: name === null ? exitCode : null, signal: name });
-      });
+      exitListeners.push(listener);
     },
-    write: (data) => pty.write(data as unknown as string),
-    pendingInput: () =>
-      (internals._writeStream?._writeQueue ?? []).reduce((n, task) => n + task.buffer.length - task.offset, 0),
+    write: (data) => {
+      if (readDone) return;
+      queue.push(data);
+      if (queue.length === 1) flush();
+    },
+    pendingInput: () => queue.reduce((n, b) => n + b.length, 0),
     resize: ({ cols, rows }) => {
       try {
-        pty.resize(cols, rows);
+        pty.resize(fd, cols, rows);
       } catch {
-        // The program ended meanwhile: its terminal is gone.
+        // The terminal is gone.
       }
     },
-    close: () => {
-      try {
-        pty.kill("SIGHUP");
-      } catch {
-        // Gone already.
-      }
-    },
+    close: () => finishReading(),
   };
 }
 

@@ -13,10 +13,17 @@
 // connect to a port on the sandbox's own loopback and join that connection to one on
 // the same socket.
 //
+// A command asked for with `tty` runs on a pseudo-terminal the init opens inside the
+// sandbox (its own devpts), through the platform's terminal seam (src/platform/pty.ts):
+// Bun's terminal in the release binary, node-pty's native addon on Node, handed to the
+// init by descriptor (--terminal-addon). That command's one connection (its stdout
+// token) carries the terminal both ways: what it draws out, what is typed in.
+//
 // This file is a program on its own: it imports nothing but Node's built-in modules
-// (which Bun provides too), because on Node it is run from its file descriptor
-// inside the sandbox, where nothing else of sbx is. The backend imports it for the
-// message types and their checks only. Everything it receives it treats as a request
+// (which Bun provides too), and the terminal seam only when a terminal is asked for,
+// because on Node it is run from its file descriptor inside the sandbox, where nothing
+// else of sbx is (the build bundles that seam into it: scripts/bundle-node.mjs). The
+// backend imports it for the message types and their checks only. Everything it receives it treats as a request
 // from the backend; everything it sends, the backend treats as untrusted (a command
 // of the sandbox can write to this process's descriptors).
 
@@ -35,6 +42,15 @@ export const TOKEN_LENGTH = 32;
 /** The longest line either side accepts (a command's argv and environment are inside). */
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
+/** The argument after INIT_VERB that names node-pty's addon (a descriptor's path), on Node. */
+export const TERMINAL_ADDON_FLAG = "--terminal-addon";
+
+/** A terminal's window size. */
+export interface InitTerminalSize {
+  cols: number;
+  rows: number;
+}
+
 export type InitRequest =
   | {
       op: "spawn";
@@ -42,11 +58,17 @@ export type InitRequest =
       argv: string[];
       env: Record<string, string>;
       cwd: string;
-      /** Tokens of the connections for the command's stdio; stdin null: /dev/null. */
+      /**
+       * Tokens of the connections for the command's stdio; stdin null: /dev/null. With
+       * `tty`, stdout's connection is the terminal both ways and stdin and stderr are null.
+       */
       stdin: string | null;
       stdout: string;
-      stderr: string;
+      stderr: string | null;
+      /** Run on a new pseudo-terminal of the sandbox's, this size. */
+      tty?: InitTerminalSize;
     }
+  | { op: "resize"; id: string; cols: number; rows: number }
   | { op: "connect"; id: string; port: number; token: string };
 
 export type InitEvent =
@@ -94,16 +116,32 @@ export function parseInitRequest(line: string): InitRequest | null {
   const d = parseLine(line);
   if (d === null || !isId(d.id)) return null;
   if (d.op === "spawn") {
-    const { argv, env, cwd, stdin, stdout, stderr } = d;
+    const { argv, env, cwd, stdin, stdout, stderr, tty } = d;
     if (!isStringArray(argv) || argv.length === 0 || !isStringMap(env) || typeof cwd !== "string") return null;
+    if (tty !== undefined) {
+      if (!isTerminalSize(tty) || stdin !== null || stderr !== null || !isToken(stdout)) return null;
+      return { op: "spawn", id: d.id, argv, env, cwd, stdin, stdout, stderr, tty: { cols: tty.cols, rows: tty.rows } };
+    }
     if (!(stdin === null || isToken(stdin)) || !isToken(stdout) || !isToken(stderr)) return null;
     return { op: "spawn", id: d.id, argv, env, cwd, stdin, stdout, stderr };
+  }
+  if (d.op === "resize") {
+    if (!isTerminalSize(d)) return null;
+    return { op: "resize", id: d.id, cols: d.cols, rows: d.rows };
   }
   if (d.op === "connect") {
     if (!isToken(d.token) || !isPort(d.port)) return null;
     return { op: "connect", id: d.id, port: d.port, token: d.token };
   }
   return null;
+}
+
+function isDimension(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 65535;
+}
+
+function isTerminalSize(v: unknown): v is InitTerminalSize {
+  return isRecord(v) && isDimension(v.cols) && isDimension(v.rows);
 }
 
 function isPort(v: unknown): v is number {
@@ -227,10 +265,34 @@ export function closeInheritedDescriptors(): void {
   }
 }
 
+/** What the init keeps of a command on a terminal: how to resize it. */
+interface TerminalHandle {
+  resize(size: InitTerminalSize): void;
+}
+
+/**
+ * The terminal addon named on the command line (`--terminal-addon /proc/self/fd/N`),
+ * opened again close-on-exec so that it outlives closeInheritedDescriptors and no
+ * command inherits it; null when none was given or it cannot be opened.
+ */
+function keepTerminalAddon(args: readonly string[]): string | null {
+  const at = args.indexOf(TERMINAL_ADDON_FLAG);
+  const given = at < 0 ? undefined : args[at + 1];
+  if (given === undefined || !given.startsWith("/proc/self/fd/")) return null;
+  try {
+    // Node and Bun open every descriptor close-on-exec.
+    return `/proc/self/fd/${fs.openSync(given, "r")}`;
+  } catch {
+    return null;
+  }
+}
+
 /** Runs the init: until its stdin (the backend) closes, then the sandbox ends with it. */
 export function runInit(): void {
+  const addon = keepTerminalAddon(process.argv.slice(3));
   closeInheritedDescriptors();
   const children = new Map<string, ChildProcess>();
+  const terminals = new Map<string, TerminalHandle>();
   const send = (event: InitEvent) => {
     process.stdout.write(`${JSON.stringify(event)}\n`);
   };
@@ -242,7 +304,9 @@ export function runInit(): void {
   const lines = new LineSplitter((line) => {
     const req = parseInitRequest(line);
     if (req === null) return;
-    if (req.op === "spawn") startCommand(req, send, children);
+    if (req.op === "spawn" && req.tty !== undefined) startOnTerminal(req, req.tty, addon, send, terminals);
+    else if (req.op === "spawn") startCommand(req, send, children);
+    else if (req.op === "resize") terminals.get(req.id)?.resize({ cols: req.cols, rows: req.rows });
     else forward(req, send);
   });
   process.stdin.on("data", (chunk: Buffer) => {
@@ -255,7 +319,8 @@ export function runInit(): void {
 
 /**
  * A connection to the backend for one stream, announced by its token; resolves once the
- * token is written. `halfOpen`: each direction ends on its own (a forwarded connection).
+ * token is written. `halfOpen`: each direction ends on its own (a forwarded connection; a
+ * terminal's, which carries output on after the backend's input ended).
  */
 function connectStream(token: string, halfOpen = false): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
@@ -332,6 +397,86 @@ function startCommand(
     },
     (err: Error) => fail("EIO", `cannot reach the backend: ${err.message}`),
   );
+}
+
+/** Input the terminal may hold unwritten before the connection is read no more (back-pressure). */
+const TERMINAL_INPUT_HIGH = 64 * 1024;
+/** How often a full terminal is looked at again. */
+const TERMINAL_INPUT_POLL_MS = 10;
+
+/**
+ * Starts a command on a new pseudo-terminal opened here, inside the sandbox. Its
+ * connection (the stdout token's) is the terminal's master side both ways; closed by
+ * the backend, the terminal is closed (the session is hung up on, as when a terminal
+ * window closes). Its exit is told once what it wrote has been handed on.
+ */
+function startOnTerminal(
+  req: Extract<InitRequest, { op: "spawn" }>,
+  size: InitTerminalSize,
+  addon: string | null,
+  send: (e: InitEvent) => void,
+  terminals: Map<string, TerminalHandle>,
+): void {
+  let socket: net.Socket | null = null;
+  const fail = (code: string, message: string) => {
+    socket?.destroy();
+    send({ ev: "failed", id: req.id, code, message });
+  };
+  const start = async () => {
+    socket = await connectStream(req.stdout, true).catch((err: Error) => {
+      throw Object.assign(new Error(`cannot reach the backend: ${err.message}`), { code: "EIO" });
+    });
+    const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
+    if ("error" in found) {
+      fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied");
+      return;
+    }
+    // The seam, bundled into this file (it imports only Node's built-ins).
+    const seam = await import("../platform/pty.js");
+    if (addon !== null) seam.useTerminalAddon(addon);
+    const term = seam.spawnOnTerminal({
+      file: found.file,
+      args: req.argv.slice(1),
+      cwd: req.cwd,
+      env: req.env,
+      ...size,
+    });
+    const conn = socket;
+    terminals.set(req.id, { resize: (s) => term.resize(s) });
+    send({ ev: "started", id: req.id, pid: term.pid });
+    let exited = false;
+    term.onData((chunk) => {
+      if (!conn.destroyed) conn.write(chunk);
+    });
+    const waitForRoom = () => {
+      if (term.pendingInput() < TERMINAL_INPUT_HIGH) conn.resume();
+      else setTimeout(waitForRoom, TERMINAL_INPUT_POLL_MS);
+    };
+    conn.on("data", (chunk: Buffer) => {
+      term.write(chunk);
+      if (term.pendingInput() >= TERMINAL_INPUT_HIGH) {
+        conn.pause();
+        setTimeout(waitForRoom, TERMINAL_INPUT_POLL_MS);
+      }
+    });
+    conn.on("close", () => {
+      if (!exited) term.close();
+    });
+    term.onExit(({ code, signal }) => {
+      exited = true;
+      terminals.delete(req.id);
+      let told = false;
+      const tell = () => {
+        if (told) return;
+        told = true;
+        send({ ev: "exit", id: req.id, code, signal });
+      };
+      conn.once("close", tell);
+      if (conn.destroyed) tell();
+      else conn.end(tell);
+    });
+  };
+  start().catch((err: NodeJS.ErrnoException) => fail(err.code ?? "EUNKNOWN", err.message));
 }
 
 /** Joins a connection to a port on the sandbox's loopback with one to the backend. */

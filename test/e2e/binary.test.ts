@@ -12,7 +12,7 @@ import { ExitCodes } from "../../src/common/exit-codes.js";
 import { buildReleaseBinary } from "../support/binary.js";
 import { makeHome, receiptsDbOf, removeHome, sbxEnv } from "../support/cli.js";
 import { runMain } from "../support/in-process.js";
-import { describeNeeding } from "../support/requirements.js";
+import { describeNeeding, itNeeding } from "../support/requirements.js";
 
 describeNeeding("binary", "the Bun-compiled binary", () => {
   let home: string;
@@ -133,11 +133,11 @@ describeNeeding("binary", "the Bun-compiled binary", () => {
     expect(r.stderr).toContain("nothing ran");
   });
 
-  it("runs a terminal session on Bun's own PTY: a /dev/pts terminal of the sandbox's, input typed, exit 3 as sbx's", async () => {
-    expect(run(["sandbox", "create", "tty", "--isolation", "none"]).code).toBe(0);
+  const terminalSession = async (isolation: "none" | "bwrap") => {
+    expect(run(["sandbox", "create", `tty-${isolation}`, "--isolation", isolation]).code).toBe(0);
     const { OuterTerminal } = await import("../support/outer-terminal.js");
     const t = new OuterTerminal(
-      `'${binary}' exec -it -s tty -- sh -c 'tty; read line; echo "got $line"; exit 3'; echo "sbx-exit=$?"`,
+      `'${binary}' exec -it -s tty-${isolation} -- sh -c 'tty; read line; echo "got $line"; exit 3'; echo "sbx-exit=$?"`,
       {
         cwd: home,
         env: sbxEnv(home),
@@ -151,5 +151,12 @@ describeNeeding("binary", "the Bun-compiled binary", () => {
     } finally {
       t.kill();
     }
-  });
+  };
+
+  it("runs a terminal session on Bun's own PTY: a /dev/pts terminal of the sandbox's, input typed, exit 3 as sbx's", () =>
+    terminalSession("none"));
+  // The binary's own init opens the terminal inside the sandbox (Bun's terminal there).
+  itNeeding("bwrap", "runs a terminal session in a bwrap sandbox, on a terminal its init opened inside it", () =>
+    terminalSession("bwrap"),
+  );
 });

@@ -3,7 +3,10 @@
 // on Node, or the release binary (SBX_TEST_BINARY): a prompt, a /dev/pts terminal of
 // the sandbox's, the window size followed, Ctrl-C the program's, vi, the exit status
 // as sbx's, detach and attach, every byte through both ways, and the user's terminal
-// mode (stty -g) the same after every way out, the daemon killed included.
+// mode (stty -g) the same after every way out, the daemon killed included. Each in a
+// sandbox of both drivers: `none`, and a bwrap sandbox's live environment, where the
+// terminal is opened inside the sandbox by its init and the shell is one more process
+// of that environment (its process table, its stop, its syscall filter).
 
 import fs from "node:fs";
 import path from "node:path";
@@ -42,7 +45,10 @@ function readLog(home: string): string {
 
 const SBX = TEST_BINARY === undefined ? `${quote(process.execPath)} -- ${quote(SBX_BIN)}` : quote(TEST_BINARY);
 
-describeNeeding("pty", "terminal sessions on a real terminal", () => {
+/** TIOCSTI (push a byte into a terminal's input), the same number on x86_64 and aarch64. */
+const TIOCSTI = 0x5412;
+
+function terminalSessions(isolation: "none" | "bwrap"): void {
   let home: string;
   let workspace: string;
   let sandboxId: string;
@@ -52,7 +58,7 @@ describeNeeding("pty", "terminal sessions on a real terminal", () => {
   beforeAll(async () => {
     home = makeHome("sbx-term-");
     // Spawned: a daemon of its own, in its own process (one test kills it).
-    const result = await runSbx(["sandbox", "create", "tt", "--isolation", "none", "--json"], { home });
+    const result = await runSbx(["sandbox", "create", "tt", "--isolation", isolation, "--json"], { home });
     expect(result.code, result.stderr + readLog(home)).toBe(0);
     const shown = await runSbx(["sandbox", "show", "tt", "--json"], { home });
     const doc = JSON.parse(shown.stdout) as { host_workspace: string; sandbox_id: string };
@@ -129,6 +135,9 @@ describeNeeding("pty", "terminal sessions on a real terminal", () => {
 
   itNeeding("vi", "vi opens a file, writes it and quits", async () => {
     fs.writeFileSync(path.join(workspace, "notes.txt"), "first\n");
+    // The sandbox's own file (a bwrap sandbox of a root daemon runs as a uid of its own).
+    const owner = fs.statSync(workspace);
+    fs.chownSync(path.join(workspace, "notes.txt"), owner.uid, owner.gid);
     const s = session("exec -it -s tt -- vi notes.txt");
     await s.t.waitFor("notes.txt", "vi showing the file");
     s.t.type("Gosecond\x1b");
@@ -177,30 +186,35 @@ describeNeeding("pty", "terminal sessions on a real terminal", () => {
     expect(end.sameMode).toBe(true);
   });
 
-  it.each(["SIGTERM", "SIGHUP"] as const)(
-    "%s to sbx: it ends restoring the mode, the shell keeps running",
-    async (sig) => {
+  // What the client does with its own terminal does not depend on the driver: once, on `none`.
+  const clientOnly = isolation === "none";
+
+  if (clientOnly)
+    it.each(["SIGTERM", "SIGHUP"] as const)(
+      "%s to sbx: it ends restoring the mode, the shell keeps running",
+      async (sig) => {
+        const s = session("shell -s tt");
+        await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+        process.kill(await s.pid(), sig);
+        await s.t.waitFor(new RegExp(`${sig}: detached from exe_`), "sbx to say so");
+        const end = await s.over();
+        expect(end.code).toBe(sig === "SIGTERM" ? 143 : 129);
+        expect(end.sameMode).toBe(true);
+      },
+    );
+
+  if (clientOnly)
+    it("the daemon killed (-9) while attached: sbx says so, exits 255, the mode restored", async () => {
       const s = session("shell -s tt");
       await s.t.waitFor(/[$#] $/m, "the shell's prompt");
-      process.kill(await s.pid(), sig);
-      await s.t.waitFor(new RegExp(`${sig}: detached from exe_`), "sbx to say so");
+      const [daemon] = daemonPids(home);
+      expect(daemon).toBeDefined();
+      process.kill(daemon!, "SIGKILL");
+      await s.t.waitFor("the connection to the backend ended", "sbx to notice");
       const end = await s.over();
-      expect(end.code).toBe(sig === "SIGTERM" ? 143 : 129);
+      expect(end.code).toBe(255);
       expect(end.sameMode).toBe(true);
-    },
-  );
-
-  it("the daemon killed (-9) while attached: sbx says so, exits 255, the mode restored", async () => {
-    const s = session("shell -s tt");
-    await s.t.waitFor(/[$#] $/m, "the shell's prompt");
-    const [daemon] = daemonPids(home);
-    expect(daemon).toBeDefined();
-    process.kill(daemon!, "SIGKILL");
-    await s.t.waitFor("the connection to the backend ended", "sbx to notice");
-    const end = await s.over();
-    expect(end.code).toBe(255);
-    expect(end.sameMode).toBe(true);
-  });
+    });
 
   it("sbx process start --tty, then sbx process attach: typed at, detached from, and its restart attached again", async () => {
     const program = 'echo "run-$SBX_PROCESS_GENERATION"; read line; echo "got-$line"; exit 1';
@@ -247,11 +261,103 @@ describeNeeding("pty", "terminal sessions on a real terminal", () => {
     expect(end.sameMode).toBe(true);
   });
 
-  it("-t with stdin from a pipe is refused before anything is sent", async () => {
-    const r = await runMain(["exec", "-it", "-s", "tt", "--", "sh"], { home, input: "echo hi\n" });
-    expect(r.code).toBe(125);
-    expect(r.stderr).toContain("the input device is not a TTY");
-    const list = await runMain(["receipts", "list", "--json"], { home });
-    expect(list.stdout).not.toContain('"sh"]');
+  if (clientOnly)
+    it("-t with stdin from a pipe is refused before anything is sent", async () => {
+      const r = await runMain(["exec", "-it", "-s", "tt", "--", "sh"], { home, input: "echo hi\n" });
+      expect(r.code).toBe(125);
+      expect(r.stderr).toContain("the input device is not a TTY");
+      const list = await runMain(["receipts", "list", "--json"], { home });
+      expect(list.stdout).not.toContain('"sh"]');
+    });
+
+  if (isolation !== "bwrap") return;
+
+  it("the shell is in the sandbox's environment: ps shows a process the sandbox runs, one hostname, one /tmp", async () => {
+    const started = await runSbx(
+      [
+        "process",
+        "start",
+        "-s",
+        "tt",
+        "--name",
+        "neighbour",
+        "--",
+        "sh",
+        "-c",
+        "echo here > /tmp/neighbour-was; exec sleep 300",
+      ],
+      { home },
+    );
+    expect(started.code, started.stderr).toBe(0);
+    const s = session("shell -s tt");
+    await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+    s.t.type("ps -eo pid,args | grep -c '[s]leep 300'; cat /tmp/neighbour-was; hostname; echo pid-$$\r");
+    // (bash's bracketed-paste switch may come before the first answer: \x1b[?2004l\r)
+    const m = await s.t.waitFor(/\r(\d+)\r\nhere\r\n(\S+)\r\npid-(\d+)\r\n/, "ps, /tmp and hostname inside");
+    expect(m[1]).toBe("1");
+    expect(m[2]).toBe("sbx");
+    // A pid of the sandbox's own pid namespace (its init is 2), never the host's.
+    expect(Number(m[3])).toBeLessThan(1000);
+    s.t.type("exit 0\r");
+    expect((await s.over()).code).toBe(0);
+    expect((await runSbx(["process", "stop", "neighbour", "-s", "tt"], { home })).code).toBe(0);
   });
-});
+
+  itNeeding(
+    ["root", "perl"],
+    "attack: TIOCSTI from the sandbox's terminal pushes nothing into any terminal, the user's included; the host is unchanged",
+    async () => {
+      const marker = path.join(home, `tiocsti-${process.pid}`);
+      const typed = `touch ${marker}\n`;
+      // Into fd 0, 1, 2 and /dev/tty: each refused; what it would have typed, after sbx
+      // exits, would be read by the user's shell from the outer terminal.
+      const program = [
+        `open(my $t, "+<", "/dev/tty") or die "tty: $!";`,
+        `for my $fh (\\*STDIN, \\*STDOUT, \\*STDERR, $t) {`,
+        `  for my $c (split //, ${JSON.stringify(typed)}) {`,
+        `    if (!ioctl($fh, ${TIOCSTI}, $c)) { print "refused: $!\\n"; last }`,
+        `    print "pushed\\n"; last`,
+        `  }`,
+        `}`,
+      ].join(" ");
+      const dir = path.join(home, `attack-${++run}`);
+      fs.mkdirSync(dir);
+      // After sbx, whatever input waits in the outer terminal is read without waiting (min 0 time 0).
+      const script = [
+        `${SBX} exec -it -s tt -- perl -e ${quote(program)}`,
+        `echo "sbx-exit=$?"`,
+        "stty -icanon min 0 time 0",
+        `head -c 4096 > ${quote(`${dir}/pending`)}`,
+        "echo attack-over",
+      ].join("; ");
+      const t = new OuterTerminal(script, { cwd: home, env: { ...sbxEnv(home), TERM: "xterm-256color" } });
+      terminals.push(t);
+      await t.waitFor("attack-over", "the attack and the read of the outer terminal's input");
+      const text = t.text();
+      expect(text).toContain("sbx-exit=0");
+      expect(text.match(/refused: Operation not permitted/g)?.length).toBe(4);
+      expect(text).not.toContain("pushed");
+      expect(fs.readFileSync(`${dir}/pending`, "utf8")).toBe("");
+      expect(fs.existsSync(marker)).toBe(false);
+    },
+  );
+
+  it("sandbox stop ends the terminal session with the environment: sbx says so, the mode restored", async () => {
+    const s = session("shell -s tt");
+    await s.t.waitFor(/[$#] $/m, "the shell's prompt");
+    s.t.type("echo ready-$((2+3))\r");
+    await s.t.waitFor("ready-5", "the shell");
+    const stopped = await runSbx(["sandbox", "stop", "tt"], { home });
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stderr).toMatch(/\d+ executions? cancelled/);
+    await s.t.waitFor(/exe_[0-9a-z]+\) was cancelled/, "sbx to say its execution ended");
+    const end = await s.over();
+    expect(end.code).toBe(130);
+    expect(end.sameMode).toBe(true);
+  });
+}
+
+describeNeeding("pty", "terminal sessions on a real terminal, sandbox isolation none", () => terminalSessions("none"));
+describeNeeding(["pty", "bwrap"], "terminal sessions on a real terminal, in a bwrap sandbox's environment", () =>
+  terminalSessions("bwrap"),
+);

@@ -113,6 +113,8 @@ const NEEDS = {
     met: Boolean(process.env.SBX_WIRE_RECORD),
     why: "no recorded traffic: SBX_WIRE_RECORD is not set (npm run test:contract records it first)",
   },
+  /** perl, in the host's /usr (the terminal attack test's ioctl from inside a sandbox). */
+  perl: { met: fs.existsSync("/usr/bin/perl"), why: "perl is not installed (Debian package perl-base)" },
   /** Python 3 runs docs/receipt-chain.md's check of a link, as another tool would. */
   python3: { met: hasTool("python3"), why: "python3 is not installed" },
   /** openssl checks a bundle's signature as docs/receipt-bundle.md says another machine can. */

@@ -31,8 +31,11 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   receipts: ["client", "protocol", "platform", "common"],
   config: ["protocol", "platform", "common"],
   backend: ["sandbox-init", "protocol", "files", "platform", "common"],
-  /** A program of its own inside each sandbox: Node's built-in modules only. */
-  "sandbox-init": [],
+  /**
+   * A program of its own inside each sandbox: Node's built-in modules only, and the
+   * terminal seam (bundled into it: its imports are built-ins and runtime.ts).
+   */
+  "sandbox-init": ["platform"],
   protocol: ["common"],
   files: ["platform", "common"],
   platform: ["common"],
@@ -48,6 +51,7 @@ const ONLY_THROUGH: Partial<Record<`${Layer}->${Layer}`, readonly string[]>> = {
   "receipts->client": ["client/observed.ts"],
   "cli->backend": ["backend/daemon.ts", "backend/http/fault-spec-help.ts"],
   "cli->sandbox-init": ["sandbox-init/init.ts"],
+  "sandbox-init->platform": ["platform/pty.ts"],
 };
 
 /** The backend's HTTP edge, and the files that wire it to the domains. */

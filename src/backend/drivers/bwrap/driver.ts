@@ -27,8 +27,9 @@ import os from "node:os";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { WORKSPACE } from "../../../protocol/types.js";
+import { terminalAddonFile } from "../../../platform/pty.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
-import { INIT_VERB } from "../../../sandbox-init/init.js";
+import { INIT_VERB, TERMINAL_ADDON_FLAG } from "../../../sandbox-init/init.js";
 import {
   type DriverDescription,
   type DriverHost,
@@ -91,6 +92,8 @@ const FD = {
   /** The init's executable (node, or the release binary) and, on Node, its file: started from these. */
   initExecutable: 8,
   initScript: 9,
+  /** node-pty's native addon, on Node: the init opens the sandbox's terminals with it (platform/pty.ts). */
+  terminalAddon: 10,
 } as const;
 const O_DIRECTORY = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW;
 /** The init's own environment (a command's is in its request). */
@@ -227,14 +230,20 @@ export class BwrapDriver implements SandboxDriver {
     return rel === "" ? WORKSPACE : path.posix.join(WORKSPACE, rel.split(path.sep).join("/"));
   }
 
+  /**
+   * A sandbox's terminal is opened by its init, inside it (its own devpts): Bun's terminal
+   * in the release binary; on Node, node-pty's addon, given to the init by descriptor.
+   */
   terminalSupport(): string | null {
-    // A terminal must be the sandbox's own (its /dev/pts): one from the backend's would be
-    // bound as the sandbox's /dev/console. It comes with the sandbox's live environment.
-    return "terminals in bwrap sandboxes are not available yet (a sandbox's terminal must be opened inside it); use a sandbox created with --isolation none";
+    try {
+      terminalAddonFile();
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
   }
 
   spawn(req: SpawnRequest): SandboxChild {
-    if (req.terminal !== undefined) throw new SpawnError("EBWRAP", this.terminalSupport()!);
     const cwd = this.commandPath(req.placement, req.cwd);
     // "command not found" before anything is asked of the sandbox, where the host can
     // tell (the init answers the same for what only the sandbox can: under /tmp).
@@ -244,9 +253,10 @@ export class BwrapDriver implements SandboxDriver {
     const run = sandbox.enter({
       id: `r${(++this.runCount).toString(36)}`,
       argv: req.argv,
-      env: req.env,
+      env: req.terminal === undefined ? req.env : { TERM: "xterm-256color", ...req.env },
       cwd,
-      stdin: req.stdin,
+      stdin: req.stdin || req.terminal !== undefined,
+      ...(req.terminal !== undefined && { tty: req.terminal }),
     });
     if (!req.held) run.proceed();
     return run;
@@ -356,6 +366,7 @@ export class BwrapDriver implements SandboxDriver {
       const runDirFd = gate === null ? open(runDir, O_DIRECTORY) : null;
       const exeFd = open(init.executable, fs.constants.O_RDONLY);
       const scriptFd = init.script === null ? null : open(init.script, fs.constants.O_RDONLY);
+      const addonFd = scriptFd === null ? null : openTerminalAddon(open);
       args = bwrapArguments({
         view,
         insideId: identity === null ? null : INSIDE_ID,
@@ -374,7 +385,13 @@ export class BwrapDriver implements SandboxDriver {
       const initArgv =
         scriptFd === null
           ? [fdPath(FD.initExecutable), INIT_VERB]
-          : [fdPath(FD.initExecutable), ...NODE_INIT_FLAGS, fdPath(FD.initScript), INIT_VERB];
+          : [
+              fdPath(FD.initExecutable),
+              ...NODE_INIT_FLAGS,
+              fdPath(FD.initScript),
+              INIT_VERB,
+              ...(addonFd === null ? [] : [TERMINAL_ADDON_FLAG, fdPath(FD.terminalAddon)]),
+            ];
       const commandLine = bwrapCommandLine(FD.args, initArgv);
       const leader =
         gate === null || identity === null
@@ -398,6 +415,7 @@ export class BwrapDriver implements SandboxDriver {
           runDirFd ?? "ignore",
           exeFd,
           scriptFd ?? "ignore",
+          addonFd ?? "ignore",
         ],
       });
     } catch (err) {
@@ -507,6 +525,17 @@ function gateLauncher(gate: WorkspaceGate): Launcher {
 /** Which live environment a placement is: a sandbox, with its workspace. */
 function environmentKey(placement: SandboxPlacement): string {
   return `${placement.sandboxId}\0${placement.workspaceDir}`;
+}
+
+/** node-pty's addon opened for the init (Node), or null where there is none (terminals are then refused). */
+function openTerminalAddon(open: (file: string, flags: number) => number): number | null {
+  let file: string | null;
+  try {
+    file = terminalAddonFile();
+  } catch {
+    return null;
+  }
+  return file === null ? null : open(file, fs.constants.O_RDONLY);
 }
 
 /** A descriptor of the process itself, by the path exec can start it from. */

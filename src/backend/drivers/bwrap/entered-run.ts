@@ -9,12 +9,18 @@
 // host's /proc, so that a stopped or busy init never keeps a timeout or a cancel from
 // working. What the init reports is a command's own business (the sandbox is one
 // trust domain): at worst it misreports a command of its own sandbox.
+//
+// A command on a terminal (`tty`) has one connection, its stdout token's: the
+// terminal's master side, which the init holds inside the sandbox. What comes from it
+// is the run's output (one stream, reported as stdout); what is written to the run's
+// stdin goes into it as typed keys, and its end is the terminal's EOF character.
 
 import { EventEmitter } from "node:events";
 import type net from "node:net";
 import { PassThrough, Writable } from "node:stream";
 import type { InitEvent, InitRequest } from "../../../sandbox-init/init.js";
-import type { CommandEnd, LeaderProcess, SandboxChild } from "../driver.js";
+import type { TerminalSize } from "../../../platform/pty.js";
+import type { CommandEnd, LeaderProcess, SandboxChild, TerminalControl } from "../driver.js";
 import { innermostPid, type ProcEntry, signalProcessGroup } from "../proc.js";
 import type { StreamSocket } from "./io-socket.js";
 
@@ -45,12 +51,16 @@ export interface EnteredCommand {
   /** The working directory as the command sees it. */
   cwd: string;
   stdin: boolean;
+  /** Start it on a pseudo-terminal the init opens inside the sandbox, this size. */
+  tty?: TerminalSize;
 }
 
 type Phase = "held" | "requested" | "started" | "exited";
 
 /** How long an exit waits for output connections the init opened but the backend has not read yet. */
 const OUTPUT_WAIT_MS = 10_000;
+/** End of input on a terminal: its EOF character (^D at the start of a line). */
+const TERMINAL_EOF = Buffer.from([0x04]);
 
 export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProcess {
   readonly stdin: LateSocketWritable | null;
@@ -62,7 +72,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   /** The command's pid inside the sandbox (its session's id there), once started. */
   private sessionId: number | null = null;
   private phase: Phase = "held";
-  private readonly tokens: { stdin: string | null; stdout: string; stderr: string };
+  private readonly tokens: { stdin: string | null; stdout: string; stderr: string | null };
   private readonly sockets: net.Socket[] = [];
   /** The outputs whose connection arrived. */
   private readonly attached = new Set<PassThrough>();
@@ -79,7 +89,11 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   /** The last signal the backend sent the run (a run ended before its command started reads as that). */
   private lastDelivered: NodeJS.Signals | null = null;
   readonly started: Promise<boolean>;
+  /** Set for a command on a terminal: its window size, sent to the init. */
+  readonly terminal?: TerminalControl;
   private resolveStarted!: (started: boolean) => void;
+  /** The terminal's size: asked for at the start, and each resize since. */
+  private terminalSize: TerminalSize | null;
 
   constructor(
     private readonly sandbox: EnvironmentPort,
@@ -89,13 +103,29 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     this.started = new Promise((resolve) => {
       this.resolveStarted = resolve;
     });
-    this.stdin = command.stdin ? new LateSocketWritable() : null;
     const io = sandbox.io;
-    this.tokens = {
-      stdin: this.stdin === null ? null : io.expect((s) => this.attachInput(s)),
-      stdout: io.expect((s) => this.attachOutput(s, this.stdout)),
-      stderr: io.expect((s) => this.attachOutput(s, this.stderr)),
-    };
+    this.terminalSize = command.tty ?? null;
+    if (command.tty !== undefined) {
+      // One connection, both ways; nothing ever comes on stderr.
+      this.stdin = new LateSocketWritable(TERMINAL_EOF);
+      this.tokens = {
+        stdin: null,
+        stdout: io.expect((s) => {
+          this.attachOutput(s, this.stdout);
+          this.attachInput(s, false);
+        }),
+        stderr: null,
+      };
+      this.stderr.end();
+      this.terminal = { resize: (size) => this.resize(size) };
+    } else {
+      this.stdin = command.stdin ? new LateSocketWritable() : null;
+      this.tokens = {
+        stdin: this.stdin === null ? null : io.expect((s) => this.attachInput(s, true)),
+        stdout: io.expect((s) => this.attachOutput(s, this.stdout)),
+        stderr: io.expect((s) => this.attachOutput(s, this.stderr)),
+      };
+    }
     for (const out of [this.stdout, this.stderr]) {
       out.once("end", () => this.outputEnded());
       // The backend let go of the stream (release): so does the connection.
@@ -140,7 +170,16 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
       stdin: this.tokens.stdin,
       stdout: this.tokens.stdout,
       stderr: this.tokens.stderr,
+      ...(this.terminalSize !== null && { tty: this.terminalSize }),
     });
+  }
+
+  /** A new window size for the terminal: sent with the spawn when not asked for yet, else on its own. */
+  private resize(size: TerminalSize): void {
+    this.terminalSize = { cols: size.cols, rows: size.rows };
+    if (this.phase === "requested" || this.phase === "started") {
+      this.sandbox.request({ op: "resize", id: this.command.id, ...this.terminalSize });
+    }
   }
 
   /** What the init said about this run. */
@@ -283,16 +322,19 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     this.exitWaitsForOutputs?.();
   }
 
-  private attachInput(socket: net.Socket): void {
+  /** `own`: the connection is stdin's alone (its reads are dropped); a terminal's is read as output. */
+  private attachInput(socket: net.Socket, own: boolean): void {
     const stdin = this.stdin;
     if (stdin === null || this.closed || stdin.destroyed) {
-      socket.destroy();
+      if (own) socket.destroy();
       return;
     }
-    this.sockets.push(socket);
-    socket.on("error", () => {});
-    // Whatever the command writes to its stdin is not read.
-    socket.on("data", () => {});
+    if (own) {
+      this.sockets.push(socket);
+      socket.on("error", () => {});
+      // Whatever the command writes to its stdin is not read.
+      socket.on("data", () => {});
+    }
     stdin.attach(socket);
   }
 
@@ -375,6 +417,11 @@ export class LateSocketWritable extends Writable {
   private socket: net.Socket | null = null;
   private waiting: Array<() => void> = [];
 
+  /** `endWith`: what ends the input instead of closing the connection (a terminal's EOF character). */
+  constructor(private readonly endWith: Buffer | null = null) {
+    super();
+  }
+
   attach(socket: net.Socket): void {
     this.socket = socket;
     for (const go of this.waiting.splice(0)) go();
@@ -389,7 +436,8 @@ export class LateSocketWritable extends Writable {
 
   override _final(callback: (error?: Error | null) => void): void {
     this.whenAttached((socket) => {
-      socket.end();
+      if (this.endWith === null) socket.end();
+      else if (!socket.destroyed) socket.write(this.endWith);
       callback();
     });
   }
