@@ -6,7 +6,9 @@
 //     `script -qc cat` (a PTY without sbx);
 //   - 100 MiB of `cat` through the terminal (`sbx exec -it`), through `sbx exec --stream`, and
 //     through a local `script -qc cat` (a PTY without sbx).
-// For the Node entry and the release binary, each on a daemon of its own. The outer
+// For the Node entry and the release binary, each on a daemon of its own, and in a
+// sandbox of each driver: `none` (the terminal opened by the backend) and `bwrap` (opened
+// inside the sandbox by its init, the keys and output through its io socket). The outer
 // terminal is node-pty's, as the tests' is. The table goes to stdout and into
 // BENCHMARKS.md between `<!-- bench:terminal -->` markers.
 //
@@ -34,6 +36,9 @@ const RUNTIMES = [
   { name: "Node", argv: [process.execPath, "--", path.join(root, "bin", "sbx")] },
   ...(fs.existsSync(binary) ? [{ name: "binary", argv: [binary] }] : []),
 ];
+/** bwrap where it runs here (a sandbox of it is created; where it cannot, the row is left out, said on stderr). */
+const ISOLATIONS = ["none", ...(spawnSync("bwrap", ["--version"]).status === 0 ? ["bwrap"] : [])];
+if (!ISOLATIONS.includes("bwrap")) console.error("terminal bench: bwrap is not installed here: no bwrap rows");
 const quote = (a) => `'${String(a).replace(/'/g, "'\\''")}'`;
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -118,37 +123,45 @@ for (const rt of RUNTIMES) {
   };
   const sbx = rt.argv.map(quote).join(" ");
   try {
-    wall(`${sbx} sandbox create tt --isolation none >/dev/null 2>&1`, env);
-    const show = spawnSync("/bin/sh", ["-c", `${sbx} sandbox show tt --json`], { env, encoding: "utf8" });
-    const workspace = JSON.parse(show.stdout).host_workspace;
-    // The file `cat` prints: lines of text, as a log would be.
-    const big = path.join(workspace, "big.txt");
-    const lineText = `${"0123456789abcdef".repeat(4)}\n`;
-    const block = Buffer.from(lineText.repeat(Math.floor((1024 * 1024) / lineText.length) + 1)).subarray(
-      0,
-      1024 * 1024,
-    );
-    const fd = fs.openSync(big, "w");
-    for (let i = 0; i < mib; i++) fs.writeSync(fd, block);
-    fs.closeSync(fd);
+    for (const isolation of ISOLATIONS) {
+      const tt = `tt-${isolation}`;
+      wall(`${sbx} sandbox create ${tt} --isolation ${isolation} >/dev/null 2>&1`, env);
+      const show = spawnSync("/bin/sh", ["-c", `${sbx} sandbox show ${tt} --json`], { env, encoding: "utf8" });
+      const workspace = JSON.parse(show.stdout).host_workspace;
+      // The file `cat` prints: lines of text, as a log would be.
+      const big = path.join(workspace, "big.txt");
+      const lineText = `${"0123456789abcdef".repeat(4)}\n`;
+      const block = Buffer.from(lineText.repeat(Math.floor((1024 * 1024) / lineText.length) + 1)).subarray(
+        0,
+        1024 * 1024,
+      );
+      const fd = fs.openSync(big, "w");
+      for (let i = 0; i < mib; i++) fs.writeSync(fd, block);
+      fs.closeSync(fd);
+      // The sandbox's own file (a bwrap sandbox of a root daemon runs as a uid of its own).
+      const owner = fs.statSync(workspace);
+      fs.chownSync(big, owner.uid, owner.gid);
 
-    const echo = { sbx: [], script: [] };
-    const cat = { tty: [], stream: [], script: [] };
-    for (let r = 0; r < runs; r++) {
-      echo.sbx.push(await echoLatency(`${sbx} exec -it -s tt -- sh -c 'echo READY; exec cat'`, env));
-      echo.script.push(await echoLatency(`script -qec "sh -c 'echo READY; exec cat'" /dev/null`, env));
-      cat.tty.push(await onTerminalWall(`${sbx} exec -it -s tt -- cat big.txt`, env));
-      cat.stream.push(wall(`${sbx} exec -s tt --stream -- cat big.txt`, env));
-      cat.script.push(await onTerminalWall(`script -qec ${quote(`cat ${quote(big)}`)} /dev/null`, env));
+      const echo = { sbx: [], script: [] };
+      const cat = { tty: [], stream: [], script: [] };
+      for (let r = 0; r < runs; r++) {
+        echo.sbx.push(await echoLatency(`${sbx} exec -it -s ${tt} -- sh -c 'echo READY; exec cat'`, env));
+        echo.script.push(await echoLatency(`script -qec "sh -c 'echo READY; exec cat'" /dev/null`, env));
+        cat.tty.push(await onTerminalWall(`${sbx} exec -it -s ${tt} -- cat big.txt`, env));
+        cat.stream.push(wall(`${sbx} exec -s ${tt} --stream -- cat big.txt`, env));
+        cat.script.push(await onTerminalWall(`script -qec ${quote(`cat ${quote(big)}`)} /dev/null`, env));
+      }
+      rows.push({
+        runtime: rt.name,
+        isolation,
+        echoSbx: median(echo.sbx),
+        echoScript: median(echo.script),
+        catTty: median(cat.tty),
+        catStream: median(cat.stream),
+        catScript: median(cat.script),
+      });
+      fs.rmSync(big, { force: true });
     }
-    rows.push({
-      runtime: rt.name,
-      echoSbx: median(echo.sbx),
-      echoScript: median(echo.script),
-      catTty: median(cat.tty),
-      catStream: median(cat.stream),
-      catScript: median(cat.script),
-    });
   } finally {
     spawnSync("/bin/sh", ["-c", `${sbx} daemon stop >/dev/null 2>&1`], { env });
     fs.rmSync(home, { recursive: true, force: true });
@@ -159,12 +172,12 @@ const f = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(0));
 const table = [
   `Load when measured: ${os.loadavg()[0].toFixed(1)} (1 min), ${os.cpus().length} cores; medians of ${runs} runs (echo: each run the median of ${keys} keys).`,
   "",
-  "| runtime | echo via sbx exec -it (ms) | echo via local script (ms) | added (ms) | cat " +
+  "| runtime | isolation | echo via sbx exec -it (ms) | echo via local script (ms) | added (ms) | cat " +
     `${mib} MiB via -it (ms) | via --stream (ms) | -it / --stream | via local script (ms) |`,
-  "|---|---|---|---|---|---|---|---|",
+  "|---|---|---|---|---|---|---|---|---|",
   ...rows.map(
     (r) =>
-      `| ${r.runtime} | ${f(r.echoSbx)} | ${f(r.echoScript)} | ${f(r.echoSbx - r.echoScript)} | ${f(r.catTty)} | ${f(r.catStream)} | ${(r.catTty / r.catStream).toFixed(2)}× | ${f(r.catScript)} |`,
+      `| ${r.runtime} | ${r.isolation} | ${f(r.echoSbx)} | ${f(r.echoScript)} | ${f(r.echoSbx - r.echoScript)} | ${f(r.catTty)} | ${f(r.catStream)} | ${(r.catTty / r.catStream).toFixed(2)}× | ${f(r.catScript)} |`,
   ),
 ].join("\n");
 console.log(table);

@@ -274,7 +274,18 @@ function spawnAddon(spec: TerminalSpawn): TerminalProcess {
     },
     write: (data) => {
       if (readDone) return;
-      queue.push(data);
+      let rest = data;
+      if (queue.length === 0) {
+        // Straight to the terminal while it takes it (a keystroke: no round through the
+        // thread pool); the master is non-blocking, so what it cannot take now is queued.
+        try {
+          rest = rest.subarray(fs.writeSync(fd, rest));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "EAGAIN") return;
+        }
+        if (rest.length === 0) return;
+      }
+      queue.push(rest);
       if (queue.length === 1) flush();
     },
     pendingInput: () => queue.reduce((n, b) => n + b.length, 0),
