@@ -162,6 +162,19 @@ for (const isolation of ["none", "bwrap"] as const) {
       expect(t.control.at(-1)).toMatchObject({ type: "exit", outcome: "succeeded" });
     }, 600_000);
 
+    // Only the sandbox can tell a program under its own /tmp is missing: its init says so.
+    if (isolation === "bwrap")
+      it("a program the sandbox does not have: 127, said on the terminal, and the backend goes on", async () => {
+        const res = await b.api("POST", "/api/v1/sandbox/default/execute", {
+          body: { command: ["/tmp/not-here-sbx"], tty: { cols: 80, rows: 24 } },
+        });
+        expect(res.status, res.text).toBe(200);
+        expect(res.json).toMatchObject({ exit_code: 127, stderr: "" });
+        expect(res.json.stdout).toContain("sbx: /tmp/not-here-sbx: command not found");
+        const after = await b.api("POST", "/api/v1/sandbox/default/execute", { body: { command: ["true"] } });
+        expect(after.json.exit_code).toBe(0);
+      });
+
     it("refusals: a plain GET (426), a command not on a terminal (409), an offset past the end (422), bad tty and resize input", async () => {
       const plain = await b.api("POST", "/api/v1/sandbox/default/execute", { body: { command: ["true"] } });
       const eid = plain.json.execution_id as string;

@@ -198,7 +198,10 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
       const notFound = event.code === "ENOENT";
       const why = notFound ? "command not found" : event.code === "EACCES" ? "permission denied" : event.message;
       this.dropConnections();
-      this.stderr.write(`sbx: ${this.command.argv[0] ?? ""}: ${why}\n`);
+      // On a terminal, said on it (its one stream); otherwise on stderr.
+      const said = this.command.tty === undefined ? this.stderr : this.stdout;
+      if (!said.writableEnded)
+        said.write(`sbx: ${this.command.argv[0] ?? ""}: ${why}${this.command.tty ? "\r" : ""}\n`);
       this.endOutputs();
       // The sandbox was there; the program was not: as a shell says it.
       this.resolveStarted(true);
