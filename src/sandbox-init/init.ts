@@ -423,14 +423,16 @@ function startOnTerminal(
     send({ ev: "failed", id: req.id, code, message });
   };
   const start = async () => {
-    socket = await connectStream(req.stdout, true).catch((err: Error) => {
-      throw Object.assign(new Error(`cannot reach the backend: ${err.message}`), { code: "EIO" });
-    });
+    // Before the connection is made: a program that is not there leaves the terminal's
+    // one stream to the backend, which says so on it.
     const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
     if ("error" in found) {
       fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied");
       return;
     }
+    socket = await connectStream(req.stdout, true).catch((err: Error) => {
+      throw Object.assign(new Error(`cannot reach the backend: ${err.message}`), { code: "EIO" });
+    });
     // The seam, bundled into this file (it imports only Node's built-ins).
     const seam = await import("../platform/pty.js");
     if (addon !== null) seam.useTerminalAddon(addon);
