@@ -73,27 +73,14 @@ const WELL_FORMED_LINK = (col: string) => `(typeof(${col}) = 'text' AND length($
 const FOLLOWS = `(c.receipt_id = '' OR ((c.prev IS NULL OR (p.receipt_id = c.receipt_id AND p.seq < c.seq))
   AND (c.type <> 'seal' OR c.prev IS NULL)))`;
 
-/** Whether position c is hashed in its range: it follows the position before it (or is the first). */
-const HASHED_HERE = "(c.seq = 1 OR b.seq IS NOT NULL)";
-
 /**
- * Positions first…last, in one scan:
- * 0 what each link that follows the position before it was computed over, as one BLOB
- *   separated by newlines (canonical JSON has none of its own; a newline in stored text
- *   shows as one piece too many), 1 their links as one string (both aggregates read the
- *   rows in the same order), 2 how many, 3 how many of those links are well formed;
- * 4 positions in the range, 5 how many follow (FOLLOWS);
- * 6 Σ (position − position of the receipt's entry before, or 0) over receipts' entries,
- * 7 receipts' entries with none before (each receipt's first);
- * 8 rowids of the attempt rows and 9 ids of the observation rows receipts' entries cover;
- * 10 attempts and 11 observations no entry covers, of the receipts sealed here.
+ * What fastReport adds up about the entry at c (p the entry it names), in this order:
+ * whether it follows (FOLLOWS); its position − the position it names (or 0), for a
+ * receipt's entry; whether it is a receipt's entry that names none (its first); the
+ * rowid of the attempt row or the id of the observation row a receipt's entry covers;
+ * the attempts and observations no entry covers, of a receipt it seals.
  */
-export const POSITIONS_BATCH = `SELECT CAST(group_concat(t, char(10)) AS BLOB), group_concat(CASE WHEN h THEN link END, ''),
-    sum(h), sum(h AND ${WELL_FORMED_LINK("link")}), count(*), sum(follows), sum(step), sum(first),
-    group_concat(att, ','), group_concat(obs, ','), sum(sealed_a), sum(sealed_o)
-  FROM (
-    SELECT c.link AS link, ${HASHED_HERE} AS h, ${FOLLOWS} AS follows,
-      CASE WHEN ${HASHED_HERE} THEN ${hashedSql(`CASE WHEN c.seq = 1 THEN '${ZERO_LINK}' ELSE b.link END`)} END AS t,
+const ENTRY_FACTS = `${FOLLOWS} AS follows,
       CASE WHEN c.receipt_id <> '' THEN c.seq - coalesce(c.prev, 0) END AS step,
       (c.receipt_id <> '' AND c.prev IS NULL) AS first,
       CASE WHEN c.receipt_id <> '' AND c.type = 'attempt'
@@ -102,17 +89,35 @@ export const POSITIONS_BATCH = `SELECT CAST(group_concat(t, char(10)) AS BLOB), 
       CASE WHEN c.receipt_id <> '' AND c.type = 'seal'
         THEN (SELECT count(*) FROM attempts a WHERE a.receipt_id = c.receipt_id AND NOT ${CHAINED_ATTEMPT}) END AS sealed_a,
       CASE WHEN c.receipt_id <> '' AND c.type = 'seal'
-        THEN (SELECT count(*) FROM observations o WHERE o.receipt_id = c.receipt_id AND NOT ${CHAINED_OBSERVATION}) END AS sealed_o
-    FROM chain c LEFT JOIN chain b ON b.seq = c.seq - 1 LEFT JOIN chain p ON p.seq = c.prev
-    WHERE c.seq BETWEEN ? AND ?)`;
+        THEN (SELECT count(*) FROM observations o WHERE o.receipt_id = c.receipt_id AND NOT ${CHAINED_OBSERVATION}) END AS sealed_o`;
 
 /**
- * The position right after a run of missing ones (none at the position before it): the
- * position before the run, its link, whether well formed, and what follows the link
- * there. No row when the position is absent or follows the one before it.
+ * The positions first…last that follow the position before them (or are the first), in
+ * one scan: 0 what each link was computed over, as one BLOB separated by newlines
+ * (canonical JSON has none of its own; a newline in stored text shows as one piece too
+ * many), 1 their links as one string (both aggregates read the rows in the same order),
+ * 2 how many, 3 how many of those links are well formed, and ENTRY_FACTS added up:
+ * 4 how many follow, 5 Σ steps, 6 firsts, 7 attempt rowids and 8 observation ids
+ * (comma-separated), 9 and 10 the rows seals cover. (A position after missing ones is
+ * AFTER_GAP's.)
+ */
+export const POSITIONS_BATCH = `SELECT CAST(group_concat(t, char(10)) AS BLOB), group_concat(link, ''), count(*),
+    sum(${WELL_FORMED_LINK("link")}), sum(follows), sum(step), sum(first),
+    group_concat(att, ','), group_concat(obs, ','), sum(sealed_a), sum(sealed_o)
+  FROM (
+    SELECT c.link AS link, ${hashedSql(`CASE WHEN c.seq = 1 THEN '${ZERO_LINK}' ELSE b.link END`)} AS t,
+      ${ENTRY_FACTS}
+    FROM chain c LEFT JOIN chain b ON b.seq = c.seq - 1 LEFT JOIN chain p ON p.seq = c.prev
+    WHERE c.seq BETWEEN ? AND ? AND (c.seq = 1 OR b.seq IS NOT NULL))`;
+
+/**
+ * The position right after a run of missing ones (none at the position before it): 0
+ * its position, 1 the position before the run, 2 its link, 3 whether well formed, 4 what
+ * follows the link there, and 5–11 its ENTRY_FACTS. No row when the position is absent
+ * or follows the one before it.
  */
 export const AFTER_GAP = `SELECT c.seq, (SELECT max(x.seq) FROM chain x WHERE x.seq < c.seq), c.link, ${WELL_FORMED_LINK("c.link")},
-    CAST(${hashedSql("''")} AS BLOB)
+    CAST(${hashedSql("''")} AS BLOB), ${ENTRY_FACTS}
   FROM chain c LEFT JOIN chain p ON p.seq = c.prev
   WHERE c.seq = ? AND c.seq > 1 AND NOT EXISTS (SELECT 1 FROM chain b WHERE b.seq = c.seq - 1)`;
 

@@ -89,9 +89,14 @@ function count(v: unknown): number | null {
   return typeof v === "number" && Number.isSafeInteger(v) ? v : null;
 }
 
-/** Appends the rowids of a comma-separated list to `into`; false for anything but positive integers. */
+/** Appends the rowids of a comma-separated list (or one) to `into`; false for anything but positive integers. */
 function readIds(list: unknown, into: number[]): boolean {
   if (list === null || list === undefined) return true;
+  if (typeof list === "number") {
+    if (!Number.isSafeInteger(list) || list < 1) return false;
+    into.push(list);
+    return true;
+  }
   if (typeof list !== "string") return false;
   let n = 0;
   let digits = 0;
@@ -114,42 +119,52 @@ const NEWLINE = 10;
 const POSITIONS_PER_BATCH = 2048;
 
 /**
- * Positions first…last: each that follows the position before it gives the link
- * recorded there; every one follows (FOLLOWS); and what they count.
+ * Adds ENTRY_FACTS (verify-fast-sql.ts) as a statement returned them, from column
+ * `at` on, for `entries` entries; false when they do not all follow or are not what
+ * SQLite's sums and lists of integers are.
+ */
+function addFacts(out: TaskResult, row: unknown[], at: number, entries: number): boolean {
+  const follows = count(row[at]);
+  const steps = count(row[at + 1]);
+  const firsts = count(row[at + 2]);
+  const sealedA = count(row[at + 5]);
+  const sealedO = count(row[at + 6]);
+  if (follows !== entries || steps === null || firsts === null || sealedA === null || sealedO === null) return false;
+  if (!readIds(row[at + 3], out.attempts) || !readIds(row[at + 4], out.observations)) return false;
+  out.steps += steps;
+  out.firsts += firsts;
+  out.sealedAttempts += sealedA;
+  out.sealedObservations += sealedO;
+  return true;
+}
+
+/**
+ * Positions first…last that follow the position before them: each gives the link
+ * recorded there, and what they count (ENTRY_FACTS).
  */
 function positions(db: Database, firstSeq: number, lastSeq: number): TaskResult {
   const out = nothing(true);
   for (let from = firstSeq; from <= lastSeq; from += POSITIONS_PER_BATCH) {
     const row = first(db, POSITIONS_BATCH, from, Math.min(lastSeq, from + POSITIONS_PER_BATCH - 1));
-    if (row === undefined) return nothing(false);
-    const [texts, links, , , , , , , atts, obs] = row;
-    const n = count(row[2]);
-    const steps = count(row[6]);
-    const firsts = count(row[7]);
-    const sealedA = count(row[10]);
-    const sealedO = count(row[11]);
-    if (n === null || steps === null || firsts === null || sealedA === null || sealedO === null) return nothing(false);
-    // Every link hashed here well formed; every position in the range follows (FOLLOWS).
-    if (count(row[3]) !== n || count(row[5]) !== count(row[4])) return nothing(false);
-    if (n > 0) {
-      if (!(texts instanceof Uint8Array) || typeof links !== "string" || links.length !== 64 * n) return nothing(false);
-      // SQLite keeps text as stored, JavaScript reads it as UTF-8: bytes that are not UTF-8
-      // would be hashed here as they are but by verify.ts as read. Only UTF-8 proves anything.
-      if (!isUtf8(texts)) return nothing(false);
-      let at = 0;
-      for (let i = 0; i < n; i++) {
-        const end = i === n - 1 ? texts.length : texts.indexOf(NEWLINE, at);
-        if (end < 0 || !links.startsWith(sha256Hex(texts.subarray(at, end)), 64 * i)) return nothing(false);
-        at = end + 1;
-      }
-      if (texts.indexOf(NEWLINE, at) >= 0) return nothing(false);
+    const n = count(row?.[2]);
+    if (row === undefined || n === null) return nothing(false);
+    if (n === 0) continue;
+    const [texts, links] = row;
+    // Every link well formed.
+    if (count(row[3]) !== n) return nothing(false);
+    if (!(texts instanceof Uint8Array) || typeof links !== "string" || links.length !== 64 * n) return nothing(false);
+    // SQLite keeps text as stored, JavaScript reads it as UTF-8: bytes that are not UTF-8
+    // would be hashed here as they are but by verify.ts as read. Only UTF-8 proves anything.
+    if (!isUtf8(texts)) return nothing(false);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const end = i === n - 1 ? texts.length : texts.indexOf(NEWLINE, at);
+      if (end < 0 || !links.startsWith(sha256Hex(texts.subarray(at, end)), 64 * i)) return nothing(false);
+      at = end + 1;
     }
-    if (!readIds(atts, out.attempts) || !readIds(obs, out.observations)) return nothing(false);
+    if (texts.indexOf(NEWLINE, at) >= 0) return nothing(false);
+    if (!addFacts(out, row, 4, n)) return nothing(false);
     out.positions += n;
-    out.steps += steps;
-    out.firsts += firsts;
-    out.sealedAttempts += sealedA;
-    out.sealedObservations += sealedO;
   }
   return out;
 }
@@ -164,13 +179,13 @@ function afterGaps(db: Database, gaps: readonly PrunedGap[]): TaskResult {
   const gapsByFirst = new Map(gaps.map((g) => [g.first, g]));
   const out = nothing(true);
   for (const seq of new Set(gaps.map((g) => g.last + 1))) {
-    const row = first(db, AFTER_GAP, seq) as [number, number | null, string, number, Uint8Array] | undefined;
+    const row = first(db, AFTER_GAP, seq);
     if (row === undefined) continue;
-    const [, before, link, wellFormed, text] = row;
+    const [, before, link, wellFormed, text] = row as [number, number | null, string, number, Uint8Array];
     const bridged = bridgeGap((before ?? 0) + 1, seq - 1, gapsByFirst);
     if (typeof bridged !== "string" || wellFormed !== 1 || !isUtf8(text)) return nothing(false);
     const hash = crypto.createHash("sha256").update(bridged).update(text).digest("hex");
-    if (hash !== link) return nothing(false);
+    if (hash !== link || !addFacts(out, row, 5, 1)) return nothing(false);
     out.positions++;
   }
   return out;
