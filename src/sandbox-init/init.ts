@@ -350,6 +350,13 @@ function startCommand(
     for (const s of opened) s.destroy();
     send({ ev: "failed", id: req.id, code, message });
   };
+  // Before any stream is opened: a program that is not there leaves them all to the
+  // backend, which says so on stderr (an opened one, closed here, could end it first).
+  const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
+  if ("error" in found) {
+    fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied");
+    return;
+  }
   Promise.all(
     tokens.map(async (t) => {
       if (t === null) return null;
@@ -359,11 +366,6 @@ function startCommand(
     }),
   ).then(
     ([stdin, stdout, stderr]) => {
-      const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
-      if ("error" in found) {
-        fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied");
-        return;
-      }
       let child: ChildProcess;
       try {
         child = spawn(found.file, req.argv.slice(1), {

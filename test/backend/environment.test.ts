@@ -75,6 +75,18 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
     await stopProcess(procs[1]!.process_id, "other");
   });
 
+  it("says a program only the sandbox can find missing (under its /tmp) on stderr, 127, every time", async () => {
+    // The init finds it missing before it opens the command's streams: none ends before it is said.
+    for (let round = 0; round < 8; round++) {
+      const r = await exec([`/tmp/not-here-${round}`]);
+      expect({ round, code: r.exit_code, stderr: r.stderr }).toEqual({
+        round,
+        code: 127,
+        stderr: `sbx: /tmp/not-here-${round}: command not found\n`,
+      });
+    }
+  });
+
   it("has one hostname, the same for executions and processes", async () => {
     const p = await startProcess(["sh", "-c", "hostname > /tmp/host-of-process; exec sleep 30"]);
     await until(async () => (await exec(["cat", "/tmp/host-of-process"])).stdout === "sbx\n", 30_000, "the name");
