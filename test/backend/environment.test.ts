@@ -99,7 +99,14 @@ describeNeeding(["bwrap", "tools"], "one sandbox, one environment", () => {
     const escaped = uniqueSleep();
     const p = await startProcess(["sleep", supervised]);
     // Something started in the background that left its run (a daemon): it is still in the sandbox.
-    await exec(["sh", "-c", `setsid sleep ${escaped} > /dev/null 2>&1 < /dev/null & echo kept > /tmp/mark`]);
+    // The command ends only once the child is in a session of its own: until its setsid()
+    // it is in the run's session, and what a run leaves in its session ends with the run.
+    const ownSession = `[ "$(cut -d' ' -f6 /proc/$!/stat)" != "$(cut -d' ' -f6 /proc/$$/stat)" ]`;
+    await exec([
+      "sh",
+      "-c",
+      `setsid sleep ${escaped} > /dev/null 2>&1 < /dev/null & until ${ownSession}; do sleep 0.01; done; echo kept > /tmp/mark`,
+    ]);
     await until(() => processesWithArg(escaped).length === 1, 30_000, "the daemon");
     expect(processesWithArg(supervised)).toHaveLength(1);
 
