@@ -320,7 +320,10 @@ interface BunRuntime {
     opts: {
       cwd: string;
       env: Record<string, string>;
-      terminal: TerminalSize & { data: (terminal: BunTerminal, chunk: Uint8Array) => void };
+      terminal: TerminalSize & {
+        data: (terminal: BunTerminal, chunk: Uint8Array) => void;
+        drain: (terminal: BunTerminal) => void;
+      };
     },
   ): BunSubprocess;
 }
@@ -329,8 +332,12 @@ function spawnBun(spec: TerminalSpawn): TerminalProcess {
   const bun = (globalThis as unknown as { Bun: BunRuntime }).Bun;
   const dataListeners: Array<(chunk: Buffer) => void> = [];
   const early: Buffer[] = [];
-  // Bytes Bun's terminal did not take at once; written on as it takes them.
-  const queue: Buffer[] = [];
+  // Bun's terminal takes every byte written to it at once, keeping what the terminal
+  // cannot take yet, and calls `drain` once all it kept has gone to the terminal (a
+  // write is never to be repeated for what its return value leaves out). What was
+  // written since the last drain is what the terminal has not taken: the input
+  // back-pressure callers read through pendingInput(), as on Node.
+  let unflushed = 0;
   const proc = bun.spawn([spec.file, ...spec.args], {
     cwd: spec.cwd,
     env: spec.env,
@@ -342,28 +349,12 @@ function spawnBun(spec: TerminalSpawn): TerminalProcess {
         if (dataListeners.length === 0) early.push(buf);
         for (const l of dataListeners) l(buf);
       },
+      drain: () => {
+        unflushed = 0;
+      },
     },
   });
   const terminal = proc.terminal!;
-  let flushing = false;
-  const flush = () => {
-    while (queue.length > 0) {
-      const head = queue[0]!;
-      const n = terminal.write(head);
-      if (n >= head.length) queue.shift();
-      else {
-        queue[0] = head.subarray(Math.max(0, n));
-        if (!flushing) {
-          flushing = true;
-          setTimeout(() => {
-            flushing = false;
-            flush();
-          }, 5);
-        }
-        return;
-      }
-    }
-  };
   return {
     pid: proc.pid,
     onData: (listener) => {
@@ -374,10 +365,14 @@ function spawnBun(spec: TerminalSpawn): TerminalProcess {
       void proc.exited.then(() => listener({ code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode }));
     },
     write: (data) => {
-      queue.push(data);
-      if (queue.length === 1) flush();
+      try {
+        terminal.write(data);
+        unflushed += data.length;
+      } catch {
+        // Closed meanwhile: nothing more reaches the program.
+      }
     },
-    pendingInput: () => queue.reduce((n, b) => n + b.length, 0),
+    pendingInput: () => unflushed,
     resize: ({ cols, rows }) => {
       try {
         terminal.resize(cols, rows);
