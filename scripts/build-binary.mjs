@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // The release binary: src/cli/entry.ts compiled by Bun into one executable, minified
 // and with its bytecode compiled ahead (start-up is most of a short command's time;
-// BENCHMARKS.md), as ESM (`--format esm`). The binary uses
+// BENCHMARKS.md), as CommonJS (`--format cjs`): an ES module bundle links every Node
+// builtin that any of its modules imports (node:http, node:tty, node:util, streams…)
+// before the first line runs, even those only the daemon or one command uses; as
+// CommonJS each is required where its module is first used (--version 0.30x -> 0.19x
+// of node -e 0; BENCHMARKS.md). The binary uses
 // bun:sqlite (src/platform/sqlite.ts); better-sqlite3's JavaScript is compiled in
 // (src/platform/better-sqlite3.ts imports it, for the Node bundle) but never loaded:
 // marked external, its import would be resolved when the binary starts, and fail.
@@ -22,7 +26,7 @@ const built = spawnSync(
     "--minify",
     "--bytecode",
     "--format",
-    "esm",
+    "cjs",
     "--outfile",
     outfile,
     path.join(root, "src", "cli", "entry.ts"),

@@ -5,11 +5,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { isCompiledBinary } from "./runtime.js";
 
 export function selfInvocation(): { command: string; args: string[] } {
   const script = process.argv[1];
-  const compiled = "Bun" in globalThis && (script === undefined || script.startsWith("/$bunfs"));
-  if (compiled || script === undefined) return { command: process.execPath, args: [] };
+  if (isCompiledBinary() || script === undefined) return { command: process.execPath, args: [] };
   // `--`: node must not read sbx flags such as --env-file as its own.
   return { command: process.execPath, args: ["--", script] };
 }
@@ -22,9 +22,7 @@ export function selfInvocation(): { command: string; args: string[] } {
  * needs to exist inside the sandbox. Null `script`: the executable alone is the init.
  */
 export function sandboxInitProgram(): { executable: string; script: string | null } {
-  const script = process.argv[1];
-  const compiled = "Bun" in globalThis && (script === undefined || script.startsWith("/$bunfs"));
-  if (compiled) return { executable: process.execPath, script: null };
+  if (isCompiledBinary()) return { executable: process.execPath, script: null };
   return { executable: process.execPath, script: initScript() };
 }
 

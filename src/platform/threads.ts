@@ -11,7 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { isBunRuntime } from "./runtime.js";
+import { isBunRuntime, isCompiledBinary } from "./runtime.js";
 
 /** The scripts that run on threads of their own (each a file under src/receipts/). */
 export type ThreadScript = "verify-worker";
@@ -22,10 +22,10 @@ export function availableThreads(): number {
 }
 
 function scriptLocation(script: ThreadScript): string | URL | null {
+  // Compiled: entry points are addressed from the root of their common folder, src/.
+  if (isCompiledBinary()) return `./receipts/${script}.ts`;
   const here = import.meta.url;
   if (isBunRuntime()) {
-    // Compiled: entry points are addressed from the root of their common folder, src/.
-    if (here.startsWith("file:///$bunfs/")) return `./receipts/${script}.ts`;
     return new URL(`../receipts/${script}${here.endsWith(".ts") ? ".ts" : ".js"}`, here);
   }
   const candidates = here.endsWith(".cjs")
