@@ -30,7 +30,7 @@
 // - The receipt rows themselves (body, classification, ids): counted in SQL.
 
 import { isUtf8 } from "node:buffer";
-import crypto from "node:crypto";
+import { sha256Hex } from "../platform/sha256.js";
 import type { Database } from "../platform/sqlite.js";
 import type { ChainHead, PrunedGap } from "./chain-log.js";
 import { bridgeGap, type ChainRow, readStoreEntries, type VerifyReport } from "./verify.js";
@@ -71,11 +71,6 @@ const nothing = (ok: boolean): TaskResult => ({
   sealedAttempts: 0,
   sealedObservations: 0,
 });
-
-const sha256Hex =
-  typeof crypto.hash === "function"
-    ? (b: Uint8Array): string => crypto.hash("sha256", b, "hex")
-    : (b: Uint8Array): string => crypto.createHash("sha256").update(b).digest("hex");
 
 /** A statement's first row as an array of values (no object per row, no copy of a BLOB). */
 function first(db: Database, sql: string, ...params: unknown[]): unknown[] | undefined {
@@ -184,7 +179,7 @@ function afterGaps(db: Database, gaps: readonly PrunedGap[]): TaskResult {
     const [, before, link, wellFormed, text] = row as [number, number | null, string, number, Uint8Array];
     const bridged = bridgeGap((before ?? 0) + 1, seq - 1, gapsByFirst);
     if (typeof bridged !== "string" || wellFormed !== 1 || !isUtf8(text)) return nothing(false);
-    const hash = crypto.createHash("sha256").update(bridged).update(text).digest("hex");
+    const hash = sha256Hex(Buffer.concat([Buffer.from(bridged, "utf8"), text]));
     if (hash !== link || !addFacts(out, row, 5, 1)) return nothing(false);
     out.positions++;
   }

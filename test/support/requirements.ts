@@ -15,7 +15,7 @@ import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
 import { WorkspaceDisks } from "../../src/backend/drivers/limits/workspace-disk.js";
 import { findOnPath } from "../../src/backend/drivers/bwrap/path-lookup.js";
 import { probeUserNet } from "../../src/backend/drivers/bwrap/user-net.js";
-import { canBuildBinary } from "./binary.js";
+import { BUN, canBuildBinary } from "./binary.js";
 import { terminalSupport } from "../../src/platform/pty.js";
 
 const isRoot = process.getuid?.() === 0;
@@ -125,6 +125,8 @@ const NEEDS = {
   },
   /** The release binary can be built (Bun from node_modules) or was given (SBX_TEST_BINARY). */
   binary: { met: canBuildBinary, why: "no Bun in node_modules to build the release binary" },
+  /** Bun from node_modules runs a source file as the release binary would (its runtime seams). */
+  bun: { met: fs.existsSync(BUN), why: "no Bun in node_modules (node_modules/.bin/bun)" },
 } as const;
 
 export type Need = keyof typeof NEEDS;
