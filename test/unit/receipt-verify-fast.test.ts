@@ -14,7 +14,15 @@ import { verifyStore } from "../../src/receipts/verify-store.js";
 import { verifyOnThreads } from "../../src/receipts/verify-threads.js";
 import type { VerifyReport } from "../../src/receipts/verify.js";
 import { REPO_ROOT } from "../support/cli.js";
-import { answerOf, bothWays, newReceipt, populate, type TempStore, tempStore } from "../support/receipt-store.js";
+import {
+  answerOf,
+  bothWays,
+  deadlineAnswer,
+  newReceipt,
+  populate,
+  type TempStore,
+  tempStore,
+} from "../support/receipt-store.js";
 
 let t: TempStore;
 beforeEach(() => {
@@ -164,6 +172,42 @@ describe("the fast path against the entry-by-entry verifier", () => {
     const { fast, entries } = bothWays(t.file);
     expect(entries.intact).toBe(true);
     expect(fast).toEqual(entries);
+  });
+
+  it("a definitive answer, then a later observation that is not: the same report (the definitive one decides)", async () => {
+    const store = t.open();
+    const [a] = populate(store);
+    store.recordObservation(a!, "refresh", deadlineAnswer(), {});
+    const last = t.all(
+      "SELECT classification, definitive FROM observations WHERE receipt_id = ? ORDER BY id DESC LIMIT 1",
+      a,
+    );
+    expect(last).toEqual([{ classification: "local_timeout", definitive: 0 }]);
+    const { fast, entries } = bothWays(t.file);
+    expect(entries.intact).toBe(true);
+    expect(fast).toEqual(entries);
+    expect(await onThreads(t.file, 2)).toEqual(entries);
+    // The row given the later observation's classification: found, and nothing proved.
+    t.sql("UPDATE receipts SET classification = 'local_timeout' WHERE receipt_id = ?", a);
+    const changed = bothWays(t.file);
+    expect(changed.entries.intact).toBe(false);
+    expect(changed.fast).toBeNull();
+  });
+
+  it("an observation's id made 0 or negative, its entry naming it: nothing proved", () => {
+    const [, b] = populate(t.open());
+    for (const id of [0, -7]) {
+      t.sql("UPDATE observations SET id = ? WHERE id = (SELECT max(id) FROM observations WHERE receipt_id = ?)", id, b);
+      t.sql(
+        "UPDATE chain SET ref = ? WHERE receipt_id = ? AND type = 'observation' AND seq = (SELECT max(seq) FROM chain WHERE receipt_id = ? AND type = 'observation')",
+        id,
+        b,
+        b,
+      );
+      const { fast, entries } = bothWays(t.file);
+      if (fast !== null) expect(fast).toEqual(entries);
+      expect(fast).toBeNull();
+    }
   });
 
   it("a pruned store: the same report, the prune said", async () => {
