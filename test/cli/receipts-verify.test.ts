@@ -1,6 +1,7 @@
 // sbx receipts verify, in-process through main(): exit 0 and a summary when intact;
 // exit 200 with one line per problem (receipt, kind, where) when not; a scope of ids.
 
+import fs from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it, type TestContext } from "vitest";
 import { resolvePaths } from "../../src/config/paths.js";
@@ -41,6 +42,17 @@ function setup(t: TestContext) {
 }
 
 describe.concurrent("sbx receipts verify", () => {
+  it("a home without a store: 74, saying so, and no store made there", async (t) => {
+    const home = makeHome("sbx-verify-none-");
+    t.onTestFinished(() => removeHome(home));
+    const r = await runMain(["receipts", "verify"], { home });
+    expect(r.code).toBe(ExitCodes.storeUnusable);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(`no receipt store at ${resolvePaths({ SBX_HOME: home }).receiptsDb}`);
+    expect(r.stderr).toContain("SBX_HOME");
+    expect(fs.existsSync(resolvePaths({ SBX_HOME: home }).receiptsDb)).toBe(false);
+  });
+
   it("intact: exit 0, what was checked and where the chain ends", async (t) => {
     const { home, file } = setup(t);
     const r = await runMain(["receipts", "verify"], { home });

@@ -196,7 +196,7 @@ function declareVerify(noun: Command, bind: Bind): void {
         "of them. Names each receipt, entry and position where something was changed, deleted, moved\n" +
         "or inserted. Prunes leave checkpoints and are reported as such. With --bundle, checks a signed\n" +
         "bundle: its signature, its key (--key) and the chain inside. Exit 0 when intact, 200 when not\n" +
-        "(docs/receipt-chain.md).",
+        "(docs/receipt-chain.md), 74 when the home has no receipt store (none is made for it).",
     )
     .argument("[id...]", "only these receipts (id, execution id, idempotency key, or a unique prefix)")
     .option("--bundle <file>", "verify a bundle from `receipts export --bundle` instead (no store needed)")
