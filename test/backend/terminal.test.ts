@@ -261,3 +261,31 @@ for (const isolation of ["none", "bwrap"] as const) {
     });
   });
 }
+
+describeNeeding("bwrap", "terminals where node-pty's addon is not there (Node)", () => {
+  let b: TestBackend;
+  beforeAll(async () => {
+    // An installation whose addon was never built: the driver is told an addon that is not there.
+    b = await startTestBackend({ drivers: { bwrap: { terminalAddon: "/nonexistent/node-pty/pty.node" } } });
+    const created = await b.api("POST", "/api/v1/sandbox/create", { body: { name: "default", isolation: "bwrap" } });
+    expect(created.status, created.text).toBe(201);
+  });
+  afterAll(async () => {
+    await b?.stop();
+  });
+
+  it("refuses a command or a process on a terminal (422 terminal_unavailable, saying why); nothing runs, plain commands do", async () => {
+    const tty = { cols: 80, rows: 24 };
+    for (const route of ["execute", "processes"]) {
+      const refused = await b.api("POST", `/api/v1/sandbox/default/${route}`, { body: { command: ["true"], tty } });
+      expect(refused.status, refused.text).toBe(422);
+      expect(refused.json.error).toMatchObject({
+        code: "terminal_unavailable",
+        details: { isolation: "bwrap", reason: expect.stringContaining("/nonexistent/node-pty/pty.node is not there") },
+      });
+    }
+    expect((await b.api("GET", "/api/v1/sandbox/default/processes")).json.processes).toEqual([]);
+    const plain = await b.api("POST", "/api/v1/sandbox/default/execute", { body: { command: ["echo", "fine"] } });
+    expect(plain.json).toMatchObject({ outcome: "succeeded", stdout: "fine\n" });
+  });
+});

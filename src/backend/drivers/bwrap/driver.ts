@@ -27,7 +27,8 @@ import os from "node:os";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { WORKSPACE } from "../../../protocol/types.js";
-import { terminalAddonFile } from "../../../platform/pty.js";
+import { TerminalUnavailable, terminalAddonFile } from "../../../platform/pty.js";
+import { isBunRuntime } from "../../../platform/runtime.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
 import { INIT_VERB, TERMINAL_ADDON_FLAG } from "../../../sandbox-init/init.js";
 import {
@@ -64,6 +65,12 @@ export interface BwrapDriverOptions {
   program?: string;
   /** Where /etc is read from (tests); default /etc. */
   etcDir?: string;
+  /**
+   * node-pty's native addon the init opens terminals with, on Node; default: the one
+   * installed with sbx (platform/pty.ts). Tests name one that is not there: terminals
+   * are then refused, as on an installation whose addon was never built.
+   */
+  terminalAddon?: string;
   /** The sandboxes' limits (limits/): each sandbox's held leader joins its cgroup before it goes on. */
   limits?: Limiter;
   /**
@@ -236,11 +243,21 @@ export class BwrapDriver implements SandboxDriver {
    */
   terminalSupport(): string | null {
     try {
-      terminalAddonFile();
+      this.terminalAddonFile();
       return null;
     } catch (err) {
       return (err as Error).message;
     }
+  }
+
+  /** The addon the init is given (null on Bun: its terminal is built in); throws TerminalUnavailable. */
+  private terminalAddonFile(): string | null {
+    const given = this.opts.terminalAddon;
+    if (given === undefined || isBunRuntime()) return terminalAddonFile();
+    if (!fs.existsSync(given)) {
+      throw new TerminalUnavailable(`terminals need node-pty's native addon on Node, and ${given} is not there`);
+    }
+    return given;
   }
 
   spawn(req: SpawnRequest): SandboxChild {
@@ -366,7 +383,7 @@ export class BwrapDriver implements SandboxDriver {
       const runDirFd = gate === null ? open(runDir, O_DIRECTORY) : null;
       const exeFd = open(init.executable, fs.constants.O_RDONLY);
       const scriptFd = init.script === null ? null : open(init.script, fs.constants.O_RDONLY);
-      const addonFd = scriptFd === null ? null : openTerminalAddon(open);
+      const addonFd = scriptFd === null ? null : openTerminalAddon(() => this.terminalAddonFile(), open);
       args = bwrapArguments({
         view,
         insideId: identity === null ? null : INSIDE_ID,
@@ -528,10 +545,13 @@ function environmentKey(placement: SandboxPlacement): string {
 }
 
 /** node-pty's addon opened for the init (Node), or null where there is none (terminals are then refused). */
-function openTerminalAddon(open: (file: string, flags: number) => number): number | null {
+function openTerminalAddon(
+  addonFile: () => string | null,
+  open: (file: string, flags: number) => number,
+): number | null {
   let file: string | null;
   try {
-    file = terminalAddonFile();
+    file = addonFile();
   } catch {
     return null;
   }
