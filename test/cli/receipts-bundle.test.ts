@@ -43,6 +43,17 @@ async function keyOf(dir: string): Promise<string> {
 }
 
 describe.concurrent("sbx receipts export --bundle and verify --bundle", () => {
+  it("a home without a store: 74, saying so; no store, no key and no bundle made", async (t) => {
+    const home = makeHome("sbx-bundle-none-");
+    t.onTestFinished(() => removeHome(home));
+    const out = path.join(home, "incident.sbx");
+    const r = await runMain(["receipts", "export", "--bundle", out], { home });
+    expect(r.code).toBe(ExitCodes.storeUnusable);
+    expect(r.stderr).toContain(`no receipt store at ${resolvePaths({ SBX_HOME: home }).receiptsDb}`);
+    const paths = resolvePaths({ SBX_HOME: home });
+    expect([paths.receiptsDb, paths.receiptsKey, out].filter((f) => fs.existsSync(f))).toEqual([]);
+  });
+
   it("verifies on a fresh SBX_HOME with the signer's key, and creates nothing there", async (t) => {
     const { dir, file } = home(t);
     const made = await runMainJson<{ receipts: number; entries: number; key: string; fingerprint: string }>(

@@ -11,6 +11,7 @@ import type { Context } from "../../context.js";
 import { parseTimeArg } from "../../duration.js";
 import { printJson } from "../../render/outcome.js";
 import { counted } from "../../render/words.js";
+import { requireExistingStore } from "./existing-store.js";
 
 export interface ExportOptions {
   since: string | undefined;
@@ -51,6 +52,7 @@ function writeWhole(file: string, bytes: Buffer): void {
 }
 
 async function exportBundle(opts: ExportOptions & { bundle: string }, ctx: Context): Promise<number> {
+  requireExistingStore(ctx, "nothing to put in a bundle");
   const store = await ctx.receipts();
   const [{ signBundle }, { fingerprint, loadOrCreateSigningKey }] = await Promise.all([
     import("../../../receipts/bundle.js"),

@@ -2,7 +2,7 @@
 // (of the store, or of a signed bundle made elsewhere) and name what breaks.
 
 import fs from "node:fs";
-import { LocalStateError, UsageError } from "../../../common/errors.js";
+import { UsageError } from "../../../common/errors.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { ReceiptNotFound } from "../../../receipts/errors.js";
 import type { VerifyReport } from "../../../receipts/verify.js";
@@ -16,6 +16,7 @@ import {
   verifyReportJson,
 } from "../../render/verify-report.js";
 import { counted } from "../../render/words.js";
+import { requireExistingStore } from "./existing-store.js";
 
 export interface VerifyOptions {
   refs: string[];
@@ -79,16 +80,7 @@ async function verifyBundleFile(opts: VerifyOptions & { bundle: string }, ctx: C
 
 export async function run(opts: VerifyOptions, ctx: Context): Promise<number> {
   if (opts.bundle !== null) return verifyBundleFile({ ...opts, bundle: opts.bundle }, ctx);
-  // Evidence is read, never made: a home with no store (a mistyped SBX_HOME) is said,
-  // not answered "intact, 0 receipts" from an empty store created for the occasion.
-  if (!fs.existsSync(ctx.paths.receiptsDb)) {
-    throw new LocalStateError(
-      "no_receipt_store",
-      `no receipt store at ${ctx.paths.receiptsDb}: nothing was recorded with this home, so there is nothing to verify`,
-      ExitCodes.storeUnusable,
-      "check SBX_HOME (or XDG_STATE_HOME): verify reads the store of the home sbx is given; a bundle is verified with --bundle FILE",
-    );
-  }
+  requireExistingStore(ctx, "nothing to verify (a bundle is verified with --bundle FILE)");
   const store = await ctx.receipts();
   const whole = await store.verify();
   let report = whole;
