@@ -116,12 +116,19 @@ function addonBinding(): PtyBinding {
 /**
  * node-pty's native addon on this installation (the file a sandbox's init is given by
  * descriptor, to open its terminals inside the sandbox); null on Bun, which has its
- * own. Throws TerminalUnavailable when node-pty or its addon is not there.
+ * own. `given`: that file instead of the installed one (tests name one that is not
+ * there). Throws TerminalUnavailable when node-pty or its addon is not there.
  */
 let foundAddon: string | null = null;
 
-export function terminalAddonFile(): string | null {
+export function terminalAddonFile(given?: string): string | null {
   if (isBunRuntime()) return null;
+  if (given !== undefined) {
+    if (!fs.existsSync(given)) {
+      throw new TerminalUnavailable(`terminals need node-pty's native addon on Node, and ${given} is not there`);
+    }
+    return given;
+  }
   if (foundAddon !== null) return foundAddon;
   let dir: string;
   try {
@@ -156,6 +163,25 @@ export function terminalSupport(): string | null {
   }
 }
 
+/**
+ * What a terminal's program writes, handed to the listeners; what comes before the first
+ * listener is kept for it (a program may write as soon as it starts).
+ */
+function outputFanout(): { hand(chunk: Buffer): void; onData(listener: (chunk: Buffer) => void): void } {
+  const listeners: Array<(chunk: Buffer) => void> = [];
+  const early: Buffer[] = [];
+  return {
+    hand: (chunk) => {
+      if (listeners.length === 0) early.push(chunk);
+      for (const l of listeners) l(chunk);
+    },
+    onData: (listener) => {
+      listeners.push(listener);
+      for (const b of early.splice(0)) listener(b);
+    },
+  };
+}
+
 /** How long a program's terminal may stay open after it exited, for what it wrote (a job it left holds it). */
 const AFTER_EXIT_MS = 200;
 
@@ -166,16 +192,12 @@ const AFTER_EXIT_MS = 200;
  */
 function spawnAddon(spec: TerminalSpawn): TerminalProcess {
   const pty = addonBinding();
-  const dataListeners: Array<(chunk: Buffer) => void> = [];
+  const output = outputFanout();
   const exitListeners: Array<(exit: TerminalExit) => void> = [];
-  const early: Buffer[] = [];
   let exit: TerminalExit | null = null;
   let readDone = false;
   let told = false;
-  const hand = (chunk: Buffer) => {
-    if (dataListeners.length === 0) early.push(chunk);
-    for (const l of dataListeners) l(chunk);
-  };
+  const hand = output.hand;
   const tell = () => {
     if (told || exit === null || !readDone) return;
     told = true;
@@ -265,10 +287,7 @@ function spawnAddon(spec: TerminalSpawn): TerminalProcess {
   };
   return {
     pid: term.pid,
-    onData: (listener) => {
-      dataListeners.push(listener);
-      for (const b of early.splice(0)) listener(b);
-    },
+    onData: output.onData,
     onExit: (listener) => {
       exitListeners.push(listener);
     },
@@ -330,8 +349,7 @@ interface BunRuntime {
 
 function spawnBun(spec: TerminalSpawn): TerminalProcess {
   const bun = (globalThis as unknown as { Bun: BunRuntime }).Bun;
-  const dataListeners: Array<(chunk: Buffer) => void> = [];
-  const early: Buffer[] = [];
+  const output = outputFanout();
   // Bun's terminal takes every byte written to it at once, keeping what the terminal
   // cannot take yet, and calls `drain` once all it kept has gone to the terminal (a
   // write is never to be repeated for what its return value leaves out). What was
@@ -344,11 +362,7 @@ function spawnBun(spec: TerminalSpawn): TerminalProcess {
     terminal: {
       cols: spec.cols,
       rows: spec.rows,
-      data: (_t, chunk) => {
-        const buf = Buffer.from(chunk);
-        if (dataListeners.length === 0) early.push(buf);
-        for (const l of dataListeners) l(buf);
-      },
+      data: (_t, chunk) => output.hand(Buffer.from(chunk)),
       drain: () => {
         unflushed = 0;
       },
@@ -357,10 +371,7 @@ function spawnBun(spec: TerminalSpawn): TerminalProcess {
   const terminal = proc.terminal!;
   return {
     pid: proc.pid,
-    onData: (listener) => {
-      dataListeners.push(listener);
-      for (const b of early.splice(0)) listener(b);
-    },
+    onData: output.onData,
     onExit: (listener) => {
       void proc.exited.then(() => listener({ code: proc.signalCode ? null : proc.exitCode, signal: proc.signalCode }));
     },

@@ -11,14 +11,11 @@ import path from "node:path";
 import tls from "node:tls";
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { makeHome, receiptsDbOf, removeHome, runSbx, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
+import { makeHome, receiptsDbOf, removeHome, runSbx, sbxEnv } from "../support/cli.js";
 import { startForegroundDaemon, stopForegroundDaemon } from "../support/daemon.js";
 import { refusedPort } from "../support/misbehaving-server.js";
-import { OuterTerminal } from "../support/outer-terminal.js";
+import { type OuterTerminal, sbxSession } from "../support/outer-terminal.js";
 import { describeNeeding } from "../support/requirements.js";
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-const SBX = TEST_BINARY === undefined ? `${quote(process.execPath)} -- ${quote(SBX_BIN)}` : quote(TEST_BINARY);
 
 describeNeeding(["pty", "openssl"], "a terminal over a remote https profile (wss://)", () => {
   let home: string;
@@ -95,30 +92,14 @@ describeNeeding(["pty", "openssl"], "a terminal over a remote https profile (wss
     removeHome(home);
   });
 
-  /** `sbx ARGS` on a new terminal; the user's mode saved before and after (stty -g), its exit status written. */
+  /** `sbx ARGS` on a new terminal, as a user's shell runs it (test/support/outer-terminal.ts). */
   function session(args: string, env: Record<string, string>) {
-    const dir = path.join(home, `session-${++run}`);
-    fs.mkdirSync(dir);
-    const script = [
-      `stty -g > ${quote(`${dir}/before`)}`,
-      `${SBX} ${args}`,
-      `echo "sbx-exit=$?"`,
-      `stty -g > ${quote(`${dir}/after`)}`,
-      "echo session-over",
-    ].join("; ");
-    const t = new OuterTerminal(script, { cwd: home, env: { ...sbxEnv(home), TERM: "xterm-256color", ...env } });
-    terminals.push(t);
-    return {
-      t,
-      over: async () => {
-        const m = await t.waitFor(/sbx-exit=(\d+)/, "sbx to exit");
-        await t.waitFor("session-over", "the session's end");
-        return {
-          code: Number(m[1]),
-          sameMode: fs.readFileSync(`${dir}/before`, "utf8") === fs.readFileSync(`${dir}/after`, "utf8"),
-        };
-      },
-    };
+    const s = sbxSession(path.join(home, `session-${++run}`), args, {
+      cwd: home,
+      env: { ...sbxEnv(home), TERM: "xterm-256color", ...env },
+    });
+    terminals.push(s.t);
+    return s;
   }
 
   it("exec -it: a shell on the sandbox's terminal through TLS, its exit status sbx's, the key never shown", async () => {

@@ -11,14 +11,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { makeHome, removeHome, runSbx, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
+import { makeHome, removeHome, runSbx, sbxEnv } from "../support/cli.js";
 import { daemonPids, stopDaemon } from "../support/daemon.js";
 import { runMain } from "../support/in-process.js";
-import { OuterTerminal } from "../support/outer-terminal.js";
+import { OuterTerminal, SBX_COMMAND as SBX, sbxSession, shellQuote as quote } from "../support/outer-terminal.js";
 import { describeNeeding, itNeeding } from "../support/requirements.js";
 import { until } from "../support/wait.js";
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** Whether `sleep 100` runs in the sandbox (its commands carry its id in their environment). */
 function sleepingIn(sandboxId: string): boolean {
   for (const entry of fs.readdirSync("/proc")) {
@@ -42,8 +41,6 @@ function readLog(home: string): string {
     return "";
   }
 }
-
-const SBX = TEST_BINARY === undefined ? `${quote(process.execPath)} -- ${quote(SBX_BIN)}` : quote(TEST_BINARY);
 
 /** TIOCSTI (push a byte into a terminal's input), the same number on x86_64 and aarch64. */
 const TIOCSTI = 0x5412;
@@ -71,35 +68,15 @@ function terminalSessions(isolation: "none" | "bwrap"): void {
     removeHome(home);
   });
 
-  /**
-   * Runs `sbx ARGS` on a new terminal the way a user's shell would: its mode is saved
-   * before and after (stty -g), its pid and exit status written down.
-   */
+  /** `sbx ARGS` on a new terminal, as a user's shell runs it (test/support/outer-terminal.ts). */
   function session(args: string, opts: { cols?: number; rows?: number } = {}) {
-    const dir = path.join(home, `session-${++run}`);
-    fs.mkdirSync(dir);
-    const script = [
-      `stty -g > ${quote(`${dir}/before`)}`,
-      `sh -c 'echo $$ > "$0/pid"; exec "$@"' ${quote(dir)} ${SBX} ${args}`,
-      `echo "sbx-exit=$?"`,
-      `stty -g > ${quote(`${dir}/after`)}`,
-      "echo session-over",
-    ].join("; ");
-    const t = new OuterTerminal(script, { cwd: home, env: { ...sbxEnv(home), TERM: "xterm-256color" }, ...opts });
-    terminals.push(t);
-    return {
-      t,
-      pid: () =>
-        until(() => fs.existsSync(`${dir}/pid`) && Number(fs.readFileSync(`${dir}/pid`, "utf8")), 30_000, "sbx's pid"),
-      /** sbx's exit status, once the session is over; and whether the mode came back as it was. */
-      over: async () => {
-        const m = await t.waitFor(/sbx-exit=(\d+)/, "sbx to exit");
-        await t.waitFor("session-over", "the session's end");
-        const before = fs.readFileSync(`${dir}/before`, "utf8");
-        const after = fs.readFileSync(`${dir}/after`, "utf8");
-        return { code: Number(m[1]), sameMode: before === after, before, after };
-      },
-    };
+    const s = sbxSession(path.join(home, `session-${++run}`), args, {
+      cwd: home,
+      env: { ...sbxEnv(home), TERM: "xterm-256color" },
+      ...opts,
+    });
+    terminals.push(s.t);
+    return s;
   }
 
   it("sbx shell: a prompt, a /dev/pts terminal, its size following the window, Ctrl-C the shell's, exit 3 is sbx's 3, the mode restored", async () => {

@@ -9,9 +9,8 @@ import { collect, makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../
 import { stopDaemon } from "../support/daemon.js";
 import { runMainJson } from "../support/in-process.js";
 import { until } from "../support/wait.js";
+import { shellQuote as quote } from "../support/outer-terminal.js";
 import { describeNeeding, SCRIPT } from "../support/requirements.js";
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 describeNeeding("script", "on a terminal (through script(1))", () => {
   let home: string;

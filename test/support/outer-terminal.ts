@@ -4,7 +4,9 @@
 // same library the backend uses on Node (src/platform/pty.ts): what is under test is
 // sbx inside it, not this terminal.
 
+import fs from "node:fs";
 import { createRequire } from "node:module";
+import { SBX_BIN, TEST_BINARY } from "./cli.js";
 import { until } from "./wait.js";
 
 const require = createRequire(import.meta.url);
@@ -79,4 +81,45 @@ export class OuterTerminal {
       // Gone.
     }
   }
+}
+
+/** A word for sh, quoted. */
+export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** How a user's shell runs sbx: `node bin/sbx`, or the release binary (SBX_TEST_BINARY). */
+export const SBX_COMMAND =
+  TEST_BINARY === undefined ? `${shellQuote(process.execPath)} -- ${shellQuote(SBX_BIN)}` : shellQuote(TEST_BINARY);
+
+/**
+ * Runs `sbx ARGS` on a new terminal the way a user's shell would, with what happens
+ * written under `dir` (a new directory): the terminal's mode before and after (stty -g),
+ * sbx's pid and its exit status.
+ */
+export function sbxSession(
+  dir: string,
+  args: string,
+  opts: { cwd: string; env: NodeJS.ProcessEnv; cols?: number; rows?: number },
+) {
+  fs.mkdirSync(dir);
+  const script = [
+    `stty -g > ${shellQuote(`${dir}/before`)}`,
+    `sh -c 'echo $$ > "$0/pid"; exec "$@"' ${shellQuote(dir)} ${SBX_COMMAND} ${args}`,
+    `echo "sbx-exit=$?"`,
+    `stty -g > ${shellQuote(`${dir}/after`)}`,
+    "echo session-over",
+  ].join("; ");
+  const t = new OuterTerminal(script, opts);
+  return {
+    t,
+    pid: () =>
+      until(() => fs.existsSync(`${dir}/pid`) && Number(fs.readFileSync(`${dir}/pid`, "utf8")), 30_000, "sbx's pid"),
+    /** sbx's exit status, once the session is over; and whether the mode came back as it was. */
+    over: async () => {
+      const m = await t.waitFor(/sbx-exit=(\d+)/, "sbx to exit");
+      await t.waitFor("session-over", "the session's end");
+      const before = fs.readFileSync(`${dir}/before`, "utf8");
+      const after = fs.readFileSync(`${dir}/after`, "utf8");
+      return { code: Number(m[1]), sameMode: before === after, before, after };
+    },
+  };
 }

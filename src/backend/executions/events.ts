@@ -19,6 +19,7 @@ import {
   type ResetEventData,
   type StartedEventData,
 } from "../../protocol/types.js";
+import { RunListeners } from "../runs/index.js";
 import type { BackendStore } from "../store/index.js";
 import { type EventBaseRow, type EventRow, ExecutionStore } from "./store.js";
 import {
@@ -80,7 +81,7 @@ export class EventLog {
   /** The backend's clock (EventLogOptions.now). */
   readonly now: () => number;
   private readonly writers = new Map<string, EventWriter>();
-  private readonly subscribers = new Map<string, Set<() => void>>();
+  private readonly subscribers = new RunListeners();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Batches a commit failed for, in order: retried before anything newer is stored. */
@@ -240,16 +241,7 @@ export class EventLog {
 
   /** Calls `fn` after each committed batch of an execution's events. Returns the unsubscribe. */
   subscribe(executionId: string, fn: () => void): () => void {
-    let set = this.subscribers.get(executionId);
-    if (!set) {
-      set = new Set();
-      this.subscribers.set(executionId, set);
-    }
-    set.add(fn);
-    return () => {
-      set.delete(fn);
-      if (set.size === 0) this.subscribers.delete(executionId);
-    };
+    return this.subscribers.watch(executionId, fn);
   }
 
   read(executionId: string, afterSequence: number, limit: number): EventRow[] {
@@ -346,8 +338,7 @@ export class EventLog {
   }
 
   private notify(executionId: string): void {
-    const set = this.subscribers.get(executionId);
-    if (set) for (const fn of [...set]) fn();
+    this.subscribers.notify(executionId);
   }
 }
 

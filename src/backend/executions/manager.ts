@@ -34,7 +34,7 @@ import {
   recoverLeftRuns,
   storeAdmission,
   type TerminalSource,
-  TerminalWatchers,
+  RunListeners,
 } from "../runs/index.js";
 import { executionTerminal } from "./terminal.js";
 
@@ -100,7 +100,7 @@ export class ExecutionManager {
    */
   private readonly unsavedEnds = new Map<string, ExecutionEnd>();
   /** Attached terminals, told of each execution's output and end. */
-  private readonly watchers = new TerminalWatchers();
+  private readonly watchers = new RunListeners();
 
   constructor(opts: ExecutionManagerOptions) {
     this.store = new ExecutionStore(opts.store);

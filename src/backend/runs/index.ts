@@ -5,10 +5,5 @@ export { admissionFailure, isStorageFailure, storeAdmission } from "./admission.
 export { fenceExecution, fenceProcess, type Handle } from "./fence.js";
 export { type EndReason, type LiveRun, LiveRuns } from "./live-runs.js";
 export { type FoundGroup, recoverLeftRuns } from "./recovery.js";
-export {
-  type RunTerminal,
-  type TerminalEnd,
-  type TerminalSource,
-  TerminalWatchers,
-  type TranscriptRead,
-} from "./terminal-source.js";
+export { RunListeners } from "./listeners.js";
+export type { RunTerminal, TerminalEnd, TerminalSource, TranscriptRead } from "./terminal-source.js";

@@ -43,27 +43,3 @@ export interface TerminalSource {
   /** The live terminal, or null once the run ended (or between two runs of a process). */
   terminal(): RunTerminal | null;
 }
-
-/** Listeners of one run's terminal, told of its output and its end. */
-export class TerminalWatchers {
-  private readonly byRun = new Map<string, Set<() => void>>();
-
-  watch(runId: string, listener: () => void): () => void {
-    let set = this.byRun.get(runId);
-    if (!set) {
-      set = new Set();
-      this.byRun.set(runId, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.byRun.get(runId) === set) this.byRun.delete(runId);
-    };
-  }
-
-  notify(runId: string): void {
-    const set = this.byRun.get(runId);
-    if (!set) return;
-    for (const l of [...set]) l();
-  }
-}

@@ -27,8 +27,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Duplex } from "node:stream";
 import { WORKSPACE } from "../../../protocol/types.js";
-import { TerminalUnavailable, terminalAddonFile } from "../../../platform/pty.js";
-import { isBunRuntime } from "../../../platform/runtime.js";
+import { terminalAddonFile } from "../../../platform/pty.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
 import { INIT_VERB, TERMINAL_ADDON_FLAG } from "../../../sandbox-init/init.js";
 import {
@@ -243,21 +242,11 @@ export class BwrapDriver implements SandboxDriver {
    */
   terminalSupport(): string | null {
     try {
-      this.terminalAddonFile();
+      terminalAddonFile(this.opts.terminalAddon);
       return null;
     } catch (err) {
       return (err as Error).message;
     }
-  }
-
-  /** The addon the init is given (null on Bun: its terminal is built in); throws TerminalUnavailable. */
-  private terminalAddonFile(): string | null {
-    const given = this.opts.terminalAddon;
-    if (given === undefined || isBunRuntime()) return terminalAddonFile();
-    if (!fs.existsSync(given)) {
-      throw new TerminalUnavailable(`terminals need node-pty's native addon on Node, and ${given} is not there`);
-    }
-    return given;
   }
 
   spawn(req: SpawnRequest): SandboxChild {
@@ -383,7 +372,7 @@ export class BwrapDriver implements SandboxDriver {
       const runDirFd = gate === null ? open(runDir, O_DIRECTORY) : null;
       const exeFd = open(init.executable, fs.constants.O_RDONLY);
       const scriptFd = init.script === null ? null : open(init.script, fs.constants.O_RDONLY);
-      const addonFd = scriptFd === null ? null : openTerminalAddon(() => this.terminalAddonFile(), open);
+      const addonFd = scriptFd === null ? null : openTerminalAddon(this.opts.terminalAddon, open);
       args = bwrapArguments({
         view,
         insideId: identity === null ? null : INSIDE_ID,
@@ -545,13 +534,10 @@ function environmentKey(placement: SandboxPlacement): string {
 }
 
 /** node-pty's addon opened for the init (Node), or null where there is none (terminals are then refused). */
-function openTerminalAddon(
-  addonFile: () => string | null,
-  open: (file: string, flags: number) => number,
-): number | null {
+function openTerminalAddon(given: string | undefined, open: (file: string, flags: number) => number): number | null {
   let file: string | null;
   try {
-    file = addonFile();
+    file = terminalAddonFile(given);
   } catch {
     return null;
   }
