@@ -163,6 +163,27 @@ describe("sbx jobs submit --wait", () => {
     expect(waited.out).toContain("\tslow\tsucceeded\t0\t");
   });
 
+  it("a backend lost right after the submission (its first read of the jobs dropped) is read again, not 75", async () => {
+    // The submission reached the backend, so a restart before the first read of the
+    // jobs is read through, as one during the waiting is (a kill -9 at that moment
+    // under load made a waiting submit exit 75, "safe to read again", at once).
+    const { b } = await setup({ faults: "jobs.get:drop:once" });
+    const r = await sbx(
+      b,
+      ["jobs", "submit", "-", "--wait", "--json"],
+      JSON.stringify({ request_id: "dropped-read", jobs: [{ name: "a", command: "true" }] }),
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain("reading again");
+    expect(JSON.parse(r.out)).toMatchObject({ exit: 0, jobs: [{ name: "a", status: "succeeded" }] });
+    // jobs run follows its job's output the same way.
+    const again = await setup({ faults: "jobs.get:drop:once" });
+    const run = await sbx(again.b, ["jobs", "run", "--", "echo", "ran-once"]);
+    expect(run.code, run.err).toBe(0);
+    expect(run.err).toContain("reading again");
+    expect(run.out).toBe("ran-once\n");
+  });
+
   it("without --wait prints the admitted jobs and how to follow them", async () => {
     const { b } = await setup();
     const r = await sbx(b, [

@@ -23,13 +23,13 @@ const READ_RETRY_PAUSE_MS = 1000;
 export class Interrupted extends Error {}
 
 /**
- * One read, tried again while the backend cannot be reached, once it has been reached
- * (`reached`: it answered before, e.g. is restarting); a backend never reached by this
- * command fails the read at once (75: a wrong profile does not hang for 30 s). Throws
- * Interrupted on Ctrl-C.
+ * One read, tried again while the backend cannot be reached (it answered this command
+ * before and may be restarting). Only for a backend that has answered: each caller has
+ * had its answer first (the submission, the lookup of the jobs), so a wrong profile
+ * fails there at once (75) and never waits here. Throws Interrupted on Ctrl-C.
  */
-export async function read<T>(ctx: Context, fn: () => Promise<T>, reached = true): Promise<T> {
-  let giveUpAt: number | null = reached ? null : Date.now();
+export async function read<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
+  let giveUpAt: number | null = null;
   for (;;) {
     if (ctx.interrupt.aborted) throw new Interrupted();
     try {
@@ -53,7 +53,8 @@ export function summaryOf(record: JobRecord): JobSummary {
 
 /**
  * Waits until every job has ended, the deadline (ms since the epoch) passed, or the
- * user interrupted. `onProgress` sees the jobs as last read.
+ * user interrupted. `onProgress` sees the jobs as last read. The backend has answered
+ * the caller about these jobs, so a restart is read through from the first read on.
  */
 export async function waitForJobs(
   ctx: Context,
@@ -65,17 +66,11 @@ export async function waitForJobs(
 ): Promise<{ jobs: JobSummary[]; end: JobsWaitEnd }> {
   const latest = new Map<string, JobSummary>();
   const snapshot = () => ids.map((id) => latest.get(id)!);
-  let reached = false;
   try {
-    const get = async (id: string, waitMs?: number) => {
-      const job = await read(
-        ctx,
-        () => api.get(sandbox, id, { outputLimit: 0, ...(waitMs !== undefined && { waitMs }) }),
-        reached,
+    const get = async (id: string, waitMs?: number) =>
+      summaryOf(
+        await read(ctx, () => api.get(sandbox, id, { outputLimit: 0, ...(waitMs !== undefined && { waitMs }) })),
       );
-      reached = true;
-      return summaryOf(job);
-    };
     for (const id of ids) latest.set(id, await get(id));
     for (;;) {
       onProgress?.(snapshot());
@@ -105,6 +100,7 @@ export interface OutputSinks {
 /**
  * Reads a job's kept output from the start, in order; with `follow`, until the job
  * ended and everything was read. Returns the job as last read, or null when interrupted.
+ * The backend has answered the caller about this job (see waitForJobs).
  */
 export async function readJobOutput(
   ctx: Context,
@@ -116,20 +112,15 @@ export async function readJobOutput(
 ): Promise<JobRecord | null> {
   let after = 0;
   let expectedOffset = 0;
-  let reached = false;
   try {
     for (;;) {
-      const job = await read(
-        ctx,
-        () =>
-          api.get(sandbox, jobId, {
-            afterSeq: after,
-            outputLimit: JOB_OUTPUT_PAGE_DEFAULT,
-            ...(follow && { waitMs: JOB_WAIT_MAX_MS }),
-          }),
-        reached,
+      const job = await read(ctx, () =>
+        api.get(sandbox, jobId, {
+          afterSeq: after,
+          outputLimit: JOB_OUTPUT_PAGE_DEFAULT,
+          ...(follow && { waitMs: JOB_WAIT_MAX_MS }),
+        }),
       );
-      reached = true;
       for (const c of job.output) {
         if (c.offset > expectedOffset) sinks.omitted(c.offset - expectedOffset);
         const data = Buffer.from(c.data, "base64");
