@@ -50,6 +50,14 @@ describe("kill -9 of the daemon while a job runs", () => {
     const sandbox = await runMainJson<Json>(["sandbox", "show", "default", "--json"], { home });
     const endsWithDaemon = sandbox.doc.isolation === "bwrap";
 
+    // The waiter is held still while the backend is away: how long the restart takes is
+    // the machine's (under load it passed the 30 s a waiter reads through an unreachable
+    // backend, and it gave up with 75); held, the waiter finds the backend gone only once
+    // it is back, at whatever point of its reads it was held (any of them is read again).
+    waiter.kill("SIGSTOP");
+    t.onTestFinished(() => {
+      waiter.kill("SIGCONT");
+    });
     const exited = new Promise((resolve) => daemon.once("exit", resolve));
     daemon.kill("SIGKILL");
     await exited;
@@ -73,6 +81,7 @@ describe("kill -9 of the daemon while a job runs", () => {
     });
     expect(processesWithArg(sleep)).toEqual([]);
 
+    waiter.kill("SIGCONT");
     const result = await waited;
     expect(result.code, result.stderr).toBe(255);
     const doc = JSON.parse(result.stdout);
