@@ -1,7 +1,8 @@
 // The backend on a full disk (a small tmpfs, as root): an execution whose end cannot
 // be written is never left `pending` until a restart; it is answered from memory as
 // record_pending (it ran; do not resubmit), in a list as by id, and stored once there
-// is room. One that cannot even be admitted: admission-full-disk.test.ts.
+// is room; a client attached to its terminal is told its exit then. One that cannot
+// even be admitted: admission-full-disk.test.ts.
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -10,6 +11,7 @@ import { expect, it } from "vitest";
 import { fillUntilFree, smallTmpfs } from "../support/tmpfs.js";
 import { backendsPerTest, EXECUTE, until, workspaceOf } from "./support.js";
 import { describeNeeding } from "../support/requirements.js";
+import { openWebSocket } from "../support/websocket.js";
 
 const EXECUTIONS = "/api/v1/sandbox/default/executions";
 const start = backendsPerTest();
@@ -73,5 +75,40 @@ describeNeeding("tmpfs", "a full disk under the backend (a small tmpfs, as root)
     expect(stored).toMatchObject({ outcome: "succeeded", exit_code: 0, stdout: "done now\n" });
     const events = (await b.api("GET", `${EXECUTIONS}/${id}/events?limit=100`)).json.events as Array<{ type: string }>;
     expect(events.slice(-2).map((e) => e.type)).toEqual(["exit", "end"]);
+  });
+});
+
+describeNeeding(["tmpfs", "pty"], "a full disk under a terminal session (a small tmpfs, as root)", () => {
+  it("a client attached to a terminal whose end could not be stored at first is told the exit once it is", async (t) => {
+    const fsys = smallTmpfs("24m");
+    const b = await start({ eventFlushMs: 5 }, fsys.dir);
+    t.onTestFinished(async () => {
+      await b.stop();
+      fsys.cleanup();
+    });
+    const key = `full-terminal-${process.pid}`;
+    const exec = b.api("POST", EXECUTE, {
+      body: { command: ["/bin/sh", "-c", "read x; echo done-$x"], tty: { cols: 80, rows: 24 } },
+      headers: { "idempotency-key": key },
+    });
+    const id = await until(
+      async () => (await b.api("GET", `${EXECUTIONS}?idempotency_key=${key}`)).json.executions[0]?.execution_id,
+      5000,
+      "the execution to be admitted",
+    );
+    const client = await openWebSocket(`ws+unix://${b.socketPath}:${EXECUTIONS}/${id}/terminal`);
+    const control = () => client.text.map((m) => JSON.parse(m) as { type: string });
+    await until(() => control().some((m) => m.type === "attached"), 5000, "the attach");
+
+    const filler = fillUntilFree(fsys.dir);
+    client.ws.send(Buffer.from("now\r"), { binary: true });
+    // It ended; its end waits in memory for room to be stored.
+    expect((await exec).json).toMatchObject({ outcome: "succeeded", exit_code: 0, record_pending: true });
+    expect(b.logs.join("\n")).toContain("kept in memory until it can be stored");
+
+    fs.rmSync(filler);
+    await until(() => control().some((m) => m.type === "exit"), 20_000, "the client to be told the exit");
+    expect(control().find((m) => m.type === "exit")).toMatchObject({ outcome: "succeeded", exit_code: 0 });
+    expect(await client.closed).toMatchObject({ code: 1000 });
   });
 });

@@ -424,7 +424,12 @@ export class ExecutionManager {
     const stored = entry.writer.finish(
       endingOf(end),
       () => this.store.finishExecution(executionId, end),
-      () => this.unsavedEnds.delete(executionId),
+      () => {
+        this.unsavedEnds.delete(executionId);
+        // Stored late (after a failed commit): only now is its log complete, so only
+        // now can an attached terminal be told the exit (TerminalSource.ended).
+        this.watchers.notify(executionId);
+      },
     );
     if (!stored) {
       // Never `pending` until a restart: answered from memory until the log stores it.
