@@ -1,7 +1,6 @@
 // The flags that describe a command to run, shared by exec and process start:
 // ARGV or --shell, --cwd, --env K=V (repeatable), --env-file F, --idempotency-key.
 
-import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import { isValidEnvName, isValidIdempotencyKey, isValidSandboxRef, resolveWorkingDir } from "../protocol/validate.js";
 import { UsageError } from "../common/errors.js";
@@ -67,7 +66,7 @@ export function workingDirFromFlag(cwd: string | undefined): string | undefined 
 
 /** The given Idempotency-Key, checked, or a fresh random one. */
 export function idempotencyKeyFromFlag(key: string | undefined): string {
-  const chosen = key ?? `sbx-${randomUUID()}`;
+  const chosen = key ?? `sbx-${globalThis.crypto.randomUUID()}`;
   if (!isValidIdempotencyKey(chosen)) {
     throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
   }

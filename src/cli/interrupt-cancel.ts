@@ -3,7 +3,6 @@
 // keeps waiting for the outcome, which then says `cancelled` (exit 130). The second
 // one stops waiting (main aborts ctx.interrupt): the receipt stays in doubt (255).
 
-import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Api } from "../client/api.js";
 import { idForKey } from "../client/key-lookup.js";
@@ -58,7 +57,7 @@ export function cancelOnFirstInterrupt(ctx: Context, api: Api, target: Interrupt
         target.sandbox,
         executionId,
         "Ctrl-C in sbx exec",
-        `sbx-cancel-${randomUUID()}`,
+        `sbx-cancel-${globalThis.crypto.randomUUID()}`,
       );
       say(
         ack.cancel === "requested"

@@ -7,7 +7,10 @@
 // Time order is kept by the store (created_at), not in the id. Ids made before this
 // format (rcp_ + time, exe_ + hex) keep working; they have no short form.
 
-import { randomBytes } from "node:crypto";
+/** Random bytes from the Web Crypto global (both runtimes have it without loading node:crypto). */
+function randomBytes(n: number): Buffer {
+  return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(n)));
+}
 
 export const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 /** Random characters after the type prefix: 80 bits. */

@@ -1,13 +1,13 @@
 // Where sbx keeps things. SBX_HOME, when set, holds everything; otherwise config
 // lives under XDG_CONFIG_HOME and state under XDG_STATE_HOME.
 
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { LocalStateError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
 import { fileErrorWords } from "../common/file-errors.js";
+import { sha256Hex } from "../platform/sha256.js";
 
 export interface SbxPaths {
   configDir: string;
@@ -43,7 +43,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): SbxPaths {
   let socketPath = path.join(daemonDir, "daemon.sock");
   if (Buffer.byteLength(socketPath) > SOCKET_PATH_MAX) {
     // A deep SBX_HOME cannot hold a socket; use a short private directory named after it.
-    const tag = createHash("sha256").update(daemonDir).digest("hex").slice(0, 16);
+    const tag = sha256Hex(daemonDir).slice(0, 16);
     socketPath = path.join(os.tmpdir(), `sbx-${process.getuid?.() ?? 0}-${tag}`, "daemon.sock");
   }
   return {

@@ -2,10 +2,9 @@
 // node:https for https URLs; no retries: one request is one send). The Bun-compiled
 // binary gets Bun's own fetch (which speaks Unix sockets). Nothing else in the code
 // base imports an HTTP client. Reads share pooled keep-alive connections; a request
-// marked `fresh` (a mutation) gets a connection of its own.
+// marked `fresh` (a mutation) gets a connection of its own. Node's modules are loaded
+// only on Node: in the binary each is a cost of every command's start (BENCHMARKS.md).
 
-import { createRequire } from "node:module";
-import { Readable } from "node:stream";
 import { isBunRuntime } from "./runtime.js";
 
 export interface TransportRequest {
@@ -43,8 +42,6 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-const require = createRequire(import.meta.url);
-
 export function openTransport(socketPath: string | null): Transport {
   return isBunRuntime() ? bunTransport(socketPath) : nodeTransport(socketPath);
 }
@@ -62,7 +59,7 @@ function nodeTransport(socketPath: string | null): Transport {
     const name = protocol === "https:" ? "node:https" : "node:http";
     let mod = modules.get(name);
     if (!mod) {
-      mod = require(name) as HttpModule;
+      mod = process.getBuiltinModule(name) as HttpModule;
       modules.set(name, mod);
     }
     return mod;
@@ -123,7 +120,9 @@ function nodeTransport(socketPath: string | null): Transport {
         if (req.body === undefined) cr.end();
         else if (Buffer.isBuffer(req.body)) cr.end(req.body);
         else
-          Readable.from(req.body)
+          process
+            .getBuiltinModule("node:stream")
+            .Readable.from(req.body)
             .once("error", (err) => cr.destroy(err))
             .pipe(cr);
       }),

@@ -8,8 +8,8 @@ export function isBunRuntime(): boolean {
 /**
  * Whether this is the Bun-compiled release binary (its entry lives in Bun's embedded
  * file system, /$bunfs), not sources run by Bun. Told by the process's script, never by
- * `import.meta.url`: the binary is built as CommonJS, where Bun replaces that with the
- * path the source had on the machine that built it.
+ * `import.meta.url`, which depends on how the binary was bundled (as CommonJS, Bun
+ * replaced it with the path the source had on the machine that built it).
  */
 export function isCompiledBinary(): boolean {
   const script = process.argv[1];

@@ -3,7 +3,6 @@
 // else in the code base imports a SQLite driver.
 
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import { isBunRuntime } from "./runtime.js";
 import { LocalStateError } from "../common/errors.js";
 import { ExitCodes } from "../common/exit-codes.js";
@@ -42,7 +41,12 @@ export interface OpenOptions {
   readOnly?: boolean;
 }
 
-const require = createRequire(import.meta.url);
+/** Node's require from here (better-sqlite3 as installed), made when first needed: never in the binary. */
+let nodeRequire: NodeJS.Require | null = null;
+function requireHere(): NodeJS.Require {
+  nodeRequire ??= process.getBuiltinModule("node:module").createRequire(import.meta.url);
+  return nodeRequire;
+}
 
 /**
  * The same database, each statement prepared once per SQL text (preparing is most of
@@ -144,7 +148,8 @@ function openBetterSqlite3(file: string, readOnly = false): Database {
   let db: InstanceType<BetterSqlite3>;
   try {
     // A bundled copy finds the addon only by its path (its own search would start from the bundle).
-    const BetterSqlite3 = imported !== null && addon !== null ? imported : (require("better-sqlite3") as BetterSqlite3);
+    const BetterSqlite3 =
+      imported !== null && addon !== null ? imported : (requireHere()("better-sqlite3") as BetterSqlite3);
     db = new BetterSqlite3(file, {
       ...(addon === null ? {} : { nativeBinding: addon }),
       ...(readOnly ? { readonly: true, fileMustExist: true } : {}),
@@ -190,7 +195,7 @@ let addonPath: string | null | undefined;
 function betterSqlite3Addon(): string | null {
   if (addonPath === undefined) {
     try {
-      addonPath = require.resolve("better-sqlite3/build/Release/better_sqlite3.node");
+      addonPath = requireHere().resolve("better-sqlite3/build/Release/better_sqlite3.node");
     } catch {
       addonPath = null;
     }
@@ -226,7 +231,8 @@ function withBuffers<Row>(row: unknown): Row {
 
 /** The Bun-compiled binary: bun:sqlite, with named parameters bound without prefixes (strict). */
 function openBun(file: string, readOnly = false): Database {
-  const { Database: BunSqlite } = require("bun:sqlite") as {
+  // Bun's own module, without node:module's createRequire (a cost of the binary's start).
+  const { Database: BunSqlite } = (process.getBuiltinModule as (id: string) => unknown)("bun:sqlite") as {
     Database: new (file: string, opts: { create?: boolean; readonly?: boolean; strict: boolean }) => BunDatabase;
   };
   const db = new BunSqlite(file, readOnly ? { readonly: true, strict: true } : { create: true, strict: true });

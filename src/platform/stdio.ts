@@ -11,10 +11,39 @@
 // left non-blocking), the stream takes over. Bun calls an empty write's callback
 // while a large write to a pipe is still pending, and exit then cuts the output at
 // 128 KiB: there, ending the stream is what waits for the data to be written.
+//
+// Whether a descriptor is a terminal is asked here too (isTerminal): Bun's node:tty
+// module sets up its stream classes when it is loaded (node:stream, fs streams: about
+// 2.5 ms of the binary's start, BENCHMARKS.md), so the binary asks the same native
+// check node:tty's isatty calls, through Node's `tty_wrap` binding, which Bun keeps.
 
 import fs from "node:fs";
-import { isatty } from "node:tty";
 import { isBunRuntime } from "./runtime.js";
+
+interface TtyBinding {
+  isTTY(fd: number): boolean;
+}
+
+/** The native isatty, without loading node:tty (Bun); null where the binding is not there. */
+function ttyBinding(): TtyBinding | null {
+  try {
+    const binding = (process as unknown as { binding(name: string): Partial<TtyBinding> }).binding("tty_wrap");
+    return typeof binding.isTTY === "function" ? (binding as TtyBinding) : null;
+  } catch {
+    return null;
+  }
+}
+
+let isattyOf: ((fd: number) => boolean) | null = null;
+
+/** Whether the descriptor is a terminal (isatty(3)). */
+export function isTerminal(fd: number): boolean {
+  if (isattyOf === null) {
+    const binding = isBunRuntime() ? ttyBinding() : null;
+    isattyOf = binding ? (n) => binding.isTTY(n) : process.getBuiltinModule("node:tty").isatty;
+  }
+  return isattyOf(fd);
+}
 
 /** What the CLI's IO writes to (the same shape as a Node writable stream's, as far as it is used). */
 export interface StdioSink {
@@ -72,7 +101,7 @@ function descriptorSink(fd: 1 | 2): StdioSink {
 
 /** stdout (1) or stderr (2), as the CLI writes to it. */
 export function stdioSink(fd: 1 | 2): StdioSink {
-  if (isBunRuntime() && !isatty(fd)) return descriptorSink(fd);
+  if (isBunRuntime() && !isTerminal(fd)) return descriptorSink(fd);
   return processStream(fd);
 }
 

@@ -2,7 +2,7 @@
 // the store-wide chain (docs/receipt-chain.md says the same for other tools). Pure:
 // no database here; the store appends (chain-log.ts), the verifier recomputes (verify.ts).
 
-import crypto from "node:crypto";
+import { sha256Hex } from "../platform/sha256.js";
 
 /** Version 1 of the encoding below. A change to any of it is a new version, never an edit. */
 export const CHAIN_VERSION = 1;
@@ -143,10 +143,7 @@ export function envelope(type: EntryType, receiptId: string, prevLink: string | 
 /** The link before the first position. */
 export const ZERO_LINK = "0".repeat(64);
 
-const sha256 =
-  typeof crypto.hash === "function"
-    ? (text: string) => crypto.hash("sha256", text, "hex")
-    : (text: string) => crypto.createHash("sha256").update(text, "utf8").digest("hex");
+const sha256: (text: string) => string = sha256Hex;
 
 /**
  * The link at a position: lowercase hex SHA-256 of the UTF-8 bytes of the previous

@@ -2,8 +2,8 @@
 // classification derived from them. Safe for many concurrent sbx processes
 // (WAL, busy_timeout, BEGIN IMMEDIATE for every write).
 
-import { createHash } from "node:crypto";
 import { newUniqueId, prefixRange } from "../common/ids.js";
+import { sha256Hex as sha256HexOf } from "../platform/sha256.js";
 import { type Database, migrate, openDatabase, preloadSqliteDriver, preparingOnce } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
 import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
@@ -95,7 +95,7 @@ export interface StoredReceipt {
 }
 
 export function sha256Hex(bytes: Buffer | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
+  return sha256HexOf(bytes);
 }
 
 function rowToObservation(r: Record<string, unknown>): ObservationRow {

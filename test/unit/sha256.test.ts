@@ -1,6 +1,8 @@
 // The SHA-256 seam (src/platform/sha256.ts): the same bytes give the same lowercase hex
 // as node:crypto's createHash, on Node and, through Bun from node_modules running the
-// seam's source as the release binary does, on Bun (its own SHA-256).
+// seam's source as the release binary does, on Bun (its own SHA-256). A string is
+// hashed as its UTF-8 bytes (the chain's entries, chain.ts), lone surrogates included
+// (each becomes U+FFFD's bytes, as Buffer.from writes it).
 
 import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -36,10 +38,13 @@ function inputs(): string[] {
   return out;
 }
 
+/** Strings whose UTF-8 is not simply their code units: lone surrogates, astral characters. */
+const TEXTS = ["", "abc", "a\ud800b\udfffc", "é✓🔗\u0000", '{"stdout":"\ud83d"}'];
+
 /**
- * Run by Bun: each input's digest through the seam, of the bytes and of a view into the
- * middle of a larger buffer (as verify-fast.ts hashes a link's bytes), and whether the
- * seam took Bun's own SHA-256.
+ * Run by Bun: each input's digest through the seam, of the bytes, of a view into the
+ * middle of a larger buffer (as verify-fast.ts hashes a link's bytes) and of the bytes
+ * read as UTF-8 text; each text's digest; and whether the seam took Bun's own SHA-256.
  */
 const SCRIPT = `
 import fs from "node:fs";
@@ -49,12 +54,14 @@ const inputs = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const digests = inputs.map((hex) => {
   const bytes = Buffer.from(hex, "hex");
   const padded = Buffer.concat([Buffer.from("xx\\n"), bytes, Buffer.from("\\nyy")]);
-  return [sha256Hex(bytes), sha256Hex(padded.subarray(3, 3 + bytes.length))];
+  return [sha256Hex(bytes), sha256Hex(padded.subarray(3, 3 + bytes.length)), sha256Hex(bytes.toString("utf8"))];
 });
-console.log(JSON.stringify({ bun: isBunRuntime(), digests }));
+const texts = ${JSON.stringify(TEXTS)}.map((t) => sha256Hex(t));
+console.log(JSON.stringify({ bun: isBunRuntime(), digests, texts }));
 `;
 
 const expected = (hex: string) => crypto.createHash("sha256").update(Buffer.from(hex, "hex")).digest("hex");
+const expectedText = (text: string) => crypto.createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex");
 
 describe("sha256Hex, the SHA-256 seam", () => {
   it("on Node gives node:crypto's digest, of a whole buffer and of a view into one", () => {
@@ -65,6 +72,14 @@ describe("sha256Hex, the SHA-256 seam", () => {
       expect(sha256Hex(new Uint8Array(padded.buffer, padded.byteOffset + 3, bytes.length))).toBe(expected(hex));
     }
     expect(sha256Hex(Buffer.from("abc"))).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  });
+
+  it("on Node hashes a string as its UTF-8 bytes, lone surrogates as Buffer.from writes them", () => {
+    for (const text of TEXTS) expect(sha256Hex(text)).toBe(expectedText(text));
+    for (const hex of inputs()) {
+      const text = Buffer.from(hex, "hex").toString("utf8");
+      expect(sha256Hex(text)).toBe(expectedText(text));
+    }
   });
 
   itNeeding("bun", "on Bun (as in the release binary) gives the same digests as node:crypto on Node", () => {
@@ -78,8 +93,15 @@ describe("sha256Hex, the SHA-256 seam", () => {
       maxBuffer: 16 << 20,
     });
     expect(ran.status, ran.stderr).toBe(0);
-    const { bun, digests } = JSON.parse(ran.stdout) as { bun: boolean; digests: [string, string][] };
+    const { bun, digests, texts } = JSON.parse(ran.stdout) as {
+      bun: boolean;
+      digests: [string, string, string][];
+      texts: string[];
+    };
     expect(bun).toBe(true);
-    expect(digests).toEqual(all.map((hex) => [expected(hex), expected(hex)]));
+    expect(digests).toEqual(
+      all.map((hex) => [expected(hex), expected(hex), expectedText(Buffer.from(hex, "hex").toString("utf8"))]),
+    );
+    expect(texts).toEqual(TEXTS.map(expectedText));
   });
 });

@@ -3,10 +3,9 @@
 // person could answer a prompt. Tests use createBufferIO.
 
 import { type LocalTerminal, processTerminal } from "./local-terminal.js";
-import { Writable } from "node:stream";
-import { isatty } from "node:tty";
+import type { Writable as WritableType } from "node:stream";
 import { Chalk, type ChalkInstance } from "chalk";
-import { stdioSink } from "../../platform/stdio.js";
+import { isTerminal, stdioSink } from "../../platform/stdio.js";
 
 export interface Sink {
   write(chunk: string | Uint8Array): unknown;
@@ -190,7 +189,9 @@ function startSpinner(stderr: IOStreams["stderr"], text: string, elapsed: boolea
 
 /** A Writable over a plain sink, for prompts drawn into a test buffer. */
 function writableOver(sink: Sink & { isTTY?: boolean }): NodeJS.WritableStream {
-  if (sink instanceof Writable) return sink;
+  // node:stream only here, for a prompt: loading it is a cost of the binary's start-up (stdio.ts).
+  const { Writable } = process.getBuiltinModule("node:stream");
+  if (sink instanceof Writable) return sink as WritableType;
   const w = new Writable({
     write(chunk: Buffer, _enc, cb) {
       sink.write(chunk);
@@ -322,7 +323,7 @@ export function createProcessIO(): IO {
     stdout,
     stderr,
     stdin: () => process.stdin,
-    stdinIsTTY: isatty(0),
+    stdinIsTTY: isTerminal(0),
     env: process.env,
     localTerminal: processTerminal,
   };

@@ -5,7 +5,7 @@
 // for the terminal (STYLE.md): nothing else touches stdin's mode.
 
 import { spawnSync } from "node:child_process";
-import { isatty } from "node:tty";
+import { isTerminal } from "../../platform/stdio.js";
 
 export interface TerminalSize {
   cols: number;
@@ -35,7 +35,7 @@ export interface LocalTerminal {
 
 /** sbx's own terminal, or null when stdin is not one. */
 export function processTerminal(): LocalTerminal | null {
-  if (!isatty(0)) return null;
+  if (!isTerminal(0)) return null;
   const stdin = process.stdin;
   const stdout = process.stdout;
   let raw = false;
