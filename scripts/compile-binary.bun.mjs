@@ -1,0 +1,34 @@
+// Run by Bun (scripts/build-binary.mjs starts it): compiles the release binary.
+// Usage: bun scripts/compile-binary.bun.mjs OUTFILE
+//
+// ES modules with code splitting: every module a command imports dynamically (each
+// command's module, the backend, the init, ora, @inquirer/prompts, tar-stream…) is a
+// chunk embedded in the binary and loaded when first imported. A single ES module
+// bundle would link every Node builtin any module imports before its first line runs
+// (node:http, node:tty, streams…); a single CommonJS bundle loads each builtin only
+// where it is used, but its bytecode is loaded whole at start-up, the backend's with
+// the CLI's (BENCHMARKS.md, "Start-up"). The verify worker is an entry point of its
+// own (src/platform/threads.ts addresses it from src/). better-sqlite3's JavaScript is
+// compiled in (src/platform/better-sqlite3.ts imports it, for the Node bundle) but
+// never loaded: the binary uses bun:sqlite (src/platform/sqlite.ts).
+
+import path from "node:path";
+
+const root = path.resolve(import.meta.dir, "..");
+const outfile = process.argv[2];
+if (!outfile) {
+  console.error("usage: bun scripts/compile-binary.bun.mjs OUTFILE");
+  process.exit(2);
+}
+const result = await Bun.build({
+  entrypoints: [path.join(root, "src", "cli", "entry.ts"), path.join(root, "src", "receipts", "verify-worker.ts")],
+  compile: { outfile },
+  target: "bun",
+  format: "esm",
+  splitting: true,
+  minify: true,
+  bytecode: true,
+});
+for (const log of result.logs) console.error(String(log));
+if (!result.success) process.exit(1);
+console.log(`compiled ${path.relative(process.cwd(), outfile) || outfile}`);
