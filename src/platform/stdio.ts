@@ -119,7 +119,6 @@ function drained(stream: NodeJS.WriteStream, end: boolean): Promise<void> {
 /** Resolves once everything written to stdout and stderr has reached them. */
 export async function flushStdio(): Promise<void> {
   const end = isBunRuntime();
-  for (const stream of [process.stdout, process.stderr]) {
-    if (streamsInUse.has(stream)) await drained(stream, end);
-  }
+  // Only the streams written to: asking Bun for process.stdout creates it (stdioSink).
+  for (const stream of streamsInUse) await drained(stream, end);
 }
