@@ -6,6 +6,7 @@ import { isValidEnvName, isValidIdempotencyKey, isValidSandboxRef, resolveWorkin
 import { UsageError } from "../common/errors.js";
 import type { Context } from "./context.js";
 import { fileErrorWords } from "../common/file-errors.js";
+import { randomUUID } from "../platform/random.js";
 
 /** Parses `K=V` lines of an env file: blank lines and # comments are skipped. */
 export function parseEnvFile(text: string, file: string): Record<string, string> {
@@ -66,7 +67,7 @@ export function workingDirFromFlag(cwd: string | undefined): string | undefined 
 
 /** The given Idempotency-Key, checked, or a fresh random one. */
 export function idempotencyKeyFromFlag(key: string | undefined): string {
-  const chosen = key ?? `sbx-${globalThis.crypto.randomUUID()}`;
+  const chosen = key ?? `sbx-${randomUUID()}`;
   if (!isValidIdempotencyKey(chosen)) {
     throw new UsageError("--idempotency-key must be 1-255 characters of A-Z a-z 0-9 _ : . -");
   }

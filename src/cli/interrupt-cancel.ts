@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Api } from "../client/api.js";
 import { idForKey } from "../client/key-lookup.js";
+import { randomUUID } from "../platform/random.js";
 import type { Context } from "./context.js";
 
 /** Key lookups while the request may still be being admitted, a quarter second apart. */
@@ -57,7 +58,7 @@ export function cancelOnFirstInterrupt(ctx: Context, api: Api, target: Interrupt
         target.sandbox,
         executionId,
         "Ctrl-C in sbx exec",
-        `sbx-cancel-${globalThis.crypto.randomUUID()}`,
+        `sbx-cancel-${randomUUID()}`,
       );
       say(
         ack.cancel === "requested"

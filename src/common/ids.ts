@@ -7,11 +7,6 @@
 // Time order is kept by the store (created_at), not in the id. Ids made before this
 // format (rcp_ + time, exe_ + hex) keep working; they have no short form.
 
-/** Random bytes from the Web Crypto global (both runtimes have it without loading node:crypto). */
-function randomBytes(n: number): Buffer {
-  return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(n)));
-}
-
 export const ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 /** Random characters after the type prefix: 80 bits. */
 export const ID_RANDOM_CHARS = 16;
@@ -22,8 +17,11 @@ export type IdPrefix = "rcp" | "exe" | "prc" | "sbx";
 
 const FORMAT = new RegExp(`^(rcp|exe|prc|sbx)_[${ID_ALPHABET}]{${ID_RANDOM_CHARS}}$`);
 
-/** A new id: `rcp_` and 16 random characters of ID_ALPHABET. */
-export function newId(prefix: IdPrefix, random: (n: number) => Buffer = randomBytes): string {
+/** Random bytes: the caller's source (platform/random.ts; common imports nothing of sbx). */
+export type RandomBytes = (n: number) => Buffer;
+
+/** A new id: `rcp_` and 16 random characters of ID_ALPHABET, drawn from `random`. */
+export function newId(prefix: IdPrefix, random: RandomBytes): string {
   const bytes = random((ID_RANDOM_CHARS * 5) / 8);
   let bits = 0;
   let value = 0;
@@ -70,11 +68,7 @@ export function prefixRange(prefix: string): { lo: string; hi: string } {
  * A new id whose short form `isTaken` does not know: drawn again while it is (at 40
  * bits, about once in 10 million draws in a store of 100,000).
  */
-export function newUniqueId(
-  prefix: IdPrefix,
-  isTaken: (short: string) => boolean,
-  random: (n: number) => Buffer = randomBytes,
-): string {
+export function newUniqueId(prefix: IdPrefix, isTaken: (short: string) => boolean, random: RandomBytes): string {
   for (let draw = 0; draw < 1000; draw++) {
     const id = newId(prefix, random);
     if (!isTaken(shortId(id))) return id;

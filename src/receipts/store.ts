@@ -3,6 +3,7 @@
 // (WAL, busy_timeout, BEGIN IMMEDIATE for every write).
 
 import { newUniqueId, prefixRange } from "../common/ids.js";
+import { randomBytes } from "../platform/random.js";
 import { sha256Hex as sha256HexOf } from "../platform/sha256.js";
 import { type Database, migrate, openDatabase, preloadSqliteDriver, preparingOnce } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
@@ -256,7 +257,7 @@ export class ReceiptStore {
       const sha = sha256Hex(input.body);
       const receiptId = this.db.transaction(() => {
         // Drawn inside the write transaction: no other process can take its short form meanwhile.
-        const id = newUniqueId("rcp", (short) => this.startsAnId("receipt_id", short));
+        const id = newUniqueId("rcp", (short) => this.startsAnId("receipt_id", short), randomBytes);
         this.db
           .prepare(
             `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path,

@@ -7,6 +7,7 @@
 import { type Database, migrate, openDatabase, type Statement } from "../../platform/sqlite.js";
 import { MIGRATIONS } from "./migrations.js";
 import { type IdPrefix, newUniqueId, prefixRange } from "../../common/ids.js";
+import { randomBytes } from "../../platform/random.js";
 
 /** The tables whose ids a prefix may name, and their id columns (each unique, so indexed). */
 const ID_COLUMNS = {
@@ -98,7 +99,7 @@ export class BackendStore {
 
   /** A new id of `table` whose short form no id of it has (drawn again while one does). */
   newId(table: Exclude<IdTable, "jobs">): string {
-    return newUniqueId(ID_PREFIXES[table], (short) => this.idsStartingWith(table, short, 1).length > 0);
+    return newUniqueId(ID_PREFIXES[table], (short) => this.idsStartingWith(table, short, 1).length > 0, randomBytes);
   }
 
   /** Bytes the database holds in use (free pages not counted). */
