@@ -22,7 +22,16 @@ if (!outfile) {
 }
 const result = await Bun.build({
   entrypoints: [path.join(root, "src", "cli", "entry.ts"), path.join(root, "src", "receipts", "verify-worker.ts")],
-  compile: { outfile },
+  // Nothing of the directory sbx is run in configures its runtime: a bunfig.toml there
+  // (its `preload` runs code before sbx's first line) or a .env (SBX_API_URL, keys) is an
+  // untrusted checkout's, never the user's (test/e2e/binary-cwd.test.ts attacks both).
+  compile: {
+    outfile,
+    autoloadBunfig: false,
+    autoloadDotenv: false,
+    autoloadTsconfig: false,
+    autoloadPackageJson: false,
+  },
   target: "bun",
   format: "esm",
   splitting: true,
