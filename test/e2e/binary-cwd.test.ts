@@ -2,9 +2,10 @@
 // work): Bun-compiled executables read a bunfig.toml and a .env from the directory
 // they run in unless told not to, and a bunfig.toml's `preload` runs its script before
 // sbx's first line. Attacked here as a user meets it, as root: sbx run from the checkout
-// (the CLI, and the daemon it starts there), and a sandbox whose workspace holds the
-// same files (its init is the same binary). Nothing of them may run, nothing of the
-// .env may be believed (SBX_API_URL would send the command, and the key, elsewhere).
+// (the daemon it starts works in its own directory), and a sandbox whose workspace
+// holds the same files (its init is the same binary, started there). Nothing of them
+// may run, nothing of the .env may be believed (SBX_API_URL would send the command,
+// and the key, elsewhere).
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -52,13 +53,13 @@ describeNeeding("binary", "the release binary in a hostile checkout", () => {
     removeHome(home);
   });
 
-  it("runs no bunfig.toml preload and believes no .env of the directory it runs in (CLI and daemon)", () => {
+  it("runs no bunfig.toml preload and believes no .env of the directory it runs in", () => {
     const checkout = tempDir("sbx-hostile-checkout-");
     const markers = tempDir("sbx-hostile-markers-");
     plant(checkout, markers, apiUrl);
     const run = (args: string[]) =>
       spawnSync(binary, args, { cwd: checkout, env: sbxEnv(home), encoding: "utf8", timeout: 60_000 });
-    // The first command starts the daemon, from the checkout too.
+    // The first command also starts the daemon.
     const r = run(["exec", "--", "sh", "-c", 'echo "ok ${SBX_HOSTILE_DOTENV:-unset}"']);
     expect(r.stderr).not.toMatch(/hostile/);
     expect({ code: r.status, stdout: r.stdout }).toEqual({ code: 0, stdout: "ok unset\n" });
