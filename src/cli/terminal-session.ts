@@ -5,7 +5,12 @@
 // stop. The local terminal's mode is restored on each of those ways out.
 
 import type { Endpoint } from "../client/endpoint.js";
-import { openTerminal, type TerminalConnection, type TerminalExit } from "../client/terminal.js";
+import {
+  openTerminal,
+  TerminalClosedBeforeAttach,
+  type TerminalConnection,
+  type TerminalExit,
+} from "../client/terminal.js";
 import { DetachScanner } from "../common/detach-keys.js";
 import type { Context } from "./context.js";
 import type { EndingSignal } from "./io/local-terminal.js";
@@ -61,12 +66,19 @@ export async function relayTerminal(ctx: Context, endpoint: Endpoint, opts: Rela
         if (detach) void sending.then(() => settle({ kind: "detached" }));
       }),
     );
-    conn = await openTerminal(endpoint, opts.path, {
-      onOutput: (bytes) => local.write(bytes),
-      onGap: (offset, bytes) => {
-        void local.write(Buffer.from(`\r\n[sbx: ${bytes} bytes of output at ${offset} were not kept]\r\n`));
-      },
-    });
+    try {
+      conn = await openTerminal(endpoint, opts.path, {
+        onOutput: (bytes) => local.write(bytes),
+        onGap: (offset, bytes) => {
+          void local.write(Buffer.from(`\r\n[sbx: ${bytes} bytes of output at ${offset} were not kept]\r\n`));
+        },
+      });
+    } catch (err) {
+      // Accepted, then closed before it was attached: as a connection that ends later.
+      if (!(err instanceof TerminalClosedBeforeAttach)) throw err;
+      settle({ kind: "dropped", reason: err.reason });
+      return await settled;
+    }
     const c = conn;
     opened(c);
     if (ended !== null) return ended;

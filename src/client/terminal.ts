@@ -45,6 +45,18 @@ export interface TerminalConnection {
   close(): void;
 }
 
+/**
+ * The connection ended after the upgrade, before the backend attached it (a backend
+ * stopping, a proxy that dropped it): no `attached` can come now. Said as a connection
+ * that ends later is (`dropped`): the run may go on.
+ */
+export class TerminalClosedBeforeAttach extends Error {
+  constructor(readonly reason: string) {
+    super(`the terminal's connection ended before it was attached (${reason})`);
+    this.name = "TerminalClosedBeforeAttach";
+  }
+}
+
 /** Bytes queued on the connection before send() waits for it to take them. */
 const SEND_HIGH_WATER = 256 * 1024;
 
@@ -83,17 +95,18 @@ export async function openTerminal(
       else if (msg.type === "detached") endReason = { kind: "detached", reason: String(msg.reason) };
     });
     ws.on("close", (code: number, reason: Buffer) => {
-      resolveClosed(
-        endReason ?? {
-          kind: "dropped",
-          reason:
-            reason.length > 0
-              ? reason.toString()
-              : code === 1006
-                ? "the backend went away without a word"
-                : `the connection closed (${code})`,
-        },
-      );
+      const how: TerminalClose = endReason ?? {
+        kind: "dropped",
+        reason:
+          reason.length > 0
+            ? reason.toString()
+            : code === 1006
+              ? "the backend went away without a word"
+              : `the connection closed (${code})`,
+      };
+      resolveClosed(how);
+      // Before `attached` (nothing once it came): the connection will not be attached now.
+      reject(new TerminalClosedBeforeAttach(how.kind === "exit" ? "it exited" : how.reason));
     });
   });
   ws.on("error", () => {
