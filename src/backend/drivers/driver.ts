@@ -273,7 +273,17 @@ export interface DriverHost {
 
 /** This process's DriverHost: read once, where the backend starts. */
 export function daemonHost(env: NodeJS.ProcessEnv = process.env): DriverHost {
-  return { uid: process.getuid?.() ?? -1, username: os.userInfo().username, path: env.PATH ?? "/usr/bin:/bin" };
+  const uid = process.getuid?.() ?? -1;
+  return { uid, username: userName(uid), path: env.PATH ?? "/usr/bin:/bin" };
+}
+
+/** The user's name, or "uid N" for a uid without a passwd entry (a container's `--user 12345`). */
+function userName(uid: number): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return `uid ${uid}`;
+  }
 }
 
 /** The PATH commands start with. */
