@@ -102,6 +102,26 @@ describe("bwrap's options for a run", () => {
     );
   });
 
+  it("started in a network namespace made for it (not root, --network): keeps it, drops every capability, maps to the daemon's ids", () => {
+    const own = spec({ insideId: null, network: "user" });
+    const given = bwrapArguments({ ...own, givenNamespace: { uid: 1000, gid: 1001 } });
+    // bwrap is root of the namespace it starts in: it must pass on no capability.
+    expect(valuesOf(given, "--cap-drop")).toEqual([["ALL"]]);
+    expect(valuesOf(given, "--uid")).toEqual([["1000"]]);
+    expect(valuesOf(given, "--gid")).toEqual([["1001"]]);
+    // Its own user namespace, without further ones, nested as always.
+    for (const flag of ["--unshare-user", "--disable-userns", "--unshare-pid", "--die-with-parent"]) {
+      expect(given, flag).toContain(flag);
+    }
+    expect(given).not.toContain("--unshare-net");
+    // Nothing else differs from a daemon that is not root and makes the network namespace with bwrap.
+    const plain = bwrapArguments(own);
+    expect(plain).toContain("--unshare-net");
+    const at = given.indexOf("--cap-drop");
+    expect(given.filter((_, i) => i < at || i > at + 5)).toEqual(plain.filter((a) => a !== "--unshare-net"));
+    expect(bwrapArguments({ ...own, givenNamespace: null })).toEqual(plain);
+  });
+
   it("shows the host's system read-only, hides /etc's unreadable entries, and has no /sys", () => {
     const binds = valuesOf(args, "--ro-bind", 2);
     expect(binds).toContainEqual(["/usr", "/usr"]);

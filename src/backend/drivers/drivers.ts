@@ -40,6 +40,7 @@ export class DriverSet {
       hostPath: opts.host.path,
       asRoot: opts.host.uid === 0,
       ...(opts.userNetProgram !== undefined && { program: opts.userNetProgram }),
+      ...(opts.bwrap?.program !== undefined && { bwrap: opts.bwrap.program }),
     });
     let bwrap: BwrapDriver | null = null;
     const searchPath = `${opts.host.path}:/usr/sbin:/usr/bin:/sbin:/bin`;

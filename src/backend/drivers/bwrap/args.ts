@@ -50,6 +50,15 @@ export interface SandboxSpec {
    */
   network: NetworkMode;
   /**
+   * Set when bwrap is started inside a user and network namespace made for it
+   * (network user under a daemon that is not root, user-net.ts): the ids commands
+   * have (the daemon's own, as otherwise). bwrap is root of that namespace there, so
+   * it keeps the network it was given (no `--unshare-net`), passes on no capability
+   * (`--cap-drop ALL`: root's default is to keep them) and maps the command to these
+   * ids; its own user namespace, without further ones, is nested below as always.
+   */
+  givenNamespace?: { uid: number; gid: number } | null;
+  /**
    * For network `user`: the file told as /etc/resolv.conf (slirp4netns's resolver),
    * bound read-only over the host's; null otherwise.
    */
@@ -72,14 +81,16 @@ export interface SandboxSpec {
 /** The options (everything before `--` and the command) for one run. Pure. */
 export function bwrapArguments(spec: SandboxSpec): string[] {
   const { view, fds } = spec;
+  const given = spec.givenNamespace ?? null;
   const args: string[] = [
     // Lifetime: ends with the backend; a session of its own (no terminal to push input into).
     "--die-with-parent",
     "--new-session",
-    // Identity: a user namespace, no further ones inside. bwrap, never started as root
-    // for a run, gives the command no capability (`--cap-drop` would change nothing).
+    // Identity: a user namespace, no further ones inside. bwrap, never started as the
+    // host's root for a run, gives the command no capability; where it is root of a
+    // namespace made for it (givenNamespace), `--cap-drop ALL` says so.
     "--unshare-user",
-    ...(spec.insideId === null ? [] : ["--uid", String(spec.insideId), "--gid", String(spec.insideId)]),
+    ...identityOptions(spec),
     "--disable-userns",
     // Namespaces of its own.
     "--unshare-pid",
@@ -88,7 +99,7 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     "--hostname",
     SANDBOX_HOSTNAME,
     "--unshare-cgroup-try",
-    ...(spec.network === "host" ? [] : ["--unshare-net"]),
+    ...(spec.network === "host" || given !== null ? [] : ["--unshare-net"]),
     // The host's system, read-only.
     "--ro-bind",
     "/usr",
@@ -138,6 +149,15 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     if (arg.includes("\0")) throw new Error(`bwrap option contains a NUL byte: ${JSON.stringify(arg)}`);
   }
   return args;
+}
+
+/** Who the command is inside (`--uid`, `--gid`) and, where bwrap is root of the namespace it starts in, no capability. */
+function identityOptions(spec: SandboxSpec): string[] {
+  const given = spec.givenNamespace ?? null;
+  if (given !== null) {
+    return ["--cap-drop", "ALL", "--uid", String(given.uid), "--gid", String(given.gid)];
+  }
+  return spec.insideId === null ? [] : ["--uid", String(spec.insideId), "--gid", String(spec.insideId)];
 }
 
 /** The options as bwrap reads them from `--args FD`. */

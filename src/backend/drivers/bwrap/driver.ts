@@ -52,7 +52,7 @@ import { LiveSandbox, removeRunDir } from "./environment.js";
 import { WorkspaceGate } from "./gate.js";
 import { type HostView, readHostView } from "./host-view.js";
 import { StreamSocket } from "./io-socket.js";
-import { USER_NET_RESOLV_CONF, UserNetLink, type UserNetProbe } from "./user-net.js";
+import { USER_NET_RESOLV_CONF, UserNetLink, type UserNetProbe, daemonIds, unshareOptions } from "./user-net.js";
 import { findOnPath, missingProgram } from "./path-lookup.js";
 import { type Launcher, probeBwrap } from "./probe.js";
 import { withoutHostPaths } from "./start-failure.js";
@@ -308,13 +308,13 @@ export class BwrapDriver implements SandboxDriver {
     return live.connect(port);
   }
 
-  /** slirp4netns, for a sandbox with network mode user; refused (a start failure) where it cannot run. */
-  private requireUserNet(): string {
+  /** slirp4netns (and, not as root, unshare), for a sandbox with network mode user; refused (a start failure) where it cannot run. */
+  private requireUserNet(): UserNetProbe & { program: string } {
     const probe = this.opts.userNet;
-    if (probe?.available !== true || probe.program === null) {
+    if (probe?.available !== true || probe.program === null || (!this.asRoot && probe.unshare === null)) {
       throw new SpawnError("EBWRAP", `network user is not available: ${probe?.reason ?? "no user-mode network stack"}`);
     }
-    return probe.program;
+    return { ...probe, program: probe.program };
   }
 
   async shutdown(): Promise<void> {
@@ -353,6 +353,8 @@ export class BwrapDriver implements SandboxDriver {
     const gate = identity === null ? null : this.requireGate();
     const init = sandboxInitProgram();
     const userNet = placement.network === "user" ? this.requireUserNet() : null;
+    // Not as root, a user-mode network's namespaces are made for bwrap by unshare (user-net.ts).
+    const unshare = userNet === null || this.asRoot ? null : userNet.unshare;
     const runDir = this.newRunDir(identity);
     const io = new StreamSocket(path.join(runDir, "io.sock"));
     const ioReady = io.listen(identity);
@@ -377,6 +379,7 @@ export class BwrapDriver implements SandboxDriver {
         view,
         insideId: identity === null ? null : INSIDE_ID,
         network: placement.network,
+        givenNamespace: unshare === null ? null : daemonIds(),
         fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status, setup: null },
         workspace: gate === null ? { fd: FD.workspace } : { path: gate.pathFor(placement.workspaceDir) },
         runDir: gate === null ? { fd: FD.runDir } : { path: gate.pathFor(runDir) },
@@ -400,9 +403,11 @@ export class BwrapDriver implements SandboxDriver {
             ];
       const commandLine = bwrapCommandLine(FD.args, initArgv);
       const leader =
-        gate === null || identity === null
-          ? { file: program, args: commandLine }
-          : gate.enter(identity, program, commandLine);
+        gate !== null && identity !== null
+          ? gate.enter(identity, program, commandLine)
+          : unshare !== null
+            ? { file: unshare, args: [...unshareOptions(), program, ...commandLine] }
+            : { file: program, args: commandLine };
       // Under the rlimits that stand in for cgroup controllers missing here (limits/limiter.ts).
       const launch = this.opts.limits?.launch(placement.limits, leader) ?? leader;
       child = spawn(launch.file, launch.args, {
@@ -455,7 +460,15 @@ export class BwrapDriver implements SandboxDriver {
       },
       // Each command's OOM kills, counted from when it was asked for (Limiter.watch).
       watchMemory: () => this.opts.limits?.watch(placement.sandboxId) ?? NO_LIMITS,
-      ...(userNet !== null && { attachNetwork: (initPid: number) => UserNetLink.attach(userNet, initPid) }),
+      ...(userNet !== null && {
+        // As root, the init's network namespace (slirp4netns may enter it); otherwise the
+        // namespaces bwrap was started in, which its process (the leader) keeps.
+        attachNetwork: (initPid: number) =>
+          UserNetLink.attach(
+            userNet.program,
+            unshare === null ? { netnsOf: initPid } : { namespacesOf: child.pid ?? -1 },
+          ),
+      }),
       io,
       ioReady,
       onEnded: (sandbox) => {

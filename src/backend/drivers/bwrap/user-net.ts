@@ -5,15 +5,26 @@
 // as the host's own sockets: the sandbox reaches what the host reaches, but never the
 // host's loopback (`--disable-host-loopback`), and no host port is bound for it.
 //
-// Why slirp4netns and not pasta: a sandbox's network namespace belongs to bwrap's
-// outer user namespace, in which no process stays (bwrap nests a second one,
-// --disable-userns), so only a process with CAP_SYS_ADMIN on the host can enter it;
-// pasta drops to `nobody` before it does (as root), slirp4netns enters it first and
-// then confines itself (`--enable-sandbox`: a mount namespace of its own and no
-// capability; `--enable-seccomp`). For the same reason it needs the daemon to be
-// root: under an ordinary user `--network` is refused, saying so.
+// How it reaches the sandbox's network namespace depends on who the daemon is:
+//
+// - root: the namespace belongs to bwrap's *outer* user namespace, in which no process
+//   stays (bwrap nests a second one for --disable-userns), so only a process with
+//   CAP_SYS_ADMIN on the host can enter it. slirp4netns, started as root, enters it by
+//   the path of the init's namespace, then confines itself (`--enable-sandbox`: a mount
+//   namespace of its own and no capability; `--enable-seccomp`).
+// - not root: the backend makes the user namespace itself, with the network namespace
+//   in it: bwrap is started through `unshare --user --map-root-user --net` (util-linux),
+//   so bwrap's own process (the sandbox's leader, which lives as long as the sandbox)
+//   stays in both. bwrap nests its user namespace below as always (--disable-userns,
+//   args.ts `givenNamespace`), and slirp4netns is given the leader's pid: it joins the
+//   leader's user namespace, which the daemon's user owns (so it may), then its network
+//   namespace. Nothing but the leader and slirp4netns runs for it.
+//
+// Why slirp4netns and not pasta: pasta drops to `nobody` before it enters a namespace
+// it was not given a process of (as root), and in command mode it would be the
+// sandbox's leader instead of bwrap; slirp4netns attaches to a namespace that exists.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { findOnPath } from "./path-lookup.js";
 
@@ -22,6 +33,8 @@ export const USER_NET_RESOLV_CONF = "nameserver 10.0.2.3\n";
 /** How long slirp4netns may take to configure the interface. */
 const READY_TIMEOUT_MS = 30_000;
 const SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
+/** How long the probe's trial may take. */
+const TRIAL_TIMEOUT_MS = 10_000;
 
 export interface UserNetProbe {
   available: boolean;
@@ -31,30 +44,93 @@ export interface UserNetProbe {
   version: string | null;
   /** Why `--network` cannot be had here (and what to install), or null. */
   reason: string | null;
+  /**
+   * Under a daemon that is not root: util-linux's unshare, which starts bwrap inside a
+   * user and network namespace of the daemon's own (see above); null as root.
+   */
+  unshare: string | null;
 }
 
-/** Whether user-mode networking can run under this daemon. */
-export function probeUserNet(opts: { hostPath: string; asRoot: boolean; program?: string }): UserNetProbe {
-  const program = opts.program ?? findOnPath("slirp4netns", `${opts.hostPath}:${SYSTEM_PATH}`);
-  if (program === null) {
-    return {
-      available: false,
-      program: null,
-      version: null,
-      reason: "slirp4netns is not installed (Debian package slirp4netns)",
-    };
+/**
+ * Whether user-mode networking can run under this daemon. Not as root, it is tried: a
+ * bwrap with a sandbox's user namespace options, started in a user and network
+ * namespace of the daemon's own, runs `true`.
+ */
+export function probeUserNet(opts: {
+  hostPath: string;
+  asRoot: boolean;
+  program?: string;
+  /** The bwrap sandboxes are started with; default: found on the PATH. */
+  bwrap?: string;
+}): UserNetProbe {
+  const searchPath = `${opts.hostPath}:${SYSTEM_PATH}`;
+  const program = opts.program ?? findOnPath("slirp4netns", searchPath);
+  const refused = (reason: string): UserNetProbe => ({
+    available: false,
+    program,
+    version: null,
+    reason,
+    unshare: null,
+  });
+  if (program === null) return refused("slirp4netns is not installed (Debian package slirp4netns)");
+  if (opts.asRoot) return { available: true, program, version: null, reason: null, unshare: null };
+  const unshare = findOnPath("unshare", searchPath);
+  if (unshare === null) return refused("unshare is not installed (util-linux)");
+  const bwrap = opts.bwrap ?? findOnPath("bwrap", searchPath);
+  if (bwrap === null) return refused("bwrap is not installed");
+  const ids = daemonIds();
+  const trial = spawnSync(
+    unshare,
+    [
+      ...unshareOptions(),
+      bwrap,
+      "--cap-drop",
+      "ALL",
+      "--unshare-user",
+      "--uid",
+      String(ids.uid),
+      "--gid",
+      String(ids.gid),
+      "--disable-userns",
+      "--unshare-pid",
+      "--ro-bind",
+      "/",
+      "/",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--",
+      "true",
+    ],
+    { encoding: "utf8", timeout: TRIAL_TIMEOUT_MS, env: {}, cwd: "/", stdio: ["ignore", "ignore", "pipe"] },
+  );
+  if (trial.status !== 0) {
+    const said = (trial.stderr || String(trial.error ?? `exit ${trial.status ?? trial.signal}`)).trim();
+    return refused(
+      `a user and network namespace for bwrap cannot be made here (${said.split("\n").join("; ")}); ` +
+        "user namespaces may be restricted for this user",
+    );
   }
-  if (!opts.asRoot) {
-    return {
-      available: false,
-      program,
-      version: null,
-      reason:
-        "user-mode networking needs the daemon to run as root (a sandbox's network namespace can only be entered with CAP_SYS_ADMIN)",
-    };
-  }
-  return { available: true, program, version: null, reason: null };
+  return { available: true, program, version: null, reason: null, unshare };
 }
+
+/** The daemon's own uid and gid: what a command is inside when the daemon is not root. */
+export function daemonIds(): { uid: number; gid: number } {
+  return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}
+
+/** What `unshare` is told to start bwrap inside a user and network namespace of the daemon's own, as its root. */
+export function unshareOptions(): string[] {
+  return ["--user", "--map-root-user", "--net", "--"];
+}
+
+/**
+ * Where slirp4netns attaches: the network namespace of a process of the sandbox, by
+ * path (as root: it may enter any), or the user and network namespaces of the
+ * sandbox's leader (not root: they are the daemon's own).
+ */
+export type UserNetTarget = { netnsOf: number } | { namespacesOf: number };
 
 /** A sandbox's user-mode network: slirp4netns, attached to its network namespace. */
 export class UserNetLink {
@@ -73,11 +149,15 @@ export class UserNetLink {
   }
 
   /**
-   * Attaches slirp4netns to the network namespace of `pid` (a process of the sandbox,
-   * by its host pid) and resolves once tap0 is configured; rejects saying why not.
+   * Attaches slirp4netns to the sandbox's network namespace (`target`, by a host pid)
+   * and resolves once tap0 (and lo) are configured; rejects saying why not.
    * It ends when `stop()` is called or the backend dies (its exit pipe closes).
    */
-  static attach(program: string, pid: number): Promise<UserNetLink> {
+  static attach(program: string, target: UserNetTarget): Promise<UserNetLink> {
+    // As not root, --enable-sandbox joins the user namespace of the pid it was given
+    // (slirp4netns 1.2, main.c): the pid form, whose namespaces it joins for the tap too.
+    const where =
+      "netnsOf" in target ? ["--netns-type=path", `/proc/${target.netnsOf}/ns/net`] : [String(target.namespacesOf)];
     const child = spawn(
       program,
       [
@@ -88,8 +168,7 @@ export class UserNetLink {
         "--enable-seccomp",
         "--ready-fd=3",
         "--exit-fd=4",
-        "--netns-type=path",
-        `/proc/${pid}/ns/net`,
+        ...where,
         "tap0",
       ],
       // Its own messages are not wanted (it is quiet unless something is wrong: then its exit says so).
