@@ -61,19 +61,30 @@ function answers(home: string): Promise<boolean> {
 /**
  * Runs `sbx daemon run ARGS` in the foreground as a child; resolves once it answers.
  * `leakFd`: the daemon inherits a pipe at that descriptor, as from a careless parent.
+ * `uid` (the tests run as root): the daemon runs as that uid and gid, without
+ * supplementary groups or capabilities (setpriv), in `env` (its HOME, TMPDIR its own).
  */
 export async function startForegroundDaemon(
   home: string,
   args: string[],
-  opts: { leakFd?: number } = {},
+  opts: { leakFd?: number; uid?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<ChildProcess> {
-  const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
+  const [sbx, sbxArgs] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
+  const id = String(opts.uid);
+  const [command, argv] =
+    opts.uid === undefined
+      ? [sbx, sbxArgs]
+      : ["setpriv", ["--reuid", id, "--regid", id, "--clear-groups", "--", sbx, ...sbxArgs]];
   const stdio: Array<"ignore" | "pipe"> = ["ignore", "ignore", "pipe"];
   if (opts.leakFd !== undefined) {
     while (stdio.length < opts.leakFd) stdio.push("ignore");
     stdio.push("pipe");
   }
-  const child = spawn(command, [...argv, "daemon", "run", ...args], { cwd: home, env: sbxEnv(home), stdio });
+  const child = spawn(command, [...argv, "daemon", "run", ...args], {
+    cwd: home,
+    env: opts.env ?? sbxEnv(home),
+    stdio,
+  });
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();

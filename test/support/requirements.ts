@@ -39,6 +39,35 @@ const cgroupWhy = (c: keyof typeof cgroupControllers) => {
   return "problem" in st ? st.problem : "";
 };
 const userNet = probeUserNet({ hostPath: daemonHost().path, asRoot: isRoot });
+/**
+ * A uid of this run's own, without a passwd entry, that tests drop to (as root) to run
+ * a daemon that is not root: never one of the host's users, nor another run's.
+ */
+export const UNPRIVILEGED_UID = (() => {
+  const taken = new Set(
+    fs
+      .readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .map((l) => Number(l.split(":")[2])),
+  );
+  let uid: number;
+  do uid = 1_900_000_000 + (randomBytes(4).readUInt32BE() % 99_000_000);
+  while (taken.has(uid));
+  return uid;
+})();
+/** Why a daemon dropped to UNPRIVILEGED_UID could not have --network (user) here, or null. */
+const userNetAsUserWhy = (() => {
+  if (!isRoot) return "dropping to an unprivileged uid needs root";
+  if (!hasTool("setpriv")) return "setpriv is not installed (util-linux)";
+  if (!hasTool("slirp4netns")) return "slirp4netns is not installed (Debian package slirp4netns)";
+  const id = String(UNPRIVILEGED_UID);
+  const trial = spawnSync(
+    "setpriv",
+    ["--reuid", id, "--regid", id, "--clear-groups", "--", "unshare", "--user", "--map-root-user", "--net", "true"],
+    { encoding: "utf8", cwd: "/" },
+  );
+  return trial.status === 0 ? null : `an unprivileged uid cannot make a user namespace here: ${trial.stderr.trim()}`;
+})();
 /** bwrap's probe on this machine, as the backend makes it. */
 export const BWRAP = bwrap;
 const script = ["/usr/bin/script", "/bin/script"].find((p) => fs.existsSync(p));
@@ -70,8 +99,10 @@ const NEEDS = {
   prlimit: { met: hasTool("prlimit"), why: "prlimit is not installed (util-linux)" },
   /** bwrap sizes a tmpfs (--size, bubblewrap 0.5 and later). */
   tmpSize: { met: tmpSize.supported, why: tmpSize.reason ?? "" },
-  /** User-mode networking (network mode user): slirp4netns, under a root daemon. */
+  /** User-mode networking (network mode user): slirp4netns (and, not as root, user namespaces of the user's own), as the backend probes it. */
   usernet: { met: userNet.available, why: `--network (user) cannot run here: ${userNet.reason}` },
+  /** User-mode networking under a daemon dropped (by root) to an unprivileged uid: setpriv, slirp4netns, user namespaces for that uid. */
+  usernetAsUser: { met: userNetAsUserWhy === null, why: userNetAsUserWhy ?? "" },
   /** Running as root (the attacks and host checks that only root can make or fail). */
   root: { met: isRoot, why: "not running as root" },
   /** A small tmpfs can be mounted (root, mount(8)): a real full disk. */
