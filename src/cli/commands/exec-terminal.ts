@@ -4,14 +4,14 @@
 // this terminal is attached to it from the transcript's first byte (nothing it printed
 // before is lost) until it ends or the user detaches; then sbx exits as `exec` would.
 
-import { UsageError } from "../../common/errors.js";
+import { BackendError, UsageError } from "../../common/errors.js";
 import { routePath } from "../../protocol/routes.js";
 import type { Context } from "../context.js";
 import { dispatchNew } from "../dispatch.js";
 import { printDispatchOutcome } from "../render/outcome.js";
 import { answerNotRecorded } from "../render/outcome.js";
 import { attachedLine, finishSession } from "../terminal-end.js";
-import { relayTerminal } from "../terminal-session.js";
+import { relayTerminal, type SessionEnd } from "../terminal-session.js";
 import { type ExecOptions, executeBody } from "./exec.js";
 
 /** What docker says to -t without a terminal on stdin. */
@@ -45,10 +45,18 @@ export async function runOnTerminal(opts: ExecOptions, ctx: Context): Promise<nu
     return printDispatchOutcome(ctx, doc, false);
   }
   const executionId = doc.execution_id;
-  const end = await relayTerminal(ctx, endpoint, {
-    path: routePath("executions.terminal", { id: opts.sandbox, eid: executionId }, { offset: "0" }),
-    detachKeys: opts.detachKeys,
-    onAttached: () => ctx.io.verbose(attachedLine(executionId, opts.detachKeys)),
-  });
+  let end: SessionEnd;
+  try {
+    end = await relayTerminal(ctx, endpoint, {
+      path: routePath("executions.terminal", { id: opts.sandbox, eid: executionId }, { offset: "0" }),
+      detachKeys: opts.detachKeys,
+      onAttached: () => ctx.io.verbose(attachedLine(executionId, opts.detachKeys)),
+    });
+  } catch (err) {
+    // It started: a backend that cannot be reached now leaves it as a dropped connection
+    // does (it may still run: 255), never "nothing ran" (75, safe to send again).
+    if (!(err instanceof BackendError) || err.status !== null) throw err;
+    end = { kind: "dropped", reason: err.message };
+  }
   return finishSession(ctx, end, { api, executionId, receiptId: doc.receipt_id });
 }
