@@ -67,7 +67,14 @@ export type InitRequest =
       stderr: string | null;
       /** Run on a new pseudo-terminal of the sandbox's, this size. */
       tty?: InitTerminalSize;
+      /**
+       * Get it ready (find its program, connect its streams) but start it only at a
+       * `proceed` of its id; a `discard` lets it go. Not with `tty`.
+       */
+      held?: true;
     }
+  | { op: "proceed"; id: string }
+  | { op: "discard"; id: string }
   | { op: "resize"; id: string; cols: number; rows: number }
   | { op: "connect"; id: string; port: number; token: string };
 
@@ -120,11 +127,14 @@ export function parseInitRequest(line: string): InitRequest | null {
     if (!isStringArray(argv) || argv.length === 0 || !isStringMap(env) || typeof cwd !== "string") return null;
     if (tty !== undefined) {
       if (!isTerminalSize(tty) || stdin !== null || stderr !== null || !isToken(stdout)) return null;
+      if (d.held !== undefined) return null;
       return { op: "spawn", id: d.id, argv, env, cwd, stdin, stdout, stderr, tty: { cols: tty.cols, rows: tty.rows } };
     }
     if (!(stdin === null || isToken(stdin)) || !isToken(stdout) || !isToken(stderr)) return null;
-    return { op: "spawn", id: d.id, argv, env, cwd, stdin, stdout, stderr };
+    if (d.held !== undefined && d.held !== true) return null;
+    return { op: "spawn", id: d.id, argv, env, cwd, stdin, stdout, stderr, ...(d.held === true && { held: true }) };
   }
+  if (d.op === "proceed" || d.op === "discard") return { op: d.op, id: d.id };
   if (d.op === "resize") {
     if (!isTerminalSize(d)) return null;
     return { op: "resize", id: d.id, cols: d.cols, rows: d.rows };
@@ -293,6 +303,7 @@ export function runInit(): void {
   closeInheritedDescriptors();
   const children = new Map<string, ChildProcess>();
   const terminals = new Map<string, TerminalHandle>();
+  const held = new Map<string, HeldCommand>();
   const send = (event: InitEvent) => {
     process.stdout.write(`${JSON.stringify(event)}\n`);
   };
@@ -305,7 +316,9 @@ export function runInit(): void {
     const req = parseInitRequest(line);
     if (req === null) return;
     if (req.op === "spawn" && req.tty !== undefined) startOnTerminal(req, req.tty, addon, send, terminals);
-    else if (req.op === "spawn") startCommand(req, send, children);
+    else if (req.op === "spawn") startCommand(req, send, children, held);
+    else if (req.op === "proceed") held.get(req.id)?.proceed();
+    else if (req.op === "discard") held.get(req.id)?.discard();
     else if (req.op === "resize") terminals.get(req.id)?.resize({ cols: req.cols, rows: req.rows });
     else forward(req, send);
   });
@@ -339,13 +352,52 @@ function connectStream(token: string, halfOpen = false): Promise<net.Socket> {
   });
 }
 
+/** A command asked for `held`: ready (or getting ready) and waiting for its go. */
+interface HeldCommand {
+  proceed(): void;
+  discard(): void;
+}
+
+/**
+ * Starts a command, or with `held` gets it ready: its program found and its streams
+ * connected while the backend stores its admission (docs/drivers.md, "Entering"), and
+ * starts it (or says why it cannot) only at its `proceed`; a `discard` closes its
+ * streams and forgets it.
+ */
 function startCommand(
   req: Extract<InitRequest, { op: "spawn" }>,
   send: (e: InitEvent) => void,
   children: Map<string, ChildProcess>,
+  held: Map<string, HeldCommand>,
 ): void {
   const tokens = [req.stdin, req.stdout, req.stderr];
   const opened: net.Socket[] = [];
+  let go = req.held !== true;
+  let discarded = false;
+  /** What happens at the go, once known: the start, or the failure to tell. */
+  let next: (() => void) | null = null;
+  const atGo = (step: () => void) => {
+    if (discarded) return;
+    if (go) step();
+    else next = step;
+  };
+  if (req.held === true) {
+    held.set(req.id, {
+      proceed: () => {
+        held.delete(req.id);
+        go = true;
+        const step = next;
+        next = null;
+        step?.();
+      },
+      discard: () => {
+        held.delete(req.id);
+        discarded = true;
+        next = null;
+        for (const s of opened) s.destroy();
+      },
+    });
+  }
   const fail = (code: string, message: string) => {
     for (const s of opened) s.destroy();
     send({ ev: "failed", id: req.id, code, message });
@@ -354,51 +406,67 @@ function startCommand(
   // backend, which says so on stderr (an opened one, closed here, could end it first).
   const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
   if ("error" in found) {
-    fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied");
+    atGo(() => fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied"));
     return;
   }
   Promise.all(
     tokens.map(async (t) => {
       if (t === null) return null;
       const s = await connectStream(t);
-      opened.push(s);
+      // Discarded meanwhile: a connection that arrives late is closed too.
+      if (discarded) s.destroy();
+      else opened.push(s);
       return s;
     }),
   ).then(
-    ([stdin, stdout, stderr]) => {
-      let child: ChildProcess;
-      try {
-        child = spawn(found.file, req.argv.slice(1), {
-          argv0: req.argv[0],
-          cwd: req.cwd,
-          env: req.env,
-          // A session and process group of its own: the backend signals the command's
-          // session from outside, whatever this process is doing.
-          detached: true,
-          stdio: [stdin ?? "ignore", stdout ?? "ignore", stderr ?? "ignore"],
-        });
-      } catch (err) {
-        const e = err as NodeJS.ErrnoException;
-        fail(e.code ?? "EUNKNOWN", e.message);
-        return;
-      }
-      // The command has its own copies; the backend sees the end of each stream when
-      // the command and what it started close theirs.
-      for (const s of opened) s.destroy();
-      child.once("error", (err: NodeJS.ErrnoException) => {
-        children.delete(req.id);
-        send({ ev: "failed", id: req.id, code: err.code ?? "EUNKNOWN", message: err.message });
-      });
-      if (child.pid === undefined) return;
-      children.set(req.id, child);
-      send({ ev: "started", id: req.id, pid: child.pid });
-      child.once("exit", (code, signal) => {
-        children.delete(req.id);
-        send({ ev: "exit", id: req.id, code, signal });
-      });
+    (streams) => atGo(() => spawnCommand(req, found.file, streams, opened, send, children, fail)),
+    (err: Error) => {
+      if (discarded) for (const s of opened) s.destroy();
+      else atGo(() => fail("EIO", `cannot reach the backend: ${err.message}`));
     },
-    (err: Error) => fail("EIO", `cannot reach the backend: ${err.message}`),
   );
+}
+
+/** Starts the command on its connected streams (each the command's own copy from here). */
+function spawnCommand(
+  req: Extract<InitRequest, { op: "spawn" }>,
+  file: string,
+  [stdin, stdout, stderr]: (net.Socket | null)[],
+  opened: net.Socket[],
+  send: (e: InitEvent) => void,
+  children: Map<string, ChildProcess>,
+  fail: (code: string, message: string) => void,
+): void {
+  let child: ChildProcess;
+  try {
+    child = spawn(file, req.argv.slice(1), {
+      argv0: req.argv[0],
+      cwd: req.cwd,
+      env: req.env,
+      // A session and process group of its own: the backend signals the command's
+      // session from outside, whatever this process is doing.
+      detached: true,
+      stdio: [stdin ?? "ignore", stdout ?? "ignore", stderr ?? "ignore"],
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    fail(e.code ?? "EUNKNOWN", e.message);
+    return;
+  }
+  // The command has its own copies; the backend sees the end of each stream when
+  // the command and what it started close theirs.
+  for (const s of opened) s.destroy();
+  child.once("error", (err: NodeJS.ErrnoException) => {
+    children.delete(req.id);
+    send({ ev: "failed", id: req.id, code: err.code ?? "EUNKNOWN", message: err.message });
+  });
+  if (child.pid === undefined) return;
+  children.set(req.id, child);
+  send({ ev: "started", id: req.id, pid: child.pid });
+  child.once("exit", (code, signal) => {
+    children.delete(req.id);
+    send({ ev: "exit", id: req.id, code, signal });
+  });
 }
 
 /** Input the terminal may hold unwritten before the connection is read no more (back-pressure). */

@@ -1,6 +1,7 @@
 // The sandbox init's requests as it checks them (src/sandbox-init/init.ts; docs/drivers.md,
 // "Entering"): a command on a terminal carries its size and one connection (its stdout
-// token, both ways); a resize names a command and a size; anything else is dropped.
+// token, both ways); a resize names a command and a size; a command asked for held is
+// started by a proceed of its id and let go by a discard; anything else is dropped.
 
 import { describe, expect, it } from "vitest";
 import { parseInitRequest } from "../../src/sandbox-init/init.js";
@@ -38,6 +39,22 @@ describe("the init's requests", () => {
     const line = JSON.stringify({ ...base, stdin: null, stdout: T1, stderr: T2 });
     expect(parseInitRequest(line)).toEqual({ ...base, stdin: null, stdout: T1, stderr: T2 });
     expect(parseInitRequest(JSON.stringify({ ...base, stdin: null, stdout: T1, stderr: null }))).toBeNull();
+  });
+
+  it("takes a spawn held (not on a terminal), and its proceed and discard by id", () => {
+    const line = JSON.stringify({ ...base, stdin: null, stdout: T1, stderr: T2, held: true });
+    expect(parseInitRequest(line)).toEqual({ ...base, stdin: null, stdout: T1, stderr: T2, held: true });
+    expect(parseInitRequest(JSON.stringify({ op: "proceed", id: "r1" }))).toEqual({ op: "proceed", id: "r1" });
+    expect(parseInitRequest(JSON.stringify({ op: "discard", id: "r1" }))).toEqual({ op: "discard", id: "r1" });
+    for (const doc of [
+      { ...base, stdin: null, stdout: T1, stderr: T2, held: false },
+      { ...base, stdin: null, stdout: T1, stderr: T2, held: "yes" },
+      { ...base, stdin: null, stdout: T1, stderr: null, tty: { cols: 80, rows: 24 }, held: true },
+      { op: "proceed" },
+      { op: "discard", id: "bad id!" },
+    ]) {
+      expect(parseInitRequest(JSON.stringify(doc)), JSON.stringify(doc)).toBeNull();
+    }
   });
 
   it("takes a resize of a command by id, and nothing malformed", () => {

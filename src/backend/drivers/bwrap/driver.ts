@@ -264,7 +264,9 @@ export class BwrapDriver implements SandboxDriver {
       stdin: req.stdin || req.terminal !== undefined,
       ...(req.terminal !== undefined && { tty: req.terminal }),
     });
-    if (!req.held) run.proceed();
+    // Held (until its admission is stored): the init gets it ready meanwhile.
+    if (req.held) run.prepare();
+    else run.proceed();
     return run;
   }
 

@@ -31,7 +31,7 @@ export interface EnvironmentPort {
   readonly io: StreamSocket;
   /** Sends a request to the init once the sandbox is ready. */
   request(req: InitRequest): void;
-  /** Takes back a request not yet sent to the init (the sandbox still starts); false when it was sent. */
+  /** Takes back the requests of a run not yet sent to the init (the sandbox still starts); false when none was waiting. */
   withdraw(id: string): boolean;
   /** The host pid of the init's child with this pid inside the sandbox, or null. */
   hostPidOf(nsPid: number): number | null;
@@ -72,6 +72,8 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   /** The command's pid inside the sandbox (its session's id there), once started. */
   private sessionId: number | null = null;
   private phase: Phase = "held";
+  /** The init was asked to get it ready (prepare): its go is a `proceed`, its end before that a `discard`. */
+  private prepared = false;
   private readonly tokens: { stdin: string | null; stdout: string; stderr: string | null };
   private readonly sockets: net.Socket[] = [];
   /** The outputs whose connection arrived. */
@@ -157,11 +159,26 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     // Nothing of the backend's event loop is held by a run but its streams.
   }
 
+  /**
+   * Has the init get the held command ready — its program found, its streams connected —
+   * while the backend stores its admission; proceed() then only says go. A command on
+   * a terminal is asked for whole at proceed() (its size may change until then).
+   */
+  prepare(): void {
+    if (this.phase !== "held" || this.prepared || this.command.tty !== undefined) return;
+    this.prepared = true;
+    this.sandbox.request({ ...this.spawnRequest(), held: true });
+  }
+
   proceed(): void {
     if (this.phase !== "held") return;
     this.phase = "requested";
     this.memory = this.sandbox.watchMemory();
-    this.sandbox.request({
+    this.sandbox.request(this.prepared ? { op: "proceed", id: this.command.id } : this.spawnRequest());
+  }
+
+  private spawnRequest(): Extract<InitRequest, { op: "spawn" }> {
+    return {
       op: "spawn",
       id: this.command.id,
       argv: this.command.argv,
@@ -171,7 +188,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
       stdout: this.tokens.stdout,
       stderr: this.tokens.stderr,
       ...(this.terminalSize !== null && { tty: this.terminalSize }),
-    });
+    };
   }
 
   /** A new window size for the terminal: sent with the spawn when not asked for yet, else on its own. */
@@ -259,7 +276,11 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     if (this.phase === "requested" && this.sandbox.withdraw(this.command.id)) this.phase = "held";
     switch (this.phase) {
       case "held":
-        // Never asked for: it ends here, as if killed before it could run.
+        // Never asked for: it ends here, as if killed before it could run; what the
+        // init got ready for it is let go.
+        if (this.prepared && !this.sandbox.withdraw(this.command.id)) {
+          this.sandbox.request({ op: "discard", id: this.command.id });
+        }
         this.phase = "exited";
         this.sandbox.forget(this.command.id);
         this.forgetTokens();

@@ -82,7 +82,7 @@ export class LiveSandbox implements EnvironmentPort {
   readonly io: StreamSocket;
   private readonly leader: ChildProcess;
   private readonly runs = new Map<string, EnteredRun>();
-  private readonly queue: InitRequest[] = [];
+  private queue: InitRequest[] = [];
   private reaperPid: number | null = null;
   /** The init's `ready`, when it came before bwrap's status said the sandbox's pid 1. */
   private pendingReady: Extract<InitEvent, { ev: "ready" }> | null = null;
@@ -193,10 +193,9 @@ export class LiveSandbox implements EnvironmentPort {
   }
 
   withdraw(id: string): boolean {
-    const at = this.queue.findIndex((r) => r.id === id);
-    if (at < 0) return false;
-    this.queue.splice(at, 1);
-    return true;
+    const before = this.queue.length;
+    this.queue = this.queue.filter((r) => r.id !== id);
+    return this.queue.length < before;
   }
 
   forget(id: string): void {
