@@ -74,6 +74,8 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   private phase: Phase = "held";
   /** The init was asked to get it ready (prepare): its go is a `proceed`, its end before that a `discard`. */
   private prepared = false;
+  /** The stdin connection, arrived before the command started: given to stdin at the start. */
+  private inputUntilStarted: net.Socket | null = null;
   private readonly tokens: { stdin: string | null; stdout: string; stderr: string | null };
   private readonly sockets: net.Socket[] = [];
   /** The outputs whose connection arrived. */
@@ -204,6 +206,9 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     if (event.ev === "started" && this.phase === "requested") {
       this.phase = "started";
       this.sessionId = event.pid;
+      const input = this.inputUntilStarted;
+      this.inputUntilStarted = null;
+      if (input !== null && !input.destroyed && this.stdin !== null && !this.stdin.destroyed) this.stdin.attach(input);
       this.commandPid = this.sandbox.hostPidOf(event.pid);
       if (this.commandPid !== null) this.emit("command-pid", this.commandPid);
       this.resolveStarted(true);
@@ -358,6 +363,13 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
       socket.on("error", () => {});
       // Whatever the command writes to its stdin is not read.
       socket.on("data", () => {});
+      // Written to only once the command has it: until the init started it, the init
+      // holds this connection (the command's got ready while its admission is stored),
+      // and what the init's runtime reads of it before handing it on would be lost.
+      if (this.phase !== "started") {
+        this.inputUntilStarted = socket;
+        return;
+      }
     }
     stdin.attach(socket);
   }
