@@ -3,6 +3,7 @@
 // the host's loopback services, which --network host does reach; a published port
 // reaches a server inside from the host's loopback, also without any network.
 
+import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -147,6 +148,36 @@ describeNeeding(["bwrap", "tools", "usernet"], "network modes", () => {
     expect(listener.accepted()).toBe(before);
     expect((await exec("hostnet", connectFrom("127.0.0.1", listener.port))).stdout).toBe("connected\n");
     await until(() => listener.accepted() === before + 1, 5000, "the host's listener to see the connection");
+  });
+
+  it("runs slirp4netns as the uid the sandbox runs as, never as root; its commands are as in any sandbox", async () => {
+    await exec("outbound", "true");
+    const hostUid: number = (await b.api("GET", "/api/v1/sandbox/outbound")).json.driver.host_uid;
+    // This backend's own children (it runs in this process): no other suite's.
+    const slirps = fs
+      .readdirSync("/proc")
+      .filter((e) => /^\d+$/.test(e))
+      .flatMap((pid) => {
+        try {
+          const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+          const field = (name: string) => new RegExp(`^${name}:\\s+(\\S+)`, "m").exec(status)?.[1];
+          return field("Name") === "slirp4netns" && Number(field("PPid")) === process.pid ? [status] : [];
+        } catch {
+          return [];
+        }
+      });
+    expect(slirps).toHaveLength(1);
+    const [real, effective, saved] = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(slirps[0]!)!.slice(1).map(Number);
+    expect([real, effective, saved]).toEqual([hostUid, hostUid, hostUid]);
+    if (process.getuid?.() === 0) expect(hostUid).not.toBe(0);
+    const inside = await exec(
+      "outbound",
+      "cat /proc/self/uid_map; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status; unshare -U true && echo made-one",
+    );
+    const [map, ...rest] = (inside.stdout as string).trim().split("\n");
+    // Nested below the namespace made for bwrap, whose 0 is the sandbox's host uid.
+    expect(map!.trim().split(/\s+/).slice(1)).toEqual(["0", "1"]);
+    expect(rest).toEqual(["CapEff:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1"]);
   });
 
   it("says each mode in show, and refuses a mode that contradicts network", async () => {

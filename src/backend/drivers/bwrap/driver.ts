@@ -310,13 +310,13 @@ export class BwrapDriver implements SandboxDriver {
     return live.connect(port);
   }
 
-  /** slirp4netns (and, not as root, unshare), for a sandbox with network mode user; refused (a start failure) where it cannot run. */
-  private requireUserNet(): UserNetProbe & { program: string } {
+  /** slirp4netns and unshare, for a sandbox with network mode user; refused (a start failure) where they cannot run. */
+  private requireUserNet(): { program: string; unshare: string } {
     const probe = this.opts.userNet;
-    if (probe?.available !== true || probe.program === null || (!this.asRoot && probe.unshare === null)) {
+    if (probe?.available !== true || probe.program === null || probe.unshare === null) {
       throw new SpawnError("EBWRAP", `network user is not available: ${probe?.reason ?? "no user-mode network stack"}`);
     }
-    return { ...probe, program: probe.program };
+    return { program: probe.program, unshare: probe.unshare };
   }
 
   async shutdown(): Promise<void> {
@@ -355,8 +355,11 @@ export class BwrapDriver implements SandboxDriver {
     const gate = identity === null ? null : this.requireGate();
     const init = sandboxInitProgram();
     const userNet = placement.network === "user" ? this.requireUserNet() : null;
-    // Not as root, a user-mode network's namespaces are made for bwrap by unshare (user-net.ts).
-    const unshare = userNet === null || this.asRoot ? null : userNet.unshare;
+    // A user-mode network's user and network namespaces are made for bwrap by unshare, as
+    // the uid bwrap runs as (user-net.ts): what commands are inside is said to bwrap.
+    const unshare = userNet?.unshare ?? null;
+    const givenNamespace =
+      unshare === null ? null : identity === null ? daemonIds() : { uid: INSIDE_ID, gid: INSIDE_ID };
     const runDir = this.newRunDir(identity);
     const io = new StreamSocket(path.join(runDir, "io.sock"));
     const ioReady = io.listen(identity);
@@ -381,7 +384,7 @@ export class BwrapDriver implements SandboxDriver {
         view,
         insideId: identity === null ? null : INSIDE_ID,
         network: placement.network,
-        givenNamespace: unshare === null ? null : daemonIds(),
+        givenNamespace,
         fds: { seccomp: this.seccomp === null ? null : FD.seccomp, status: FD.status, setup: null },
         workspace: gate === null ? { fd: FD.workspace } : { path: gate.pathFor(placement.workspaceDir) },
         runDir: gate === null ? { fd: FD.runDir } : { path: gate.pathFor(runDir) },
@@ -404,12 +407,12 @@ export class BwrapDriver implements SandboxDriver {
               ...(addonFd === null ? [] : [TERMINAL_ADDON_FLAG, fdPath(FD.terminalAddon)]),
             ];
       const commandLine = bwrapCommandLine(FD.args, initArgv);
-      const leader =
-        gate !== null && identity !== null
-          ? gate.enter(identity, program, commandLine)
-          : unshare !== null
-            ? { file: unshare, args: [...unshareOptions(), program, ...commandLine] }
-            : { file: program, args: commandLine };
+      // bwrap, or (a user-mode network) unshare starting bwrap; as root, through the gate as the sandbox's uid.
+      const started =
+        unshare === null
+          ? { file: program, args: commandLine }
+          : { file: unshare, args: [...unshareOptions(), program, ...commandLine] };
+      const leader = gate !== null && identity !== null ? gate.enter(identity, started.file, started.args) : started;
       // Under the rlimits that stand in for cgroup controllers missing here (limits/limiter.ts).
       const launch = this.opts.limits?.launch(placement.limits, leader) ?? leader;
       child = spawn(launch.file, launch.args, {
@@ -463,13 +466,9 @@ export class BwrapDriver implements SandboxDriver {
       // Each command's OOM kills, counted from when it was asked for (Limiter.watch).
       watchMemory: () => this.opts.limits?.watch(placement.sandboxId) ?? NO_LIMITS,
       ...(userNet !== null && {
-        // As root, the init's network namespace (slirp4netns may enter it); otherwise the
-        // namespaces bwrap was started in, which its process (the leader) keeps.
-        attachNetwork: (initPid: number) =>
-          UserNetLink.attach(
-            userNet.program,
-            unshare === null ? { netnsOf: initPid } : { namespacesOf: child.pid ?? -1 },
-          ),
+        // slirp4netns joins the namespaces bwrap was started in, which its process (the
+        // leader) keeps, as the uid that made them: never as root.
+        attachNetwork: () => UserNetLink.attach(userNet.program, child.pid ?? -1, identity),
       }),
       io,
       ioReady,

@@ -5,20 +5,20 @@
 // as the host's own sockets: the sandbox reaches what the host reaches, but never the
 // host's loopback (`--disable-host-loopback`), and no host port is bound for it.
 //
-// How it reaches the sandbox's network namespace depends on who the daemon is:
-//
-// - root: the namespace belongs to bwrap's *outer* user namespace, in which no process
-//   stays (bwrap nests a second one for --disable-userns), so only a process with
-//   CAP_SYS_ADMIN on the host can enter it. slirp4netns, started as root, enters it by
-//   the path of the init's namespace, then confines itself (`--enable-sandbox`: a mount
-//   namespace of its own and no capability; `--enable-seccomp`).
-// - not root: the backend makes the user namespace itself, with the network namespace
-//   in it: bwrap is started through `unshare --user --map-root-user --net` (util-linux),
-//   so bwrap's own process (the sandbox's leader, which lives as long as the sandbox)
-//   stays in both. bwrap nests its user namespace below as always (--disable-userns,
-//   args.ts `givenNamespace`), and slirp4netns is given the leader's pid: it joins the
-//   leader's user namespace, which the daemon's user owns (so it may), then its network
-//   namespace. Nothing but the leader and slirp4netns runs for it.
+// How it reaches the sandbox's network namespace: were bwrap to make it
+// (`--unshare-net`), it would belong to bwrap's *outer* user namespace, in which no
+// process stays (bwrap nests a second one for --disable-userns), so only a process
+// with CAP_SYS_ADMIN on the host could enter it. Instead bwrap is started through
+// `unshare --user --map-root-user --net` (util-linux), as the uid it always runs as
+// (a root daemon's sandbox uid, or the daemon's own), so bwrap's own process (the
+// sandbox's leader, which lives as long as the sandbox) stays in a user namespace
+// that uid owns and in the network namespace inside it. bwrap nests its user
+// namespace below as always (--disable-userns, args.ts `givenNamespace`), and
+// slirp4netns, started as that same uid, is given the leader's pid: it joins the
+// leader's user namespace (its uid owns it, so it may), then its network namespace,
+// then confines itself (`--enable-sandbox`: a mount namespace of its own and no
+// capability; `--enable-seccomp`). Nothing of it runs as root, and nothing but the
+// leader and slirp4netns runs for it.
 //
 // Why slirp4netns and not pasta: pasta drops to `nobody` before it enters a namespace
 // it was not given a process of (as root), and in command mode it would be the
@@ -26,6 +26,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
+import { INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
 import { findOnPath } from "./path-lookup.js";
 
 /** What the sandbox's resolver is told: slirp4netns's DNS forwarder, which asks the host's. */
@@ -45,16 +46,16 @@ export interface UserNetProbe {
   /** Why `--network` cannot be had here (and what to install), or null. */
   reason: string | null;
   /**
-   * Under a daemon that is not root: util-linux's unshare, which starts bwrap inside a
-   * user and network namespace of the daemon's own (see above); null as root.
+   * util-linux's unshare, which starts bwrap inside a user and network namespace of
+   * bwrap's own uid (see above); null where --network cannot be had.
    */
   unshare: string | null;
 }
 
 /**
- * Whether user-mode networking can run under this daemon. Not as root, it is tried: a
- * bwrap with a sandbox's user namespace options, started in a user and network
- * namespace of the daemon's own, runs `true`.
+ * Whether user-mode networking can run under this daemon, tried: a bwrap with a
+ * sandbox's user namespace options, started by unshare in a user and network
+ * namespace of the uid sandboxes run as (as root: a sandbox uid), runs `true`.
  */
 export function probeUserNet(opts: {
   hostPath: string;
@@ -73,12 +74,13 @@ export function probeUserNet(opts: {
     unshare: null,
   });
   if (program === null) return refused("slirp4netns is not installed (Debian package slirp4netns)");
-  if (opts.asRoot) return { available: true, program, version: null, reason: null, unshare: null };
   const unshare = findOnPath("unshare", searchPath);
   if (unshare === null) return refused("unshare is not installed (util-linux)");
   const bwrap = opts.bwrap ?? findOnPath("bwrap", searchPath);
   if (bwrap === null) return refused("bwrap is not installed");
-  const ids = daemonIds();
+  // As root, as a sandbox's uid would (bwrap and slirp4netns never run as root for a sandbox).
+  const runAs = opts.asRoot ? { uid: SANDBOX_UID_FIRST, gid: SANDBOX_UID_FIRST } : null;
+  const inside = opts.asRoot ? { uid: INSIDE_ID, gid: INSIDE_ID } : daemonIds();
   const trial = spawnSync(
     unshare,
     [
@@ -88,9 +90,9 @@ export function probeUserNet(opts: {
       "ALL",
       "--unshare-user",
       "--uid",
-      String(ids.uid),
+      String(inside.uid),
       "--gid",
-      String(ids.gid),
+      String(inside.gid),
       "--disable-userns",
       "--unshare-pid",
       "--ro-bind",
@@ -103,13 +105,20 @@ export function probeUserNet(opts: {
       "--",
       "true",
     ],
-    { encoding: "utf8", timeout: TRIAL_TIMEOUT_MS, env: {}, cwd: "/", stdio: ["ignore", "ignore", "pipe"] },
+    {
+      encoding: "utf8",
+      timeout: TRIAL_TIMEOUT_MS,
+      env: {},
+      cwd: "/",
+      stdio: ["ignore", "ignore", "pipe"],
+      ...(runAs !== null && runAs),
+    },
   );
   if (trial.status !== 0) {
     const said = (trial.stderr || String(trial.error ?? `exit ${trial.status ?? trial.signal}`)).trim();
     return refused(
       `a user and network namespace for bwrap cannot be made here (${said.split("\n").join("; ")}); ` +
-        "user namespaces may be restricted for this user",
+        `user namespaces may be restricted for ${runAs === null ? "this user" : "unprivileged uids"}`,
     );
   }
   return { available: true, program, version: null, reason: null, unshare };
@@ -124,13 +133,6 @@ export function daemonIds(): { uid: number; gid: number } {
 export function unshareOptions(): string[] {
   return ["--user", "--map-root-user", "--net", "--"];
 }
-
-/**
- * Where slirp4netns attaches: the network namespace of a process of the sandbox, by
- * path (as root: it may enter any), or the user and network namespaces of the
- * sandbox's leader (not root: they are the daemon's own).
- */
-export type UserNetTarget = { netnsOf: number } | { namespacesOf: number };
 
 /** A sandbox's user-mode network: slirp4netns, attached to its network namespace. */
 export class UserNetLink {
@@ -149,15 +151,13 @@ export class UserNetLink {
   }
 
   /**
-   * Attaches slirp4netns to the sandbox's network namespace (`target`, by a host pid)
-   * and resolves once tap0 (and lo) are configured; rejects saying why not.
-   * It ends when `stop()` is called or the backend dies (its exit pipe closes).
+   * Attaches slirp4netns to the sandbox's network namespace and resolves once tap0
+   * (and lo) are configured; rejects saying why not. `leaderPid`: the sandbox's leader
+   * (bwrap, started by unshare), whose user and network namespaces it joins, as `as`
+   * (the uid that made them; null: the daemon's own). It ends when `stop()` is called
+   * or the backend dies (its exit pipe closes).
    */
-  static attach(program: string, target: UserNetTarget): Promise<UserNetLink> {
-    // As not root, --enable-sandbox joins the user namespace of the pid it was given
-    // (slirp4netns 1.2, main.c): the pid form, whose namespaces it joins for the tap too.
-    const where =
-      "netnsOf" in target ? ["--netns-type=path", `/proc/${target.netnsOf}/ns/net`] : [String(target.namespacesOf)];
+  static attach(program: string, leaderPid: number, as: { uid: number; gid: number } | null): Promise<UserNetLink> {
     const child = spawn(
       program,
       [
@@ -168,11 +168,13 @@ export class UserNetLink {
         "--enable-seccomp",
         "--ready-fd=3",
         "--exit-fd=4",
-        ...where,
+        // The pid form: not as root, --enable-sandbox joins the user namespace of the pid it
+        // was given (slirp4netns 1.2, main.c), and of no path.
+        String(leaderPid),
         "tap0",
       ],
       // Its own messages are not wanted (it is quiet unless something is wrong: then its exit says so).
-      { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env: {}, cwd: "/" },
+      { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env: {}, cwd: "/", ...(as !== null && as) },
     );
     const ready = child.stdio[3] as Readable | null;
     const exitPipe = child.stdio[4] as Writable | null;
