@@ -5,33 +5,10 @@
 
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { connectFrom, type CountingListener, countingListener } from "../support/listeners.js";
 import { describeNeeding } from "../support/requirements.js";
 import { startTestBackend, type TestBackend, until } from "./support.js";
-
-/** Connects to host:port from inside; prints "connected" or the error's name. */
-const connectFrom = (host: string, port: number) => [
-  "python3",
-  "-c",
-  `import socket\ns=socket.socket()\ns.settimeout(5)\ntry:\n  s.connect((${JSON.stringify(host)}, ${port})); print("connected")\nexcept Exception as e:\n  print(type(e).__name__)`,
-];
-
-/** A listener on the host's loopback, as a database or the daemon's own TCP port would be. */
-async function hostLoopbackListener(): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {
-  let accepted = 0;
-  const server = net.createServer((s) => {
-    accepted++;
-    s.destroy();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    accepted: () => accepted,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 function get(port: number): Promise<{ status: number; body: string } | null> {
   return new Promise((resolve) => {
@@ -102,10 +79,10 @@ describeNeeding(["bwrap", "tools"], "published ports", () => {
 
 describeNeeding(["bwrap", "tools", "usernet"], "network modes", () => {
   let b: TestBackend;
-  let listener: Awaited<ReturnType<typeof hostLoopbackListener>>;
+  let listener: CountingListener;
   beforeAll(async () => {
     b = await startTestBackend();
-    listener = await hostLoopbackListener();
+    listener = await countingListener("127.0.0.1");
     for (const [name, network_mode] of [
       ["offline", "none"],
       ["outbound", "user"],

@@ -8,7 +8,6 @@
 import type { ChildProcess } from "node:child_process";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { bwrapArguments } from "../../src/backend/drivers/bwrap/args.js";
@@ -18,33 +17,12 @@ import { resolvePaths } from "../../src/config/paths.js";
 import { socketClient } from "../backend/support.js";
 import { REPO_ROOT, sbxEnv, TEST_BINARY } from "../support/cli.js";
 import { startForegroundDaemon, stopForegroundDaemon } from "../support/daemon.js";
+import { connectFrom, type CountingListener, countingListener } from "../support/listeners.js";
 import { ADDRESS, describeNeeding, UNPRIVILEGED_UID } from "../support/requirements.js";
 import { atEndOfFile, tempDir } from "../support/temp.js";
 import { until } from "../support/wait.js";
 
 const UID = UNPRIVILEGED_UID;
-
-/** Connects to host:port from inside; prints "connected" or the error's name. */
-const connectFrom = (host: string, port: number) => [
-  "python3",
-  "-c",
-  `import socket\ns=socket.socket()\ns.settimeout(5)\ntry:\n  s.connect((${JSON.stringify(host)}, ${port})); print("connected")\nexcept Exception as e:\n  print(type(e).__name__)`,
-];
-
-/** A listener that counts what it accepts. */
-async function listener(host: string): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {
-  let accepted = 0;
-  const server = net.createServer((s) => {
-    accepted++;
-    s.destroy();
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    accepted: () => accepted,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** Live processes (not zombies) whose real uid is `uid`: this file's own uid, so no other suite's. */
 function processesOf(uid: number): string[] {
@@ -86,8 +64,8 @@ describeNeeding(
     let ownTmp: string;
     let api: ReturnType<typeof socketClient>["api"];
     let close: () => Promise<void>;
-    let outside: Awaited<ReturnType<typeof listener>>;
-    let loopback: Awaited<ReturnType<typeof listener>>;
+    let outside: CountingListener;
+    let loopback: CountingListener;
 
     const exec = async (command: string | string[]) => {
       const res = await api("POST", "/api/v1/sandbox/out/execute", { body: { command, timeout: 30_000 } });
@@ -111,8 +89,8 @@ describeNeeding(
       const env = sbxEnv(home, { TMPDIR: ownTmp, SBX_WIRE_RECORD: undefined });
       daemon = await startForegroundDaemon(home, [], { uid: UID, env });
       ({ api, close } = socketClient(resolvePaths({ SBX_HOME: home }).socketPath));
-      outside = await listener(ADDRESS!);
-      loopback = await listener("127.0.0.1");
+      outside = await countingListener(ADDRESS!);
+      loopback = await countingListener("127.0.0.1");
     });
     afterAll(async () => {
       await close?.();
