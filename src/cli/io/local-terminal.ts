@@ -4,7 +4,6 @@
 // SIGQUIT to sbx, and the process's exit as a last resort. Part of the CLI's one seam
 // for the terminal (STYLE.md): nothing else touches stdin's mode.
 
-import { spawnSync } from "node:child_process";
 import { isTerminal } from "../../platform/stdio.js";
 
 export interface TerminalSize {
@@ -63,7 +62,8 @@ export function processTerminal(): LocalTerminal | null {
       // The runtime's raw mode keeps output processing (a newline written becomes CR LF);
       // the sandbox's terminal did that already, so ours passes bytes through as they are.
       // Restored with the rest of the mode (setRawMode(false) puts back what it found).
-      spawnSync("stty", ["-opost"], { stdio: [0, "ignore", "ignore"] });
+      // node:child_process only here: every command's start would load it (src/platform/stdio.ts).
+      process.getBuiltinModule("node:child_process").spawnSync("stty", ["-opost"], { stdio: [0, "ignore", "ignore"] });
     },
     restore,
     onInput: (listener) => {
