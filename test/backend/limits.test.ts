@@ -6,10 +6,11 @@
 // and after a crash.
 
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
 import { isMountPoint } from "../../src/backend/drivers/limits/workspace-disk.js";
 import { DEFAULT_LIMITS } from "../../src/backend/drivers/limits/spec.js";
@@ -242,6 +243,46 @@ describeNeeding(["cgroupMemory", "cgroupPids"], "cgroups after a crash", () => {
     // A stopped backend leaves no cgroup of its own.
     const base = path.dirname(memoryDir);
     expect(fs.existsSync(base) ? fs.readdirSync(base).filter((n) => !n.includes(".")) : []).toEqual([]);
+  });
+});
+
+describeNeeding(["cgroupMemory", "cgroupPids"], "cgroups removed by another program", () => {
+  it("a sandbox's cgroup removed while still empty, before its limits are written, is made again before its leader joins", async () => {
+    // Another program's sweep of empty cgroups (a test run's start or end sweeps those of
+    // every daemon in its own cgroup: here, everyone's at the root of the pids hierarchy)
+    // between the mkdir and the first write of the pids hierarchy: seen once in a full run
+    // as "cannot set pids.max of the sandbox's cgroup: ENOENT" at a sandbox's start.
+    const dataDir = path.join(os.tmpdir(), `swept-${randomBytes(6).toString("hex")}`);
+    const cgroups = new CgroupLimits({ dataDir });
+    const pidsDir = cgroupDir(dataDir, "pids", "sbx_swept");
+    const sleeper = spawn("sleep", ["60"], { stdio: "ignore" });
+    const exited = new Promise((resolve) => sleeper.once("exit", resolve));
+    const write = fs.writeFileSync;
+    let swept = 0;
+    const spy = vi.spyOn(fs, "writeFileSync").mockImplementation((file, data, options) => {
+      if (file === path.join(pidsDir, "pids.max") && swept === 0) {
+        fs.rmdirSync(pidsDir);
+        swept++;
+      }
+      return write(file, data, options);
+    });
+    try {
+      cgroups.attach("sbx_swept", { ...DEFAULT_LIMITS, pids: 64 }, sleeper.pid!);
+      spy.mockRestore();
+      expect(swept).toBe(1);
+      // Made again, with every limit, and the leader in it.
+      expect(readCgroup(pidsDir, "pids.max")).toBe("64");
+      expect(readCgroup(pidsDir, "cgroup.procs")?.split("\n")).toContain(String(sleeper.pid));
+      expect(readCgroup(cgroupDir(dataDir, "memory", "sbx_swept"), "cgroup.procs")?.split("\n")).toContain(
+        String(sleeper.pid),
+      );
+    } finally {
+      spy.mockRestore();
+      sleeper.kill("SIGKILL");
+      await exited;
+      cgroups.close();
+    }
+    expect(fs.existsSync(pidsDir)).toBe(false);
   });
 });
 

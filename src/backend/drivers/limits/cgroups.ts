@@ -176,17 +176,29 @@ export class CgroupLimits {
   /**
    * Moves `pid` (a run's leader, before it started anything) into the sandbox's cgroup,
    * made with `limits` first; everything it starts is in it too.
+   *
+   * From its mkdir until the leader is in it, the sandbox's cgroup is empty, and another
+   * program may remove an empty cgroup at any moment (a sweep of empty cgroups: the test
+   * suite's, at each run's start and end, reaches those of every daemon in the same cgroup
+   * as that run, e.g. of every process at the root of cgroup v1's pids hierarchy). When one of its directories is
+   * gone after a write failed, it is made and written again from the start: the leader
+   * never joins a cgroup with fewer limits than asked.
    */
   attach(sandboxId: string, limits: SandboxLimits, pid: number): CgroupMembership {
     for (let attempt = 1; ; attempt++) {
-      this.apply(sandboxId, limits);
       try {
-        for (const [dir] of this.sandboxDirs(sandboxId)) fs.writeFileSync(path.join(dir, "cgroup.procs"), `${pid}\n`);
+        this.apply(sandboxId, limits);
+        for (const [dir] of this.sandboxDirs(sandboxId)) {
+          try {
+            fs.writeFileSync(path.join(dir, "cgroup.procs"), `${pid}\n`);
+          } catch (err) {
+            throw new Error(`cannot move the sandbox's process into its cgroup: ${errno(err)}`);
+          }
+        }
         break;
       } catch (err) {
-        // Removed meanwhile (it was empty: a run's end, or a sweep of empty cgroups): made again.
-        if ((err as NodeJS.ErrnoException).code === "ENOENT" && attempt < 3) continue;
-        throw new Error(`cannot move the sandbox's process into its cgroup: ${errno(err)}`);
+        if (attempt < 3 && this.sandboxDirs(sandboxId).some(([dir]) => !fs.existsSync(dir))) continue;
+        throw err;
       }
     }
     const baseline = this.memoryEvents(sandboxId)?.oomKills ?? 0;
