@@ -20,6 +20,30 @@ if (!outfile) {
   console.error("usage: bun scripts/compile-binary.bun.mjs OUTFILE");
   process.exit(2);
 }
+/**
+ * chalk detects the terminal's colours when it is loaded (its vendored supports-color:
+ * node:tty, and through it node:net and the streams): about 2.3 ms of every command's
+ * start in the binary (BENCHMARKS.md). sbx never uses what it detects — every Chalk it
+ * makes is given its level by src/cli/io/io.ts (NO_COLOR, FORCE_COLOR, TERM, --no-color,
+ * whether the stream is a terminal) — so the binary's copy of that module detects
+ * nothing. Fails the build when the module is no longer where this expects it.
+ */
+const SUPPORTS_COLOR = /[\\/]node_modules[\\/]chalk[\\/]source[\\/]vendor[\\/]supports-color[\\/]index\.js$/;
+let colourDetectionReplaced = false;
+const chalkLevelsFromSbx = {
+  name: "chalk-levels-from-sbx",
+  setup(build) {
+    build.onLoad({ filter: SUPPORTS_COLOR }, () => {
+      colourDetectionReplaced = true;
+      return {
+        contents:
+          "export function createSupportsColor() { return false; }\nexport default { stdout: false, stderr: false };\n",
+        loader: "js",
+      };
+    });
+  },
+};
+
 const result = await Bun.build({
   entrypoints: [path.join(root, "src", "cli", "entry.ts"), path.join(root, "src", "receipts", "verify-worker.ts")],
   // Nothing of the directory sbx is run in configures its runtime: a bunfig.toml there
@@ -37,7 +61,12 @@ const result = await Bun.build({
   splitting: true,
   minify: true,
   bytecode: true,
+  plugins: [chalkLevelsFromSbx],
 });
 for (const log of result.logs) console.error(String(log));
 if (!result.success) process.exit(1);
+if (!colourDetectionReplaced) {
+  console.error("chalk's colour detection (source/vendor/supports-color/index.js) was not found: see this script");
+  process.exit(1);
+}
 console.log(`compiled ${path.relative(process.cwd(), outfile) || outfile}`);
