@@ -143,12 +143,10 @@ export function envelope(type: EntryType, receiptId: string, prevLink: string | 
 /** The link before the first position. */
 export const ZERO_LINK = "0".repeat(64);
 
-const sha256: (text: string) => string = sha256Hex;
-
 /**
  * The link at a position: lowercase hex SHA-256 of the UTF-8 bytes of the previous
  * position's link (64 hex characters) followed by this entry's envelope.
  */
 export function chainLink(prevLink: string, entry: string): string {
-  return sha256(prevLink + entry);
+  return sha256Hex(prevLink + entry);
 }

@@ -4,7 +4,7 @@
 
 import { newUniqueId, prefixRange } from "../common/ids.js";
 import { randomBytes } from "../platform/random.js";
-import { sha256Hex as sha256HexOf } from "../platform/sha256.js";
+import { sha256Hex } from "../platform/sha256.js";
 import { type Database, migrate, openDatabase, preloadSqliteDriver, preparingOnce } from "../platform/sqlite.js";
 import type { Classification } from "./classifications.js";
 import { type Classified, decidingObservation, type RequestKind } from "./classify.js";
@@ -93,10 +93,6 @@ export interface StoredReceipt {
   receipt: ReceiptRow;
   attempts: AttemptRow[];
   observations: ObservationRow[];
-}
-
-export function sha256Hex(bytes: Buffer | string): string {
-  return sha256HexOf(bytes);
 }
 
 function rowToObservation(r: Record<string, unknown>): ObservationRow {

@@ -1,7 +1,7 @@
 // sbx cancel: ask the backend to cancel an execution; report termination only once
 // the outcome really is `cancelled`.
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../platform/random.js";
 import { TERMINAL_OUTCOMES } from "../../protocol/types.js";
 import { classifyObservation } from "../../receipts/classify.js";
 import { receiptBoot } from "../../receipts/document.js";

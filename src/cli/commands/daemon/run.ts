@@ -1,6 +1,6 @@
 // sbx daemon run: the embedded backend in the foreground.
 
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../../../platform/random.js";
 import fs from "node:fs";
 import path from "node:path";
 import { ensurePrivateDir } from "../../../config/paths.js";

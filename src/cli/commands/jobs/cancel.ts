@@ -1,7 +1,7 @@
 // sbx jobs cancel: ask the backend to cancel a job (and, with --dependents, what
 // depends on it). Says cancel_requested until the job has really ended.
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";

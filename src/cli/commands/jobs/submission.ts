@@ -4,7 +4,7 @@
 // said on stderr with the next step (`sbx recover` reads it by request id, never
 // submitting again).
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import type { JobsApi } from "../../../client/jobs.js";
 import { checkJobSubmitRequest, type JobSubmitRequest, type JobSummary } from "../../../protocol/jobs.js";
 import { explain, type ReceiptDocument } from "../../../receipts/document.js";

@@ -1,6 +1,6 @@
 // Shared by the process mutations: a fresh Idempotency-Key per send, and flag checks.
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import { PROCESS_SIGNALS } from "../../../protocol/types.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../../common/errors.js";

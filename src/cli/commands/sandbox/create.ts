@@ -1,6 +1,6 @@
 // sbx sandbox create
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import type { IsolationRequest, NetworkMode, PublishRequest, SandboxLimitsRequest } from "../../../protocol/types.js";
 import { type LimitFlagValues, parseLimitFlags } from "../../render/limits.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";

@@ -1,6 +1,6 @@
 // sbx sandbox start: start a sandbox's environment now instead of at its next command.
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { checkSandboxRef } from "../../command-flags.js";

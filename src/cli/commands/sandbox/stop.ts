@@ -1,6 +1,6 @@
 // sbx sandbox stop: end a sandbox's environment and everything in it.
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import type { SandboxStopped } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";

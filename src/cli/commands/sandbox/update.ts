@@ -1,6 +1,6 @@
 // sbx sandbox update
 
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../../../platform/random.js";
 import { UsageError } from "../../../common/errors.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import type { SandboxLimitsRequest } from "../../../protocol/types.js";
