@@ -1,0 +1,192 @@
+// `sbx cp SANDBOX:PATH LOCAL` (or -): a copy out of a sandbox's workspace onto the
+// user's disk. A file is written beside its destination and renamed; a directory
+// unpacked beside it and moved into place once complete; a tar stream on stdout
+// belongs to the user running sbx cp. A broken connection says what was kept.
+
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { FilesApi } from "../../client/files.js";
+import { makeDirAt, removeAt } from "../../files/handles.js";
+import { placeTree } from "../../files/place.js";
+import { ArchiveError, ownedBy } from "../../files/tar.js";
+import { unpackTree } from "../../files/unpack.js";
+import type { Context } from "../context.js";
+import { SbxError, UsageError } from "../../common/errors.js";
+import { formatBytes } from "../render/bytes.js";
+import { ExitCodes } from "../../common/exit-codes.js";
+import { type CpResult, describe, type Location, type TransferMeter } from "./cp-transfer.js";
+
+export async function download(
+  files: FilesApi,
+  source: Extract<Location, { kind: "sandbox" }>,
+  dest: Exclude<Location, { kind: "sandbox" }>,
+  meter: TransferMeter,
+  ctx: Context,
+): Promise<CpResult> {
+  const received = createHash("sha256");
+  if (dest.kind === "stdio") {
+    const d = await files.download(source.sandbox, source.path, { tar: true });
+    let bytes = 0;
+    const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    const what = `${source.sandbox}:${source.path}`;
+    for await (const chunk of ownedBy(meter.count(received, untilBroken(d.chunks, what, "-")), owner)) {
+      bytes += chunk.length;
+      await ctx.io.writeOutPaced(chunk);
+    }
+    return {
+      source: describe(source),
+      destination: "-",
+      type: d.type,
+      bytes,
+      sha256: received.digest("hex"),
+      entries: null,
+    };
+  }
+  const there = await files.stat(source.sandbox, source.path);
+  if (there === null) {
+    throw new SbxError("file_not_found", `${source.sandbox}:${source.path}: no such file or directory`, {
+      exitCode: ExitCodes.usage,
+    });
+  }
+  const what = `${source.sandbox}:${there.path}`;
+  const name = path.posix.basename(there.path);
+  const local = localDirectory(dest.path) ? path.join(dest.path, name) : dest.path;
+  if (there.type === "directory") {
+    if (fs.existsSync(local) && !localDirectory(local)) {
+      throw new UsageError(`${local} is a file; a directory cannot be copied onto it`);
+    }
+    const d = await files.download(source.sandbox, source.path, { tar: false });
+    let bytes = 0;
+    const tallied = (async function* () {
+      for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
+        bytes += chunk.length;
+        yield chunk;
+      }
+    })();
+    const entries = await unpackBeside(local, what, (staged) =>
+      // What lands on the user's disk is the user's: created by this process, without s-bits.
+      unpackTree(tallied, staged, { dropSpecialBits: true }),
+    );
+    return {
+      source: what,
+      destination: local,
+      type: "directory",
+      bytes,
+      sha256: received.digest("hex"),
+      entries,
+    };
+  }
+  const d = await files.download(source.sandbox, source.path, { tar: false });
+  // Written beside the target and renamed: a failed copy leaves no partial file behind.
+  const partial = path.join(path.dirname(local), `.${path.basename(local)}.sbx-cp-${process.pid}`);
+  const fd = fs.openSync(partial, "wx", 0o600);
+  let bytes = 0;
+  try {
+    for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
+      fs.writeSync(fd, chunk);
+      bytes += chunk.length;
+    }
+    if (d.size !== null && bytes !== d.size) {
+      throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${there.path}`, {
+        exitCode: ExitCodes.notStarted,
+      });
+    }
+    fs.fchmodSync(fd, (d.mode ?? 0o644) & 0o777);
+    fs.closeSync(fd);
+    fs.renameSync(partial, local);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(partial, { force: true });
+    throw err;
+  }
+  return {
+    source: what,
+    destination: local,
+    type: "file",
+    bytes,
+    sha256: received.digest("hex"),
+    entries: null,
+  };
+}
+
+/**
+ * Unpacks into a hidden directory beside `local` and moves the tree into place only
+ * once it is complete: a copy that fails midway leaves nothing half-written there.
+ */
+async function unpackBeside(
+  local: string,
+  what: string,
+  unpack: (staged: number) => Promise<{ entries: number }>,
+): Promise<number> {
+  const parentDir = path.dirname(path.resolve(local));
+  const name = path.basename(path.resolve(local));
+  fs.mkdirSync(parentDir, { recursive: true });
+  const parent = fs.openSync(parentDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  const stagedName = `.${name}.sbx-cp-${process.pid}`;
+  try {
+    const staged = makeDirAt(parent, stagedName, 0o700, null);
+    try {
+      const summary = await unpack(staged);
+      placeTree(parent, stagedName, parent, name);
+      return summary.entries;
+    } catch (err) {
+      if (err instanceof ArchiveError) {
+        throw new SbxError(
+          "invalid_archive",
+          `${what}: the backend sent ${err.message}; nothing was written to ${local}`,
+          {
+            exitCode: ExitCodes.notStarted,
+          },
+        );
+      }
+      throw err;
+    } finally {
+      fs.closeSync(staged);
+      removeAt(parent, stagedName);
+    }
+  } finally {
+    fs.closeSync(parent);
+  }
+}
+
+/**
+ * The bytes of a download, a broken connection (the backend killed, the network gone)
+ * said as what it means here: the copy stopped, and what of it was kept.
+ */
+async function* untilBroken(
+  chunks: AsyncIterable<Uint8Array>,
+  what: string,
+  local: string,
+): AsyncGenerator<Uint8Array> {
+  let bytes = 0;
+  try {
+    for await (const chunk of chunks) {
+      bytes += chunk.length;
+      yield chunk;
+    }
+  } catch (err) {
+    if (err instanceof SbxError) throw err;
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const kept =
+      local === "-"
+        ? `the ${formatBytes(bytes)} written to stdout are an incomplete tar stream`
+        : `nothing was written to ${local}`;
+    throw new SbxError(
+      "connection_lost",
+      `${what}: the connection to the backend broke after ${formatBytes(bytes)} (${why}); ${kept}`,
+      {
+        exitCode: ExitCodes.inDoubt,
+        hint: "see whether the backend is up (sbx daemon status), then copy it again",
+      },
+    );
+  }
+}
+
+export function localDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
