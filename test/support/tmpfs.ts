@@ -9,8 +9,9 @@ import { atEndOfFile } from "./temp.js";
 /**
  * Mounts a tmpfs of `size` (e.g. "2m") on a fresh private directory; cleanup unmounts
  * and removes it, and runs by itself when the test file that mounted it ends.
+ * `inodes` bounds how many files and directories it holds (nr_inodes).
  */
-export function smallTmpfs(size: string): { dir: string; cleanup(): void } {
+export function smallTmpfs(size: string, opts: { inodes?: number } = {}): { dir: string; cleanup(): void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sbx-tmpfs-"));
   let mounted = false;
   const cleanup = () => {
@@ -19,7 +20,8 @@ export function smallTmpfs(size: string): { dir: string; cleanup(): void } {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   atEndOfFile(cleanup);
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir]);
+  const inodes = opts.inodes === undefined ? "" : `,nr_inodes=${opts.inodes}`;
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700${inodes}`, "tmpfs", dir]);
   mounted = true;
   return { dir, cleanup };
 }

@@ -6,8 +6,10 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { FilesApi } from "../../client/files.js";
-import { makeDirAt, removeAt } from "../../files/handles.js";
+import type { Download, FilesApi } from "../../client/files.js";
+import { fileErrorWords } from "../../common/file-errors.js";
+import { diskRoom } from "../../files/disk-room.js";
+import { isErrno, makeDirAt, removeAt } from "../../files/handles.js";
 import { placeTree } from "../../files/place.js";
 import { ArchiveError, ownedBy } from "../../files/tar.js";
 import { unpackTree } from "../../files/unpack.js";
@@ -64,9 +66,11 @@ export async function download(
         yield chunk;
       }
     })();
-    const entries = await unpackBeside(local, what, (staged) =>
-      // What lands on the user's disk is the user's: created by this process, without s-bits.
-      unpackTree(tallied, staged, { dropSpecialBits: true }),
+    const entries = await writingLocally(local, what, meter, null, () =>
+      unpackBeside(local, what, (staged) =>
+        // What lands on the user's disk is the user's: created by this process, without s-bits.
+        unpackTree(tallied, staged, { dropSpecialBits: true }),
+      ),
     );
     return {
       source: what,
@@ -78,28 +82,9 @@ export async function download(
     };
   }
   const d = await files.download(source.sandbox, source.path, { tar: false });
-  // Written beside the target and renamed: a failed copy leaves no partial file behind.
-  const partial = path.join(path.dirname(local), `.${path.basename(local)}.sbx-cp-${process.pid}`);
-  const fd = fs.openSync(partial, "wx", 0o600);
-  let bytes = 0;
-  try {
-    for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
-      fs.writeSync(fd, chunk);
-      bytes += chunk.length;
-    }
-    if (d.size !== null && bytes !== d.size) {
-      throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${there.path}`, {
-        exitCode: ExitCodes.notStarted,
-      });
-    }
-    fs.fchmodSync(fd, (d.mode ?? 0o644) & 0o777);
-    fs.closeSync(fd);
-    fs.renameSync(partial, local);
-  } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(partial, { force: true });
-    throw err;
-  }
+  const bytes = await writingLocally(local, what, meter, there.size, () =>
+    writeFileBeside(local, there.path, d, meter.count(received, untilBroken(d.chunks, what, local))),
+  );
   return {
     source: what,
     destination: local,
@@ -108,6 +93,78 @@ export async function download(
     sha256: received.digest("hex"),
     entries: null,
   };
+}
+
+/** A file's bytes written beside `local` and renamed onto it: a failed copy leaves no partial file behind. */
+async function writeFileBeside(
+  local: string,
+  inside: string,
+  d: Download,
+  chunks: AsyncIterable<Uint8Array>,
+): Promise<number> {
+  const partial = path.join(path.dirname(local), `.${path.basename(local)}.sbx-cp-${process.pid}`);
+  const fd = fs.openSync(partial, "wx", 0o600);
+  let open = true;
+  let bytes = 0;
+  try {
+    for await (const chunk of chunks) {
+      let offset = 0;
+      while (offset < chunk.length) offset += fs.writeSync(fd, chunk, offset);
+      bytes += chunk.length;
+    }
+    if (d.size !== null && bytes !== d.size) {
+      throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${inside}`, {
+        exitCode: ExitCodes.notStarted,
+      });
+    }
+    fs.fchmodSync(fd, (d.mode ?? 0o644) & 0o777);
+    open = false;
+    fs.closeSync(fd);
+    fs.renameSync(partial, local);
+  } catch (err) {
+    if (open) fs.closeSync(fd);
+    fs.rmSync(partial, { force: true });
+    throw err;
+  }
+  return bytes;
+}
+
+/**
+ * Writes a copy onto the user's disk, a failure of that disk (full, read-only, not
+ * allowed) said as what it is: a local failure (exit 74, as for any directory sbx
+ * writes), where, how far the copy got, and that nothing was left at `local` (what
+ * was written is removed, file or staged tree).
+ */
+async function writingLocally<T>(
+  local: string,
+  what: string,
+  meter: TransferMeter,
+  total: number | null,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof SbxError || !isErrno(err)) throw err;
+    const got = `${formatBytes(meter.sent)}${total === null ? "" : ` of ${formatBytes(total)}`}`;
+    const nothing = `nothing was written to ${local}`;
+    if (isErrno(err, "ENOSPC", "EDQUOT")) {
+      const room = diskRoom(path.dirname(path.resolve(local)));
+      const where = room?.mountPoint ?? path.dirname(path.resolve(local));
+      const quota = isErrno(err, "EDQUOT") ? "your disk quota is used up" : "the disk is full";
+      const free = room === null ? "" : ` (${formatBytes(room.free)} free of ${formatBytes(room.size)})`;
+      throw new SbxError(
+        "local_disk_full",
+        `copying ${what} to ${local}: ${quota} on the file system at ${where}${free} after ${got}; ${nothing}`,
+        { exitCode: ExitCodes.storeUnusable, hint: `free some space there (df -h ${where}), or copy it elsewhere` },
+      );
+    }
+    throw new SbxError(
+      "local_write_failed",
+      `copying ${what} to ${local}: ${fileErrorWords(err)} (after ${got}); ${nothing}`,
+      { exitCode: ExitCodes.storeUnusable },
+    );
+  }
 }
 
 /**

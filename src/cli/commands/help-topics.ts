@@ -29,7 +29,7 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
     code: "74",
     classification: "-",
     meaning:
-      "the receipt store is unusable (disk full, corrupt, unreadable; the file is named), or a directory sbx uses belongs to another user or others may write it; nothing was sent",
+      "the receipt store is unusable (disk full, corrupt, unreadable; the file is named), or a directory sbx uses belongs to another user or others may write it; nothing was sent. Also sbx cp out onto a local disk that is full or cannot be written: the disk is named, nothing is left there",
   },
   {
     code: "125",
