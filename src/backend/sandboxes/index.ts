@@ -1,7 +1,9 @@
 // Sandboxes: the registry and workspace files. What the rest of the backend may use of
 // them; everything else in this folder is their own.
 
-export { confineToWorkspace, noIsolationWarning, SandboxRegistry, toSandbox } from "./registry.js";
+export { SandboxRegistry, toSandbox } from "./registry.js";
+export { noIsolationWarning } from "./settings.js";
+export { confineToWorkspace } from "./workspace-dirs.js";
 export type { SandboxRow } from "./store.js";
 export {
   openForReading,

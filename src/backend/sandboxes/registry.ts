@@ -1,12 +1,11 @@
 // Sandboxes: rows in backend.db plus a private workspace directory each
-// (<dataDir>/sandboxes/<sandbox_id>/workspace, 0700). Resolves the `{id}` of a
-// path (an id or a name), creates `default` on first use, and chooses each new
-// sandbox's isolation (docs/drivers.md): `auto` is bwrap where it works, else none.
+// (<dataDir>/sandboxes/<sandbox_id>/workspace, 0700: workspace-dirs.ts). Resolves the `{id}` of a
+// path (an id or a name), creates `default` on first use, and gives each new sandbox
+// the isolation, network and limits settings.ts and network.ts choose.
 // Each sandbox has a host uid of its own (drivers/identity.ts); when the backend is
 // root, its workspace belongs to that uid and its bwrap commands run as it.
 
 import fs from "node:fs";
-import path from "node:path";
 import type { Duplex } from "node:stream";
 import {
   ErrorCodes,
@@ -15,7 +14,6 @@ import {
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
-  type SandboxLimits,
   type SandboxLimitsRequest,
   WORKSPACE,
 } from "../../protocol/types.js";
@@ -23,9 +21,11 @@ import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
 import { workspaceOwner } from "./workspace-files.js";
-import { chooseNetworkMode, choosePublished, networkModeOf, publishedOf } from "./network.js";
+import { choosePublished, networkModeOf, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
+import { checkedLimits, chooseIsolation, isolationUnavailable, limitsOf, noIsolationWarning } from "./settings.js";
+import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
 import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
 import {
@@ -59,24 +59,6 @@ export function toSandbox(row: SandboxRow): Sandbox {
   };
 }
 
-/** A sandbox's limits: what it asked for over the defaults (drivers/limits/spec.ts). */
-export function limitsOf(row: SandboxRow): SandboxLimits {
-  let asked: Partial<SandboxLimits> | null = null;
-  if (row.limits !== null) {
-    try {
-      asked = JSON.parse(row.limits) as Partial<SandboxLimits>;
-    } catch {
-      asked = null;
-    }
-  }
-  return withDefaults(asked);
-}
-
-/** The one line said when a sandbox without isolation is created. */
-export function noIsolationWarning(name: string, reason: string | null): string {
-  return `sandbox ${name} runs commands without isolation (none): they see and can change what you can. ${reason ?? ""}`.trim();
-}
-
 export interface ResolveOptions {
   /** Create `default` when it is named and does not exist yet. */
   createDefault: boolean;
@@ -95,10 +77,12 @@ export class SandboxRegistry {
   private readonly store: SandboxStore;
   /** The backend's listeners for the sandboxes' published ports. */
   private readonly published: PublishedPorts;
+  /** Where each sandbox lives on the host. */
+  private readonly dirs: SandboxDirs;
 
   constructor(
     store: BackendStore,
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly drivers: DriverSet,
     /** The clock a sandbox's created_at is read from. */
     private readonly now: () => number,
@@ -107,6 +91,7 @@ export class SandboxRegistry {
     log: (line: string) => void = () => {},
   ) {
     this.store = new SandboxStore(store);
+    this.dirs = new SandboxDirs(dataDir, drivers.workspaceDisks);
     this.published = new PublishedPorts((sandboxId, port) => this.connectInside(sandboxId, port), log);
   }
 
@@ -257,17 +242,12 @@ export class SandboxRegistry {
   }
 
   sandboxDir(sandboxId: string): string {
-    return path.join(this.dataDir, "sandboxes", sandboxId);
+    return this.dirs.sandboxDir(sandboxId);
   }
 
-  /**
-   * Where uploads to a sandbox are staged until they are whole (beside the workspace,
-   * on the same file system, out of its commands' sight). Created private.
-   */
+  /** Where uploads to a sandbox are staged until they are whole (workspace-dirs.ts). */
   incomingDir(sandboxId: string): string {
-    const dir = path.join(this.sandboxDir(sandboxId), "incoming");
-    makePrivateDir(dir);
-    return dir;
+    return this.dirs.incomingDir(sandboxId);
   }
 
   /** Every sandbox, as the wire shows it. */
@@ -277,14 +257,12 @@ export class SandboxRegistry {
 
   /** At start-up: uploads an earlier run was staging never completed; nothing of them was placed. */
   removeStagedUploads(): void {
-    for (const row of this.store.listSandboxes()) {
-      fs.rmSync(path.join(this.sandboxDir(row.sandbox_id), "incoming"), { recursive: true, force: true });
-    }
+    this.dirs.removeStagedUploads(this.store.listSandboxes().map((row) => row.sandbox_id));
   }
 
   /** The host directory behind /workspace. */
   workspaceDir(sandboxId: string): string {
-    return path.join(this.sandboxDir(sandboxId), "workspace");
+    return this.dirs.workspaceDir(sandboxId);
   }
 
   /** Finds a sandbox by id or name; `default` is created when first named. Refuses a bad ref, or one that names nothing. */
@@ -293,7 +271,7 @@ export class SandboxRegistry {
     const row = this.store.getSandboxById(ref) ?? this.store.getSandboxByName(ref);
     if (row) return row;
     if (opts.createDefault && ref === DEFAULT_SANDBOX) {
-      const created = this.insert({ name: DEFAULT_SANDBOX, ...this.choose({}) });
+      const created = this.insert({ name: DEFAULT_SANDBOX, ...chooseIsolation(this.drivers, {}) });
       if (created.isolation === "none")
         opts.warn?.(noIsolationWarning(created.name, this.drivers.probe("bwrap").reason));
       return created;
@@ -307,7 +285,7 @@ export class SandboxRegistry {
    * backend cannot listen on (nothing is created then).
    */
   async create(req: SandboxCreateRequest): Promise<SandboxRow> {
-    const { isolation, network, networkMode } = this.choose(req);
+    const { isolation, network, networkMode } = chooseIsolation(this.drivers, req);
     const asked = choosePublished(req, isolation);
     if (req.name !== undefined) {
       if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
@@ -319,7 +297,7 @@ export class SandboxRegistry {
         });
       }
     }
-    const limits = this.checkedLimits(withDefaults(req.limits), isolation);
+    const limits = checkedLimits(this.drivers, withDefaults(req.limits), isolation);
     const sandboxId = this.store.db.newId("sandboxes");
     let publish: PublishSpec[] = [];
     try {
@@ -381,28 +359,11 @@ export class SandboxRegistry {
         "the workspace limit is set when the sandbox is created (its file system has that size); it cannot be changed",
       );
     }
-    const limits = this.checkedLimits(withDefaults(merged), row.isolation);
+    const limits = checkedLimits(this.drivers, withDefaults(merged), row.isolation);
     const text = JSON.stringify(merged);
     this.store.transaction(() => this.store.setSandboxLimits(row.sandbox_id, text));
     this.drivers.limits.update(row.sandbox_id, limits);
     return { ...row, limits: text };
-  }
-
-  /** Refuses (limit_unavailable) a limit this backend cannot enforce when it was asked for explicitly. */
-  private checkedLimits(limits: SandboxLimits, isolation: Isolation): SandboxLimits {
-    const refused = this.drivers.limits.refusal(limits, isolation);
-    if (refused !== null) {
-      throw new Refusal(
-        ErrorCodes.limitUnavailable,
-        `the ${refused.limit} limit cannot be enforced here: ${refused.reason}`,
-        {
-          field: `limits.${refused.limit === "workspace" ? "workspace_bytes" : refused.limit}`,
-          limit: refused.limit,
-          reason: refused.reason,
-        },
-      );
-    }
-    return limits;
   }
 
   /**
@@ -445,25 +406,17 @@ export class SandboxRegistry {
    * The host directory behind `workingDir` (a sandbox path under /workspace), with the
    * workspace itself; makes sure the workspace exists.
    */
-  workspaceCwd(sandboxId: string, workingDir: string): { workspaceDir: string; cwd: string } {
-    const workspaceDir = this.ensureWorkspace(sandboxId);
-    return { workspaceDir, cwd: path.join(workspaceDir, path.posix.relative(WORKSPACE, workingDir)) };
+  workspaceCwd(sandboxId: string, workingDir: string): WorkspacePlace {
+    const row = this.store.getSandboxById(sandboxId);
+    return this.dirs.workspaceCwd(sandboxId, workingDir, row ? this.identity(row) : null);
   }
 
   /**
    * workspaceCwd for a request's `working_dir`, which must be a directory that exists and,
    * symlinks followed, lies in the workspace. `cwd` is its real path. Refuses it (invalid_request) otherwise.
    */
-  existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): { workspaceDir: string; cwd: string } {
-    const place = this.workspaceCwd(sandbox.sandbox_id, workingDir);
-    const confined = confineToWorkspace(place.workspaceDir, place.cwd);
-    if (confined.problem === "outside") {
-      throw invalidField("working_dir", `${workingDir} leads outside ${WORKSPACE} (through a symlink)`);
-    }
-    if (confined.problem !== null || !isDirectory(confined.cwd)) {
-      throw invalidField("working_dir", `${workingDir} does not exist in sandbox ${sandbox.name}`);
-    }
-    return { workspaceDir: place.workspaceDir, cwd: confined.cwd };
+  existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): WorkspacePlace {
+    return existingCwd(this.workspaceCwd(sandbox.sandbox_id, workingDir), workingDir, sandbox.name);
   }
 
   /**
@@ -471,38 +424,7 @@ export class SandboxRegistry {
    * the sandbox's uid, and returns it.
    */
   ensureWorkspace(sandboxId: string, row = this.store.getSandboxById(sandboxId)): string {
-    const dir = this.workspaceDir(sandboxId);
-    makePrivateDir(path.join(this.dataDir, "sandboxes"));
-    makePrivateDir(this.sandboxDir(sandboxId));
-    makePrivateDir(dir);
-    // A workspace of its own size is mounted again after the daemon stopped (workspace-disk.ts).
-    if (this.drivers.workspaceDisks.has(this.sandboxDir(sandboxId))) {
-      this.drivers.workspaceDisks.ensure(this.sandboxDir(sandboxId), dir);
-      makePrivateDir(dir);
-    }
-    const identity = row ? this.identity(row) : null;
-    if (identity !== null && !ownedBy(dir, identity)) fs.chownSync(dir, identity.uid, identity.gid);
-    return dir;
-  }
-
-  /**
-   * The isolation and network a request gets: `auto` (the default) is bwrap where it
-   * works, else none; network is off under bwrap unless asked for, and cannot be
-   * withheld without isolation. Refuses (isolation_unavailable) saying why.
-   */
-  private choose(req: SandboxCreateRequest): { isolation: Isolation; network: boolean; networkMode: NetworkMode } {
-    const asked = req.isolation ?? "auto";
-    const isolation: Isolation = asked === "auto" ? this.drivers.defaultIsolation : asked;
-    const probe = this.drivers.probe(isolation);
-    if (!probe.available) throw isolationUnavailable(isolation, probe.reason ?? "not available");
-    if (isolation === "none" && req.network === false) {
-      throw isolationUnavailable(
-        "bwrap",
-        `network: false needs isolation bwrap, which cannot run here: ${this.drivers.probe("bwrap").reason}`,
-      );
-    }
-    const networkMode = chooseNetworkMode(req, isolation, this.drivers.userNetwork);
-    return { isolation, network: networkMode !== "none", networkMode };
+    return this.dirs.ensureWorkspace(sandboxId, row ? this.identity(row) : null);
   }
 
   private insert(spec: {
@@ -535,74 +457,5 @@ export class SandboxRegistry {
       throw err;
     }
     return row;
-  }
-}
-
-/**
- * The real path of `cwd` (symlinks followed) when it is the workspace's real path or
- * lies under it; `outside` when it leads elsewhere, `missing` when it cannot be resolved.
- */
-export function confineToWorkspace(
-  workspaceDir: string,
-  cwd: string,
-): { cwd: string; problem: null } | { cwd: null; problem: "missing" | "outside" } {
-  let realWorkspace: string;
-  let realCwd: string;
-  try {
-    realWorkspace = fs.realpathSync(workspaceDir);
-    realCwd = fs.realpathSync(cwd);
-  } catch {
-    return { cwd: null, problem: "missing" };
-  }
-  const inside = realCwd === realWorkspace || realCwd.startsWith(`${realWorkspace}${path.sep}`);
-  return inside ? { cwd: realCwd, problem: null } : { cwd: null, problem: "outside" };
-}
-
-function isolationUnavailable(isolation: Isolation, reason: string): Refusal {
-  return new Refusal(ErrorCodes.isolationUnavailable, `isolation ${isolation} is not available: ${reason}`, {
-    field: "isolation",
-    isolation,
-    reason,
-  });
-}
-
-/** Bytes a directory tree takes on disk (allocated blocks), not following symlinks. */
-export function diskUsage(dir: string): number {
-  let total = 0;
-  const walk = (d: string) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      try {
-        total += fs.lstatSync(p).blocks * 512;
-      } catch {
-        continue;
-      }
-      if (e.isDirectory()) walk(p);
-    }
-  };
-  walk(dir);
-  return total;
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function makePrivateDir(dir: string): void {
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 });
-    fs.chmodSync(dir, 0o700);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }
 }

@@ -1,0 +1,83 @@
+// What a sandbox gets (docs/drivers.md): its isolation, chosen at create (`auto` is
+// bwrap where it works, else none), and its limits, asked over the defaults and
+// refused where this backend cannot enforce them. Pure decisions over the drivers'
+// probes; the registry stores them, the drivers carry them out. The network's are
+// network.ts's.
+
+import {
+  ErrorCodes,
+  type Isolation,
+  type NetworkMode,
+  type SandboxCreateRequest,
+  type SandboxLimits,
+} from "../../protocol/types.js";
+import { Refusal } from "../refusal.js";
+import { type DriverSet, withDefaults } from "../drivers/index.js";
+import { chooseNetworkMode } from "./network.js";
+import type { SandboxRow } from "./store.js";
+
+/** A sandbox's limits: what it asked for over the defaults (drivers/limits/spec.ts). */
+export function limitsOf(row: SandboxRow): SandboxLimits {
+  let asked: Partial<SandboxLimits> | null = null;
+  if (row.limits !== null) {
+    try {
+      asked = JSON.parse(row.limits) as Partial<SandboxLimits>;
+    } catch {
+      asked = null;
+    }
+  }
+  return withDefaults(asked);
+}
+
+/** The one line said when a sandbox without isolation is created. */
+export function noIsolationWarning(name: string, reason: string | null): string {
+  return `sandbox ${name} runs commands without isolation (none): they see and can change what you can. ${reason ?? ""}`.trim();
+}
+
+/**
+ * The isolation and network a request gets: `auto` (the default) is bwrap where it
+ * works, else none; network is off under bwrap unless asked for, and cannot be
+ * withheld without isolation. Refuses (isolation_unavailable) saying why.
+ */
+export function chooseIsolation(
+  drivers: DriverSet,
+  req: SandboxCreateRequest,
+): { isolation: Isolation; network: boolean; networkMode: NetworkMode } {
+  const asked = req.isolation ?? "auto";
+  const isolation: Isolation = asked === "auto" ? drivers.defaultIsolation : asked;
+  const probe = drivers.probe(isolation);
+  if (!probe.available) throw isolationUnavailable(isolation, probe.reason ?? "not available");
+  if (isolation === "none" && req.network === false) {
+    throw isolationUnavailable(
+      "bwrap",
+      `network: false needs isolation bwrap, which cannot run here: ${drivers.probe("bwrap").reason}`,
+    );
+  }
+  const networkMode = chooseNetworkMode(req, isolation, drivers.userNetwork);
+  return { isolation, network: networkMode !== "none", networkMode };
+}
+
+/** Refuses (limit_unavailable) a limit this backend cannot enforce when it was asked for explicitly. */
+export function checkedLimits(drivers: DriverSet, limits: SandboxLimits, isolation: Isolation): SandboxLimits {
+  const refused = drivers.limits.refusal(limits, isolation);
+  if (refused !== null) {
+    throw new Refusal(
+      ErrorCodes.limitUnavailable,
+      `the ${refused.limit} limit cannot be enforced here: ${refused.reason}`,
+      {
+        field: `limits.${refused.limit === "workspace" ? "workspace_bytes" : refused.limit}`,
+        limit: refused.limit,
+        reason: refused.reason,
+      },
+    );
+  }
+  return limits;
+}
+
+export function isolationUnavailable(isolation: Isolation, reason: string): Refusal {
+  return new Refusal(ErrorCodes.isolationUnavailable, `isolation ${isolation} is not available: ${reason}`, {
+    field: "isolation",
+    isolation,
+    reason,
+  });
+}
