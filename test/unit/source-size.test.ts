@@ -15,7 +15,10 @@ describe("the source files of src/", () => {
     const files = typescriptFiles(SRC);
     expect(files.length).toBeGreaterThan(100);
     const long = files
-      .map((file) => ({ file: path.relative(REPO_ROOT, file), lines: fs.readFileSync(file, "utf8").split("\n").length }))
+      .map((file) => ({
+        file: path.relative(REPO_ROOT, file),
+        lines: fs.readFileSync(file, "utf8").split("\n").length,
+      }))
       .filter((f) => f.lines > MAX_LINES)
       .map((f) => `${f.file}: ${f.lines} lines`);
     expect(long).toEqual([]);
