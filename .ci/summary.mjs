@@ -14,7 +14,7 @@ import fs from "node:fs";
 
 const [expectedArg = "", ...runArgs] = process.argv.slice(2);
 const expected = new Set(expectedArg.split(/\s+/).filter(Boolean));
-const TAG = /\[skipped: needs ([a-z0-9-]+) — /;
+const TAG = /\[skipped: needs ([A-Za-z0-9-]+) — /;
 
 const runs = runArgs.map((arg) => {
   const [name, files] = arg.split("=");

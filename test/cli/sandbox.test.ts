@@ -9,6 +9,7 @@ import { main } from "../../src/cli/main.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { startHomeBackend } from "../support/home-backend.js";
 import { describeNeeding } from "../support/requirements.js";
+import { tunDevices } from "../support/tun-devices.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -133,5 +134,25 @@ describeNeeding(["bwrap", "usernet"], "--network from the command line", () => {
     expect(JSON.parse(created.out)).toMatchObject({ network: true, network_mode: "user" });
     expect((await sbx(["sandbox", "show", "out"])).out).toMatch(/^network\tuser \(outbound through slirp4netns/m);
     expect((await sbx(["daemon", "status"])).out).toMatch(/^network\t--network \(user\) through slirp4netns$/m);
+  });
+});
+
+describeNeeding(["root", "bwrap", "slirp4netns"], "--network where a sandbox's uid cannot open the tun device", () => {
+  it("is refused at create with the reason and the fix, exit 125; daemon status says it is not available", async () => {
+    const tun = tunDevices();
+    const sbx = await withBackend({ drivers: { tunDevice: tun.rootOnly } });
+    const refused = await sbx(["sandbox", "create", "out", "--network"]);
+    expect(refused.code).toBe(125);
+    expect(refused.err).toContain(
+      `network user is not available: ${tun.rootOnly} is mode 0600, owned by root: a sandbox's uid cannot open it`,
+    );
+    expect(refused.err).toContain(`fix: chmod 0666 ${tun.rootOnly}`);
+    expect((await sbx(["sandbox", "show", "out"])).code).not.toBe(0);
+    expect((await sbx(["daemon", "status"])).out).toMatch(
+      new RegExp(
+        `^network\t--network \\(user\\) not available: ${tun.rootOnly} is mode 0600, owned by root: .*; --network host works$`,
+        "m",
+      ),
+    );
   });
 });

@@ -14,7 +14,7 @@ import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { CgroupLimits } from "../../src/backend/drivers/limits/cgroups.js";
 import { WorkspaceDisks } from "../../src/backend/drivers/limits/workspace-disk.js";
 import { findOnPath } from "../../src/backend/drivers/bwrap/path-lookup.js";
-import { probeUserNet } from "../../src/backend/drivers/bwrap/user-net.js";
+import { probeUserNet, tunProblem } from "../../src/backend/drivers/bwrap/user-net.js";
 import { BUN, canBuildBinary } from "./binary.js";
 import { terminalSupport } from "../../src/platform/pty.js";
 
@@ -66,7 +66,15 @@ const userNetAsUserWhy = (() => {
     ["--reuid", id, "--regid", id, "--clear-groups", "--", "unshare", "--user", "--map-root-user", "--net", "true"],
     { encoding: "utf8", cwd: "/" },
   );
-  return trial.status === 0 ? null : `an unprivileged uid cannot make a user namespace here: ${trial.stderr.trim()}`;
+  if (trial.status !== 0) return `an unprivileged uid cannot make a user namespace here: ${trial.stderr.trim()}`;
+  // slirp4netns opens the tun device as that uid, in that namespace: tried as it would.
+  const unshare = findOnPath("unshare", `${process.env.PATH ?? ""}:/usr/sbin:/usr/bin:/sbin:/bin`);
+  if (unshare === null) return "unshare is not installed (util-linux)";
+  return tunProblem({
+    unshare,
+    runAs: { uid: UNPRIVILEGED_UID, gid: UNPRIVILEGED_UID },
+    who: `an unprivileged uid (${UNPRIVILEGED_UID}, the daemon's)`,
+  });
 })();
 /** bwrap's probe on this machine, as the backend makes it. */
 export const BWRAP = bwrap;
@@ -99,9 +107,15 @@ const NEEDS = {
   prlimit: { met: hasTool("prlimit"), why: "prlimit is not installed (util-linux)" },
   /** bwrap sizes a tmpfs (--size, bubblewrap 0.5 and later). */
   tmpSize: { met: tmpSize.supported, why: tmpSize.reason ?? "" },
-  /** User-mode networking (network mode user): slirp4netns (and, not as root, user namespaces of the user's own), as the backend probes it. */
+  /**
+   * User-mode networking (network mode user), as the backend probes it: slirp4netns, user
+   * namespaces for the uid sandboxes run as, and /dev/net/tun opened by that uid (never
+   * root: where the device is root-only, mode 0600 without udev, it is not met).
+   */
   usernet: { met: userNet.available, why: `--network (user) cannot run here: ${userNet.reason}` },
-  /** User-mode networking under a daemon dropped (by root) to an unprivileged uid: setpriv, slirp4netns, user namespaces for that uid. */
+  /** slirp4netns is installed (the user-network probe's own tests, which give it a tun device of their own). */
+  slirp4netns: { met: hasTool("slirp4netns"), why: "slirp4netns is not installed (Debian package slirp4netns)" },
+  /** User-mode networking under a daemon dropped (by root) to an unprivileged uid: setpriv, slirp4netns, user namespaces and the tun device for that uid. */
   usernetAsUser: { met: userNetAsUserWhy === null, why: userNetAsUserWhy ?? "" },
   /** Running as root (the attacks and host checks that only root can make or fail). */
   root: { met: isRoot, why: "not running as root" },

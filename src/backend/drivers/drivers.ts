@@ -23,6 +23,8 @@ export interface DriverSetOptions {
   noCgroups?: boolean;
   /** slirp4netns (tests: one that is not there); default: found on PATH. */
   userNetProgram?: string;
+  /** The tun device the user-network probe tries (tests: a device node of their own); default /dev/net/tun. */
+  tunDevice?: string;
 }
 
 export class DriverSet {
@@ -41,6 +43,7 @@ export class DriverSet {
       asRoot: opts.host.uid === 0,
       ...(opts.userNetProgram !== undefined && { program: opts.userNetProgram }),
       ...(opts.bwrap?.program !== undefined && { bwrap: opts.bwrap.program }),
+      ...(opts.tunDevice !== undefined && { tunDevice: opts.tunDevice }),
     });
     let bwrap: BwrapDriver | null = null;
     const searchPath = `${opts.host.path}:/usr/sbin:/usr/bin:/sbin:/bin`;

@@ -25,6 +25,7 @@
 // sandbox's leader instead of bwrap; slirp4netns attaches to a namespace that exists.
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
 import { findOnPath } from "./path-lookup.js";
@@ -36,6 +37,8 @@ const READY_TIMEOUT_MS = 30_000;
 const SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin";
 /** How long the probe's trial may take. */
 const TRIAL_TIMEOUT_MS = 10_000;
+/** The tun device slirp4netns opens to make a sandbox's tap0 (it opens no other). */
+export const TUN_DEVICE = "/dev/net/tun";
 
 export interface UserNetProbe {
   available: boolean;
@@ -63,6 +66,8 @@ export function probeUserNet(opts: {
   program?: string;
   /** The bwrap sandboxes are started with; default: found on the PATH. */
   bwrap?: string;
+  /** The tun device tried (tests: a device node of their own); default /dev/net/tun, the one slirp4netns opens. */
+  tunDevice?: string;
 }): UserNetProbe {
   const searchPath = `${opts.hostPath}:${SYSTEM_PATH}`;
   const program = opts.program ?? findOnPath("slirp4netns", searchPath);
@@ -121,7 +126,52 @@ export function probeUserNet(opts: {
         `user namespaces may be restricted for ${runAs === null ? "this user" : "unprivileged uids"}`,
     );
   }
+  const tun = tunProblem({ unshare, runAs, device: opts.tunDevice ?? TUN_DEVICE });
+  if (tun !== null) return refused(tun);
   return { available: true, program, version: null, reason: null, unshare };
+}
+
+/**
+ * Why slirp4netns could not open the tun device for a sandbox, tried as it would be: by
+ * `runAs` (null: this process's uid) inside a user and network namespace of that uid's
+ * own, made by `unshare` as for a sandbox's leader. Null when it opens.
+ */
+export function tunProblem(opts: {
+  unshare: string;
+  runAs: { uid: number; gid: number } | null;
+  device?: string;
+  /** Who runs it, in words (default: a sandbox's uid, or this daemon's). */
+  who?: string;
+}): string | null {
+  const device = opts.device ?? TUN_DEVICE;
+  const trial = spawnSync(opts.unshare, [...unshareOptions(), "/bin/sh", "-c", 'exec 3<>"$1"', "sh", device], {
+    encoding: "utf8",
+    timeout: TRIAL_TIMEOUT_MS,
+    env: {},
+    cwd: "/",
+    stdio: ["ignore", "ignore", "pipe"],
+    ...(opts.runAs !== null && { uid: opts.runAs.uid, gid: opts.runAs.gid }),
+  });
+  if (trial.status === 0) return null;
+  const who =
+    opts.who ?? (opts.runAs === null ? `this daemon's uid (${process.getuid?.() ?? "?"})` : "a sandbox's uid");
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(device);
+  } catch {
+    return `${device} does not exist: slirp4netns needs the tun device to give a sandbox its interface (modprobe tun)`;
+  }
+  const mode = (st.mode & 0o7777).toString(8).padStart(4, "0");
+  if (st.isCharacterDevice() && (st.mode & 0o006) !== 0o006) {
+    return (
+      `${device} is mode ${mode}, owned by ${st.uid === 0 ? "root" : `uid ${st.uid}`}: ${who} cannot open it, ` +
+      `and slirp4netns runs as that uid for a sandbox (never as root); ` +
+      `fix: chmod 0666 ${device} (as udev's default rule makes it), or keep it so with a udev rule ` +
+      `(KERNEL=="tun", MODE="0666" in /etc/udev/rules.d/)`
+    );
+  }
+  const said = (trial.stderr || String(trial.error ?? `exit ${trial.status ?? trial.signal}`)).trim();
+  return `${who} cannot open ${device} (mode ${mode}) as slirp4netns would for a sandbox: ${said.split("\n").join("; ")}`;
 }
 
 /** The daemon's own uid and gid: what a command is inside when the daemon is not root. */
