@@ -18,6 +18,7 @@ _sbx_subcommand() {
     "|sandbox") REPLY="sandbox" ;;
     "|cp") REPLY="cp" ;;
     "|port-forward") REPLY="port-forward" ;;
+    "|mcp") REPLY="mcp" ;;
     "|daemon") REPLY="daemon" ;;
     "|init") REPLY="init" ;;
     "|profile") REPLY="profile" ;;
@@ -78,7 +79,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox cp port-forward daemon init profile config completion help version"
+      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox cp port-forward mcp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -365,6 +366,12 @@ _sbx_spec() {
       _sbx_valued="--address --profile --api-url"
       _sbx_nargs=2 _sbx_variadic=1
       ;;
+    "mcp")
+      _sbx_commands=""
+      _sbx_options="-s --sandbox --tools --max-output-bytes -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-s --sandbox --tools --max-output-bytes --profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
     "daemon")
       _sbx_commands="run start stop status"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
@@ -569,6 +576,8 @@ _sbx_values() {
     "sandbox start|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
     "port-forward|#0") _sbx_kind=sandbox-name ;;
+    "mcp|-s") _sbx_kind=sandbox-name ;;
+    "mcp|--sandbox") _sbx_kind=sandbox-name ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;
     "config set|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;
     "completion|#0") _sbx_kind=words _sbx_words="bash zsh fish" ;;

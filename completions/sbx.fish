@@ -31,6 +31,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'cp'
         case '|port-forward'
             set -g __sbx_next 'port-forward'
+        case '|mcp'
+            set -g __sbx_next 'mcp'
         case '|daemon'
             set -g __sbx_next 'daemon'
         case '|init'
@@ -217,7 +219,9 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile'
             return 0
-        case 'port-forward|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
+        case 'port-forward|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile'
+            return 0
+        case 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
             return 0
         case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
             return 0
@@ -317,6 +321,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a jobs -d 'one-shot jobs with dependencies 
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
 complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a port-forward -d 'reach a port inside a sandbox from this machine'
+complete -c sbx -n '__sbx_arg "" 0' -a mcp -d 'serve sandboxes to an agent (Model Context Protocol, stdio)'
 complete -c sbx -n '__sbx_arg "" 0' -a daemon -d 'run, start, stop and inspect the embedded backend'
 complete -c sbx -n '__sbx_arg "" 0' -a init -d 'set up the backend sbx uses (interactive)'
 complete -c sbx -n '__sbx_arg "" 0' -a profile -d 'manage backend profiles'
@@ -991,6 +996,19 @@ complete -c sbx -n '__sbx_at "port-forward"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "port-forward"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "port-forward"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "port-forward" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx mcp
+complete -c sbx -n '__sbx_at "mcp"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'the sandbox tools act on when a call names none (default: default)'
+complete -c sbx -n '__sbx_at "mcp"' -l tools -x -d 'tools to offer: names, read-only (tools that change nothing), all (default)'
+complete -c sbx -n '__sbx_at "mcp"' -l max-output-bytes -x -d 'bytes of each output stream a result carries at most (default: 65536)'
+complete -c sbx -n '__sbx_at "mcp"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "mcp"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "mcp"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "mcp"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "mcp"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "mcp"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "mcp"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "mcp"' -s h -l help -d 'show help'
 
 # sbx daemon
 complete -c sbx -n '__sbx_arg "daemon" 0' -a run -d 'run the embedded backend in the foreground'

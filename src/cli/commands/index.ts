@@ -306,3 +306,37 @@ export function declarePortForward(program: Command, bind: Bind): void {
     { command: "sbx port-forward --address 0.0.0.0 web 8000", description: "listen on every address" },
   ]);
 }
+
+/** The tools of `sbx mcp`, for its help (the registry itself loads only when it runs; a test holds them equal). */
+export const MCP_TOOL_NAMES = [
+  "run_command",
+  "run_process",
+  "continue_process",
+  "stop_process",
+  "receipts_in_doubt",
+  "receipt_show",
+  "sandbox_list",
+] as const;
+
+export function declareMcp(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("mcp")
+    .summary("serve sandboxes to an agent (Model Context Protocol, stdio)")
+    .description(
+      "Run a Model Context Protocol server on stdin/stdout for an agent (Claude Code, Codex, Cursor,\n" +
+        "any MCP client), against the current profile (the local backend is started on demand).\n" +
+        "Its tools run commands and processes in sandboxes, each start a receipt written before it\n" +
+        "is sent, as `sbx exec` writes one; a lost answer is said as such (may_have_run, the next\n" +
+        "safe tool call), never as a bare error. Logs go to stderr. See docs/agents.md.\n" +
+        `Tools: ${MCP_TOOL_NAMES.join(", ")}.`,
+    )
+    .option("-s, --sandbox <id>", "the sandbox tools act on when a call names none (default: default)")
+    .option("--tools <list>", "tools to offer: names, read-only (tools that change nothing), all (default)")
+    .option("--max-output-bytes <n>", "bytes of each output stream a result carries at most (default: 65536)")
+    .action(bind(() => import("../mcp/server.js")));
+  withExamples(cmd, [
+    { command: "claude mcp add sbx -- sbx mcp", description: "give Claude Code the sandboxes" },
+    { command: "sbx mcp --tools read-only", description: "a review agent: receipts and sandboxes, nothing run" },
+    { command: "sbx mcp -s ci --tools run_command,receipt_show", description: "one sandbox, two tools" },
+  ]);
+}

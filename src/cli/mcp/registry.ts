@@ -1,0 +1,16 @@
+// Every tool `sbx mcp` has, in the order a client lists them (docs/agents.md).
+
+import { runCommand } from "./command-tools.js";
+import { continueProcess, runProcess, stopProcess } from "./process-tools.js";
+import { receiptShow, receiptsInDoubt, sandboxList } from "./receipt-tools.js";
+import type { Tool } from "./tool.js";
+
+export const MCP_TOOLS: readonly Tool[] = [
+  runCommand,
+  runProcess,
+  continueProcess,
+  stopProcess,
+  receiptsInDoubt,
+  receiptShow,
+  sandboxList,
+];

@@ -1,0 +1,313 @@
+// `sbx mcp` driven by a real MCP client: the SDK's own Client over stdio, spawning
+// bin/sbx mcp (the process boundary is the point), against the embedded daemon that
+// server starts in a temporary SBX_HOME. What each call did is read back from the
+// receipt store with `sbx receipts show`.
+
+import fs from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
+import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { runMainJson } from "../support/in-process.js";
+import { processesWithArg, uniqueSleep } from "../support/processes.js";
+import { until } from "../support/wait.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON documents
+type Json = any;
+
+/** A client connected to `sbx mcp ARGS` in `home`, its stderr kept for failures. */
+async function connect(
+  home: string,
+  args: string[] = [],
+): Promise<{ client: Client; stderr: () => string; pid: number }> {
+  const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
+  const transport = new StdioClientTransport({
+    command,
+    args: [...argv, "mcp", ...args],
+    env: sbxEnv(home) as Record<string, string>,
+    cwd: home,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const client = new Client({ name: "sbx-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => stderr, pid: transport.pid! };
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Json> {
+  return client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+}
+
+async function receiptCount(home: string): Promise<number> {
+  const { doc } = await runMainJson<Json[]>(["receipts", "list", "--json", "--limit", "1000"], { home });
+  return doc.length;
+}
+
+describe("sbx mcp over stdio, with the SDK's client", () => {
+  let home: string;
+  let client: Client;
+  let stderr: () => string;
+  beforeAll(async () => {
+    home = makeHome("sbx-mcp-");
+    ({ client, stderr } = await connect(home));
+  });
+  afterAll(async () => {
+    await client?.close();
+    await stopDaemon(home);
+    removeHome(home);
+  });
+
+  it("lists its tools, each with an input and an output schema", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      "run_command",
+      "run_process",
+      "continue_process",
+      "stop_process",
+      "receipts_in_doubt",
+      "receipt_show",
+      "sandbox_list",
+    ]);
+    for (const t of tools) {
+      expect(t.inputSchema.type).toBe("object");
+      expect(t.outputSchema?.type).toBe("object");
+    }
+  });
+
+  it("runs a command to its end: the exit code and output, and a receipt holding the request", async () => {
+    const result = await call(client, "run_command", {
+      argv: ["sh", "-c", "echo out; echo err >&2; exit 3"],
+      env: { GREETING: "hi" },
+    });
+    expect(result.isError, stderr()).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      status: "exited",
+      classification: "failed",
+      confirmed: true,
+      exit_code: 3,
+      stdout: "out\n",
+      stderr: "err\n",
+      stdout_omitted_bytes: 0,
+      may_have_run: true,
+      next_tool_call: null,
+    });
+    expect(result.content[0].text).toContain("exited 3");
+    const id = result.structuredContent.receipt_id;
+    const { doc } = await runMainJson<Json>(["receipts", "show", id, "--json"], { home });
+    expect(doc).toMatchObject({
+      kind: "execute",
+      classification: "failed",
+      exit_code: 3,
+      idempotency_key: result.structuredContent.idempotency_key,
+      request: {
+        method: "POST",
+        body: { command: ["sh", "-c", "echo out; echo err >&2; exit 3"], env: { GREETING: "hi" } },
+      },
+    });
+    expect(doc.idempotency_key).toMatch(/^mcp-run_command-/);
+  });
+
+  it("refuses an input that breaks its schema with the schema's complaint, and nothing is sent", async () => {
+    const before = await receiptCount(home);
+    const result = await call(client, "run_command", { argv: "echo not-a-list" });
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toMatch(/does not match its schema .*argv.*; nothing was run/);
+    const both = await call(client, "run_command", { argv: ["true"], shell: "true" });
+    expect(both.isError).toBe(true);
+    expect(both.content[0].text).toContain("sbx: give argv or shell, not both");
+    expect(await receiptCount(home)).toBe(before);
+  });
+
+  it("a retry with the same idempotency_key returns the original execution: it ran once", async () => {
+    const args = {
+      shell: "echo x >> /workspace/counter; wc -l < /workspace/counter",
+      idempotency_key: "mcp-test-once",
+    };
+    const first = await call(client, "run_command", args);
+    const again = await call(client, "run_command", args);
+    expect(first.structuredContent).toMatchObject({ status: "exited", exit_code: 0, replayed: false });
+    expect(again.structuredContent).toMatchObject({
+      status: "exited",
+      replayed: true,
+      execution_id: first.structuredContent.execution_id,
+    });
+    const count = await call(client, "run_command", { argv: ["cat", "/workspace/counter"] });
+    expect(count.structuredContent.stdout).toBe("x\n");
+  });
+
+  it("bounds output: the first and last parts, the omitted bytes counted", async () => {
+    const big = await connect(home, ["--max-output-bytes", "1000"]);
+    try {
+      const result = await call(big.client, "run_command", { shell: "head -c 5000 /dev/zero | tr '\\0' a" });
+      expect(result.structuredContent.stdout_omitted_bytes).toBe(4000);
+      expect(result.structuredContent.stdout).toMatch(/^a{500}\n\[… 4000 bytes omitted …\]\na{500}$/);
+    } finally {
+      await big.client.close();
+    }
+  });
+
+  it("runs a process: running with a handle, then written to, read by cursor, and ended", async () => {
+    const started = await call(client, "run_process", {
+      shell: "echo ready; read line; echo got $line",
+      stdin_open: true,
+      yield_ms: 0,
+    });
+    expect(started.isError, JSON.stringify(started)).toBeFalsy();
+    expect(started.structuredContent).toMatchObject({ status: "running", classification: "succeeded" });
+    const handle = started.structuredContent.handle;
+    expect(handle).toMatch(/^prc_/);
+    // Its first line, read on from the cursor until it is there.
+    const ready = await until<Json>(
+      async () => {
+        const r = await call(client, "continue_process", { handle });
+        return r.structuredContent.stdout === "ready\n" ? r : undefined;
+      },
+      20_000,
+      "the process's first line",
+    );
+    const done = await call(client, "continue_process", {
+      handle,
+      write: "hello\n",
+      stdout_cursor: ready.structuredContent.stdout_cursor,
+      yield_ms: 30_000,
+    });
+    expect(done.structuredContent).toMatchObject({
+      status: "exited",
+      outcome: "succeeded",
+      exit_code: 0,
+      stdout: "got hello\n",
+      bytes_written: 6,
+    });
+    const { doc } = await runMainJson<Json>(["receipts", "show", started.structuredContent.receipt_id, "--json"], {
+      home,
+    });
+    expect(doc).toMatchObject({ kind: "process_start", process_id: handle });
+  });
+
+  it("stops a process on request", async () => {
+    const sleep = uniqueSleep(120);
+    const started = await call(client, "run_process", { argv: ["sleep", sleep], yield_ms: 0 });
+    const stopped = await call(client, "stop_process", { handle: started.structuredContent.handle, grace_ms: 1000 });
+    expect(stopped.structuredContent).toMatchObject({ state: "exited", outcome: "cancelled" });
+    expect(processesWithArg(sleep)).toEqual([]);
+  });
+
+  it("lists sandboxes", async () => {
+    const result = await call(client, "sandbox_list", {});
+    expect(result.structuredContent.sandboxes.map((s: Json) => s.name)).toContain("default");
+  });
+
+  it("says a call whose daemon was killed mid-run may have run, and names it in receipts_in_doubt", async () => {
+    const sleep = uniqueSleep(60);
+    const running = call(client, "run_command", { argv: ["sleep", sleep] });
+    await until(() => processesWithArg(sleep).length > 0, 20_000, "the daemon to run the command");
+    const [daemon] = daemonPids(home);
+    expect(daemon).toBeDefined();
+    process.kill(daemon!, "SIGKILL");
+    const result = await running;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({
+      status: "outcome_unknown",
+      classification: "outcome_unknown",
+      may_have_run: true,
+      confirmed: false,
+    });
+    const id = result.structuredContent.receipt_id;
+    expect(result.structuredContent.next_tool_call).toContain(`receipt_show {"receipt_id": "${id}", "refresh": true}`);
+    expect(result.content[0].text).toContain("may have run");
+    const doubt = await call(client, "receipts_in_doubt", {});
+    expect(doubt.structuredContent.receipts.map((r: Json) => r.receipt_id)).toContain(id);
+    // The read starts the backend again; its recovery says what became of it: still not a success.
+    const shown = await call(client, "receipt_show", { receipt_id: id, refresh: true });
+    expect(shown.isError, JSON.stringify(shown)).toBeFalsy();
+    expect(shown.structuredContent.refreshed).not.toBeNull();
+    expect(shown.structuredContent.classification).toBe("outcome_unknown");
+    expect(shown.structuredContent.may_have_run).toBe(true);
+  });
+});
+
+describe("a server killed mid-call, and a second one started", () => {
+  it("names the call in receipts_in_doubt; the same call retried with its key does not run twice", async (t) => {
+    const home = makeHome("sbx-mcp-kill-");
+    t.onTestFinished(async () => {
+      await stopDaemon(home);
+      removeHome(home);
+    });
+    const first = await connect(home);
+    const marker = `mcp-held-${process.pid}-${Date.now()}`;
+    // Counts its runs, then holds until told to go: the server is killed while it holds.
+    const args = {
+      shell: `echo run >> /workspace/count; until [ -f /workspace/go ]; do sleep 0.05; done; echo ${marker}`,
+      idempotency_key: "mcp-kill-retry",
+    };
+    const lost = call(first.client, "run_command", args).catch((err: Error) => err);
+    await until(() => processesWithArg(args.shell).length > 0, 20_000, "the command to run");
+    process.kill(first.pid, "SIGKILL");
+    expect(await lost).toBeInstanceOf(Error);
+
+    const second = await connect(home);
+    t.onTestFinished(() => second.client.close());
+    const doubt = await call(second.client, "receipts_in_doubt", {});
+    const named = doubt.structuredContent.receipts.find((r: Json) => r.idempotency_key === "mcp-kill-retry");
+    expect(named).toMatchObject({ classification: "dispatched", may_have_run: true, kind: "execute" });
+    expect(named.next_tool_call).toContain('"idempotency_key": "mcp-kill-retry"');
+    await call(second.client, "run_command", { argv: ["touch", "/workspace/go"] });
+    // It ends on its own; reading it (never running it) until the backend says so.
+    await until(
+      async () => {
+        const r = await call(second.client, "receipt_show", { receipt_id: named.receipt_id, refresh: true });
+        return r.structuredContent.classification === "succeeded";
+      },
+      30_000,
+      "the held command to end",
+    );
+    const retried = await call(second.client, "run_command", args);
+    expect(retried.structuredContent).toMatchObject({ status: "exited", exit_code: 0, replayed: true });
+    expect(retried.structuredContent.stdout).toBe(`${marker}\n`);
+    const count = await call(second.client, "run_command", { argv: ["cat", "/workspace/count"] });
+    expect(count.structuredContent.stdout).toBe("run\n");
+  });
+});
+
+describe("a server stopped (SIGTERM) while a call waits", () => {
+  it("records that it stopped waiting before it exits: the command may still be running", async (t) => {
+    const home = makeHome("sbx-mcp-term-");
+    t.onTestFinished(async () => {
+      await stopDaemon(home);
+      removeHome(home);
+    });
+    const server = await connect(home);
+    const sleep = uniqueSleep(60);
+    const waiting = call(server.client, "run_command", { argv: ["sleep", sleep], idempotency_key: "mcp-term" }).catch(
+      (err: Error) => err,
+    );
+    await until(() => processesWithArg(sleep).length > 0, 20_000, "the command to run");
+    process.kill(server.pid, "SIGTERM");
+    await waiting;
+    await until(() => !fs.existsSync(`/proc/${server.pid}`), 20_000, "the server to exit");
+    const { doc } = await runMainJson<Json>(["receipts", "show", "mcp-term", "--json"], { home });
+    expect(doc).toMatchObject({ classification: "local_timeout", may_have_run: true, error: { code: "interrupted" } });
+  });
+});
+
+describe("sbx mcp --tools", () => {
+  it("read-only offers only the tools that change nothing, and refuses the others", async (t) => {
+    const home = makeHome("sbx-mcp-ro-");
+    const { client } = await connect(home, ["--tools", "read-only"]);
+    t.onTestFinished(async () => {
+      await client.close();
+      await stopDaemon(home);
+      removeHome(home);
+    });
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name)).toEqual(["receipts_in_doubt", "receipt_show", "sandbox_list"]);
+    const refused = await call(client, "run_command", { argv: ["true"] });
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0].text).toContain('sbx: no tool "run_command" here');
+    expect(await receiptCount(home)).toBe(0);
+  });
+});
