@@ -356,7 +356,7 @@ _sbx_spec() {
       ;;
     "cp")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-L --follow-link --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=2 _sbx_variadic=0
       ;;

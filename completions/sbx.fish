@@ -976,7 +976,8 @@ complete -c sbx -n '__sbx_at "sandbox rm"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox rm" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx cp
-complete -c sbx -n '__sbx_at "cp"' -l json -d 'print {source, destination, type, bytes, sha256, entries}'
+complete -c sbx -n '__sbx_at "cp"' -s L -l follow-link -d 'follow a symlink named as SANDBOX:PATH (only where it stays inside /workspace)'
+complete -c sbx -n '__sbx_at "cp"' -l json -d 'print {source, destination, type, bytes, sha256, entries} (and target, for a symlink)'
 complete -c sbx -n '__sbx_at "cp"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "cp"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "cp"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -13,7 +13,7 @@ import { answerOrThrow } from "./api.js";
 import type { Requests } from "./http.js";
 
 export interface Download {
-  type: "file" | "directory";
+  type: "file" | "directory" | "symlink";
   /** Permission bits of what was read (a file's, or the directory's). */
   mode: number | null;
   /** A file's bytes, or a tar stream of the directory (or of the file, when asked for as tar). */
@@ -28,11 +28,11 @@ const TRANSFER_DEADLINE_MS = 24 * 60 * 60 * 1000;
 export class FilesApi {
   constructor(readonly http: Requests) {}
 
-  /** What a path names, or null when nothing is there. */
-  async stat(sandbox: string, path: string): Promise<FileStat | null> {
+  /** What a path names, or null when nothing is there; with `nofollow`, a symlink there as itself. */
+  async stat(sandbox: string, path: string, opts: { nofollow?: boolean } = {}): Promise<FileStat | null> {
     const obs = await this.http.send({
       method: "GET",
-      path: routePath("files.get", { id: sandbox }, { path, stat: true }),
+      path: routePath("files.get", { id: sandbox }, { path, stat: true, nofollow: opts.nofollow === true }),
       deadlineMs: 30_000,
     });
     if (obs.kind === "answer" && obs.status === 404) {
@@ -68,11 +68,14 @@ export class FilesApi {
     return answerOrThrow(obs, `copy to ${sandbox}:${path}`, "PUT").body as FileUpload;
   }
 
-  /** Reads `path`: a file's bytes, or (a directory, or `tar`) a tar stream. */
-  async download(sandbox: string, path: string, opts: { tar: boolean }): Promise<Download> {
+  /**
+   * Reads `path`: a file's bytes, or (a directory, or `tar`) a tar stream; with
+   * `nofollow` (and `tar`), a symlink there as itself.
+   */
+  async download(sandbox: string, path: string, opts: { tar: boolean; nofollow?: boolean }): Promise<Download> {
     const r = await this.http.openRaw({
       method: "GET",
-      path: routePath("files.get", { id: sandbox }, { path }),
+      path: routePath("files.get", { id: sandbox }, { path, nofollow: opts.nofollow === true }),
       ...(opts.tar && { accept: TAR_CONTENT_TYPE }),
       deadlineMs: TRANSFER_DEADLINE_MS,
     });
@@ -83,12 +86,16 @@ export class FilesApi {
     const mode = r.headers[FILE_MODE_HEADER.toLowerCase()];
     const size = r.headers["content-length"];
     return {
-      type: r.headers[FILE_TYPE_HEADER.toLowerCase()] === "directory" ? "directory" : "file",
+      type: fileType(r.headers[FILE_TYPE_HEADER.toLowerCase()]),
       mode: mode !== undefined && /^[0-7]+$/.test(mode) ? Number.parseInt(mode, 8) : null,
       chunks: r.chunks,
       size: size !== undefined && !(r.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE) ? Number(size) : null,
     };
   }
+}
+
+function fileType(header: string | undefined): Download["type"] {
+  return header === "directory" || header === "symlink" ? header : "file";
 }
 
 function safeJson(text: string): { error?: { code?: string } } | null {

@@ -81,6 +81,14 @@ export function packTree(
   return { stream: pack, done };
 }
 
+/** A tar stream of one symlink, as it is (its target never followed). */
+export async function* packLink(entryName: string, linkname: string, mtime: Date): AsyncGenerator<Uint8Array> {
+  const pack = tarStream.pack();
+  pack.entry({ name: entryName, type: "symlink", linkname, mode: 0o777, mtime });
+  pack.finalize();
+  for await (const chunk of pack) yield chunk as Uint8Array;
+}
+
 async function packDirectory(pack: tarStream.Pack, dirFd: number, prefix: string, summary: PackSummary): Promise<void> {
   const names = fs.readdirSync(atDir(dirFd)).sort();
   for (const name of names) {

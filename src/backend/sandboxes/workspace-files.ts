@@ -160,11 +160,21 @@ export function openWorkspaceDir(
 
 export type WorkspaceEntry =
   | { kind: "file"; path: string; fd: number; size: number; mode: number }
-  | { kind: "directory"; path: string; fd: number; mode: number };
+  | { kind: "directory"; path: string; fd: number; mode: number }
+  | { kind: "symlink"; path: string; target: string; mtime: Date };
 
-/** Opens what a path names for reading (a file or a directory). The caller closes the fd. */
-export function openForReading(workspaceDir: string, requested: string): WorkspaceEntry {
-  const resolved = resolveInWorkspace(workspaceDir, workspaceSegments(requested), { followLast: true });
+/**
+ * Opens what a path names for reading (a file or a directory; the caller closes the
+ * fd). With `nofollow`, a symlink at the path is itself what is read (its target, as
+ * it is, never followed nor looked at); symlinks before it are followed as ever.
+ */
+export function openForReading(
+  workspaceDir: string,
+  requested: string,
+  opts: { nofollow?: boolean } = {},
+): WorkspaceEntry {
+  const followLast = opts.nofollow !== true;
+  const resolved = resolveInWorkspace(workspaceDir, workspaceSegments(requested), { followLast });
   if (!resolved.exists)
     throw new WorkspacePathError("file_not_found", `${sandboxPath(resolved.segments)} does not exist`);
   const segments = resolved.segments;
@@ -175,6 +185,19 @@ export function openForReading(workspaceDir: string, requested: string): Workspa
   }
   const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: false });
   try {
+    const link = followLast ? null : lstatAt(parent, segments.at(-1)!);
+    if (link?.isSymbolicLink()) {
+      try {
+        const target = fs.readlinkSync(atDir(parent, segments.at(-1)!));
+        return { kind: "symlink", path: where, target, mtime: link.mtime };
+      } catch (err) {
+        // No longer a symlink (EINVAL), or gone: changed while it was read.
+        if (isErrno(err, "EINVAL", "ENOENT")) {
+          throw new WorkspacePathError("path_conflict", `${where} changed while it was read; copy it again`);
+        }
+        throw err;
+      }
+    }
     let fd: number;
     try {
       // O_NONBLOCK: opening a fifo a command left there must not block the backend.
@@ -206,12 +229,16 @@ function notFileOrDirectory(where: string): WorkspacePathError {
   );
 }
 
-/** What a path names, without opening it for reading. */
+/** What a path names, without opening it for reading (with `nofollow`, a symlink there as itself). */
 export function statInWorkspace(
   workspaceDir: string,
   requested: string,
-): { path: string; type: "file" | "directory"; size: number; mode: number } {
-  const entry = openForReading(workspaceDir, requested);
+  opts: { nofollow?: boolean } = {},
+): { path: string; type: "file" | "directory" | "symlink"; size: number; mode: number; target?: string } {
+  const entry = openForReading(workspaceDir, requested, opts);
+  if (entry.kind === "symlink") {
+    return { path: entry.path, type: "symlink", size: 0, mode: 0o777, target: entry.target };
+  }
   try {
     return {
       path: entry.path,

@@ -14,7 +14,7 @@ import { placeTree } from "../../files/place.js";
 import { ArchiveError, ownedBy } from "../../files/tar.js";
 import { unpackTree } from "../../files/unpack.js";
 import type { Context } from "../context.js";
-import { SbxError, UsageError } from "../../common/errors.js";
+import { BackendError, SbxError, UsageError } from "../../common/errors.js";
 import { formatBytes } from "../render/bytes.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { type CpResult, describe, type Location, type TransferMeter } from "./cp-transfer.js";
@@ -25,10 +25,13 @@ export async function download(
   dest: Exclude<Location, { kind: "sandbox" }>,
   meter: TransferMeter,
   ctx: Context,
+  followLink: boolean,
 ): Promise<CpResult> {
   const received = createHash("sha256");
+  // Without -L, a symlink named as the source is copied as itself (as docker cp does).
+  const nofollow = !followLink;
   if (dest.kind === "stdio") {
-    const d = await files.download(source.sandbox, source.path, { tar: true });
+    const d = await files.download(source.sandbox, source.path, { tar: true, nofollow });
     let bytes = 0;
     const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
     const what = `${source.sandbox}:${source.path}`;
@@ -45,7 +48,9 @@ export async function download(
       entries: null,
     };
   }
-  const there = await files.stat(source.sandbox, source.path);
+  const there = await files.stat(source.sandbox, source.path, { nofollow }).catch((err: unknown) => {
+    throw followLink ? followRefused(err) : err;
+  });
   if (there === null) {
     throw new SbxError("file_not_found", `${source.sandbox}:${source.path}: no such file or directory`, {
       exitCode: ExitCodes.usage,
@@ -54,11 +59,26 @@ export async function download(
   const what = `${source.sandbox}:${there.path}`;
   const name = path.posix.basename(there.path);
   const local = localDirectory(dest.path) ? path.join(dest.path, name) : dest.path;
+  if (there.type === "symlink") {
+    const target = there.target ?? "";
+    await writingLocally(local, what, meter, null, async () => linkBeside(local, target));
+    const bytes = Buffer.byteLength(target);
+    received.update(target);
+    return {
+      source: what,
+      destination: local,
+      type: "symlink",
+      target,
+      bytes,
+      sha256: received.digest("hex"),
+      entries: null,
+    };
+  }
   if (there.type === "directory") {
     if (fs.existsSync(local) && !localDirectory(local)) {
       throw new UsageError(`${local} is a file; a directory cannot be copied onto it`);
     }
-    const d = await files.download(source.sandbox, source.path, { tar: false });
+    const d = await files.download(source.sandbox, source.path, { tar: false, nofollow });
     let bytes = 0;
     const tallied = (async function* () {
       for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
@@ -81,7 +101,7 @@ export async function download(
       entries,
     };
   }
-  const d = await files.download(source.sandbox, source.path, { tar: false });
+  const d = await files.download(source.sandbox, source.path, { tar: false, nofollow });
   const bytes = await writingLocally(local, what, meter, there.size, () =>
     writeFileBeside(local, there.path, d, meter.count(received, untilBroken(d.chunks, what, local))),
   );
@@ -93,6 +113,33 @@ export async function download(
     sha256: received.digest("hex"),
     entries: null,
   };
+}
+
+/**
+ * A symlink made beside `local` and renamed onto it, its target as it was in the
+ * sandbox (never followed here either: the link is what is copied, not what it names).
+ */
+function linkBeside(local: string, target: string): void {
+  const partial = path.join(path.dirname(local), `.${path.basename(local)}.sbx-cp-${process.pid}`);
+  fs.symlinkSync(target, partial);
+  try {
+    if (localDirectory(local) && !fs.lstatSync(local).isSymbolicLink()) {
+      throw new UsageError(`${local} is a directory; a symlink cannot be copied onto it`);
+    }
+    fs.renameSync(partial, local);
+  } catch (err) {
+    fs.rmSync(partial, { force: true });
+    throw err;
+  }
+}
+
+/** -L on a symlink that leads out of /workspace: refused, and how to copy the link itself. */
+function followRefused(err: unknown): unknown {
+  if (!(err instanceof BackendError) || err.code !== "invalid_path") return err;
+  return new SbxError(err.code, `${err.message}; nothing was written`, {
+    exitCode: ExitCodes.usage,
+    hint: "without -L (--follow-link), sbx cp copies the symlink itself",
+  });
 }
 
 /** A file's bytes written beside `local` and renamed onto it: a failed copy leaves no partial file behind. */

@@ -14,13 +14,17 @@ export interface CpOptions {
   source: Location;
   destination: Location;
   json: boolean;
+  /** -L: a symlink named as the sandbox source is followed (where it stays in /workspace), not copied as itself. */
+  followLink: boolean;
 }
 
 export interface CpResult {
   source: string;
   destination: string;
-  type: "file" | "directory";
-  /** Bytes moved: a file's, or the tar stream's. */
+  type: "file" | "directory" | "symlink";
+  /** A symlink's target, as it is (type symlink only). */
+  target?: string;
+  /** Bytes moved: a file's, the tar stream's, or a symlink's target. */
   bytes: number;
   /** sha256 of those bytes, as both sides saw them. */
   sha256: string;

@@ -47,7 +47,11 @@ export function parseLocation(arg: string): Location {
   return { kind: "local", path: arg };
 }
 
-export function parseCpOptions(source: string, destination: string, raw: { json?: boolean }): CpOptions {
+export function parseCpOptions(
+  source: string,
+  destination: string,
+  raw: { json?: boolean; followLink?: boolean },
+): CpOptions {
   const s = parseLocation(source);
   const d = parseLocation(destination);
   if (s.kind !== "sandbox" && d.kind !== "sandbox") throw new NoSandboxSide([source, destination]);
@@ -58,7 +62,7 @@ export function parseCpOptions(source: string, destination: string, raw: { json?
     );
   }
   if (s.kind === "stdio" && d.kind === "stdio") throw new UsageError("- can be only one side");
-  return { source: s, destination: d, json: raw.json === true };
+  return { source: s, destination: d, json: raw.json === true, followLink: raw.followLink === true };
 }
 
 const newKey = () => `sbx-${randomUUID()}`;
@@ -77,7 +81,7 @@ export async function run(opts: CpOptions, ctx: Context): Promise<number> {
           ? upload(files, source as Exclude<Location, { kind: "sandbox" }>, destination, meter).catch((err) => {
               throw uploadInDoubt(err, destination, meter.sent);
             })
-          : download(files, source as Extract<Location, { kind: "sandbox" }>, destination, meter, ctx),
+          : download(files, source as Extract<Location, { kind: "sandbox" }>, destination, meter, ctx, opts.followLink),
       "nothing was written",
     );
   } finally {
@@ -86,9 +90,11 @@ export async function run(opts: CpOptions, ctx: Context): Promise<number> {
   if (opts.json) printJson(ctx, result);
   else if (opts.destination.kind !== "stdio") {
     const what =
-      result.entries === null
-        ? formatBytes(result.bytes)
-        : `${counted(result.entries, "entry", "entries")}, ${formatBytes(result.bytes)} of tar`;
+      result.type === "symlink"
+        ? `the symlink ${path.posix.basename(result.source)} -> ${result.target}`
+        : result.entries === null
+          ? formatBytes(result.bytes)
+          : `${counted(result.entries, "entry", "entries")}, ${formatBytes(result.bytes)} of tar`;
     ctx.io.info(`sbx: copied ${what} to ${result.destination}`);
   }
   return ExitCodes.ok;

@@ -249,6 +249,9 @@ export function declareCp(program: Command, bind: Bind): void {
         "stream on stdin (into the sandbox) or stdout (out of it). Copied onto a directory that\n" +
         "exists, a file or directory goes inside it. Paths that lead out of /workspace (.., or\n" +
         "symlinks pointing elsewhere) are refused and nothing is written.\n" +
+        "A symlink named as SANDBOX:PATH is copied as the link itself, as docker cp does; with\n" +
+        "-L it is followed, where its target stays inside /workspace (refused where it leads\n" +
+        "out). A local source that is a symlink is followed.\n" +
         "What is copied out belongs to you (the user running sbx cp), and setuid, setgid and\n" +
         "sticky bits are dropped, as tar does for an ordinary user; a tar stream on stdout says\n" +
         "the same. A directory is unpacked beside its destination and moved into place only once\n" +
@@ -256,7 +259,8 @@ export function declareCp(program: Command, bind: Bind): void {
     )
     .argument("<source>", "local path, SANDBOX:PATH, or -")
     .argument("<destination>", "SANDBOX:PATH, local path, or -")
-    .option("--json", "print {source, destination, type, bytes, sha256, entries}")
+    .option("-L, --follow-link", "follow a symlink named as SANDBOX:PATH (only where it stays inside /workspace)")
+    .option("--json", "print {source, destination, type, bytes, sha256, entries} (and target, for a symlink)")
     .action(bind(() => import("./cp.js")));
   withExamples(cmd, [
     { command: "sbx cp ./src default:/workspace/src", description: "copy a directory in" },
@@ -264,6 +268,7 @@ export function declareCp(program: Command, bind: Bind): void {
     { command: "sbx cp default:/workspace/out/report.html .", description: "a file out, into the current directory" },
     { command: "tar -c -C dist . | sbx cp - default:/workspace/dist", description: "a tar stream in" },
     { command: "sbx cp default:/workspace/logs - | tar -t", description: "a directory out as a tar stream" },
+    { command: "sbx cp -L default:/workspace/current ./build", description: "what a symlink names, not the link" },
   ]);
 }
 

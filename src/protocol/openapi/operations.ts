@@ -496,6 +496,9 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     query: {
       path: { schema: Type.String({ minLength: 1 }), description: "What, inside /workspace.", required: true },
       stat: flag("Only say what the path names (JSON)."),
+      nofollow: flag(
+        "A symlink at the path is itself what is read (a tar stream of the link, or stat type symlink with its target), never followed (sbx).",
+      ),
     },
     headers: { Accept: header(`\`${TAR_CONTENT_TYPE}\`: a file as a tar stream too.`) },
     responses: {
@@ -507,7 +510,10 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
           [TAR_CONTENT_TYPE]: Type.String({ format: "binary" }),
         },
         headers: {
-          [FILE_TYPE_HEADER]: header("Bytes and tar answers: file or directory.", StringEnum(["file", "directory"])),
+          [FILE_TYPE_HEADER]: header(
+            "Bytes and tar answers: file, directory, or (nofollow) symlink.",
+            StringEnum(["file", "directory", "symlink"]),
+          ),
           [FILE_MODE_HEADER]: header(
             "Bytes and tar answers: permission bits in octal.",
             Type.String({ pattern: "^0[0-7]{3,4}$" }),

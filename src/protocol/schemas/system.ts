@@ -312,9 +312,12 @@ export const FileStat = named(
   "FileStat",
   Type.Object({
     path: Type.String(),
-    type: FileType,
-    size: Count({ description: "Bytes of a file; 0 for a directory." }),
+    type: StringEnum(["file", "directory", "symlink"], {
+      description: "symlink: only with nofollow=true, for a symlink at the path itself.",
+    }),
+    size: Count({ description: "Bytes of a file; 0 for a directory or a symlink." }),
     mode: Type.String({ pattern: "^0[0-7]{3,4}$", description: 'Permission bits in octal, e.g. "0755".' }),
+    target: Type.Optional(Type.String({ description: "A symlink's target, as it is (never followed)." })),
   }),
 );
 export type FileStat = Static<typeof FileStat>;

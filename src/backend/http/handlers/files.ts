@@ -17,7 +17,7 @@ import {
   TAR_CONTENT_TYPE,
 } from "../../../protocol/types.js";
 import { atDir, chownFd, makeDirAt, O_DIR, O_NEW_FILE, type Owner } from "../../../files/handles.js";
-import { ArchiveError, packTree, readOpenFile } from "../../../files/tar.js";
+import { ArchiveError, packLink, packTree, readOpenFile } from "../../../files/tar.js";
 import { unpackTree } from "../../../files/unpack.js";
 import { notStarted } from "../../refusal.js";
 import { isStorageFailure } from "../../runs/index.js";
@@ -137,14 +137,28 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
   const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   const requested = requiredPath(ctx);
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
-  if (ctx.query.get("stat") === "true") {
-    const st = inWorkspace(requested, () => statInWorkspace(workspaceDir, requested));
+  // nofollow: a symlink at the path is read as itself, never followed (`sbx cp` without -L).
+  const nofollow = isTrue(ctx.query.get("nofollow"));
+  if (isTrue(ctx.query.get("stat"))) {
+    const st = inWorkspace(requested, () => statInWorkspace(workspaceDir, requested, { nofollow }));
     const answer: FileStat = { ...st, mode: octal(st.mode) };
     return jsonReply(200, answer);
   }
-  const entry = inWorkspace(requested, () => openForReading(workspaceDir, requested));
+  const entry = inWorkspace(requested, () => openForReading(workspaceDir, requested, { nofollow }));
+  const asTar = entry.kind === "directory" || (ctx.headers.accept ?? "").includes(TAR_CONTENT_TYPE);
+  if (entry.kind === "symlink") {
+    if (!asTar) {
+      throw new WorkspacePathError(
+        "path_conflict",
+        `${entry.path} is a symlink (-> ${entry.target}): read it as a tar stream (Accept: ${TAR_CONTENT_TYPE}), or follow it (without nofollow)`,
+      );
+    }
+    const packed = packLink(path.posix.basename(entry.path), entry.target, entry.mtime);
+    const headers = { [FILE_TYPE_HEADER]: "symlink", [FILE_MODE_HEADER]: "0777", "Content-Type": TAR_CONTENT_TYPE };
+    await sendStream(ctx.response, 200, headers, packed, ctx.signal);
+    return STREAMED;
+  }
   try {
-    const asTar = entry.kind === "directory" || (ctx.headers.accept ?? "").includes(TAR_CONTENT_TYPE);
     const headers = { [FILE_TYPE_HEADER]: entry.kind, [FILE_MODE_HEADER]: octal(entry.mode) };
     if (asTar) {
       const packed =
@@ -215,6 +229,11 @@ function requiredPath(ctx: RequestContext): string {
     throw invalidRequest("path", "path is required, e.g. ?path=/workspace/src");
   }
   return requested;
+}
+
+/** A flag in the query: "true" or "1". */
+function isTrue(text: string | null): boolean {
+  return text === "true" || text === "1";
 }
 
 /** `?mode=0755`: permission bits in octal; null when not given. */
