@@ -5,6 +5,7 @@
 // marked `fresh` (a mutation) gets a connection of its own. Node's modules are loaded
 // only on Node: in the binary each is a cost of every command's start (BENCHMARKS.md).
 
+import { RawGetUnsupported, rawGet } from "./raw-get.js";
 import { isBunRuntime } from "./runtime.js";
 
 export interface TransportRequest {
@@ -74,65 +75,103 @@ function nodeTransport(socketPath: string | null): Transport {
     return agent;
   };
   const open = new Set<import("node:http").ClientRequest>();
+  // Raw reads in flight (raw-get.ts), cancelled by close().
+  const rawOpen = new Set<TransportResponse>();
+  const viaHttp = (url: URL, req: TransportRequest) =>
+    new Promise<TransportResponse>((resolve, reject) => {
+      const cr = moduleFor(url.protocol).request(url, {
+        method: req.method,
+        headers: req.headers,
+        agent: req.fresh ? false : pooledAgent(url.protocol),
+        ...(socketPath ? { socketPath } : {}),
+        ...(req.signal === undefined ? {} : { signal: req.signal }),
+        // No TLS, so no server name: Node would otherwise work one out of the host,
+        // compiling its IPv6 pattern on first use (4 ms of a warm exec).
+        ...(url.protocol === "http:" ? ({ servername: "" } as object) : {}),
+      });
+      open.add(cr);
+      cr.once("close", () => open.delete(cr));
+      // A connection of its own that never connected carried nothing: provably not sent.
+      // Over TLS the request leaves only once the handshake is done (secureConnect);
+      // a new TLS connection is never through it when the request is given its socket.
+      let connected = false;
+      cr.once("socket", (socket) => {
+        if (url.protocol === "https:") socket.once("secureConnect", () => (connected = true));
+        else if (!socket.connecting) connected = true;
+        else socket.once("connect", () => (connected = true));
+      });
+      cr.once("error", (err) => {
+        if (req.fresh && !connected && err && typeof err === "object") (err as NotSentMark).notSent = true;
+        reject(err);
+      });
+      cr.once("response", (res) => {
+        const headers: Record<string, string | undefined> = {};
+        for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
+        resolve({
+          status: res.statusCode ?? 0,
+          headers,
+          body: res,
+          text: async () => {
+            const chunks: Buffer[] = [];
+            for await (const c of res) chunks.push(c as Buffer);
+            return Buffer.concat(chunks).toString("utf8");
+          },
+          cancel: () => res.destroy(),
+        });
+      });
+      if (req.body === undefined) cr.end();
+      else if (Buffer.isBuffer(req.body)) cr.end(req.body);
+      else
+        process
+          .getBuiltinModule("node:stream")
+          .Readable.from(req.body)
+          .once("error", (err) => cr.destroy(err))
+          .pipe(cr);
+    });
   return {
-    request: (url, req) =>
-      new Promise<TransportResponse>((resolve, reject) => {
-        const cr = moduleFor(url.protocol).request(url, {
-          method: req.method,
-          headers: req.headers,
-          agent: req.fresh ? false : pooledAgent(url.protocol),
-          ...(socketPath ? { socketPath } : {}),
-          ...(req.signal === undefined ? {} : { signal: req.signal }),
-          // No TLS, so no server name: Node would otherwise work one out of the host,
-          // compiling its IPv6 pattern on first use (4 ms of a warm exec).
-          ...(url.protocol === "http:" ? ({ servername: "" } as object) : {}),
-        });
-        open.add(cr);
-        cr.once("close", () => open.delete(cr));
-        // A connection of its own that never connected carried nothing: provably not sent.
-        // Over TLS the request leaves only once the handshake is done (secureConnect);
-        // a new TLS connection is never through it when the request is given its socket.
-        let connected = false;
-        cr.once("socket", (socket) => {
-          if (url.protocol === "https:") socket.once("secureConnect", () => (connected = true));
-          else if (!socket.connecting) connected = true;
-          else socket.once("connect", () => (connected = true));
-        });
-        cr.once("error", (err) => {
-          if (req.fresh && !connected && err && typeof err === "object") (err as NotSentMark).notSent = true;
-          reject(err);
-        });
-        cr.once("response", (res) => {
-          const headers: Record<string, string | undefined> = {};
-          for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
-          resolve({
-            status: res.statusCode ?? 0,
-            headers,
-            body: res,
-            text: async () => {
-              const chunks: Buffer[] = [];
-              for await (const c of res) chunks.push(c as Buffer);
-              return Buffer.concat(chunks).toString("utf8");
+    request: async (url, req) => {
+      // A raw read of the daemon's is read off its socket by hand (raw-get.ts).
+      if (socketPath && isRawGet(url, req)) {
+        try {
+          const settle = { res: null as TransportResponse | null, closed: false };
+          const res = await rawGet({
+            socketPath,
+            target: `${url.pathname}${url.search}`,
+            headers: req.headers,
+            ...(req.signal === undefined ? {} : { signal: req.signal }),
+            onClose: () => {
+              settle.closed = true;
+              if (settle.res) rawOpen.delete(settle.res);
             },
-            cancel: () => res.destroy(),
           });
-        });
-        if (req.body === undefined) cr.end();
-        else if (Buffer.isBuffer(req.body)) cr.end(req.body);
-        else
-          process
-            .getBuiltinModule("node:stream")
-            .Readable.from(req.body)
-            .once("error", (err) => cr.destroy(err))
-            .pipe(cr);
-      }),
+          settle.res = res;
+          if (!settle.closed) rawOpen.add(res);
+          return res;
+        } catch (err) {
+          if (!(err instanceof RawGetUnsupported)) throw err;
+        }
+      }
+      return viaHttp(url, req);
+    },
     close: async () => {
+      for (const res of rawOpen) res.cancel();
+      rawOpen.clear();
       for (const cr of open) cr.destroy();
       open.clear();
       for (const agent of agents.values()) agent.destroy();
       agents.clear();
     },
   };
+}
+
+/** A GET asking for bytes (docs/protocol.md, "Raw reads") over plain HTTP, with no body. */
+function isRawGet(url: URL, req: TransportRequest): boolean {
+  return (
+    url.protocol === "http:" &&
+    req.method === "GET" &&
+    req.body === undefined &&
+    req.headers.accept === "application/octet-stream"
+  );
 }
 
 /** Bun's fetch errors name the failure differently; these are the ones that prove nothing was sent. */
