@@ -86,7 +86,7 @@ _sbx_spec() {
       ;;
     "exec")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --stream --detach -i --interactive -t --tty --detach-keys --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --stream --detach -i --interactive -t --tty --detach-keys --fail-on-truncated --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --idempotency-key --detach-keys --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
       ;;

@@ -353,6 +353,7 @@ complete -c sbx -n '__sbx_at "exec"' -l detach -d 'return once the command has s
 complete -c sbx -n '__sbx_at "exec"' -s i -l interactive -d 'send stdin (alone: as --stdin; with -t: keys typed at the terminal)'
 complete -c sbx -n '__sbx_at "exec"' -s t -l tty -d 'run on a terminal of the sandbox\'s, attached to yours (with -i; timeout up to 24h)'
 complete -c sbx -n '__sbx_at "exec"' -l detach-keys -x -d 'keys that detach from -t, leaving it running (default: ctrl-p,ctrl-q)'
+complete -c sbx -n '__sbx_at "exec"' -l fail-on-truncated -d 'exit 201, not 0, when the output shown is not all of it (past the output cap)'
 complete -c sbx -n '__sbx_at "exec"' -l json -d 'print the receipt as JSON and nothing else on stdout'
 complete -c sbx -n '__sbx_at "exec"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "exec"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

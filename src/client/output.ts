@@ -71,3 +71,38 @@ export async function readOutputRange(
     if (got === 0) return { reached: at, eof: false, notKept: to !== null, streamBytes };
   }
 }
+
+/** How much of a stream the command wrote, and how much of it the backend keeps. */
+export interface OutputExtent {
+  /** Bytes the command wrote to the stream. */
+  streamBytes: number;
+  /** Bytes of them the backend keeps (readable by offset); the rest is lost (its output cap). */
+  keptBytes: number;
+}
+
+/**
+ * Asks the backend how much of a stream it keeps (one raw read of at most one byte,
+ * its headers: Sbx-Stream-Bytes and Sbx-Kept-Bytes). null when the backend does not
+ * say (a JSON-only backend) or no longer keeps the full output at all.
+ */
+export async function readOutputExtent(
+  api: Api,
+  target: { sandbox: string; executionId: string },
+  stream: StreamName,
+): Promise<OutputExtent | null> {
+  const path = routePath(
+    "executions.output",
+    { id: target.sandbox, eid: target.executionId },
+    { stream, offset: 0, limit: 1 },
+  );
+  let piece: Awaited<ReturnType<typeof openRawRead>>;
+  try {
+    piece = await openRawRead(api.http, path, `output of ${target.executionId}`, READ_DEADLINE_MS);
+  } catch (err) {
+    if (err instanceof BackendError && err.code === "output_not_found") return null;
+    throw err;
+  }
+  piece.cancel();
+  if (piece.streamBytes === null || piece.keptBytes === null) return null;
+  return { streamBytes: piece.streamBytes, keptBytes: piece.keptBytes };
+}

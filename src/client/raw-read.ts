@@ -18,6 +18,8 @@ export interface RawPiece {
   generation: number | null;
   /** Output: the bytes the command wrote to the stream, kept or not (null when not said). */
   streamBytes: number | null;
+  /** Output: the bytes of the stream the backend keeps, fewer past its cap (null when not said). */
+  keptBytes: number | null;
   chunks: AsyncIterable<Uint8Array>;
   cancel(): void;
 }
@@ -66,6 +68,7 @@ export async function openRawRead(http: Requests, path: string, what: string, de
       oldestOffset: piece.oldest_offset ?? null,
       generation: piece.generation ?? null,
       streamBytes: null,
+      keptBytes: null,
       chunks: (async function* () {
         if (data.length) yield data;
       })(),
@@ -81,6 +84,7 @@ export async function openRawRead(http: Requests, path: string, what: string, de
     oldestOffset: present(RAW_HEADERS.oldestOffset) ? headerNumber(h, RAW_HEADERS.oldestOffset, what) : null,
     generation: present(RAW_HEADERS.generation) ? headerNumber(h, RAW_HEADERS.generation, what) : null,
     streamBytes: present(RAW_HEADERS.streamBytes) ? headerNumber(h, RAW_HEADERS.streamBytes, what) : null,
+    keptBytes: present(RAW_HEADERS.keptBytes) ? headerNumber(h, RAW_HEADERS.keptBytes, what) : null,
     chunks: opened.chunks,
     cancel: opened.cancel,
   };

@@ -1,6 +1,6 @@
 // Every exit code sbx gives, named once (docs/classification.md). A code from 1 to
 // 123 is only ever the command's own exit code; sbx's own failures borrow none of
-// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 200 and 255. A lookup that
+// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 200, 201 and 255. A lookup that
 // matches nothing, a refusal and a failed read are sbx's own failures too
 // (test/cli/exit-walk.test.ts walks every verb of the command tree to hold this).
 
@@ -39,6 +39,11 @@ export const ExitCodes = {
    * (128+N, N ≤ 64), so no command's exit and no kill can be mistaken for it.
    */
   notIntact: 200,
+  /**
+   * `sbx exec --fail-on-truncated`: the command succeeded, but what sbx printed of its
+   * output is not all of it (past the backend's output cap). Above every signal too.
+   */
+  outputIncomplete: 201,
   /** In doubt: it may have run (or a change, such as a stop or a cancel, may have been made). */
   inDoubt: 255,
 } as const;

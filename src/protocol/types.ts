@@ -116,6 +116,8 @@ export const RAW_HEADERS = {
   eof: "Sbx-Eof",
   /** Output: how many bytes the command wrote to the stream, kept or not (past the cap). */
   streamBytes: "Sbx-Stream-Bytes",
+  /** Output: how many bytes of the stream the backend keeps (readable); fewer than Sbx-Stream-Bytes past its cap. */
+  keptBytes: "Sbx-Kept-Bytes",
   rotated: "Sbx-Rotated",
   oldestOffset: "Sbx-Oldest-Offset",
   generation: "Sbx-Generation",

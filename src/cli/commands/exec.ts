@@ -15,7 +15,13 @@ import { dispatchNew } from "../dispatch.js";
 import { durationOption, longerWorkHint } from "../duration.js";
 import { UsageError } from "../../common/errors.js";
 import { ExitCodes } from "../../common/exit-codes.js";
-import { printExactOutput } from "../exact-output.js";
+import {
+  type OutputMissing,
+  outputIsComplete,
+  outputNotKept,
+  printExactOutput,
+  sayIncomplete,
+} from "../exact-output.js";
 import {
   chooseSandbox,
   commandFromFlags,
@@ -46,6 +52,8 @@ export interface ExecOptions {
   tty: boolean;
   /** The detach sequence of a -t session. */
   detachKeys: Buffer;
+  /** Exit 201 instead of 0 when what sbx printed is not all the command's output. */
+  failOnTruncated: boolean;
 }
 
 interface RawExecFlags {
@@ -64,6 +72,7 @@ interface RawExecFlags {
   interactive?: boolean;
   tty?: boolean;
   detachKeys?: string;
+  failOnTruncated?: boolean;
 }
 
 /** Validates flags into options; everything here fails with exit 125 before dispatch. */
@@ -110,6 +119,7 @@ export function parseExecOptions(
     json: raw.json === true,
     tty,
     detachKeys: detachKeysOption(raw.detachKeys ?? defaults.detachKeys),
+    failOnTruncated: raw.failOnTruncated === true,
   };
 }
 
@@ -161,6 +171,8 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   const endpoint = ctx.endpoint();
   const api = await ctx.api(endpoint);
   const live = opts.stream && !opts.json && !opts.detach;
+  // What of the output is not printed (live: counted as the stream goes).
+  const liveMissing: OutputMissing = { stdout: 0, stderr: 0 };
   const body = executeBody(opts, stdin);
   // A spinner while the answer is awaited; stopped before anything is printed.
   const waiting = live
@@ -179,7 +191,7 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     },
     {
       detach: opts.detach,
-      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox) } : {}),
+      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox, liveMissing) } : {}),
       ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, endpoint) } : {}),
       beforeSend: (receiptId, path) => {
         ctx.io.verbose(`sbx: receipt ${receiptId} committed; idempotency key ${opts.idempotencyKey}`);
@@ -201,10 +213,39 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     }
     return ExitCodes.ok;
   }
-  if (!opts.json && !live) await printExactOutput(ctx, api, doc);
-  const code = printDispatchOutcome(ctx, doc, opts.json, { outputShown: !opts.json });
+  const missing = opts.json
+    ? await outputNotKept(ctx, api, doc)
+    : live
+      ? liveMissing
+      : await printExactOutput(ctx, api, doc);
+  if (live) sayLiveIncomplete(ctx, liveMissing);
+  const code = printDispatchOutcome(ctx, doc, opts.json, {
+    outputShown: !opts.json,
+    ...(opts.json && { jsonExtra: { output_complete: outputIsComplete(missing), output_not_kept_bytes: missing } }),
+  });
   if (outcome.unrecorded) throw answerNotRecorded(ctx, outcome.unrecorded, doc, opts.json);
+  // --fail-on-truncated: a success whose output is not all there is not one for a script.
+  if (opts.failOnTruncated && code === ExitCodes.ok && !outputIsComplete(missing)) {
+    ctx.io.err(
+      `sbx: exit ${ExitCodes.outputIncomplete} (--fail-on-truncated): the command succeeded, but its output is incomplete`,
+    );
+    return ExitCodes.outputIncomplete;
+  }
   return code;
+}
+
+/** After a live stream, once more at its end: what of it was not shown. */
+function sayLiveIncomplete(ctx: Context, missing: OutputMissing): void {
+  for (const stream of ["stdout", "stderr"] as const) {
+    const n = missing[stream];
+    if (n === 0) continue;
+    sayIncomplete(
+      ctx,
+      n === null
+        ? `some of ${stream} could not be shown (said above)`
+        : `${n} bytes of ${stream} were not shown (said above where)`,
+    );
+  }
 }
 
 /** The local daemon is gone while a stream is followed: start it again (its recovery ends the execution's log). */
@@ -216,7 +257,7 @@ async function reviveLocalDaemon(ctx: Context, endpoint: Endpoint): Promise<bool
 }
 
 /** The command's output on sbx's stdout/stderr as it arrives; what events leave out is read by offset. */
-function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
+function liveSinks(ctx: Context, api: Api, sandbox: string, missing: OutputMissing): FollowSinks {
   let executionId: string | null = null;
   const write = (stream: "stdout" | "stderr", bytes: Buffer) =>
     stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes);
@@ -226,8 +267,15 @@ function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
     },
     onOutput: write,
     onGap: async (stream, offset, bytes, kept, fill) => {
+      const notShown = (n: number | null) => {
+        const was = missing[stream];
+        missing[stream] = was === null || n === null ? null : was + n;
+      };
       if (!kept || executionId === null) {
-        ctx.io.err(`sbx: ${bytes} bytes of ${stream} were not kept by the backend (output cap)`);
+        notShown(bytes);
+        ctx.io.err(
+          `sbx: ${bytes} bytes of ${stream} at offset ${offset} were not kept by the backend (its output cap)`,
+        );
         return;
       }
       let reached = offset;
@@ -241,6 +289,7 @@ function liveSinks(ctx: Context, api: Api, sandbox: string): FollowSinks {
         ctx.io.err(`sbx: could not read ${stream} past byte ${offset} (${(err as Error).message})`);
       }
       if (reached < offset + bytes) {
+        notShown(offset + bytes - reached);
         ctx.io.err(
           `sbx: ${offset + bytes - reached} bytes of ${stream} at offset ${reached} were not kept by the backend`,
         );

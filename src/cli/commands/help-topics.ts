@@ -40,6 +40,12 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: "78", classification: "-", meaning: "a configuration file does not parse or validate; nothing was sent" },
   { code: "70", classification: "-", meaning: "an internal error (a bug in sbx); --verbose shows the details" },
   {
+    code: String(ExitCodes.outputIncomplete),
+    classification: "succeeded",
+    meaning:
+      "exec --fail-on-truncated: it exited 0, but the output shown is not all of it (past the backend's output cap); stderr says how much is missing",
+  },
+  {
     code: "255",
     classification:
       "outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched, running",

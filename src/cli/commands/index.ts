@@ -174,6 +174,7 @@ export function declareExec(program: Command, bind: Bind): void {
     .option("-i, --interactive", "send stdin (alone: as --stdin; with -t: keys typed at the terminal)")
     .option("-t, --tty", "run on a terminal of the sandbox's, attached to yours (with -i; timeout up to 24h)")
     .option("--detach-keys <keys>", "keys that detach from -t, leaving it running (default: ctrl-p,ctrl-q)")
+    .option("--fail-on-truncated", "exit 201, not 0, when the output shown is not all of it (past the output cap)")
     .addOption(new Option("--json", "print the receipt as JSON and nothing else on stdout"))
     .action(bind(() => import("./exec.js")));
   declareCompletion(cmd, "[argv...]", "command");

@@ -44,6 +44,7 @@ export function parseShellOptions(
     json: false,
     tty: true,
     detachKeys: detachKeysOption(raw.detachKeys ?? defaults.detachKeys),
+    failOnTruncated: false,
   };
 }
 

@@ -23,11 +23,11 @@ export function printDispatchOutcome(
   ctx: Context,
   doc: ReceiptDocument,
   json: boolean,
-  opts: { outputShown?: boolean } = {},
+  opts: { outputShown?: boolean; jsonExtra?: Record<string, unknown> } = {},
 ): number {
   const exit = doc.exit ?? ExitCodes.inDoubt;
   if (json) {
-    printJson(ctx, doc);
+    printJson(ctx, opts.jsonExtra === undefined ? doc : { ...doc, ...opts.jsonExtra });
     // The one line for anything not confirmed goes to stderr even with --json (and --quiet).
     if (doc.classification !== "succeeded" && doc.classification !== "failed") ctx.io.err(explain(doc));
     return exit;

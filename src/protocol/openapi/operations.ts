@@ -354,6 +354,10 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
             "Raw reads: bytes the command wrote to the stream, kept or not.",
             Type.String({ pattern: "^[0-9]+$" }),
           ),
+          [RAW_HEADERS.keptBytes]: header(
+            "Raw reads: bytes of the stream the backend keeps (fewer than Sbx-Stream-Bytes past its output cap).",
+            Type.String({ pattern: "^[0-9]+$" }),
+          ),
         }),
       },
     },

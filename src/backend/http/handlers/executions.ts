@@ -318,7 +318,7 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
         kind: "bytes",
         status: 200,
         body: Buffer.alloc(0),
-        headers: rawOutputHeaders(record, stream, 0, 0, ended),
+        headers: rawOutputHeaders(record, stream, 0, 0, ended, 0),
       };
     const empty: ExecutionOutputChunk = { stream, offset: 0, next_offset: 0, data: "", eof: ended };
     return jsonReply(200, empty);
@@ -329,7 +329,7 @@ export async function readExecutionOutput(ctx: RequestContext): Promise<Reply> {
     const eof = ended && offset + length >= size;
     await sendFileRange(
       ctx.response,
-      rawOutputHeaders(record, stream, offset, offset + length, eof),
+      rawOutputHeaders(record, stream, offset, offset + length, eof, size),
       outputFile(dir, stream),
       offset,
       length,
@@ -354,6 +354,7 @@ function rawOutputHeaders(
   offset: number,
   next: number,
   eof: boolean,
+  kept: number,
 ): Record<string, string> {
   return {
     "Content-Type": OCTET_STREAM,
@@ -362,6 +363,7 @@ function rawOutputHeaders(
     [RAW_HEADERS.nextOffset]: String(next),
     [RAW_HEADERS.eof]: String(eof),
     [RAW_HEADERS.streamBytes]: String(record[`${stream}_bytes`]),
+    [RAW_HEADERS.keptBytes]: String(kept),
   };
 }
 
