@@ -44,6 +44,8 @@ const RECEIPT_FIELDS = [
 ];
 const REQUEST_FIELDS = ["method", "path", "body", "body_sha256"];
 const DETAILED_RECEIPT_FIELDS = [...RECEIPT_FIELDS, "attempts", "observations"];
+/** exec --json: the receipt, and whether the backend kept all of the output (README, "Output past the cap"). */
+const EXEC_RECEIPT_FIELDS = [...RECEIPT_FIELDS, "output_complete", "output_not_kept_bytes"];
 const ATTEMPT_FIELDS = ["attempt", "dispatched_at", "body_sha256"];
 const OBSERVATION_FIELDS = [
   "at",
@@ -171,14 +173,15 @@ describe("--json: one document, the declared fields, nothing else on stdout", ()
     const r = succeeded;
     expect(r.code).toBe(0);
     const doc = oneDocument(r) as Json;
-    expectReceipt(doc);
+    expectReceipt(doc, EXEC_RECEIPT_FIELDS);
     expect(doc).toMatchObject({ classification: "succeeded", exit: 0, stdout: "hello\n", kind: "execute" });
+    expect(doc).toMatchObject({ output_complete: true, output_not_kept_bytes: { stdout: 0, stderr: 0 } });
   });
 
   it("exec --json of a failure: still one document; the explanation stays on stderr", () => {
     const r = failed;
     expect(r.code).toBe(75);
-    expectReceipt(oneDocument(r));
+    expectReceipt(oneDocument(r), EXEC_RECEIPT_FIELDS);
     expect(r.stderr).toContain("nothing ran");
   });
 
