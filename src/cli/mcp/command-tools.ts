@@ -147,6 +147,7 @@ export const runCommand = defineTool({
         json: true,
         tty: false,
         detachKeys: Buffer.alloc(0),
+        failOnTruncated: false,
       },
       args.stdin === undefined ? null : Buffer.from(args.stdin, "utf8"),
     );
