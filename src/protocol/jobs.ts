@@ -11,6 +11,7 @@ import {
   isIntIn,
   isValidIdempotencyKey,
   isValidName,
+  KNOWN_FIELDS,
   resolveWorkingDir,
 } from "./validate.js";
 
@@ -63,19 +64,8 @@ export interface JobSubmitProblem extends FieldProblem {
   details?: Record<string, unknown>;
 }
 
-const REQUEST_FIELDS = new Set(["request_id", "jobs"]);
-const JOB_FIELDS = new Set([
-  "job_id",
-  "name",
-  "command",
-  "working_dir",
-  "env",
-  "stdin",
-  "timeout_ms",
-  "depends_on",
-  "dependency_policy",
-  "queue_key",
-]);
+const REQUEST_FIELDS = new Set<string>(KNOWN_FIELDS.JobSubmitRequest);
+const JOB_FIELDS = new Set<string>(KNOWN_FIELDS.JobSpec);
 
 export function isValidJobId(id: string): boolean {
   return id.length <= JOB_ID_MAX_LENGTH && isValidIdempotencyKey(id);

@@ -33,6 +33,53 @@ const NAME = new RegExp(NAME_PATTERN);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/**
+ * The fields each request object may carry (the `properties` of its schema in
+ * src/protocol/schemas, each `additionalProperties: false`): anything else is refused,
+ * never ignored, so that a misspelt field never silently becomes a default.
+ */
+export const KNOWN_FIELDS = {
+  ExecuteRequest: ["command", "working_dir", "env", "stream", "timeout", "stdin", "tty"],
+  TerminalSize: ["cols", "rows"],
+  CancelRequest: ["reason"],
+  SandboxCreateRequest: ["name", "isolation", "network", "network_mode", "publish", "limits"],
+  PublishRequest: ["port", "host_port", "host_ip"],
+  SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
+  SandboxUpdateRequest: ["limits"],
+  ProcessStartRequest: ["command", "working_dir", "env", "name", "stdin", "timeout_ms", "restart", "tty"],
+  RestartPolicy: ["policy", "max_restarts", "backoff_ms", "max_backoff_ms"],
+  ProcessStdinRequest: ["data", "eof"],
+  ProcessSignalRequest: ["signal"],
+  JobCancelRequest: ["dependents"],
+  JobSubmitRequest: ["request_id", "jobs"],
+  JobSpec: [
+    "job_id",
+    "name",
+    "command",
+    "working_dir",
+    "env",
+    "stdin",
+    "timeout_ms",
+    "depends_on",
+    "dependency_policy",
+    "queue_key",
+  ],
+} as const satisfies Record<string, readonly string[]>;
+
+/**
+ * The problem of an object with fields outside `known`, naming every one of them
+ * (`at`: where the object is, "limits." or "jobs[0]."), or null.
+ */
+export function unknownFields(obj: object, known: readonly string[], at = ""): FieldProblem | null {
+  const extra = Object.keys(obj).filter((k) => !known.includes(k));
+  if (extra.length === 0) return null;
+  const names = extra.map((k) => JSON.stringify(`${at}${k}`)).join(", ");
+  return {
+    field: `${at}${extra[0]}`,
+    message: `unknown field${extra.length > 1 ? "s" : ""} ${names} (known: ${known.join(", ")})`,
+  };
+}
+
 export function isValidIdempotencyKey(key: string): boolean {
   return IDEMPOTENCY_KEY.test(key);
 }
@@ -68,6 +115,8 @@ export function checkExecuteRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object" };
   }
   const req = body as Record<string, unknown>;
+  const unknown = unknownFields(req, KNOWN_FIELDS.ExecuteRequest);
+  if (unknown) return unknown;
   const { command } = req;
   if (typeof command === "string") {
     if (command.trim() === "") return { field: "command", message: "command must not be empty" };
@@ -119,12 +168,21 @@ export function checkExecuteRequest(body: unknown): FieldProblem | null {
   return null;
 }
 
-/** A terminal's size (`tty` of an execute, `resize` on …/terminal): whole columns and rows, 1 to TERMINAL_SIZE_MAX. */
-export function checkTerminalSize(v: unknown, field: string): FieldProblem | null {
+/**
+ * A terminal's size (`tty` of an execute, `resize` on …/terminal): whole columns and
+ * rows, 1 to TERMINAL_SIZE_MAX, and no other field than `known`.
+ */
+export function checkTerminalSize(
+  v: unknown,
+  field: string,
+  known: readonly string[] = KNOWN_FIELDS.TerminalSize,
+): FieldProblem | null {
   const ok = (n: unknown) => typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= TERMINAL_SIZE_MAX;
   if (typeof v !== "object" || v === null || Array.isArray(v)) {
     return { field, message: `${field} must be an object {cols, rows}` };
   }
+  const unknown = unknownFields(v, known, `${field}.`);
+  if (unknown) return unknown;
   const { cols, rows } = v as Record<string, unknown>;
   if (!ok(cols) || !ok(rows)) {
     return { field, message: `${field} must have whole cols and rows from 1 to ${TERMINAL_SIZE_MAX}` };
@@ -165,6 +223,8 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object" };
   }
   const req = body as Record<string, unknown>;
+  const unknown = unknownFields(req, KNOWN_FIELDS.SandboxCreateRequest);
+  if (unknown) return unknown;
   if (req.name !== undefined) {
     if (typeof req.name !== "string" || !isValidSandboxRef(req.name)) {
       return {
@@ -189,7 +249,11 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   }
   if (req.publish !== undefined) {
     if (!Array.isArray(req.publish)) return { field: "publish", message: "publish must be an array" };
-    for (const p of req.publish as unknown[]) {
+    for (const [i, p] of (req.publish as unknown[]).entries()) {
+      if (typeof p === "object" && p !== null && !Array.isArray(p)) {
+        const extra = unknownFields(p, KNOWN_FIELDS.PublishRequest, `publish[${i}].`);
+        if (extra) return extra;
+      }
       const problem = checkPublish(p);
       if (problem !== null) return { field: "publish", message: problem };
     }
@@ -207,8 +271,6 @@ function checkPublish(p: unknown): string | null {
   if (!isPort(port, 1)) return "port must be an integer from 1 to 65535";
   if (host_port !== undefined && !isPort(host_port, 0)) return "host_port must be an integer from 0 to 65535";
   if (host_ip !== undefined && typeof host_ip !== "string") return "host_ip must be a string";
-  const extra = Object.keys(p).filter((k) => !["port", "host_port", "host_ip"].includes(k));
-  if (extra.length > 0) return `unknown field ${extra[0]} in a published port`;
   return null;
 }
 
@@ -226,13 +288,9 @@ export function checkSandboxLimits(asked: unknown): FieldProblem | null {
   if (typeof asked !== "object" || asked === null || Array.isArray(asked)) {
     return { field: "limits", message: "limits must be a JSON object" };
   }
+  const unknown = unknownFields(asked, KNOWN_FIELDS.SandboxLimitsRequest, "limits.");
+  if (unknown) return unknown;
   for (const [key, value] of Object.entries(asked)) {
-    if (!(key in LIMIT_MINIMUM)) {
-      return {
-        field: `limits.${key}`,
-        message: `unknown limit ${key} (known: ${Object.keys(LIMIT_MINIMUM).join(", ")})`,
-      };
-    }
     if (value === null) continue;
     const whole = key !== "cpus";
     if (typeof value !== "number" || !Number.isFinite(value) || (whole && !Number.isSafeInteger(value))) {
@@ -252,9 +310,8 @@ export function checkSandboxUpdateRequest(body: unknown): FieldProblem | null {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { field: "body", message: "body must be a JSON object" };
   }
-  for (const key of Object.keys(body)) {
-    if (key !== "limits") return { field: key, message: `${key} cannot be changed (only limits)` };
-  }
+  const unknown = unknownFields(body, KNOWN_FIELDS.SandboxUpdateRequest);
+  if (unknown) return { ...unknown, message: `${unknown.message}: only limits can be changed` };
   const limits = (body as Record<string, unknown>).limits;
   return limits === undefined ? null : checkSandboxLimits(limits);
 }
@@ -305,6 +362,8 @@ export function checkProcessStartRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object" };
   }
   const req = body as Record<string, unknown>;
+  const unknown = unknownFields(req, KNOWN_FIELDS.ProcessStartRequest);
+  if (unknown) return unknown;
   if (req.tty !== undefined) {
     const size = checkTerminalSize(req.tty, "tty");
     if (size) return size;
@@ -346,6 +405,8 @@ function checkRestartPolicy(value: unknown): FieldProblem | null {
     return { field: "restart", message: "restart must be an object" };
   }
   const r = value as Record<string, unknown>;
+  const unknown = unknownFields(r, KNOWN_FIELDS.RestartPolicy, "restart.");
+  if (unknown) return unknown;
   if (r.policy !== undefined && !RESTART_POLICIES.includes(r.policy as RestartPolicyName)) {
     return { field: "restart.policy", message: `restart.policy must be one of ${RESTART_POLICIES.join(", ")}` };
   }
@@ -397,6 +458,8 @@ export function checkProcessStdinRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object {data: <base64>, eof?: bool}" };
   }
   const req = body as Record<string, unknown>;
+  const unknown = unknownFields(req, KNOWN_FIELDS.ProcessStdinRequest);
+  if (unknown) return unknown;
   if (req.data !== undefined && (typeof req.data !== "string" || !BASE64.test(req.data))) {
     return { field: "data", message: "data must be base64" };
   }
@@ -419,6 +482,8 @@ export function checkProcessSignalRequest(body: unknown): FieldProblem | null {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { field: "body", message: "body must be a JSON object {signal}" };
   }
+  const unknown = unknownFields(body, KNOWN_FIELDS.ProcessSignalRequest);
+  if (unknown) return unknown;
   if (processSignalName((body as Record<string, unknown>).signal) === null) {
     return { field: "signal", message: `signal must be one of ${PROCESS_SIGNALS.join(", ")}` };
   }

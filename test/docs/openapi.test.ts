@@ -10,6 +10,7 @@ import { ERRORS } from "../../src/protocol/errors.js";
 import { buildOpenApiDocument, errorComponentName, routeErrors } from "../../src/protocol/openapi/document.js";
 import { ROUTE_NAMES, ROUTES } from "../../src/protocol/routes.js";
 import { ErrorCodes } from "../../src/protocol/types.js";
+import { KNOWN_FIELDS } from "../../src/protocol/validate.js";
 import { startTestBackend, type TestBackend } from "../backend/support.js";
 import { REPO_ROOT } from "../support/cli.js";
 
@@ -56,6 +57,47 @@ describe("the OpenAPI document", () => {
       const takesKey = JSON.stringify(op.parameters ?? []).includes("#/components/parameters/IdempotencyKey");
       expect(takesKey, name).toBe(ROUTES[name].mutation);
     }
+  });
+
+  it("refuses what it does not describe: each object of a request body has additionalProperties false and the fields the checks know", () => {
+    const checked: string[] = [];
+    // biome-ignore lint/suspicious/noExplicitAny: plain JSON schema
+    const walk = (schema: any, where: string, seen: Set<string>): void => {
+      if (schema === null || typeof schema !== "object") return;
+      if (typeof schema.$ref === "string") {
+        const id = schema.$ref.replace("#/components/schemas/", "");
+        if (seen.has(id)) return;
+        seen.add(id);
+        const component = doc.components.schemas[id];
+        if (component.properties !== undefined) {
+          expect(Object.keys(component.properties).sort(), id).toEqual(
+            [...(KNOWN_FIELDS[id as keyof typeof KNOWN_FIELDS] ?? [])].sort(),
+          );
+        }
+        walk(component, id, seen);
+        return;
+      }
+      if (schema.properties !== undefined) {
+        expect(schema.additionalProperties, where).toBe(false);
+        checked.push(where);
+        for (const [k, v] of Object.entries(schema.properties)) walk(v, `${where}.${k}`, seen);
+      }
+      for (const key of ["items", "anyOf", "oneOf", "allOf"]) {
+        const sub = schema[key];
+        if (Array.isArray(sub)) for (const s of sub) walk(s, where, seen);
+        else walk(sub, where, seen);
+      }
+    };
+    for (const [p, item] of Object.entries(doc.paths)) {
+      // biome-ignore lint/suspicious/noExplicitAny: plain JSON
+      for (const [method, op] of Object.entries(item as Record<string, any>)) {
+        const schema = op?.requestBody?.content?.["application/json"]?.schema;
+        if (schema !== undefined) walk(schema, `${method} ${p}`, new Set());
+      }
+    }
+    expect(checked).toEqual(
+      expect.arrayContaining(["ExecuteRequest", "SandboxCreateRequest", "ProcessStartRequest.restart", "JobSpec"]),
+    );
   });
 
   describe("as the daemon serves it", () => {

@@ -10,6 +10,9 @@
 import type { WebSocket } from "ws";
 import { TERMINAL_MESSAGE_MAX_BYTES } from "../../protocol/types.js";
 import { checkTerminalSize } from "../../protocol/validate.js";
+
+/** The fields of a resize message (`{"type":"resize","cols","rows"}`). */
+const RESIZE_FIELDS = ["type", "cols", "rows"] as const;
 import type { TerminalSource } from "../runs/index.js";
 
 /** Bytes sent to a client and not yet written to its connection, at most (then reading pauses). */
@@ -142,7 +145,7 @@ class TerminalAttachment {
       msg = null;
     }
     const m = msg as { type?: unknown } | null;
-    if (m?.type === "resize" && checkTerminalSize(m, "resize") === null) {
+    if (m?.type === "resize" && checkTerminalSize(m, "resize", RESIZE_FIELDS) === null) {
       const { cols, rows } = m as unknown as { cols: number; rows: number };
       this.source.terminal()?.resize({ cols, rows });
       return;

@@ -36,6 +36,7 @@ export const TerminalSize = named(
       rows: Type.Integer({ minimum: 1, maximum: TERMINAL_SIZE_MAX }),
     },
     {
+      additionalProperties: false,
       description:
         "Run the command on a pseudo-terminal of the sandbox's own, this size: its output is one stream (stdout), its input and resizes come through …/terminal.",
     },
@@ -45,24 +46,27 @@ export type TerminalSize = Static<typeof TerminalSize>;
 
 export const ExecuteRequest = named(
   "ExecuteRequest",
-  Type.Object({
-    command: Command,
-    working_dir: Type.Optional(Type.String({ description: "Inside /workspace (relative paths are taken from it)." })),
-    env: Type.Optional(Env),
-    stream: Type.Optional(
-      Type.Boolean({ default: false, description: "true: answer text/event-stream of the execution's events." }),
-    ),
-    timeout: Type.Optional(
-      Type.Integer({
-        minimum: TIMEOUT_MIN_MS,
-        maximum: TTY_TIMEOUT_MAX_MS,
-        default: TIMEOUT_DEFAULT_MS,
-        description: `Milliseconds: at most ${TIMEOUT_MAX_MS}, or ${TTY_TIMEOUT_MAX_MS} (the default then) with tty.`,
-      }),
-    ),
-    stdin: Type.Optional(Base64({ description: "Bytes written once to the command's stdin." })),
-    tty: Type.Optional(TerminalSize),
-  }),
+  Type.Object(
+    {
+      command: Command,
+      working_dir: Type.Optional(Type.String({ description: "Inside /workspace (relative paths are taken from it)." })),
+      env: Type.Optional(Env),
+      stream: Type.Optional(
+        Type.Boolean({ default: false, description: "true: answer text/event-stream of the execution's events." }),
+      ),
+      timeout: Type.Optional(
+        Type.Integer({
+          minimum: TIMEOUT_MIN_MS,
+          maximum: TTY_TIMEOUT_MAX_MS,
+          default: TIMEOUT_DEFAULT_MS,
+          description: `Milliseconds: at most ${TIMEOUT_MAX_MS}, or ${TTY_TIMEOUT_MAX_MS} (the default then) with tty.`,
+        }),
+      ),
+      stdin: Type.Optional(Base64({ description: "Bytes written once to the command's stdin." })),
+      tty: Type.Optional(TerminalSize),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
 
@@ -262,7 +266,10 @@ export const ExecutionOutputChunk = named(
 );
 export type ExecutionOutputChunk = Static<typeof ExecutionOutputChunk>;
 
-export const CancelRequest = named("CancelRequest", Type.Object({ reason: Type.Optional(Type.String()) }));
+export const CancelRequest = named(
+  "CancelRequest",
+  Type.Object({ reason: Type.Optional(Type.String()) }, { additionalProperties: false }),
+);
 export type CancelRequest = Static<typeof CancelRequest>;
 
 export const CancelAnswer = named(

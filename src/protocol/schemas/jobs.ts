@@ -161,11 +161,14 @@ export type JobList = Static<typeof JobList>;
 
 export const JobCancelRequest = named(
   "JobCancelRequest",
-  Type.Object({
-    dependents: Type.Optional(
-      Type.Boolean({ description: "Also cancel every job that depends on it, directly or not." }),
-    ),
-  }),
+  Type.Object(
+    {
+      dependents: Type.Optional(
+        Type.Boolean({ description: "Also cancel every job that depends on it, directly or not." }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type JobCancelRequest = Static<typeof JobCancelRequest>;
 

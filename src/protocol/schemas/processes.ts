@@ -46,22 +46,30 @@ export type RestartPolicy = Static<typeof RestartPolicy>;
 
 export const ProcessStartRequest = named(
   "ProcessStartRequest",
-  Type.Object({
-    command: Command,
-    working_dir: Type.Optional(Type.String()),
-    env: Type.Optional(Env),
-    name: Type.Optional(Nullable(Type.String({ pattern: NAME_PATTERN }))),
-    stdin: Type.Optional(
-      Type.Boolean({ default: false, description: "A pipe to write to later (POST …/stdin); otherwise /dev/null." }),
-    ),
-    timeout_ms: Type.Optional(
-      Nullable(Type.Integer({ minimum: 1, maximum: PROCESS_TIMEOUT_MAX_MS }), {
-        description: "Limit on the process's whole life (all restarts), from its first start; null: none.",
-      }),
-    ),
-    restart: Type.Optional(Type.Partial(Type.Object(restartFields), { description: "Missing fields take defaults." })),
-    tty: Type.Optional(TerminalSize),
-  }),
+  Type.Object(
+    {
+      command: Command,
+      working_dir: Type.Optional(Type.String()),
+      env: Type.Optional(Env),
+      name: Type.Optional(Nullable(Type.String({ pattern: NAME_PATTERN }))),
+      stdin: Type.Optional(
+        Type.Boolean({ default: false, description: "A pipe to write to later (POST …/stdin); otherwise /dev/null." }),
+      ),
+      timeout_ms: Type.Optional(
+        Nullable(Type.Integer({ minimum: 1, maximum: PROCESS_TIMEOUT_MAX_MS }), {
+          description: "Limit on the process's whole life (all restarts), from its first start; null: none.",
+        }),
+      ),
+      restart: Type.Optional(
+        Type.Partial(Type.Object(restartFields), {
+          additionalProperties: false,
+          description: "Missing fields take defaults.",
+        }),
+      ),
+      tty: Type.Optional(TerminalSize),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type ProcessStartRequest = Static<typeof ProcessStartRequest>;
 
@@ -211,7 +219,7 @@ export type ProcessLogChunk = Static<typeof ProcessLogChunk>;
 /** POST …/processes/{pid}/stdin as JSON (raw bytes go as application/octet-stream, `?eof=true`). */
 export const ProcessStdinRequest = named(
   "ProcessStdinRequest",
-  Type.Object({ data: Type.Optional(Base64()), eof: Type.Optional(Type.Boolean()) }),
+  Type.Object({ data: Type.Optional(Base64()), eof: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
 );
 export type ProcessStdinRequest = Static<typeof ProcessStdinRequest>;
 
@@ -223,11 +231,14 @@ export type ProcessStdinAnswer = Static<typeof ProcessStdinAnswer>;
 
 export const ProcessSignalRequest = named(
   "ProcessSignalRequest",
-  Type.Object({
-    signal: StringEnum([...PROCESS_SIGNALS, ...PROCESS_SIGNALS.map((s) => `SIG${s}`)], {
-      description: "With or without the SIG prefix.",
-    }),
-  }),
+  Type.Object(
+    {
+      signal: StringEnum([...PROCESS_SIGNALS, ...PROCESS_SIGNALS.map((s) => `SIG${s}`)], {
+        description: "With or without the SIG prefix.",
+      }),
+    },
+    { additionalProperties: false },
+  ),
 );
 export interface ProcessSignalRequest {
   /** A name from PROCESS_SIGNALS, with or without the SIG prefix. */

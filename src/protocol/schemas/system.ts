@@ -60,7 +60,10 @@ export const SandboxLimits = named("SandboxLimits", Type.Object(limitFields));
 export type SandboxLimits = Static<typeof SandboxLimits>;
 
 /** Limits asked for: a missing field is the backend's default (create) or unchanged (update); null lifts it. */
-export const SandboxLimitsRequest = named("SandboxLimitsRequest", Type.Partial(Type.Object(limitFields)));
+export const SandboxLimitsRequest = named(
+  "SandboxLimitsRequest",
+  Type.Partial(Type.Object(limitFields), { additionalProperties: false }),
+);
 export type SandboxLimitsRequest = Static<typeof SandboxLimitsRequest>;
 
 /** Whether (and how) one limit is enforced: for a sandbox (`value` its limit) or the backend (`value` the default). */
@@ -153,17 +156,20 @@ export type NetworkMode = Static<typeof NetworkMode>;
 /** A port to publish, as asked at create (sbx): the backend listens on the host and joins each connection to `port` inside. */
 export const PublishRequest = named(
   "PublishRequest",
-  Type.Object({
-    port: Type.Integer({ minimum: 1, maximum: 65535, description: "The port inside the sandbox, on its loopback." }),
-    host_port: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 65535,
-        description: "The host port; 0 (the default): one the system chooses.",
-      }),
-    ),
-    host_ip: Type.Optional(Type.String({ description: "The host address to listen on; default 127.0.0.1." })),
-  }),
+  Type.Object(
+    {
+      port: Type.Integer({ minimum: 1, maximum: 65535, description: "The port inside the sandbox, on its loopback." }),
+      host_port: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: 65535,
+          description: "The host port; 0 (the default): one the system chooses.",
+        }),
+      ),
+      host_ip: Type.Optional(Type.String({ description: "The host address to listen on; default 127.0.0.1." })),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type PublishRequest = Static<typeof PublishRequest>;
 
@@ -182,16 +188,19 @@ export type PublishedPort = Static<typeof PublishedPort>;
 
 export const SandboxCreateRequest = named(
   "SandboxCreateRequest",
-  Type.Object({
-    name: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
-    isolation: Type.Optional(StringEnum(["auto", "none", "bwrap"], { default: "auto" })),
-    network: Type.Optional(
-      Type.Boolean({ default: false, description: "true: a network (network_mode user unless said); false: none." }),
-    ),
-    network_mode: Type.Optional(NetworkMode),
-    publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
-    limits: Type.Optional(SandboxLimitsRequest),
-  }),
+  Type.Object(
+    {
+      name: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
+      isolation: Type.Optional(StringEnum(["auto", "none", "bwrap"], { default: "auto" })),
+      network: Type.Optional(
+        Type.Boolean({ default: false, description: "true: a network (network_mode user unless said); false: none." }),
+      ),
+      network_mode: Type.Optional(NetworkMode),
+      publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
+      limits: Type.Optional(SandboxLimitsRequest),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type SandboxCreateRequest = Omit<Static<typeof SandboxCreateRequest>, "isolation"> & {
   isolation?: IsolationRequest;
@@ -265,7 +274,7 @@ export type SandboxDetails = Static<typeof SandboxDetails>;
 /** PATCH /sandbox/{id} (sbx): what changes; limits apply to what runs now where the mechanism allows. */
 export const SandboxUpdateRequest = named(
   "SandboxUpdateRequest",
-  Type.Object({ limits: Type.Optional(SandboxLimitsRequest) }),
+  Type.Object({ limits: Type.Optional(SandboxLimitsRequest) }, { additionalProperties: false }),
 );
 export type SandboxUpdateRequest = Static<typeof SandboxUpdateRequest>;
 

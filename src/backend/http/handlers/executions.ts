@@ -27,7 +27,13 @@ import {
   EXECUTION_OUTPUT_LIMIT_DEFAULT,
   EXECUTION_OUTPUT_LIMIT_MAX,
 } from "../../../protocol/types.js";
-import { checkExecuteRequest, isValidIdempotencyKey, resolveWorkingDir } from "../../../protocol/validate.js";
+import {
+  checkExecuteRequest,
+  isValidIdempotencyKey,
+  KNOWN_FIELDS,
+  resolveWorkingDir,
+  unknownFields,
+} from "../../../protocol/validate.js";
 import type { LookupContext, RequestContext } from "../context.js";
 import type { IdempotencyRow } from "../idempotency.js";
 import { outputFile, outputSize, readOutputRange, SYSTEM_ERROR_SANDBOX_START_FAILED } from "../../executions/index.js";
@@ -378,6 +384,8 @@ export function cancelExecution(ctx: RequestContext): Promise<Reply> {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw invalidRequest("body", "body must be a JSON object");
     }
+    const unknown = unknownFields(body, KNOWN_FIELDS.CancelRequest);
+    if (unknown) throw invalidRequest(unknown.field, unknown.message);
     const { reason } = body as CancelRequest;
     if (reason !== undefined && (typeof reason !== "string" || reason.length > CANCEL_REASON_MAX)) {
       throw invalidRequest("reason", `reason must be a string of at most ${CANCEL_REASON_MAX} characters`);

@@ -15,7 +15,7 @@ import {
   type JobSubmitRequest,
 } from "../../../protocol/jobs.js";
 import { ErrorCodes } from "../../../protocol/types.js";
-import { isValidIdempotencyKey } from "../../../protocol/validate.js";
+import { isValidIdempotencyKey, KNOWN_FIELDS, unknownFields } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { ApiError, intParam, invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { REPLAYED_HEADER, runFixedAnswerMutation, runMutation } from "../idempotency.js";
@@ -144,8 +144,8 @@ export function cancelJob(ctx: RequestContext): Promise<Reply> {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw invalidRequest("body", "body must be a JSON object {dependents?: bool}");
     }
-    const unknown = Object.keys(body).find((k) => k !== "dependents");
-    if (unknown !== undefined) throw invalidRequest(unknown, `unknown field ${JSON.stringify(unknown)}`);
+    const unknown = unknownFields(body, KNOWN_FIELDS.JobCancelRequest);
+    if (unknown) throw invalidRequest(unknown.field, unknown.message);
     const { dependents } = body as { dependents?: unknown };
     if (dependents !== undefined && typeof dependents !== "boolean") {
       throw invalidRequest("dependents", "dependents must be a boolean");
