@@ -27,7 +27,8 @@ import { JobManager } from "./jobs/index.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES, ProcessSupervisor } from "./processes/index.js";
 import { LiveRuns } from "./runs/index.js";
 import { SandboxRegistry } from "./sandboxes/index.js";
-import { BackendStore, DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./store/index.js";
+import { BackendStore } from "./store/index.js";
+import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention/index.js";
 
 export interface BackendOptions {
   /** Holds backend.db and the sandboxes' workspaces. Created 0700 if missing. */

@@ -61,7 +61,7 @@ const EDGE_WIRING = [path.join("backend", "backend.ts"), path.join("backend", "d
  * The backend's folders used only through their index.ts by anything outside them:
  * the domains it serves, what every run shares, and the store.
  */
-const DOMAIN_FOLDERS = ["drivers", "executions", "jobs", "processes", "runs", "sandboxes", "store"];
+const DOMAIN_FOLDERS = ["drivers", "executions", "jobs", "processes", "retention", "runs", "sandboxes", "store"];
 
 /** The folder of src/backend a file is in, or null (outside the backend, or at its top). */
 function backendFolderOf(rel: string): string | null {
@@ -104,6 +104,32 @@ function crossings(): Array<Edge & { key: `${Layer}->${Layer}` }> {
     if (from === null || to === null || from === to) return [];
     return [{ ...e, key: `${from}->${to}` as const }];
   });
+}
+
+/** Which of the backend's folders imports which (a file at its top, backend.ts, is in none). */
+function folderGraph(edges: Edge[]): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const e of edges) {
+    const from = backendFolderOf(e.from);
+    const to = backendFolderOf(e.to);
+    if (from === null || to === null || from === to) continue;
+    if (!graph.has(from)) graph.set(from, new Set());
+    graph.get(from)!.add(to);
+  }
+  return graph;
+}
+
+/** Each circle of the graph once, as "a -> b -> a" from its first folder by name. */
+function circlesOf(graph: Map<string, Set<string>>): string[] {
+  const found = new Set<string>();
+  const walk = (start: string, at: string, trail: string[]) => {
+    for (const next of [...(graph.get(at) ?? [])].sort()) {
+      if (next === start) found.add([...trail, start].join(" -> "));
+      else if (next > start && !trail.includes(next)) walk(start, next, [...trail, next]);
+    }
+  };
+  for (const start of [...graph.keys()].sort()) walk(start, start, [start]);
+  return [...found].sort();
 }
 
 function describeEdges(edges: Edge[]): string[] {
@@ -169,6 +195,23 @@ describe("the import graph of src/", () => {
       from: path.join("backend", "processes", "supervisor.ts"),
       to: path.join("backend", "runs", "index.ts"),
     });
+  });
+
+  it("runs one way between the backend's folders: no folder reaches itself through others", () => {
+    const graph = folderGraph(EDGES);
+    // A check that saw no arrows would find no circle.
+    expect(graph.get("processes")?.has("store")).toBe(true);
+    expect(circlesOf(graph)).toEqual([]);
+  });
+
+  it("finds a circle between folders when there is one", () => {
+    const edge = (from: string, to: string) => ({
+      from: path.join("backend", from, "a.ts"),
+      to: path.join("backend", to, "index.ts"),
+    });
+    const circle = folderGraph([edge("store", "executions"), edge("executions", "store"), edge("jobs", "store")]);
+    expect(circlesOf(circle)).toEqual(["executions -> store -> executions"]);
+    expect(circlesOf(folderGraph([edge("jobs", "store"), edge("executions", "store")]))).toEqual([]);
   });
 
   it("follows docs/architecture.md for every other crossing", () => {

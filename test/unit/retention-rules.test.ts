@@ -1,4 +1,4 @@
-// The decisions of a retention sweep (src/backend/store/retention-rules.ts): the
+// The decisions of a retention sweep (src/backend/retention/rules.ts): the
 // horizon never shorter than the key window, the cut-offs, the size limit, which
 // outputs go first, and what the daemon's log says. test/backend/retention.test.ts
 // runs them against a real backend.
@@ -12,7 +12,7 @@ import {
   overLimit,
   type RetentionSettings,
   sweepLog,
-} from "../../src/backend/store/retention-rules.js";
+} from "../../src/backend/retention/rules.js";
 
 const settings = (over: Partial<RetentionSettings> = {}): RetentionSettings => ({
   retainMs: 30 * DAY_MS,

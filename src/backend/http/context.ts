@@ -11,7 +11,7 @@ import type { IdempotencyKeys } from "./idempotency.js";
 import type { JobManager } from "../jobs/index.js";
 import type { ProcessSupervisor } from "../processes/index.js";
 import type { LiveRuns } from "../runs/index.js";
-import type { Retention } from "../store/index.js";
+import type { Retention } from "../retention/index.js";
 import type { SandboxRegistry } from "../sandboxes/index.js";
 
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */

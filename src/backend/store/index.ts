@@ -1,5 +1,6 @@
-// The backend database (opened once, migrated) and retention. What the rest of the
-// backend may use of them; each domain keeps its own statements beside it.
+// The backend database: the engine alone (opened once, migrated, transactions,
+// TableAccess). What the rest of the backend may use of it; each domain keeps its own
+// statements beside it. It imports no domain: retention, which reads the domains, is
+// retention/'s.
 
 export { BackendStore, columnsOf, TableAccess } from "./db.js";
-export { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention.js";

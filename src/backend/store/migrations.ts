@@ -118,7 +118,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX processes_by_key ON processes (sandbox_id, idempotency_key);
   CREATE INDEX processes_unended ON processes (state) WHERE state <> 'exited';
   `,
-  // Retention (retention.ts): when an execution's full output files were dropped for
+  // Retention (retention/retention.ts): when an execution's full output files were dropped for
   // space (its record stays), and the order in which finished work goes.
   `
   ALTER TABLE executions ADD COLUMN output_dropped_at TEXT;

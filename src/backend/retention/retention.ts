@@ -10,19 +10,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { StorageReport } from "../../protocol/types.js";
-import type { BackendStore } from "./db.js";
+import type { BackendStore } from "../store/index.js";
 import type { EventLog, ExecutionStore } from "../executions/index.js";
 import type { ProcessSupervisor } from "../processes/index.js";
 import type { SandboxRegistry } from "../sandboxes/index.js";
-import {
-  cutoffs,
-  DAY_MS,
-  horizonMs,
-  outputsToDrop,
-  overLimit,
-  type RetentionSettings,
-  sweepLog,
-} from "./retention-rules.js";
+import { cutoffs, DAY_MS, horizonMs, outputsToDrop, overLimit, type RetentionSettings, sweepLog } from "./rules.js";
 
 export const DEFAULT_RETAIN_MS = 30 * DAY_MS;
 export const DEFAULT_RETAIN_BYTES = 5 * 1024 * 1024 * 1024;
