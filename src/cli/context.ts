@@ -4,7 +4,7 @@
 
 import fs from "node:fs";
 import { ConfigStore } from "../config/config.js";
-import { checkLocalDaemonDirs, ensurePrivateDir, resolvePaths, type SbxPaths } from "../config/paths.js";
+import { checkLocalDaemonDirs, ensurePrivateDir, madeHome, resolvePaths, type SbxPaths } from "../config/paths.js";
 import type { Api } from "../client/api.js";
 import { type Endpoint, type EndpointFlags, resolveEndpoint } from "../client/endpoint.js";
 import type { ReceiptStore } from "../receipts/store.js";
@@ -33,6 +33,11 @@ export interface Context {
    * instead of aborting `interrupt`; the next one aborts. Returns the unregister.
    */
   onFirstInterrupt(handler: () => void): () => void;
+  /**
+   * Creates a directory of sbx's (private, as ensurePrivateDir) and says once, on
+   * stderr, when that made a new home: a mistyped SBX_HOME must not go unnoticed.
+   */
+  ensurePrivateDir(dir: string, within?: string): void;
   /** The receipt store, opened (and migrated) on first use, waiting while another process holds it. */
   receipts(): Promise<ReceiptStore>;
   /** Runs a write on the receipt store, waiting while another process holds it (src/cli/store-access.ts). */
@@ -52,7 +57,16 @@ export function createContext(
   opts: { leaveStoreOpen?: boolean } = {},
 ): Context {
   const paths = resolvePaths(env);
-  const config = new ConfigStore(paths);
+  const announced = new Set<string>();
+  /** Says where a home was created, once per home and command. */
+  const noteCreated = (created: string | undefined) => {
+    for (const [home, what] of homesOf(paths, env)) {
+      if (announced.has(home) || !madeHome(created, home)) continue;
+      announced.add(home);
+      ctx.io.info(`sbx: created ${what.replace("@", home)}`);
+    }
+  };
+  const config = new ConfigStore(paths, noteCreated);
   let store: ReceiptStore | null = null;
   const clients: Array<{ close(): Promise<void> }> = [];
   /** Each backend warning is said once per command. */
@@ -65,6 +79,9 @@ export function createContext(
     globals,
     interrupt,
     onFirstInterrupt,
+    ensurePrivateDir(dir, within) {
+      noteCreated(ensurePrivateDir(dir, within));
+    },
     async receipts() {
       if (!store) {
         const [{ ReceiptStore }, { redactSecrets }, { STATEMENT_BUSY_MS, whileStoreBusy }] = await Promise.all([
@@ -73,7 +90,7 @@ export function createContext(
           import("./store-access.js"),
         ]);
         await ReceiptStore.preload();
-        ensurePrivateDir(paths.stateDir);
+        ctx.ensurePrivateDir(paths.stateDir);
         // Every key this sbx knows stays out of the store, whichever backend an answer came from.
         const secrets = knownSecrets(env, config);
         store = await whileStoreBusy(ctx, paths.receiptsDb, () =>
@@ -128,4 +145,16 @@ export function createContext(
     },
   };
   return ctx;
+}
+
+/** The homes sbx may create, each with what is said when it is new (@: where). */
+function homesOf(paths: SbxPaths, env: NodeJS.ProcessEnv): Array<[string, string]> {
+  if (paths.stateDir === paths.configDir) {
+    const from = env.SBX_HOME?.trim() ? " (SBX_HOME): it has no receipts, sandboxes or daemon of another home" : "";
+    return [[paths.stateDir, `a new sbx home at @${from}`]];
+  }
+  return [
+    [paths.stateDir, "a new sbx state directory at @ (receipts, sandboxes, the local daemon)"],
+    [paths.configDir, "a new sbx config directory at @"],
+  ];
 }

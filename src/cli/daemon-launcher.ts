@@ -6,7 +6,7 @@
 
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { checkLocalDaemonDirs, ensurePrivateDir } from "../config/paths.js";
+import { checkLocalDaemonDirs } from "../config/paths.js";
 import { Api } from "../client/api.js";
 import type { Endpoint } from "../client/endpoint.js";
 import { HttpClient } from "../client/http.js";
@@ -65,7 +65,7 @@ export function daemonEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 /** Spawns `sbx daemon run` detached, its output appended to daemon.log, with a scrubbed environment. */
 export function spawnDaemon(ctx: Context, extraArgs: string[]): number | undefined {
   const { paths } = ctx;
-  ensurePrivateDir(paths.daemonDir, paths.stateDir);
+  ctx.ensurePrivateDir(paths.daemonDir, paths.stateDir);
   const log = fs.openSync(paths.daemonLog, "a", 0o600);
   const self = selfInvocation();
   const child = spawn(self.command, [...self.args, "daemon", "run", ...extraArgs], {
@@ -103,7 +103,7 @@ export async function ensureLocalDaemon(ctx: Context, endpoint: Endpoint): Promi
 
 async function startUnlessAnswering(ctx: Context, api: Api): Promise<void> {
   if (await answers(api)) return;
-  ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
+  ctx.ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const until = Date.now() + START_DEADLINE_MS;
   while (Date.now() < until) {
     if (tryLock(ctx.paths.startLock)) {

@@ -117,8 +117,8 @@ function credentialsProblem(doc: unknown): string | null {
 }
 
 /** Written to a temporary file, flushed to disk, then renamed into place: a crash leaves the old file or the new one. */
-function writeJsonAtomic(file: string, doc: unknown): void {
-  ensurePrivateDir(path.dirname(file));
+function writeJsonAtomic(file: string, doc: unknown, onCreated?: (dir: string | undefined) => void): void {
+  onCreated?.(ensurePrivateDir(path.dirname(file)));
   const tmp = `${file}.${process.pid}.tmp`;
   const fd = fs.openSync(tmp, "w", 0o600);
   try {
@@ -131,7 +131,11 @@ function writeJsonAtomic(file: string, doc: unknown): void {
 }
 
 export class ConfigStore {
-  constructor(private readonly paths: SbxPaths) {}
+  /** `onCreated` hears of the directory a write created (the highest), if any. */
+  constructor(
+    private readonly paths: SbxPaths,
+    private readonly onCreated?: (dir: string | undefined) => void,
+  ) {}
 
   /** The config directory, when it exists, must be private: whoever writes it chooses where commands go. */
   private checkDir(): void {
@@ -150,7 +154,7 @@ export class ConfigStore {
   }
 
   write(doc: ConfigDoc): void {
-    writeJsonAtomic(this.paths.configFile, doc);
+    writeJsonAtomic(this.paths.configFile, doc, this.onCreated);
   }
 
   update(fn: (doc: ConfigDoc) => void): ConfigDoc {
@@ -183,6 +187,6 @@ export class ConfigStore {
     const keys = { ...(doc.api_keys ?? {}) };
     if (key === undefined) delete keys[profile];
     else keys[profile] = key;
-    writeJsonAtomic(this.paths.credentialsFile, { version: 1, api_keys: keys });
+    writeJsonAtomic(this.paths.credentialsFile, { version: 1, api_keys: keys }, this.onCreated);
   }
 }

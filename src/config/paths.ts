@@ -155,9 +155,10 @@ export function checkPrivateDir(dir: string): void {
 /**
  * Creates a directory private to its user (0700), including parents, and refuses it
  * (and every directory from `within` down to it) when another user could tamper with it.
+ * Returns the first directory it created (the highest), or undefined when `dir` existed.
  */
-export function ensurePrivateDir(dir: string, within?: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+export function ensurePrivateDir(dir: string, within?: string): string | undefined {
+  const created = fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const chain = [dir];
   if (within !== undefined && dir !== within && dir.startsWith(`${within}${path.sep}`)) {
     for (let d = path.dirname(dir); d.length >= within.length; d = path.dirname(d)) {
@@ -166,6 +167,12 @@ export function ensurePrivateDir(dir: string, within?: string): void {
     }
   }
   for (const d of chain) checkPrivateDir(d);
+  return created;
+}
+
+/** Whether `created` (what ensurePrivateDir made) is `home` or a directory above it: the home is new. */
+export function madeHome(created: string | undefined, home: string): boolean {
+  return created !== undefined && (created === home || home.startsWith(`${created}${path.sep}`));
 }
 
 /**

@@ -157,7 +157,7 @@ function commandSection(c: CommandDoc): string[] {
 const ENVIRONMENT: ReadonlyArray<[string, string]> = [
   [
     "SBX_HOME",
-    "When set, the one directory that holds everything: configuration, credentials, receipts, and the embedded backend's socket and data. Unset, configuration lives in `$XDG_CONFIG_HOME/sbx` and state in `$XDG_STATE_HOME/sbx`. A directory sbx uses must belong to you and be writable by nobody else; sbx refuses any other (exit 74). Symlinks in these paths are resolved once; one owned by another user (not you, not root) is refused (exit 74).",
+    "When set, the one directory that holds everything: configuration, credentials, receipts, and the embedded backend's socket and data. Unset, configuration lives in `$XDG_CONFIG_HOME/sbx` and state in `$XDG_STATE_HOME/sbx`. A directory sbx uses must belong to you and be writable by nobody else; sbx refuses any other (exit 74). Symlinks in these paths are resolved once; one owned by another user (not you, not root) is refused (exit 74). When sbx creates a home, it says so once on stderr, with where (not with `--quiet`).",
   ],
   [
     "SBX_PROFILE",

@@ -3,7 +3,6 @@
 import { randomBytes } from "../../../platform/random.js";
 import fs from "node:fs";
 import path from "node:path";
-import { ensurePrivateDir } from "../../../config/paths.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
@@ -117,7 +116,7 @@ export function tcpToken(ctx: Context): string {
 
 export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number> {
   const { closeInheritedDescriptors, runDaemon } = await import("../../../backend/daemon.js");
-  ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
+  ctx.ensurePrivateDir(ctx.paths.daemonDir, ctx.paths.stateDir);
   const token = opts.listen ? tcpToken(ctx) : undefined;
   // Nothing a shell or CI runner leaked to this process reaches a sandbox through it
   // (once nothing is refused any more: a refusal changes nothing of the caller's process).
