@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { probeUserNet } from "../../src/backend/drivers/bwrap/user-net.js";
 import { daemonHost } from "../../src/backend/drivers/driver.js";
 import { describeNeeding } from "../support/requirements.js";
+import { tempDir } from "../support/temp.js";
 import { type TunDevices, tunDevices } from "../support/tun-devices.js";
 import { startTestBackend, type TestBackend } from "./support.js";
 
@@ -77,6 +78,45 @@ describeNeeding(
           body: { name: "net2", isolation: "bwrap", network_mode: "host" },
         });
         expect(host.status, host.text).toBe(201);
+      });
+    });
+
+    describeNeeding("tools", "a --network sandbox made where it worked, on a backend where it no longer can", () => {
+      const dir = tempDir("sbx-be-");
+      let b: TestBackend;
+      beforeAll(async () => {
+        const before = await startTestBackend({ drivers: { tunDevice: tun.open } }, dir);
+        const res = await before.api("POST", "/api/v1/sandbox/create", {
+          body: { name: "net", isolation: "bwrap", network_mode: "user" },
+        });
+        expect(res.status, res.text).toBe(201);
+        await before.stop();
+        b = await startTestBackend({ drivers: { tunDevice: tun.rootOnly } }, dir);
+      });
+      afterAll(async () => {
+        await b.stop();
+      });
+
+      it("is shown as not available, with the reason; its commands fail to start saying the same", async () => {
+        const shown = await b.api("GET", "/api/v1/sandbox/net");
+        expect(shown.status, shown.text).toBe(200);
+        expect(shown.json.network_mode).toBe("user");
+        expect(shown.json.network_status).toEqual({
+          available: false,
+          reason: expect.stringContaining(`${tun.rootOnly} is mode 0600, owned by root`),
+        });
+        const ran = await b.api("POST", "/api/v1/sandbox/net/execute", { body: { command: ["true"] } });
+        expect(ran.status).toBe(500);
+        expect(ran.json.error.code).toBe("sandbox_start_failed");
+        expect(ran.json.error.message).toContain("network user is not available");
+        // A sandbox without that network is shown as it is.
+        expect(
+          (await b.api("POST", "/api/v1/sandbox/create", { body: { name: "off", isolation: "bwrap" } })).status,
+        ).toBe(201);
+        expect((await b.api("GET", "/api/v1/sandbox/off")).json.network_status).toEqual({
+          available: true,
+          reason: null,
+        });
       });
     });
 

@@ -155,4 +155,29 @@ describeNeeding(["root", "bwrap", "slirp4netns"], "--network where a sandbox's u
       ),
     );
   });
+
+  it("shows one made where it worked as not available, with the reason", async () => {
+    const tun = tunDevices();
+    const home = makeHome("sbx-cli-sandbox-");
+    cleanups.push(() => removeHome(home));
+    const sbx = async (argv: string[]) => {
+      const io = createBufferIO();
+      const code = await main(argv, io, { SBX_HOME: home });
+      return { code, out: io.stdoutText(), err: io.stderrText() };
+    };
+    const before = await startHomeBackend(home, { drivers: { tunDevice: tun.open } });
+    expect((await sbx(["sandbox", "create", "out", "--network"])).code).toBe(0);
+    expect((await sbx(["sandbox", "show", "out"])).out).not.toContain("network_available");
+    await before.close();
+    const after = await startHomeBackend(home, { drivers: { tunDevice: tun.rootOnly } });
+    cleanups.push(() => after.close());
+    const shown = await sbx(["sandbox", "show", "out"]);
+    expect(shown.out).toMatch(/^network\tuser \(outbound through slirp4netns/m);
+    expect(shown.out).toContain(
+      `\nnetwork_available\tno: ${tun.rootOnly} is mode 0600, owned by root: a sandbox's uid cannot open it`,
+    );
+    expect(shown.out).toMatch(/; its commands cannot start until this is fixed\n/);
+    const json = JSON.parse((await sbx(["sandbox", "show", "out", "--json"])).out);
+    expect(json.network_status).toEqual({ available: false, reason: expect.stringContaining("chmod 0666") });
+  });
 });

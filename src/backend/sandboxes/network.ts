@@ -63,6 +63,15 @@ export function chooseNetworkMode(
   return mode;
 }
 
+/** Whether a sandbox's network mode can be had here now: user needs what the probe found; none and host always can. */
+export function networkStatus(
+  mode: NetworkMode,
+  userNet: { available: boolean; reason: string | null },
+): { available: boolean; reason: string | null } {
+  if (mode !== "user" || userNet.available) return { available: true, reason: null };
+  return { available: false, reason: userNet.reason ?? "user-mode networking is not available" };
+}
+
 /** The ports a create request publishes, checked: host_ip an address (default 127.0.0.1), no port twice. */
 export function choosePublished(req: SandboxCreateRequest, isolation: Isolation): PublishSpec[] {
   const asked = req.publish ?? [];

@@ -21,7 +21,7 @@ import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
 import { workspaceOwner } from "./workspace-files.js";
-import { choosePublished, networkModeOf, publishedOf } from "./network.js";
+import { choosePublished, networkModeOf, networkStatus, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
 import { checkedLimits, chooseIsolation, isolationUnavailable, limitsOf, noIsolationWarning } from "./settings.js";
@@ -195,6 +195,7 @@ export class SandboxRegistry {
       workspace_bytes: usage ? diskUsage(placement.workspaceDir) : null,
       driver: { ...this.driver(row).describe(placement), available: probe.available, reason: probe.reason },
       limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
+      network_status: networkStatus(networkModeOf(row), this.drivers.userNetwork),
       published: this.published.list(row.sandbox_id, publishedOf(row)),
       environment: this.driver(row).environment?.(placement) ?? null,
     };

@@ -263,6 +263,21 @@ export const SandboxDetails = named(
     limit_status: Type.Optional(
       Type.Array(LimitStatus, { description: "Each of the sandbox's limits: whether and how it is enforced (sbx)." }),
     ),
+    network_status: Type.Optional(
+      Type.Object(
+        {
+          available: Type.Boolean({ description: "Whether its network mode can be had on this backend now." }),
+          reason: Nullable(Type.String(), {
+            description:
+              "Why not, and the fix (e.g. for user: /dev/net/tun root-only, which a sandbox's uid cannot open); null when it can.",
+          }),
+        },
+        {
+          description:
+            "Whether the sandbox's network mode can be had here now (sbx): where it cannot, its environment cannot start (sandbox_start_failed) until that is fixed.",
+        },
+      ),
+    ),
     published: Type.Array(PublishedPort, { description: "Ports published on the host (sbx)." }),
     environment: Nullable(SandboxEnvironment, {
       description: "The sandbox's live environment (bwrap); null where each command runs on its own (none).",

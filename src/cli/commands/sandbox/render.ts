@@ -53,6 +53,8 @@ export interface SandboxDetailsDocument extends SandboxDocument {
   driver: SandboxDetails["driver"] | null;
   /** Each limit: whether and how it is enforced; null when the backend does not say. */
   limit_status: LimitStatus[] | null;
+  /** Whether its network mode can be had here now, and why not; null when the backend does not say. */
+  network_status: SandboxDetails["network_status"] | null;
   environment: SandboxDetails["environment"];
   published: SandboxDetails["published"];
 }
@@ -76,6 +78,7 @@ export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): Sa
         }
       : null,
     limit_status: s.limit_status ?? null,
+    network_status: s.network_status ?? null,
     environment: s.environment ?? null,
     published: s.published ?? [],
   };

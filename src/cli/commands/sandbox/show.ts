@@ -34,6 +34,12 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     ["isolation", isolation],
     ["network", describeNetwork(s)],
   ];
+  if (s.network_status?.available === false) {
+    rows.push([
+      "network_available",
+      `no: ${s.network_status.reason ?? "unknown"}; its commands cannot start until this is fixed`,
+    ]);
+  }
   const published = s.published ?? [];
   if (published.length > 0) {
     rows.push([
