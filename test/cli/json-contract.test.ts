@@ -96,6 +96,7 @@ const SANDBOX_DETAILS_FIELDS = [
   "workspace_bytes",
   "driver",
   "limit_status",
+  "network_status",
   "environment",
   "published",
 ];
