@@ -68,6 +68,11 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
       "run_process",
       "continue_process",
       "stop_process",
+      "job_run",
+      "job_submit",
+      "job_read",
+      "await",
+      "cancel",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",
@@ -196,6 +201,80 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     expect(processesWithArg(sleep)).toEqual([]);
   });
 
+  it("runs one job to its end, with its output", async () => {
+    const result = await call(client, "job_run", { argv: ["sh", "-c", "echo from-job; exit 4"], yield_ms: 60_000 });
+    expect(result.isError, JSON.stringify(result)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      classification: "succeeded",
+      ended: true,
+      job: { name: "run", status: "failed", exit_code: 4 },
+      stdout: "from-job\n",
+    });
+    const { doc } = await runMainJson<Json>(["receipts", "show", result.structuredContent.receipt_id, "--json"], {
+      home,
+    });
+    expect(doc).toMatchObject({ kind: "jobs_submit", idempotency_key: result.structuredContent.request_id });
+  });
+
+  it("submits a check and a report that depends on it; await past its timeout cancels nothing", async () => {
+    const args = {
+      request_id: "mcp-pipeline-1",
+      jobs: [
+        { name: "check", shell: "until [ -f /workspace/check-go ]; do sleep 0.05; done; echo checked" },
+        { name: "report", argv: ["echo", "reported"], depends_on: [{ name: "check" }] },
+      ],
+    };
+    const submitted = await call(client, "job_submit", args);
+    expect(submitted.isError, JSON.stringify(submitted)).toBeFalsy();
+    expect(submitted.structuredContent.jobs.map((j: Json) => j.name)).toEqual(["check", "report"]);
+    const ids = submitted.structuredContent.jobs.map((j: Json) => j.job_id);
+    // The same request id again admits nothing new.
+    const again = await call(client, "job_submit", args);
+    expect(again.structuredContent).toMatchObject({ replayed: true });
+    expect(again.structuredContent.jobs.map((j: Json) => j.job_id)).toEqual(ids);
+
+    const early = await call(client, "await", { handles: ids, timeout_ms: 300 });
+    expect(early.structuredContent.ended).toBe(false);
+    expect(early.content[0].text).toContain("nothing was cancelled");
+    const [check, report] = early.structuredContent.items;
+    expect(["queued", "running"]).toContain(check.status);
+    expect(report.status).toBe("waiting");
+
+    await call(client, "run_command", { argv: ["touch", "/workspace/check-go"] });
+    const done = await call(client, "await", { handles: ids, timeout_ms: 60_000 });
+    expect(done.structuredContent).toMatchObject({
+      ended: true,
+      items: [
+        { kind: "job", status: "succeeded", exit_code: 0 },
+        { kind: "job", status: "succeeded", exit_code: 0 },
+      ],
+    });
+    const read = await call(client, "job_read", { job_id: ids[1] });
+    expect(read.structuredContent).toMatchObject({ name: "report", status: "succeeded", stdout: "reported\n" });
+  });
+
+  it("cancels a job: cancel_requested until its processes are gone, then cancelled", async () => {
+    const sleep = uniqueSleep(120);
+    const submitted = await call(client, "job_submit", { jobs: [{ name: "long", argv: ["sleep", sleep] }] });
+    const id = submitted.structuredContent.jobs[0].job_id;
+    await until(() => processesWithArg(sleep).length > 0, 20_000, "the job to run");
+    const cancelled = await call(client, "cancel", { job_id: id });
+    expect(["cancel_requested", "cancelled"]).toContain(cancelled.structuredContent.status);
+    const waited = await call(client, "await", { handles: [id], timeout_ms: 60_000 });
+    expect(waited.structuredContent).toMatchObject({ ended: true, items: [{ status: "cancelled" }] });
+    expect(processesWithArg(sleep)).toEqual([]);
+  });
+
+  it("refuses a job graph the backend would refuse, before anything is sent", async () => {
+    const before = await receiptCount(home);
+    const result = await call(client, "job_submit", {
+      jobs: [{ name: "a", argv: ["true"], depends_on: [{ name: "nosuch" }] }],
+    });
+    expect(result.isError).toBe(true);
+    expect(result.content[0].text).toMatch(/^sbx: .*nosuch/);
+    expect(await receiptCount(home)).toBe(before);
+  });
+
   it("lists sandboxes", async () => {
     const result = await call(client, "sandbox_list", {});
     expect(result.structuredContent.sandboxes.map((s: Json) => s.name)).toContain("default");
@@ -304,7 +383,13 @@ describe("sbx mcp --tools", () => {
       removeHome(home);
     });
     const { tools } = await client.listTools();
-    expect(tools.map((x) => x.name)).toEqual(["receipts_in_doubt", "receipt_show", "sandbox_list"]);
+    expect(tools.map((x) => x.name)).toEqual([
+      "job_read",
+      "await",
+      "receipts_in_doubt",
+      "receipt_show",
+      "sandbox_list",
+    ]);
     const refused = await call(client, "run_command", { argv: ["true"] });
     expect(refused.isError).toBe(true);
     expect(refused.content[0].text).toContain('sbx: no tool "run_command" here');

@@ -17,7 +17,13 @@ describe("the tools of sbx mcp", () => {
 
   it("--tools: names, read-only, all; an unknown name is refused with the list", () => {
     expect(chooseTools(undefined).map((t) => t.name)).toEqual([...MCP_TOOL_NAMES]);
-    expect(chooseTools("read-only").map((t) => t.name)).toEqual(["receipts_in_doubt", "receipt_show", "sandbox_list"]);
+    expect(chooseTools("read-only").map((t) => t.name)).toEqual([
+      "job_read",
+      "await",
+      "receipts_in_doubt",
+      "receipt_show",
+      "sandbox_list",
+    ]);
     expect(chooseTools("receipt_show, run_command").map((t) => t.name)).toEqual(["run_command", "receipt_show"]);
     expect(() => chooseTools("run_command,rm_rf")).toThrow(/--tools: no tool "rm_rf"/);
     expect(() => chooseTools(",")).toThrow(/names no tool/);

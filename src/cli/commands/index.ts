@@ -319,6 +319,11 @@ export const MCP_TOOL_NAMES = [
   "run_process",
   "continue_process",
   "stop_process",
+  "job_run",
+  "job_submit",
+  "job_read",
+  "await",
+  "cancel",
   "receipts_in_doubt",
   "receipt_show",
   "sandbox_list",
@@ -331,8 +336,8 @@ export function declareMcp(program: Command, bind: Bind): void {
     .description(
       "Run a Model Context Protocol server on stdin/stdout for an agent (Claude Code, Codex, Cursor,\n" +
         "any MCP client), against the current profile (the local backend is started on demand).\n" +
-        "Its tools run commands and processes in sandboxes, each start a receipt written before it\n" +
-        "is sent, as `sbx exec` writes one; a lost answer is said as such (may_have_run, the next\n" +
+        "Its tools run commands, processes and jobs in sandboxes, each start a receipt written before\n" +
+        "it is sent, as `sbx exec` writes one; a lost answer is said as such (may_have_run, the next\n" +
         "safe tool call), never as a bare error. Logs go to stderr. See docs/agents.md.\n" +
         `Tools: ${MCP_TOOL_NAMES.join(", ")}.`,
     )

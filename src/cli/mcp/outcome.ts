@@ -34,13 +34,15 @@ export function isInDoubt(c: Classification): boolean {
 
 /** The next safe tool call for a receipt that is not settled, in the tools' words. */
 export function nextToolCall(
-  doc: Pick<ReceiptDocument, "classification" | "receipt_id" | "idempotency_key">,
+  doc: Pick<ReceiptDocument, "classification" | "receipt_id" | "idempotency_key" | "kind">,
 ): string | null {
+  // A submission of jobs is known by its request id (a second send with it never admits twice).
+  const key = `"${doc.kind === "jobs_submit" ? "request_id" : "idempotency_key"}": "${doc.idempotency_key}"`;
   if (isInDoubt(doc.classification)) {
-    return `It may have run: do NOT run it again with a new key. Call receipt_show {"receipt_id": "${doc.receipt_id}", "refresh": true} to learn what became of it; to retry, send the same call with "idempotency_key": "${doc.idempotency_key}".`;
+    return `It may have run: do NOT run it again with a new key. Call receipt_show {"receipt_id": "${doc.receipt_id}", "refresh": true} to learn what became of it; to retry, send the same call with ${key}.`;
   }
   if (doc.classification === "not_started") {
-    return `Nothing ran: retrying is safe; send the same call with "idempotency_key": "${doc.idempotency_key}".`;
+    return `Nothing ran: retrying is safe; send the same call with ${key}.`;
   }
   return null;
 }

@@ -1,6 +1,7 @@
 // Every tool `sbx mcp` has, in the order a client lists them (docs/agents.md).
 
 import { runCommand } from "./command-tools.js";
+import { awaitTool, cancelTool, jobRead, jobRun, jobSubmit } from "./job-tools.js";
 import { continueProcess, runProcess, stopProcess } from "./process-tools.js";
 import { receiptShow, receiptsInDoubt, sandboxList } from "./receipt-tools.js";
 import type { Tool } from "./tool.js";
@@ -10,6 +11,11 @@ export const MCP_TOOLS: readonly Tool[] = [
   runProcess,
   continueProcess,
   stopProcess,
+  jobRun,
+  jobSubmit,
+  jobRead,
+  awaitTool,
+  cancelTool,
   receiptsInDoubt,
   receiptShow,
   sandboxList,
