@@ -40,6 +40,8 @@ export interface StreamOptions {
   beforeSend?: (receiptId: string, path: string) => void;
   /** Called when the local daemon is gone while a stream is followed: start it again (its recovery marks the execution). */
   revive?: () => Promise<boolean>;
+  /** Aborted when sbx's stdout has no reader any more: stop following (it keeps running). */
+  readerGone?: AbortSignal;
 }
 
 interface SendRequest {
@@ -106,6 +108,7 @@ async function sendOnce(
         deadlineAt,
         signal: ctx.interrupt,
         stopAfterStarted: streaming.detach === true,
+        ...(streaming.readerGone ? { readerGone: streaming.readerGone } : {}),
         ...(streaming.revive ? { revive: streaming.revive } : {}),
         sinks: {
           ...sinks,

@@ -87,6 +87,11 @@ export interface FollowRequest {
   sinks: FollowSinks;
   /** Return as soon as the `started` event arrived (detach). */
   stopAfterStarted?: boolean;
+  /**
+   * Aborted when whatever reads the output has gone away (sbx's stdout closed): stop
+   * following at once, as after `started` (the execution keeps running).
+   */
+  readerGone?: AbortSignal;
   outputLimit?: number;
   /**
    * Called when the backend refuses connections (nothing listens): may start it again
@@ -184,9 +189,18 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
     revived++;
     return req.revive().catch(() => false);
   };
+  // A reader gone while the stream waits for its next bytes: stop waiting.
+  req.readerGone?.addEventListener("abort", () => current?.cancel(), { once: true });
+  const stopFollowing = () => {
+    result.how = result.endState ? "end" : "started";
+  };
   for (;;) {
     if (req.signal.aborted) {
       result.how = "interrupted";
+      break;
+    }
+    if (req.readerGone?.aborted) {
+      stopFollowing();
       break;
     }
     if (current === null) {
@@ -251,7 +265,7 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
     try {
       for await (const chunk of current.chunks) {
         for (const ev of reader.feed(chunk)) {
-          if ((await handle(ev)) === "stop") {
+          if ((await handle(ev)) === "stop" || req.readerGone?.aborted) {
             stop = true;
             break;
           }
@@ -262,9 +276,9 @@ export async function followExecution(req: FollowRequest): Promise<FollowResult>
       // dropped: decided below
     }
     result.lastId = reader.lastId;
-    if (stop) {
+    if (stop || req.readerGone?.aborted) {
       current.cancel();
-      result.how = result.endState ? "end" : "started";
+      stopFollowing();
       break;
     }
     if (current.deadlinePassed()) {

@@ -1,6 +1,6 @@
 // Every exit code sbx gives, named once (docs/classification.md). A code from 1 to
 // 123 is only ever the command's own exit code; sbx's own failures borrow none of
-// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 200, 201 and 255. A lookup that
+// them: the sysexits codes 70, 74, 75 and 78, and 125, 130, 141, 200, 201 and 255. A lookup that
 // matches nothing, a refusal and a failed read are sbx's own failures too
 // (test/cli/exit-walk.test.ts walks every verb of the command tree to hold this).
 
@@ -31,6 +31,12 @@ export const ExitCodes = {
    * matches nothing (or, as a prefix, more than one), a 4xx answer.
    */
   usage: 125,
+  /**
+   * `sbx exec --stream`: sbx's stdout lost its reader (`| head -1`), so sbx stopped
+   * following and left the command running: 128 + SIGPIPE (13), as a shell reports a
+   * process killed by SIGPIPE.
+   */
+  stdoutClosed: 141,
   /** Cancelled (also: interrupted before anything was sent). */
   cancelled: 130,
   /**

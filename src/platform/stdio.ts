@@ -50,20 +50,48 @@ export interface StdioSink {
   readonly isTTY: boolean;
   write(chunk: string | Uint8Array): boolean;
   once(event: "drain" | "close", fn: () => void): unknown;
+  /** Calls FN once the descriptor's reader has gone away (EPIPE: `sbx … | head -1`). */
+  onGone(fn: () => void): void;
 }
 
 const streamsInUse = new Set<NodeJS.WriteStream>();
+
+/** Per descriptor: whether its reader went away, and who wants to know. */
+const goneState = {
+  1: { gone: false, waiting: [] as (() => void)[] },
+  2: { gone: false, waiting: [] as (() => void)[] },
+};
+
+function markGone(fd: 1 | 2): void {
+  const state = goneState[fd];
+  if (state.gone) return;
+  state.gone = true;
+  for (const fn of state.waiting.splice(0)) fn();
+}
+
+function onGone(fd: 1 | 2, fn: () => void): void {
+  if (goneState[fd].gone) fn();
+  else goneState[fd].waiting.push(fn);
+}
 
 function processStream(fd: 1 | 2): NodeJS.WriteStream {
   const stream = fd === 1 ? process.stdout : process.stderr;
   if (!streamsInUse.has(stream)) {
     streamsInUse.add(stream);
-    // A reader that went away (`sbx … | head -1`) is not an error of ours.
+    // A reader that went away (`sbx … | head -1`) is not an error of ours: it is said to
+    // whoever follows output (exec --stream stops following).
     stream.on("error", (err: NodeJS.ErrnoException) => {
       if (err.code !== "EPIPE") throw err;
+      markGone(fd);
     });
   }
   return stream;
+}
+
+/** process.stdout or process.stderr as a sink. */
+function streamSink(fd: 1 | 2): StdioSink {
+  const stream = processStream(fd);
+  return Object.assign(stream, { onGone: (fn: () => void) => onGone(fd, fn) });
 }
 
 /** Writes straight to the descriptor; the stream once the descriptor will not block. */
@@ -84,6 +112,7 @@ function descriptorSink(fd: 1 | 2): StdioSink {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === "EPIPE") {
           gone = true;
+          markGone(fd);
           return true;
         }
         if (code !== "EAGAIN") throw err;
@@ -96,13 +125,14 @@ function descriptorSink(fd: 1 | 2): StdioSink {
       else fn();
       return this;
     },
+    onGone: (fn) => onGone(fd, fn),
   };
 }
 
 /** stdout (1) or stderr (2), as the CLI writes to it. */
 export function stdioSink(fd: 1 | 2): StdioSink {
   if (isBunRuntime() && !isTerminal(fd)) return descriptorSink(fd);
-  return processStream(fd);
+  return streamSink(fd);
 }
 
 function drained(stream: NodeJS.WriteStream, end: boolean): Promise<void> {

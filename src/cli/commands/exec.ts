@@ -6,6 +6,7 @@ import type { Endpoint } from "../../client/endpoint.js";
 import type { FollowSinks } from "../../client/follow.js";
 import { readOutputRange } from "../../client/output.js";
 import type { ExecuteRequest } from "../../protocol/types.js";
+import type { ReceiptDocument } from "../../receipts/document.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS, TTY_TIMEOUT_MAX_MS } from "../../protocol/types.js";
 import { DEFAULT_DETACH_KEYS, parseDetachKeys } from "../../common/detach-keys.js";
 import { resolveWorkingDir } from "../../protocol/validate.js";
@@ -173,6 +174,9 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   const live = opts.stream && !opts.json && !opts.detach;
   // What of the output is not printed (live: counted as the stream goes).
   const liveMissing: OutputMissing = { stdout: 0, stderr: 0 };
+  // `sbx exec --stream … | head -1`: once stdout has no reader, following stops at once.
+  const readerGone = new AbortController();
+  if (live) ctx.io.onStdoutGone(() => readerGone.abort());
   const body = executeBody(opts, stdin);
   // A spinner while the answer is awaited; stopped before anything is printed.
   const waiting = live
@@ -191,7 +195,8 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     },
     {
       detach: opts.detach,
-      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox, liveMissing) } : {}),
+      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox, liveMissing, readerGone.signal) } : {}),
+      ...(live ? { readerGone: readerGone.signal } : {}),
       ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, endpoint) } : {}),
       beforeSend: (receiptId, path) => {
         ctx.io.verbose(`sbx: receipt ${receiptId} committed; idempotency key ${opts.idempotencyKey}`);
@@ -213,6 +218,7 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     }
     return ExitCodes.ok;
   }
+  if (readerGone.signal.aborted) return stdoutClosed(ctx, doc, outcome.unrecorded);
   const missing = opts.json
     ? await outputNotKept(ctx, api, doc)
     : live
@@ -232,6 +238,26 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     return ExitCodes.outputIncomplete;
   }
   return code;
+}
+
+/**
+ * sbx's stdout lost its reader while the output was followed (`| head -1`): following
+ * stopped at once and the command was left running. Exits as a process killed by
+ * SIGPIPE would (141), never 0: not all of the output was delivered.
+ */
+function stdoutClosed(ctx: Context, doc: ReceiptDocument, unrecorded: Error | null): number {
+  const eid = doc.execution_id ?? doc.receipt_id;
+  if (doc.classification === "running") {
+    ctx.io.err(
+      `sbx: stdout was closed; stopped following. ${eid} keeps running. Follow it: sbx logs ${eid} -f; result: sbx receipts wait ${doc.receipt_id}`,
+    );
+  } else {
+    ctx.io.err(
+      `sbx: stdout was closed before all of the output was written; ${eid} is ${doc.classification}${doc.exit === null ? "" : ` (exit ${doc.exit})`}: sbx receipts show ${doc.receipt_id}`,
+    );
+  }
+  if (unrecorded) ctx.io.err(`sbx: the answer could not be recorded (${unrecorded.message})`);
+  return ExitCodes.stdoutClosed;
 }
 
 /** After a live stream, once more at its end: what of it was not shown. */
@@ -257,7 +283,13 @@ async function reviveLocalDaemon(ctx: Context, endpoint: Endpoint): Promise<bool
 }
 
 /** The command's output on sbx's stdout/stderr as it arrives; what events leave out is read by offset. */
-function liveSinks(ctx: Context, api: Api, sandbox: string, missing: OutputMissing): FollowSinks {
+function liveSinks(
+  ctx: Context,
+  api: Api,
+  sandbox: string,
+  missing: OutputMissing,
+  readerGone: AbortSignal,
+): FollowSinks {
   let executionId: string | null = null;
   const write = (stream: "stdout" | "stderr", bytes: Buffer) =>
     stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes);
@@ -271,6 +303,7 @@ function liveSinks(ctx: Context, api: Api, sandbox: string, missing: OutputMissi
         const was = missing[stream];
         missing[stream] = was === null || n === null ? null : was + n;
       };
+      if (readerGone.aborted) return; // no one reads on: no reason to fetch
       if (!kept || executionId === null) {
         notShown(bytes);
         ctx.io.err(

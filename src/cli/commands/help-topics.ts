@@ -40,6 +40,12 @@ export const EXIT_CODES: readonly ExitCodeRow[] = [
   { code: "78", classification: "-", meaning: "a configuration file does not parse or validate; nothing was sent" },
   { code: "70", classification: "-", meaning: "an internal error (a bug in sbx); --verbose shows the details" },
   {
+    code: String(ExitCodes.stdoutClosed),
+    classification: "running",
+    meaning:
+      "exec --stream whose stdout was closed (| head -1): sbx stopped following and left the command running (stderr says how to follow it), as a process killed by SIGPIPE exits",
+  },
+  {
     code: String(ExitCodes.outputIncomplete),
     classification: "succeeded",
     meaning:

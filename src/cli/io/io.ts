@@ -12,6 +12,8 @@ export interface Sink {
   /** 'drain' after a write answered false (Node streams); sinks that never say false need not. */
   once?(event: "drain" | "close", fn: () => void): unknown;
   off?(event: "drain" | "close", fn: () => void): unknown;
+  /** Calls FN once the sink's reader has gone away (EPIPE); sinks that cannot tell need not. */
+  onGone?(fn: () => void): void;
 }
 
 /** A spinner on stderr while sbx waits; a no-op where it cannot be drawn. */
@@ -83,6 +85,8 @@ export interface IO {
   flush(): Promise<void>;
   /** The user's terminal, to relay a sandbox's terminal to (local-terminal.ts); null when stdin is not one. */
   localTerminal(): LocalTerminal | null;
+  /** Calls FN once whatever reads sbx's stdout has gone away (`sbx exec --stream … | head -1`). */
+  onStdoutGone(fn: () => void): void;
   /**
    * A copy with colour, quietness and verbosity decided by the flags and settings:
    * `never` (--no-color) turns colour off everywhere; `always` turns it on unless
@@ -301,6 +305,7 @@ function makeIO(s: IOStreams, st: IOState): IO {
       );
     },
     localTerminal: () => s.localTerminal?.() ?? null,
+    onStdoutGone: (fn) => s.stdout.onGone?.(fn),
     configure: (opts) => {
       const noColorEnv = s.env.NO_COLOR !== undefined && s.env.NO_COLOR !== "";
       const pick = (auto: boolean) => (opts.color === "never" ? false : opts.color === "always" ? !noColorEnv : auto);
@@ -337,6 +342,8 @@ export function createProcessIO(): IO {
 }
 
 export interface BufferIO extends IO {
+  /** Its reader goes away: what is written from now on is lost, as into a closed pipe. */
+  closeStdout(): void;
   stdoutText(): string;
   stderrText(): string;
   stdoutBytes(): Buffer;
@@ -362,15 +369,21 @@ export function createBufferIO(
 ): BufferIO {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
+  let stdoutGone = false;
+  const goneWaiting: (() => void)[] = [];
   const sink = (into: Buffer[], tty: boolean) => ({
     isTTY: tty,
     ...(tty ? { columns: opts.columns ?? 80 } : {}),
     write(chunk: string | Uint8Array, cb?: () => void) {
-      into.push(Buffer.from(chunk));
+      if (!(into === out && stdoutGone)) into.push(Buffer.from(chunk));
       cb?.();
       return true;
     },
   });
+  const stdoutSink = {
+    ...sink(out, opts.tty === true),
+    onGone: (fn: () => void) => (stdoutGone ? fn() : goneWaiting.push(fn)),
+  };
   const input = opts.stdin === undefined ? Buffer.alloc(0) : Buffer.from(opts.stdin);
   const stdin: StdinStream =
     opts.keys === undefined
@@ -384,11 +397,16 @@ export function createBufferIO(
   const env = opts.env ?? {};
   const color = opts.color ?? (opts.env === undefined ? false : colorWanted(opts.tty === true, env));
   const io = makeIO(
-    { stdout: sink(out, opts.tty === true), stderr: sink(err, opts.tty === true), stdin, env },
+    { stdout: stdoutSink, stderr: sink(err, opts.tty === true), stdin, env },
     { color, errColor: color, quiet: false, verbose: false, spinners: false },
   );
   return {
     ...io,
+    closeStdout: () => {
+      if (stdoutGone) return;
+      stdoutGone = true;
+      for (const fn of goneWaiting.splice(0)) fn();
+    },
     stdoutText: () => Buffer.concat(out).toString("utf8"),
     stderrText: () => Buffer.concat(err).toString("utf8"),
     stdoutBytes: () => Buffer.concat(out),
