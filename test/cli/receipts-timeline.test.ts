@@ -2,18 +2,20 @@
 // per receipt in time order, a bar from dispatch to settlement, a symbol by
 // classification, those in doubt open and marked; 80 columns at most; plain in a pipe.
 
+import stringWidth from "string-width";
 import { describe, expect, it, type TestContext } from "vitest";
 import { ExitCodes } from "../../src/common/exit-codes.js";
 import { resolvePaths } from "../../src/config/paths.js";
 import { ReceiptStore } from "../../src/receipts/store.js";
-import { renderTimeline, timelineItem } from "../../src/cli/render/timeline.js";
+import { renderTimeline, SYMBOLS, timelineItem } from "../../src/cli/render/timeline.js";
 import { detailedReceiptDocument } from "../../src/receipts/document.js";
 import { makeHome, removeHome } from "../support/cli.js";
 import { runMain } from "../support/in-process.js";
 import { deadlineAnswer, failedAnswer, newReceipt, succeededAnswer } from "../support/receipt-store.js";
 
 const ANSI = /\u001b\[/;
-const width = (line: string) => [...line.replace(/\u001b\[[0-9;]*m/g, "")].length;
+/** Columns as a terminal draws the line: colour takes none, a wide character two. */
+const width = (line: string) => stringWidth(line);
 
 function home(t: TestContext) {
   const dir = makeHome("sbx-timeline-");
@@ -110,6 +112,51 @@ describe.concurrent("sbx receipts timeline", () => {
       const lines = renderTimeline(docs.map(timelineItem), { width: w, unicode: true, chalk: null, now });
       for (const line of lines) expect(width(line), `${w}: ${line}`).toBeLessThanOrEqual(w);
     }
+  });
+
+  it("at 80 columns with wide characters in commands and a receipt still running: every line fits", () => {
+    // A command's CJK or emoji takes two columns; ▶ is drawn as a two-column emoji by
+    // some terminals, so a running row (symbol and end mark) must not use it.
+    const now = Date.now();
+    const commands = [
+      ["echo", "日本語のテキストを表示する"],
+      ["echo", "🚀🚀🚀 deploy 🚀🚀🚀"],
+      ["sleep", "600"],
+    ];
+    const docs = commands.map((command, i) => {
+      const at = new Date(now - (3 - i) * 60_000).toISOString();
+      return detailedReceiptDocument({
+        receipt: {
+          receipt_id: `rcp_${"y".repeat(15)}${i}`,
+          kind: "execute",
+          profile: null,
+          api_url: "unix:/x",
+          sandbox_id: "default",
+          idempotency_key: `k${i}`,
+          method: "POST",
+          path: "/",
+          body: Buffer.from(JSON.stringify({ command })),
+          body_sha256: "",
+          created_at: at,
+          execution_id: null,
+          process_id: null,
+          request_id: null,
+          classification: i === 2 ? "running" : "succeeded",
+        },
+        attempts: [{ attempt: 1, dispatched_at: at, body_sha256: "", pid: 1 }],
+        observations: [],
+      } as never);
+    });
+    // The last one still running (not in doubt): its bar open to now, its end marked.
+    const items = docs.map(timelineItem).map((item, i) => (i === 2 ? { ...item, end: null, in_doubt: false } : item));
+    const lines = renderTimeline(items, { width: 80, unicode: true, chalk: null, now });
+    const rows = lines.filter((l) => l.includes("rcp_"));
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toContain("日本");
+    expect(rows[1]).toContain("🚀");
+    for (const line of lines) expect(width(line), line).toBeLessThanOrEqual(80);
+    const drawn = [...Object.values(SYMBOLS).flat(), [...rows[2]!].at(-1)!];
+    expect(drawn.filter((g) => /\p{Extended_Pictographic}/u.test(g))).toEqual([]);
   });
 
   it("nothing in the window: said on stderr, exit 0", async (t) => {

@@ -1,9 +1,12 @@
 // Receipts against time (sbx receipts timeline): one row per receipt, a bar from its
 // dispatch to its settlement, a symbol and a colour by classification, those still in
 // doubt left open and marked. Fitted to the terminal; plain ASCII without colour in a
-// pipe. The same items feed the HTML page (timeline-html.ts).
+// pipe. The same items feed the HTML page (timeline-html.ts). Widths are columns as a
+// terminal draws them (a wide character in a command takes two), and no glyph is one
+// that terminals may draw as a two-column emoji (▶ is, ► is not).
 
 import type { ChalkInstance } from "chalk";
+import stringWidth from "string-width";
 import { IN_DOUBT } from "../../receipts/classifications.js";
 import type { Classification } from "../../receipts/classifications.js";
 import { type DetailedReceiptDocument, explain } from "../../receipts/document.js";
@@ -46,7 +49,7 @@ export const SYMBOLS: Record<Classification, [string, string]> = {
   cancelled: ["⊘", "c"],
   rejected: ["⊝", "r"],
   not_started: ["∅", "-"],
-  running: ["▶", ">"],
+  running: ["►", ">"],
   dispatched: ["?", "?"],
   outcome_unknown: ["?", "?"],
   local_timeout: ["?", "?"],
@@ -77,10 +80,19 @@ export function spanText(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
 
+/** `text` in exactly `width` columns: padded, or cut with "…" (never in the middle of a wide character). */
 function padTo(text: string, width: number): string {
-  const chars = [...text];
-  if (chars.length <= width) return text + " ".repeat(width - chars.length);
-  return `${chars.slice(0, Math.max(0, width - 1)).join("")}…`;
+  const columns = stringWidth(text);
+  if (columns <= width) return text + " ".repeat(width - columns);
+  let out = "";
+  let used = 0;
+  for (const ch of text) {
+    const w = stringWidth(ch);
+    if (used + w > width - 1) break;
+    out += ch;
+    used += w;
+  }
+  return `${out}…${" ".repeat(Math.max(0, width - 1 - used))}`;
 }
 
 export interface TimelineStyle {
@@ -134,7 +146,7 @@ export function renderTimeline(items: readonly TimelineItem[], style: TimelineSt
     } else {
       // Still running or in doubt: open to now, its end marked.
       const b = Math.max(a + 1, area);
-      const mark = item.in_doubt ? "?" : unicode ? "▶" : ">";
+      const mark = item.in_doubt ? "?" : unicode ? "►" : ">";
       bar = `${(unicode ? "▒" : "~").repeat(b - a - 1)}${mark}`;
     }
     lines.push(`${label} ${" ".repeat(a)}${paint(c, bar)}${" ".repeat(area - a - [...bar].length)}`.trimEnd());
@@ -146,13 +158,13 @@ export function renderTimeline(items: readonly TimelineItem[], style: TimelineSt
   return lines;
 }
 
-/** Legend entries joined by two spaces, wrapped at the width (measured without colour). */
+/** Legend entries joined by two spaces, wrapped at the width (in columns; colour takes none). */
 function wrapWords(words: string[], width: number): string[] {
   const out: string[] = [];
   let line = "";
   let len = 0;
   for (const w of words) {
-    const wl = [...w.replace(/\u001b\[[0-9;]*m/g, "")].length;
+    const wl = stringWidth(w);
     if (len > 0 && len + 2 + wl > width) {
       out.push(line);
       line = "";
