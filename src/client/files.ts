@@ -29,10 +29,18 @@ export class FilesApi {
   constructor(readonly http: Requests) {}
 
   /** What a path names, or null when nothing is there; with `nofollow`, a symlink there as itself. */
-  async stat(sandbox: string, path: string, opts: { nofollow?: boolean } = {}): Promise<FileStat | null> {
+  async stat(
+    sandbox: string,
+    path: string,
+    opts: { nofollow?: boolean; usage?: boolean } = {},
+  ): Promise<FileStat | null> {
     const obs = await this.http.send({
       method: "GET",
-      path: routePath("files.get", { id: sandbox }, { path, stat: true, nofollow: opts.nofollow === true }),
+      path: routePath(
+        "files.get",
+        { id: sandbox },
+        { path, stat: true, nofollow: opts.nofollow === true, usage: opts.usage === true },
+      ),
       deadlineMs: 30_000,
     });
     if (obs.kind === "answer" && obs.status === 404) {

@@ -16,6 +16,7 @@
 import fs from "node:fs";
 import * as tarStream from "tar-stream";
 import { atDir, chownFd, isErrno, lstatAt, makeDirAt, O_NEW_FILE, openDirAt, type Owner, removeAt } from "./handles.js";
+import { SparseWriter } from "./sparse.js";
 import { ArchiveError, entryNameProblem, feed, segmentsOf } from "./tar.js";
 
 export interface UnpackSummary {
@@ -242,13 +243,11 @@ class Unpacker {
     mtime: Date | undefined,
   ): Promise<number> {
     const fd = fs.openSync(atDir(parent, leaf), O_NEW_FILE, 0o600);
-    let bytes = 0;
+    // Zeros stay holes: a sparse file takes no more room here than where it came from.
+    const out = new SparseWriter(fd);
     try {
-      for await (const chunk of data) {
-        let offset = 0;
-        while (offset < chunk.length) offset += fs.writeSync(fd, chunk, offset);
-        bytes += chunk.length;
-      }
+      for await (const chunk of data) out.write(chunk);
+      out.finish();
       chownFd(fd, this.owner);
       fs.fchmodSync(fd, mode & this.modeMask);
       if (mtime) fs.futimesSync(fd, mtime, mtime);
@@ -256,7 +255,7 @@ class Unpacker {
     } finally {
       fs.closeSync(fd);
     }
-    return bytes;
+    return out.length;
   }
 
   /** A hard link to a file made earlier by this archive and still in place, reached through handles. */

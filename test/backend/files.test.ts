@@ -71,9 +71,20 @@ describe("files of a sandbox", () => {
     expect(sha256(down.body)).toBe(sha256(data));
 
     const stat = await b.api("GET", `${FILES}?path=/workspace/bin/blob.bin&stat=true`);
-    expect(stat.json).toEqual({ path: "/workspace/bin/blob.bin", type: "file", size: data.length, mode: "0755" });
+    const onDisk = fs.statSync(path.join(workspace, "bin", "blob.bin")).blocks * 512;
+    expect(stat.json).toEqual({
+      path: "/workspace/bin/blob.bin",
+      type: "file",
+      size: data.length,
+      mode: "0755",
+      allocated: onDisk,
+    });
     const dirStat = await b.api("GET", `${FILES}?path=/workspace&stat=true`);
     expect(dirStat.json).toMatchObject({ path: "/workspace", type: "directory", size: 0 });
+    expect(dirStat.json.allocated).toBeUndefined();
+    // With usage: its files' room on disk, the directory's own blocks not counted.
+    const usage = await b.api("GET", `${FILES}?path=/workspace/bin&stat=true&usage=true`);
+    expect(usage.json).toMatchObject({ path: "/workspace/bin", type: "directory", size: 0, allocated: onDisk });
   });
 
   it("round-trips a directory tree as tar: files, modes, empty directories and symlinks", async () => {

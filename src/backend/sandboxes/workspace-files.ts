@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { WORKSPACE } from "../../protocol/types.js";
 import { atDir, isErrno, lstatAt, makeDirAt, openDirAt, type Owner } from "../../files/handles.js";
+import { allocated, allocatedUnder } from "../../files/usage.js";
 import { mergeTree, PlaceConflict, placeTree as placeStagedTree } from "../../files/place.js";
 import { Refusal } from "../refusal.js";
 
@@ -229,22 +230,40 @@ function notFileOrDirectory(where: string): WorkspacePathError {
   );
 }
 
-/** What a path names, without opening it for reading (with `nofollow`, a symlink there as itself). */
+/**
+ * What a path names, without opening it for reading (with `nofollow`, a symlink there
+ * as itself). `allocated`: the bytes a file occupies on disk (holes not counted), and
+ * with `usage` those of a directory's files, walked without following symlinks.
+ */
 export function statInWorkspace(
   workspaceDir: string,
   requested: string,
-  opts: { nofollow?: boolean } = {},
-): { path: string; type: "file" | "directory" | "symlink"; size: number; mode: number; target?: string } {
+  opts: { nofollow?: boolean; usage?: boolean } = {},
+): {
+  path: string;
+  type: "file" | "directory" | "symlink";
+  size: number;
+  mode: number;
+  target?: string;
+  allocated?: number;
+} {
   const entry = openForReading(workspaceDir, requested, opts);
   if (entry.kind === "symlink") {
     return { path: entry.path, type: "symlink", size: 0, mode: 0o777, target: entry.target };
   }
   try {
+    const used =
+      entry.kind === "file"
+        ? { allocated: allocated(fs.fstatSync(entry.fd)) }
+        : opts.usage
+          ? { allocated: allocatedUnder(entry.fd) }
+          : {};
     return {
       path: entry.path,
       type: entry.kind,
       size: entry.kind === "file" ? entry.size : 0,
       mode: entry.mode,
+      ...used,
     };
   } finally {
     fs.closeSync(entry.fd);

@@ -7,10 +7,12 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Download, FilesApi } from "../../client/files.js";
+import type { FileStat } from "../../protocol/types.js";
 import { fileErrorWords } from "../../common/file-errors.js";
 import { diskRoom } from "../../files/disk-room.js";
 import { isErrno, makeDirAt, removeAt } from "../../files/handles.js";
 import { placeTree } from "../../files/place.js";
+import { SparseWriter } from "../../files/sparse.js";
 import { ArchiveError, ownedBy } from "../../files/tar.js";
 import { unpackTree } from "../../files/unpack.js";
 import type { Context } from "../context.js";
@@ -48,7 +50,7 @@ export async function download(
       entries: null,
     };
   }
-  const there = await files.stat(source.sandbox, source.path, { nofollow }).catch((err: unknown) => {
+  const there = await files.stat(source.sandbox, source.path, { nofollow, usage: true }).catch((err: unknown) => {
     throw followLink ? followRefused(err) : err;
   });
   if (there === null) {
@@ -78,6 +80,7 @@ export async function download(
     if (fs.existsSync(local) && !localDirectory(local)) {
       throw new UsageError(`${local} is a file; a directory cannot be copied onto it`);
     }
+    refuseWhatDoesNotFit(local, what, there);
     const d = await files.download(source.sandbox, source.path, { tar: false, nofollow });
     let bytes = 0;
     const tallied = (async function* () {
@@ -101,6 +104,7 @@ export async function download(
       entries,
     };
   }
+  refuseWhatDoesNotFit(local, what, there);
   const d = await files.download(source.sandbox, source.path, { tar: false, nofollow });
   const bytes = await writingLocally(local, what, meter, there.size, () =>
     writeFileBeside(local, there.path, d, meter.count(received, untilBroken(d.chunks, what, local))),
@@ -113,6 +117,29 @@ export async function download(
     sha256: received.digest("hex"),
     entries: null,
   };
+}
+
+/**
+ * Refuses, before anything is written, a copy that cannot fit where it lands: what it
+ * occupies in the sandbox (its allocated bytes: holes stay holes here too) against the
+ * free space of the local file system. Not known (an older backend): not checked, and
+ * a disk that fills up midway is said as such (writingLocally).
+ */
+function refuseWhatDoesNotFit(local: string, what: string, there: FileStat): void {
+  if (there.allocated === undefined) return;
+  const dir = path.dirname(path.resolve(local));
+  const room = diskRoom(dir);
+  if (room === null || there.allocated <= room.free) return;
+  const where = room.mountPoint ?? dir;
+  const holes =
+    there.type === "file" && there.size > there.allocated
+      ? ` (${formatBytes(there.size)} with its holes, which stay holes)`
+      : "";
+  throw new SbxError(
+    "local_disk_full",
+    `copying ${what} to ${local}: it takes ${formatBytes(there.allocated)} on disk${holes}, and the file system at ${where} has ${formatBytes(room.free)} free; nothing was written`,
+    { exitCode: ExitCodes.storeUnusable, hint: `free some space there (df -h ${where}), or copy it elsewhere` },
+  );
 }
 
 /**
@@ -152,13 +179,12 @@ async function writeFileBeside(
   const partial = path.join(path.dirname(local), `.${path.basename(local)}.sbx-cp-${process.pid}`);
   const fd = fs.openSync(partial, "wx", 0o600);
   let open = true;
-  let bytes = 0;
+  // Zeros stay holes: a sparse file takes no more room here than in the sandbox.
+  const out = new SparseWriter(fd);
   try {
-    for await (const chunk of chunks) {
-      let offset = 0;
-      while (offset < chunk.length) offset += fs.writeSync(fd, chunk, offset);
-      bytes += chunk.length;
-    }
+    for await (const chunk of chunks) out.write(chunk);
+    out.finish();
+    const bytes = out.length;
     if (d.size !== null && bytes !== d.size) {
       throw new SbxError("copy_incomplete", `received ${bytes} of ${d.size} bytes of ${inside}`, {
         exitCode: ExitCodes.notStarted,
@@ -173,7 +199,7 @@ async function writeFileBeside(
     fs.rmSync(partial, { force: true });
     throw err;
   }
-  return bytes;
+  return out.length;
 }
 
 /**

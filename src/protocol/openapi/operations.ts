@@ -500,6 +500,9 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     query: {
       path: { schema: Type.String({ minLength: 1 }), description: "What, inside /workspace.", required: true },
       stat: flag("Only say what the path names (JSON)."),
+      usage: flag(
+        "With stat: a directory's allocated bytes too (its files', walked without following symlinks) (sbx).",
+      ),
       nofollow: flag(
         "A symlink at the path is itself what is read (a tar stream of the link, or stat type symlink with its target), never followed (sbx).",
       ),

@@ -342,6 +342,12 @@ export const FileStat = named(
     size: Count({ description: "Bytes of a file; 0 for a directory or a symlink." }),
     mode: Type.String({ pattern: "^0[0-7]{3,4}$", description: 'Permission bits in octal, e.g. "0755".' }),
     target: Type.Optional(Type.String({ description: "A symlink's target, as it is (never followed)." })),
+    allocated: Type.Optional(
+      Count({
+        description:
+          "Bytes it occupies on disk, holes not counted (a sparse file's are fewer than its size): a file's always, a directory's files' with usage=true (sbx).",
+      }),
+    ),
   }),
 );
 export type FileStat = Static<typeof FileStat>;

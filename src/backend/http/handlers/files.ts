@@ -140,7 +140,9 @@ export async function getFile(ctx: RequestContext): Promise<Reply> {
   // nofollow: a symlink at the path is read as itself, never followed (`sbx cp` without -L).
   const nofollow = isTrue(ctx.query.get("nofollow"));
   if (isTrue(ctx.query.get("stat"))) {
-    const st = inWorkspace(requested, () => statInWorkspace(workspaceDir, requested, { nofollow }));
+    const st = inWorkspace(requested, () =>
+      statInWorkspace(workspaceDir, requested, { nofollow, usage: isTrue(ctx.query.get("usage")) }),
+    );
     const answer: FileStat = { ...st, mode: octal(st.mode) };
     return jsonReply(200, answer);
   }
