@@ -150,6 +150,17 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
       const result = await call(big.client, "run_command", { shell: "head -c 5000 /dev/zero | tr '\\0' a" });
       expect(result.structuredContent.stdout_omitted_bytes).toBe(4000);
       expect(result.structuredContent.stdout).toMatch(/^a{500}\n\[… 4000 bytes omitted …\]\na{500}$/);
+      // 50 MiB: the answer keeps its last MiB; the first part is read from the full output.
+      const huge = await call(big.client, "run_command", {
+        shell: "printf START; head -c 52428800 /dev/zero | tr '\\0' a; printf END",
+      });
+      expect(huge.structuredContent).toMatchObject({
+        status: "exited",
+        exit_code: 0,
+        output_cut_by_backend: true,
+        stdout_omitted_bytes: 52428800 + 8 - 1000,
+      });
+      expect(huge.structuredContent.stdout).toMatch(/^STARTa{495}\n\[… 52427808 bytes omitted …\]\na{497}END$/);
     } finally {
       await big.client.close();
     }

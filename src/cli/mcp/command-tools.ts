@@ -2,6 +2,9 @@
 // before the request is sent (src/cli/dispatch.ts), the same classification.
 
 import { type Static, Type } from "@sinclair/typebox";
+import type { Api } from "../../client/api.js";
+import { readOutputRange } from "../../client/output.js";
+import type { ReceiptDocument } from "../../receipts/document.js";
 import { UsageError } from "../../common/errors.js";
 import { TIMEOUT_MAX_MS, TIMEOUT_MIN_MS } from "../../protocol/types.js";
 import { resolveWorkingDir } from "../../protocol/validate.js";
@@ -10,6 +13,7 @@ import { dispatchNew } from "../dispatch.js";
 import { executeBody } from "../commands/exec.js";
 import { failedCall, ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
 import {
+  type BoundedText,
   BoundedFields,
   bound,
   defineTool,
@@ -97,6 +101,40 @@ export function cwdOf(cwd: string | undefined): string | undefined {
   return resolved;
 }
 
+/**
+ * One stream of an execution, bounded. The answer carries only its last MiB when it
+ * was longer (`_truncated`): then the first part is read from the full output and the
+ * omitted count is of the whole stream. A read that fails leaves the answer's own
+ * tail, bounded (output_cut_by_backend says there was more).
+ */
+async function boundedOutput(
+  api: Api,
+  doc: ReceiptDocument,
+  stream: "stdout" | "stderr",
+  maxBytes: number,
+): Promise<BoundedText> {
+  const inline = doc[stream];
+  if (!doc[`${stream}_truncated`] || doc.execution_id === null) return bound(inline, maxBytes);
+  try {
+    const pieces: Buffer[] = [];
+    const target = { sandbox: doc.sandbox_id, executionId: doc.execution_id };
+    const read = await readOutputRange(api, target, stream, 0, Math.ceil(maxBytes / 2), (b) => {
+      pieces.push(b);
+    });
+    if (read.streamBytes === null) return bound(inline, maxBytes);
+    const head = Buffer.concat(pieces);
+    const last = Buffer.from(inline ?? "", "utf8");
+    const tail = last.subarray(Math.max(0, last.length - (maxBytes - head.length)));
+    const omitted = Math.max(0, read.streamBytes - head.length - tail.length);
+    return {
+      text: `${head.toString("utf8")}\n[… ${omitted} bytes omitted …]\n${tail.toString("utf8")}`,
+      omitted_bytes: omitted,
+    };
+  } catch {
+    return bound(inline, maxBytes);
+  }
+}
+
 function statusOf(classification: string): string {
   switch (classification) {
     case "succeeded":
@@ -159,8 +197,9 @@ export const runCommand = defineTool({
       clientTimeoutMs: timeoutMs + 30_000,
     });
     const doc = outcome.document;
-    const stdout = bound(doc.stdout, settings.maxOutputBytes);
-    const stderr = bound(doc.stderr, settings.maxOutputBytes);
+    const api = await call.api();
+    const stdout = await boundedOutput(api, doc, "stdout", settings.maxOutputBytes);
+    const stderr = await boundedOutput(api, doc, "stderr", settings.maxOutputBytes);
     const status = statusOf(doc.classification);
     const structured = {
       ...receiptFields(outcome),
