@@ -787,7 +787,7 @@ complete -c sbx -n '__sbx_arg "jobs submit" 0' -F -d 'a JSON file of jobs, or - 
 # sbx jobs run
 complete -c sbx -n '__sbx_at "jobs run"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs run"' -l name -x -d 'the job\'s name (default: run)'
-complete -c sbx -n '__sbx_at "jobs run"' -l timeout -x -d 'server-side timeout, up to 1h (default: 30m)'
+complete -c sbx -n '__sbx_at "jobs run"' -l timeout -x -d 'server-side timeout, 1s..1h (default: 30m)'
 complete -c sbx -n '__sbx_at "jobs run"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
 complete -c sbx -n '__sbx_at "jobs run"' -l cwd -x -d 'working directory inside /workspace'
 complete -c sbx -n '__sbx_at "jobs run"' -s e -l env -x -d 'environment variable (repeatable)'

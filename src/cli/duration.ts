@@ -29,12 +29,20 @@ export function durationOption(
   range: { min?: number; max?: number; overMax?: (ms: number) => string } = {},
 ): number {
   const ms = parseDuration(text);
-  if (ms === null) throw new UsageError(`${flag} ${JSON.stringify(text)} is not a duration (use e.g. 1500ms, 30s, 2m)`);
   const min = range.min ?? 1;
   const max = range.max ?? Number.POSITIVE_INFINITY;
+  // The range is said either way: `--timeout 0` learns what it may be, not only what it is not.
+  const allowed = Number.isFinite(max)
+    ? `from ${formatDuration(min)} to ${formatDuration(max)}`
+    : `of at least ${formatDuration(min)}`;
+  if (ms === null) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(text)} is not a duration: give one ${allowed}, with its unit (e.g. 1500ms, 30s, 2m)`,
+    );
+  }
   if (ms < min || ms > max) {
     throw new UsageError(
-      `${flag} ${text} is out of range (${formatDuration(min)}..${Number.isFinite(max) ? formatDuration(max) : "∞"})`,
+      `${flag} ${text} is out of range: give one ${allowed}`,
       ms > max ? range.overMax?.(ms) : undefined,
     );
   }

@@ -16,7 +16,9 @@ export async function refusalIsUsage<T>(send: () => Promise<T>, nothing = "nothi
       err.status < 500 &&
       err.status !== 408
     ) {
-      throw new SbxError(err.code, `${err.message}; ${nothing}`, {
+      // The backend may have said it already ("…; nothing was written"): said once.
+      const message = err.message.endsWith(nothing) ? err.message : `${err.message}; ${nothing}`;
+      throw new SbxError(err.code, message, {
         exitCode: ExitCodes.usage,
         ...(err.hint === undefined ? {} : { hint: err.hint }),
       });

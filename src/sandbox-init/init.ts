@@ -215,13 +215,14 @@ export class LineSplitter {
 /**
  * Where execvp would find `program` in the sandbox: a path with a slash is taken from
  * `cwd`, a name is looked up on `searchPath` (an empty entry is `cwd`). ENOENT when
- * nothing of that name exists, EACCES when something does but cannot be executed.
+ * nothing of that name exists, EACCES when something does but cannot be executed,
+ * EISDIR when a path names a directory.
  */
 export function findProgram(
   program: string,
   searchPath: string,
   cwd: string,
-): { file: string } | { error: "ENOENT" | "EACCES" } {
+): { file: string } | { error: "ENOENT" | "EACCES" | "EISDIR" } {
   if (program === "") return { error: "ENOENT" };
   const candidates = program.includes("/")
     ? [path.resolve(cwd, program)]
@@ -235,6 +236,7 @@ export function findProgram(
       if ((err as NodeJS.ErrnoException).code === "EACCES") denied = true;
       continue;
     }
+    if (program.includes("/") && st.isDirectory()) return { error: "EISDIR" };
     try {
       if (!st.isFile()) throw new Error("not a file");
       fs.accessSync(file, fs.constants.X_OK);
@@ -244,6 +246,11 @@ export function findProgram(
     }
   }
   return { error: denied ? "EACCES" : "ENOENT" };
+}
+
+/** What a shell says of a program it cannot start. */
+function spawnWhy(code: "ENOENT" | "EACCES" | "EISDIR"): string {
+  return code === "ENOENT" ? "command not found" : code === "EISDIR" ? "is a directory" : "permission denied";
 }
 
 /** O_CLOEXEC as /proc/PID/fdinfo's octal `flags` shows it. */
@@ -406,7 +413,7 @@ function startCommand(
   // backend, which says so on stderr (an opened one, closed here, could end it first).
   const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
   if ("error" in found) {
-    atGo(() => fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied"));
+    atGo(() => fail(found.error, spawnWhy(found.error)));
     return;
   }
   Promise.all(
@@ -497,7 +504,7 @@ function startOnTerminal(
     // one stream to the backend, which says so on it.
     const found = findProgram(req.argv[0] ?? "", req.env.PATH ?? "", req.cwd);
     if ("error" in found) {
-      fail(found.error, found.error === "ENOENT" ? "command not found" : "permission denied");
+      fail(found.error, spawnWhy(found.error));
       return;
     }
     socket = await connectStream(req.stdout, true).catch((err: Error) => {

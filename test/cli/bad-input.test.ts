@@ -65,7 +65,7 @@ const cases: Case[] = [
   {
     name: "--timeout 2h points to the supervised process, the one that takes 2h",
     args: exec("--timeout", "2h", "--", "echo", "hi"),
-    reason: /^sbx: --timeout 2h is out of range \(1s\.\.10m\)$/,
+    reason: /^sbx: --timeout 2h is out of range: give one from 1s to 10m$/,
     suggests: "hint: longer work runs as a supervised process: sbx process start --timeout 2h -- CMD (up to 24h)",
   },
   {

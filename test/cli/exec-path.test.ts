@@ -145,7 +145,7 @@ describe("sbx process logs", () => {
     const id = started.out.trim();
     const json = vi.spyOn(ProcessesApi.prototype, "readLogsFrom");
     const raw = vi.spyOn(ProcessesApi.prototype, "openLogs");
-    const r = await sbx(["process", "logs", id, "-f", "--raw"]);
+    const r = await sbx(["process", "logs", id, "-f", "--raw", "--verbose"]);
     expect(r.code, r.err).toBe(0);
     expect(r.bytes.length).toBe(3_000_004);
     expect(r.bytes.subarray(0, 3_000_000).every((c) => c === 0x78)).toBe(true);

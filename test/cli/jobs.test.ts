@@ -335,7 +335,7 @@ describe("sbx jobs run", () => {
     expect(ok).toEqual({ code: 0, out: "out\n", err: "err\n" });
     expect((await sbx(b, ["jobs", "run", "--shell", "exit 7"])).code).toBe(7);
     expect((await sbx(b, ["jobs", "run", "--", "sh", "-c", "kill -9 $$"])).code).toBe(137);
-    const slow = await sbx(b, ["jobs", "run", "--timeout", "200ms", "--", "sleep", "30"]);
+    const slow = await sbx(b, ["jobs", "run", "--timeout", "1s", "--", "sleep", "30"]);
     expect(slow.code).toBe(124);
     expect(slow.err).toContain("ended timed_out");
     expect((await sbx(b, ["jobs", "run", "--timeout", "2h", "--", "true"])).code).toBe(125);

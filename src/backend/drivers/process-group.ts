@@ -285,6 +285,12 @@ export function sandboxStartFailureCause(stderr: string): string {
 /** What a shell would answer for a command that could not be started: 127 not found, else 126. */
 export function spawnFailure(program: string, err: SpawnError): { exitCode: 126 | 127; message: Buffer } {
   const notFound = err.code === "ENOENT";
-  const why = notFound ? "command not found" : err.code === "EACCES" ? "permission denied" : err.message;
+  const why = notFound
+    ? "command not found"
+    : err.code === "EACCES"
+      ? "permission denied"
+      : err.code === "EISDIR"
+        ? "is a directory"
+        : err.message;
   return { exitCode: notFound ? 127 : 126, message: Buffer.from(`sbx: ${program}: ${why}\n`) };
 }

@@ -218,7 +218,13 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     } else if (event.ev === "failed" && this.phase === "requested") {
       // Nothing ran: a shell's answer, on the command's stderr.
       const notFound = event.code === "ENOENT";
-      const why = notFound ? "command not found" : event.code === "EACCES" ? "permission denied" : event.message;
+      const why = notFound
+        ? "command not found"
+        : event.code === "EACCES"
+          ? "permission denied"
+          : event.code === "EISDIR"
+            ? "is a directory"
+            : event.message;
       this.dropConnections();
       // On a terminal, said on it (its one stream); otherwise on stderr.
       const said = this.command.tty === undefined ? this.stderr : this.stdout;

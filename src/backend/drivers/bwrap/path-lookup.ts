@@ -11,7 +11,8 @@ import { SYSTEM_NAMES } from "./host-view.js";
 const SANDBOX_OWN = ["tmp", "var", "proc", "dev"];
 
 /**
- * Why the program cannot be started in the sandbox (ENOENT, EACCES), judged on the
+ * Why the program cannot be started in the sandbox (ENOENT, EACCES; EISDIR for a path
+ * that names a directory, as a shell says it), judged on the
  * host through the sandbox's view, or null when it can or when that cannot be told
  * (then bwrap tries, and the run's status says it never started).
  */
@@ -20,7 +21,7 @@ export function missingProgram(
   searchPath: string,
   cwd: string,
   workspaceDir: string,
-): "ENOENT" | "EACCES" | null {
+): "ENOENT" | "EACCES" | "EISDIR" | null {
   const candidates: string[] = [];
   if (program.includes("/")) {
     candidates.push(path.posix.resolve(cwd, program));
@@ -41,6 +42,7 @@ export function missingProgram(
       continue;
     }
     if (st.isFile() && (st.mode & 0o111) !== 0) return null;
+    if (program.includes("/") && st.isDirectory()) return "EISDIR";
     sawNotExecutable = true;
   }
   return sawNotExecutable ? "EACCES" : "ENOENT";

@@ -41,7 +41,7 @@ function declareRun(noun: Command, bind: Bind): void {
     .argument("[argv...]", "the command and its arguments (put them after --)")
     .option(...SANDBOX_FLAG)
     .option("--name <name>", "the job's name (default: run)")
-    .option("--timeout <dur>", "server-side timeout, up to 1h (default: 30m)")
+    .option("--timeout <dur>", "server-side timeout, 1s..1h (default: 30m)")
     .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
     .option("--cwd <dir>", "working directory inside /workspace")
     .option("-e, --env <K=V>", "environment variable (repeatable)", collect)

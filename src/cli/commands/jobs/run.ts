@@ -7,6 +7,7 @@ import {
   type JobSpec,
   type JobSubmitRequest,
 } from "../../../protocol/jobs.js";
+import { TIMEOUT_MIN_MS } from "../../../protocol/types.js";
 import { isValidIdempotencyKey, isValidName } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import { commandFromFlags, envFromFlags, workingDirFromFlag } from "../../command-flags.js";
@@ -57,6 +58,8 @@ export function parseRunOptions(argv: string[], raw: RawRunFlags, sandbox: strin
       raw.timeout === undefined
         ? JOB_TIMEOUT_DEFAULT_MS
         : durationOption("--timeout", raw.timeout, {
+            // The floor is exec's (1s): a job's timeout below it only races its start.
+            min: TIMEOUT_MIN_MS,
             max: JOB_TIMEOUT_MAX_MS,
             overMax: (ms) => longerWorkHint(raw.timeout!, ms),
           }),

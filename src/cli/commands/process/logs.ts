@@ -63,8 +63,9 @@ export async function run(opts: ProcessLogsOptions, ctx: Context): Promise<numbe
   const t = await resolveProcess(ctx, opts.ref, opts.sandbox);
   // Both streams are read side by side, each to its own side of sbx (as docker logs does).
   const ends = await Promise.all(opts.streams.map((stream) => readStream(t, stream, opts, ctx)));
+  // Where to read on from, for whoever asks (--verbose); --json lines carry it anyway.
   if (opts.view !== "json") {
-    ctx.io.info(
+    ctx.io.verbose(
       `sbx: next offset ${opts.streams.map((s, i) => (ends.length > 1 ? `${s} ${ends[i]}` : `${ends[i]}`)).join(", ")}`,
     );
   }
