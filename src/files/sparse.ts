@@ -34,6 +34,7 @@ export class SparseWriter {
   }
 
   write(chunk: Uint8Array): void {
+    let lastWritten = -1; // where the last write ended, in chunk
     // Wholly zero (most of a sparse file, in 1 MiB pieces): one comparison, nothing written.
     if (!allZero(chunk, 0, chunk.length)) {
       let at = 0;
@@ -44,16 +45,23 @@ export class SparseWriter {
         const hole = allZero(chunk, at, end);
         if (hole && pending >= 0) {
           this.writeAt(chunk, pending, at);
+          lastWritten = at;
           pending = -1;
         } else if (!hole && pending < 0) pending = at;
         at = end;
       }
-      if (pending >= 0) this.writeAt(chunk, pending, chunk.length);
+      if (pending >= 0) {
+        this.writeAt(chunk, pending, chunk.length);
+        lastWritten = chunk.length;
+      }
     }
     this.position += chunk.length;
+    // A hole at the end is made part of the file at once: the file's length follows the
+    // copy (a partial file watched grows as the bytes arrive, holes or not).
+    if (lastWritten !== chunk.length && chunk.length > 0) fs.ftruncateSync(this.fd, this.position);
   }
 
-  /** Sets the file's length (a trailing hole is part of it). */
+  /** Sets the file's length (a trailing hole is part of it; it already is, said once more). */
   finish(): void {
     fs.ftruncateSync(this.fd, this.position);
   }

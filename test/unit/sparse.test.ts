@@ -17,6 +17,8 @@ function writeInPieces(file: string, data: Buffer, cut: () => number): void {
       const n = Math.min(cut(), data.length - at);
       out.write(data.subarray(at, at + n));
       at += n;
+      // The length follows what was handed over, trailing holes included (a partial file watched grows).
+      expect(fs.fstatSync(fd).size).toBe(at);
     }
     out.finish();
     expect(out.length).toBe(data.length);
