@@ -21,6 +21,7 @@ import {
 } from "./commands/index.js";
 import * as configCmd from "./commands/config/index.js";
 import * as daemon from "./commands/daemon/index.js";
+import * as image from "./commands/image/index.js";
 import * as jobs from "./commands/jobs/index.js";
 import * as processCmd from "./commands/process/index.js";
 import * as profile from "./commands/profile/index.js";
@@ -45,6 +46,7 @@ const TOP_LEVEL: Record<string, Declare> = {
   process: processCmd.register,
   jobs: jobs.register,
   sandbox: sandbox.register,
+  image: image.register,
   cp: declareCp,
   "port-forward": declarePortForward,
   mcp: declareMcp,

@@ -23,6 +23,9 @@ export interface UnpackSummary {
   entries: number;
   /** Bytes of file content written. */
   bytes: number;
+  /** Entries left out (an image layer's device nodes, fifos), by name: at most the first 20. */
+  skipped: string[];
+  skippedCount: number;
 }
 
 export interface UnpackOptions {
@@ -33,7 +36,19 @@ export interface UnpackOptions {
   dropSpecialBits?: boolean;
   /** Every entry made belongs to this owner (the backend writing a sandbox's workspace); default: the caller. */
   owner?: Owner | null;
+  /**
+   * An image layer (docs/images.md, "Layers"): `.wh.NAME` removes NAME of the layers
+   * below, `.wh..wh..opq` empties its directory of what the layers below put there;
+   * device, fifo and socket entries are skipped (and counted) instead of refused; a
+   * hard link may name a file of a layer below, still in place (`layerFiles`, shared by
+   * the image's layers in order).
+   */
+  layer?: { files: Map<string, { dev: number; ino: number }> } | null;
 }
+
+/** An image layer's whiteout prefix and opaque-directory marker (OCI image spec, "Whiteouts"). */
+const WHITEOUT = ".wh.";
+const OPAQUE = ".wh..wh..opq";
 
 /** Longest name of one directory entry (NAME_MAX). */
 const NAME_MAX = 255;
@@ -91,7 +106,7 @@ interface DirectoryFixup extends Identity {
 }
 
 class Unpacker {
-  readonly summary: UnpackSummary = { entries: 0, bytes: 0 };
+  readonly summary: UnpackSummary = { entries: 0, bytes: 0, skipped: [], skippedCount: 0 };
   /** The entry being unpacked (for messages). */
   current = "";
   /** Directories open from the destination down to the last entry's parent. */
@@ -99,9 +114,12 @@ class Unpacker {
   /** Directory entries by their name ("" for the root): the mode and mtime to give them at the end. */
   private readonly fixups = new Map<string, DirectoryFixup>();
   /** File entries still in place by their name: what a hard link may name. */
-  private readonly files = new Map<string, Identity>();
+  private readonly files: Map<string, Identity>;
   private readonly owner: Owner | null;
   private readonly modeMask: number;
+  private readonly layer: boolean;
+  /** An image layer's own entries (an opaque directory keeps them). */
+  private readonly written = new Set<string>();
 
   constructor(
     private readonly destFd: number,
@@ -109,6 +127,8 @@ class Unpacker {
   ) {
     this.owner = opts.owner ?? null;
     this.modeMask = opts.dropSpecialBits ? 0o777 : 0o7777;
+    this.layer = opts.layer != null;
+    this.files = opts.layer?.files ?? new Map();
   }
 
   async entry(h: tarStream.Headers, data: AsyncIterable<Uint8Array>): Promise<void> {
@@ -133,6 +153,12 @@ class Unpacker {
     const key = segments.join("/");
     const leaf = segments.at(-1)!;
     const parent = this.dirAt(segments.slice(0, -1), true)!;
+    if (this.layer && leaf.startsWith(WHITEOUT)) {
+      this.whiteout(parent, segments, leaf);
+      await drain(data);
+      return;
+    }
+    if (this.layer) this.written.add(key);
     switch (h.type) {
       case "directory": {
         const st = lstatAt(parent, leaf);
@@ -164,6 +190,19 @@ class Unpacker {
         this.hardLink(h, parent, leaf, key);
         await drain(data);
         break;
+      case "character-device":
+      case "block-device":
+      case "fifo":
+        if (!this.layer) {
+          throw new ArchiveError(
+            "unsupported_entry",
+            `archive entry ${quoted(h.name)} is a ${h.type}; only files, directories and links are copied`,
+          );
+        }
+        if (this.summary.skipped.length < 20) this.summary.skipped.push(key);
+        this.summary.skippedCount++;
+        await drain(data);
+        return;
       default:
         throw new ArchiveError(
           "unsupported_entry",
@@ -207,6 +246,23 @@ class Unpacker {
       this.chain.push({ name, fd });
     }
     return segments.length === 0 ? this.destFd : this.chain[segments.length - 1]!.fd;
+  }
+
+  /** An image layer's whiteout: `.wh.NAME` removes NAME; `.wh..wh..opq` what layers below put in its directory. */
+  private whiteout(parent: number, segments: string[], leaf: string): void {
+    const dirKey = segments.slice(0, -1).join("/");
+    if (leaf === OPAQUE) {
+      for (const name of fs.readdirSync(atDir(parent))) {
+        const key = dirKey === "" ? name : `${dirKey}/${name}`;
+        if (!this.written.has(key)) this.remove(parent, name, key);
+      }
+      return;
+    }
+    const name = leaf.slice(WHITEOUT.length);
+    if (name === "" || name === "." || name === "..") {
+      throw new ArchiveError("invalid_entry", `archive entry ${quoted(this.current)} is a whiteout of no name`);
+    }
+    this.remove(parent, name, dirKey === "" ? name : `${dirKey}/${name}`);
   }
 
   /** Closes the open directories below the first `keep`. */

@@ -91,6 +91,20 @@ export const ADDRESS =
 /** Debian's chromium, for the pages sbx writes (driven by playwright-core). */
 export const CHROMIUM = ["/usr/bin/chromium"].find((p) => fs.existsSync(p));
 
+/** A statically linked busybox on this machine (what the tests' images are built from), or null. */
+export const BUSYBOX_STATIC = (() => {
+  for (const p of ["/bin/busybox", "/usr/bin/busybox"]) {
+    try {
+      // A static ELF has no program interpreter (PT_INTERP): its bytes never name ld-linux.
+      const head = fs.readFileSync(p).subarray(0, 4096).toString("latin1");
+      if (head.startsWith("\x7fELF") && !head.includes("ld-linux") && !head.includes("ld-musl")) return p;
+    } catch {
+      // not there
+    }
+  }
+  return null;
+})();
+
 /** Each need: whether this machine meets it, and why not. */
 const NEEDS = {
   /** bwrap sandboxes can run here (probed with the backend's own arguments). */
@@ -172,6 +186,15 @@ const NEEDS = {
   binary: { met: canBuildBinary, why: "no Bun in node_modules to build the release binary" },
   /** Bun from node_modules runs a source file as the release binary would (its runtime seams). */
   bun: { met: fs.existsSync(BUN), why: "no Bun in node_modules (node_modules/.bin/bun)" },
+  /** A statically linked busybox, the one program of the images the tests build (Debian package busybox-static). */
+  busyboxStatic: {
+    met: BUSYBOX_STATIC !== null,
+    why: "no statically linked busybox (/bin/busybox; Debian package busybox-static)",
+  },
+  /** The CNCF distribution server, a real OCI registry the image tests start on the loopback (Debian package docker-registry). */
+  registry: { met: fs.existsSync("/usr/bin/docker-registry"), why: "docker-registry is not installed" },
+  /** skopeo, which pushes the tests' images into that registry (Debian package skopeo). */
+  skopeo: { met: hasTool("skopeo"), why: "skopeo is not installed" },
 } as const;
 
 export type Need = keyof typeof NEEDS;

@@ -49,7 +49,7 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
  */
 const ONLY_THROUGH: Partial<Record<`${Layer}->${Layer}`, readonly string[]>> = {
   "receipts->client": ["client/observed.ts"],
-  "cli->backend": ["backend/daemon.ts", "backend/http/fault-spec-help.ts"],
+  "cli->backend": ["backend/daemon.ts", "backend/http/fault-spec-help.ts", "backend/images/index.ts"],
   "cli->sandbox-init": ["sandbox-init/init.ts"],
   "sandbox-init->platform": ["platform/pty.ts"],
 };
@@ -61,7 +61,7 @@ const EDGE_WIRING = [path.join("backend", "backend.ts"), path.join("backend", "d
  * The backend's folders used only through their index.ts by anything outside them:
  * the domains it serves, what every run shares, and the store.
  */
-const DOMAIN_FOLDERS = ["drivers", "executions", "jobs", "processes", "retention", "runs", "sandboxes", "store"];
+const DOMAIN_FOLDERS = ["drivers", "executions", "images", "jobs", "processes", "retention", "runs", "sandboxes", "store"];
 
 /** The folder of src/backend a file is in, or null (outside the backend, or at its top). */
 function backendFolderOf(rel: string): string | null {
