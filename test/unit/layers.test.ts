@@ -61,7 +61,17 @@ const EDGE_WIRING = [path.join("backend", "backend.ts"), path.join("backend", "d
  * The backend's folders used only through their index.ts by anything outside them:
  * the domains it serves, what every run shares, and the store.
  */
-const DOMAIN_FOLDERS = ["drivers", "executions", "images", "jobs", "processes", "retention", "runs", "sandboxes", "store"];
+const DOMAIN_FOLDERS = [
+  "drivers",
+  "executions",
+  "images",
+  "jobs",
+  "processes",
+  "retention",
+  "runs",
+  "sandboxes",
+  "store",
+];
 
 /** The folder of src/backend a file is in, or null (outside the backend, or at its top). */
 function backendFolderOf(rel: string): string | null {
