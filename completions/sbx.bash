@@ -16,6 +16,7 @@ _sbx_subcommand() {
     "|ps") REPLY="ps" ;;
     "|jobs") REPLY="jobs" ;;
     "|sandbox") REPLY="sandbox" ;;
+    "|image") REPLY="image" ;;
     "|cp") REPLY="cp" ;;
     "|port-forward") REPLY="port-forward" ;;
     "|mcp") REPLY="mcp" ;;
@@ -60,6 +61,9 @@ _sbx_subcommand() {
     "sandbox|stop") REPLY="sandbox stop" ;;
     "sandbox|start") REPLY="sandbox start" ;;
     "sandbox|rm") REPLY="sandbox rm" ;;
+    "image|pull") REPLY="image pull" ;;
+    "image|list" | "image|ls") REPLY="image list" ;;
+    "image|rm") REPLY="image rm" ;;
     "daemon|run") REPLY="daemon run" ;;
     "daemon|start") REPLY="daemon start" ;;
     "daemon|stop") REPLY="daemon stop" ;;
@@ -79,7 +83,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox cp port-forward mcp daemon init profile config completion help version"
+      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox image cp port-forward mcp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -351,6 +355,30 @@ _sbx_spec() {
     "sandbox rm")
       _sbx_commands=""
       _sbx_options="-f --force --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "image")
+      _sbx_commands="pull list ls rm"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "image pull")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "image list")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "image rm")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;

@@ -27,6 +27,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'jobs'
         case '|sandbox'
             set -g __sbx_next 'sandbox'
+        case '|image'
+            set -g __sbx_next 'image'
         case '|cp'
             set -g __sbx_next 'cp'
         case '|port-forward'
@@ -115,6 +117,12 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox start'
         case 'sandbox|rm'
             set -g __sbx_next 'sandbox rm'
+        case 'image|pull'
+            set -g __sbx_next 'image pull'
+        case 'image|list' 'image|ls'
+            set -g __sbx_next 'image list'
+        case 'image|rm'
+            set -g __sbx_next 'image rm'
         case 'daemon|run'
             set -g __sbx_next 'daemon run'
         case 'daemon|start'
@@ -217,27 +225,29 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url'
             return 0
-        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile'
+        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url'
             return 0
-        case 'port-forward|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile'
+        case 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url'
             return 0
-        case 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit'
+        case 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
+        case 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
             return 0
-        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile'
+        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
             return 0
-        case 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name'
+        case 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url'
             return 0
-        case 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile'
+        case 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
             return 0
-        case 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url'
+        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
             return 0
-        case 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url'
+        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
             return 0
-        case 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url'
+        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
             return 0
-        case 'version|--profile' 'version|--api-url'
+        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
+            return 0
+        case 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -319,6 +329,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a process -d 'supervised background process
 complete -c sbx -n '__sbx_arg "" 0' -a ps -d 'list supervised processes (sbx process list)'
 complete -c sbx -n '__sbx_arg "" 0' -a jobs -d 'one-shot jobs with dependencies and queue keys'
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
+complete -c sbx -n '__sbx_arg "" 0' -a image -d 'pull, list and remove images'
 complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a port-forward -d 'reach a port inside a sandbox from this machine'
 complete -c sbx -n '__sbx_arg "" 0' -a mcp -d 'serve sandboxes to an agent (Model Context Protocol, stdio)'
@@ -975,6 +986,50 @@ complete -c sbx -n '__sbx_at "sandbox rm"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox rm" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx image
+complete -c sbx -n '__sbx_arg "image" 0' -a pull -d 'pull an image into the store'
+complete -c sbx -n '__sbx_arg "image" 0' -a list -d 'list images'
+complete -c sbx -n '__sbx_arg "image" 0' -a ls -d 'list images (alias of list)'
+complete -c sbx -n '__sbx_arg "image" 0' -a rm -d 'remove an image'
+complete -c sbx -n '__sbx_at "image"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "image"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "image"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "image"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "image"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "image"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "image"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "image"' -s h -l help -d 'show help'
+
+# sbx image pull
+complete -c sbx -n '__sbx_at "image pull"' -l json -d 'print the image as JSON'
+complete -c sbx -n '__sbx_at "image pull"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "image pull"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "image pull"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "image pull"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "image pull"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "image pull"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "image pull"' -s h -l help -d 'show help'
+
+# sbx image list
+complete -c sbx -n '__sbx_at "image list"' -l json -d 'print {images: [...]}'
+complete -c sbx -n '__sbx_at "image list"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "image list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "image list"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "image list"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "image list"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "image list"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "image list"' -s h -l help -d 'show help'
+
+# sbx image rm
+complete -c sbx -n '__sbx_at "image rm"' -l json -d 'print {removed, blobs_removed}'
+complete -c sbx -n '__sbx_at "image rm"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "image rm"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "image rm"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "image rm"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "image rm"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "image rm"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "image rm"' -s h -l help -d 'show help'
 
 # sbx cp
 complete -c sbx -n '__sbx_at "cp"' -s L -l follow-link -d 'follow a symlink named as SANDBOX:PATH (only where it stays inside /workspace)'
