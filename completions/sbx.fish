@@ -606,7 +606,7 @@ complete -c sbx -n '__sbx_at "process"' -s h -l help -d 'show help'
 
 # sbx process start
 complete -c sbx -n '__sbx_at "process start"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
-complete -c sbx -n '__sbx_at "process start"' -l name -x -d 'a name to refer to it by'
+complete -c sbx -n '__sbx_at "process start"' -l name -x -d 'a name to refer to it by (one process\'s until it exits: another start with it is refused)'
 complete -c sbx -n '__sbx_at "process start"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
 complete -c sbx -n '__sbx_at "process start"' -l stdin -d 'give it a stdin pipe to write to later (sbx process stdin)'
 complete -c sbx -n '__sbx_at "process start"' -l tty -d 'each run on a terminal of the sandbox\'s (attach: sbx process attach; implies --stdin)'

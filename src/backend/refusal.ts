@@ -17,6 +17,7 @@ export const REFUSAL_CODES = [
   ErrorCodes.sandboxNotFound,
   ErrorCodes.fileNotFound,
   ErrorCodes.sandboxExists,
+  ErrorCodes.processNameInUse,
   ErrorCodes.sandboxBusy,
   ErrorCodes.pathConflict,
   ErrorCodes.jobIdConflict,

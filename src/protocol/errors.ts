@@ -80,6 +80,11 @@ export const ERRORS = {
     headers: ["Allow"],
   },
   sandbox_exists: { status: 409, meaning: "a sandbox with that name exists" },
+  process_name_in_use: {
+    status: 409,
+    meaning: "a process of the sandbox that has not exited has that name; nothing was started",
+    details: { name: Type.String(), process_id: Type.String(), state: Type.String() },
+  },
   sandbox_busy: {
     status: 409,
     meaning: "the sandbox still runs something (executions, processes, unfinished jobs)",

@@ -142,6 +142,8 @@ export const ErrorCodes = {
   /** The sandbox could not be set up: the command never ran (sbx). */
   sandboxStartFailed: "sandbox_start_failed",
   sandboxExists: "sandbox_exists",
+  /** A process start whose name a process of the sandbox that has not exited already has (sbx). */
+  processNameInUse: "process_name_in_use",
   /** DELETE of a sandbox that still has running executions. */
   sandboxBusy: "sandbox_busy",
   /** A files path that is not inside /workspace (`..`, elsewhere, or a symlink that leads out). */

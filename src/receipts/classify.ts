@@ -243,7 +243,11 @@ function sandboxStartFailureText(stderr: string | null): string {
 }
 
 /** 409s that refuse a request outright: nothing was admitted. */
-const REFUSING_CONFLICTS: readonly string[] = [ErrorCodes.jobIdConflict, ErrorCodes.requestIdConflict];
+const REFUSING_CONFLICTS: readonly string[] = [
+  ErrorCodes.jobIdConflict,
+  ErrorCodes.requestIdConflict,
+  ErrorCodes.processNameInUse,
+];
 
 function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose, kind: RequestKind): Classified {
   const out = blank();

@@ -56,6 +56,23 @@ describeIsolations("processes", (isolation) => {
   }
 
   describe("starting and reading a process", () => {
+    it("refuses a name a process that has not exited holds (409 process_name_in_use), nothing started", async () => {
+      const first = await start({ command: ["sleep", "300"], name: "holder" });
+      const dup = await backend.api("POST", PROCESSES, { body: { command: ["sleep", "300"], name: "holder" } });
+      expect(dup.status, dup.text).toBe(409);
+      expect(dup.json.error).toMatchObject({
+        code: "process_name_in_use",
+        details: { name: "holder", process_id: first.process_id, state: "running" },
+      });
+      const listed = (await backend.api("GET", PROCESSES)).json.processes;
+      expect(listed.filter((p: { name: string }) => p.name === "holder")).toHaveLength(1);
+      const stopped = await backend.api("DELETE", `${PROCESSES}/${first.process_id}?grace_ms=1000`);
+      expect(stopped.status, stopped.text).toBeLessThan(300);
+      await until(async () => (await backend.api("GET", `${PROCESSES}/${first.process_id}`)).json.state === "exited");
+      const again = await start({ command: ["true"], name: "holder" });
+      expect(again.process_id).not.toBe(first.process_id);
+    });
+
     it("answers 201 with the process, then its result, logs and listing", async () => {
       const p = await start({ command: "echo out; echo err >&2", name: "greeter" });
       // In a live sandbox the init starts the command and says so a moment later: one this

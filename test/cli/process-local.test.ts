@@ -185,6 +185,38 @@ describe("sbx process against the local backend", () => {
     expect(unnamed.stderr).toContain("-s SANDBOX");
   });
 
+  it("refuses a second process of the same name until the first has exited (409), then the name is free", async () => {
+    const first = await start(["--name", "web", "--", "sleep", "300"]);
+    const second = await sbx(["process", "start", "--name", "web", "--", "sleep", "300"]);
+    expect(second.code, second.stderr).toBe(125);
+    expect(second.stderr).toContain('the name "web" is in use by process');
+    expect(second.stderr).toContain(first);
+    expect(second.stderr).toContain("nothing ran");
+    const json = await local.json<ReceiptDocument & { error?: { code: string } }>([
+      "process",
+      "start",
+      "--json",
+      "--name",
+      "web",
+      "--",
+      "true",
+    ]);
+    expect(json.result.code).toBe(125);
+    expect(JSON.stringify(json.doc)).toContain("process_name_in_use");
+    const listed = await local.json<{ processes: Array<{ process_id: string; name: string | null }> }>([
+      "ps",
+      "--json",
+    ]);
+    expect(listed.doc.processes.filter((p) => p.name === "web").map((p) => p.process_id)).toEqual([first]);
+    expect((await sbx(["process", "stop", "web", "--grace", "1s"])).code).toBe(0);
+    const again = await start(["--name", "web", "--", "sleep", "300"]);
+    // The name answers to the one that has not exited, not to the exited one.
+    const shown = await local.json<{ process_id: string; state: string }>(["process", "show", "web", "--json"]);
+    expect(shown.doc.process_id).toBe(again);
+    expect((await sbx(["process", "rm", "web", "--grace", "0s"])).code).toBe(0);
+    expect((await sbx(["process", "rm", first])).code).toBe(0);
+  });
+
   it("refuses stdin for a process started without --stdin, and unknown ids, with clear errors", async () => {
     const id = await start(["--", "sleep", "5"]);
     const refused = await sbx(["process", "stdin", id], "data");

@@ -520,7 +520,7 @@ function documentedRows(): DocRow[] {
  */
 type DocCase = () => Pick<Classified, "classification" | "exit_code" | "signal">;
 const dispatch =
-  (o: Observed, kind?: "jobs_submit"): DocCase =>
+  (o: Observed, kind?: "jobs_submit" | "process_start"): DocCase =>
   () =>
     classifyObservation(o, "dispatch", kind);
 const stream = (exit: Record<string, unknown> | null): DocCase =>
@@ -573,10 +573,12 @@ const DOC_CASES: Record<string, DocCase[]> = {
     ...[400, 401, 403, 404].map((status) => dispatch(apiError(status, "invalid_request"))),
     dispatch(apiError(422, "idempotency_key_reused")),
   ],
-  "409 `job_id_conflict` / `request_id_conflict` (a jobs submission refused)": [
-    dispatch(apiError(409, "job_id_conflict"), "jobs_submit"),
-    dispatch(apiError(409, "request_id_conflict"), "jobs_submit"),
-  ],
+  "409 `job_id_conflict` / `request_id_conflict` (a jobs submission refused), `process_name_in_use` (a process start refused)":
+    [
+      dispatch(apiError(409, "job_id_conflict"), "jobs_submit"),
+      dispatch(apiError(409, "request_id_conflict"), "jobs_submit"),
+      dispatch(apiError(409, "process_name_in_use"), "process_start"),
+    ],
   "500 `sandbox_start_failed`, or a record with `outcome: unknown` and `system_error: sandbox_start_failed` (the sandbox could not be set up; the command never ran)":
     [
       dispatch(apiError(500, "sandbox_start_failed", { execution_id: "exe_s", cause: "Can't mount proc" })),

@@ -137,6 +137,15 @@ export class ProcessStore extends TableAccess {
       .all();
   }
 
+  /** The process of a sandbox named `name` that has not exited (a name is one process's until it exits), if any. */
+  unendedProcessNamed(sandboxId: string, name: string): ProcessRow | undefined {
+    return this.db
+      .statement<ProcessRow>(
+        "SELECT * FROM processes WHERE sandbox_id = ? AND name = ? AND state <> 'exited' ORDER BY seq LIMIT 1",
+      )
+      .get(sandboxId, name);
+  }
+
   countUnendedProcesses(sandboxId: string): number {
     const row = this.db
       .statement<{ n: number }>("SELECT COUNT(*) AS n FROM processes WHERE sandbox_id = ? AND state <> 'exited'")

@@ -151,6 +151,7 @@ export class ProcessSupervisor {
     this.runs.requireAccepting();
     const processId = this.store.db.newId("processes");
     storeAdmission(this.store, "process", () => {
+      if (spec.name !== null) this.requireFreeName(spec.sandbox, spec.name);
       this.store.insertProcess({
         process_id: processId,
         sandbox_id: spec.sandbox.sandbox_id,
@@ -190,6 +191,17 @@ export class ProcessSupervisor {
     const supervisor = this.supervise(this.store.getProcess(processId)!);
     supervisor.startRun();
     return toProcessRecord(supervisor.current);
+  }
+
+  /** Refuses a name a process of the sandbox has until it exits (as docker's "name already in use"). */
+  private requireFreeName(sandbox: SandboxRow, name: string): void {
+    const holder = this.store.unendedProcessNamed(sandbox.sandbox_id, name);
+    if (holder === undefined) return;
+    throw new Refusal(
+      ErrorCodes.processNameInUse,
+      `the name ${JSON.stringify(name)} is in use by process ${holder.process_id} (${holder.state}) in sandbox ${sandbox.name}: a name is free again once its process has exited`,
+      { name, process_id: holder.process_id, state: holder.state },
+    );
   }
 
   /**

@@ -381,7 +381,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "processes",
     body: { required: true, content: json(ProcessStartRequest) },
     responses: { 201: { description: "The process.", content: json(ProcessRecord), headers: replayed } },
-    errors: ["isolation_unavailable", "sandbox_start_failed", "terminal_unavailable"],
+    errors: ["isolation_unavailable", "sandbox_start_failed", "terminal_unavailable", "process_name_in_use"],
   },
   "processes.list": {
     summary: "Supervised processes of a sandbox",

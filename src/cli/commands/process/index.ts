@@ -216,7 +216,10 @@ function declareStart(noun: Command, bind: Bind): void {
     )
     .argument("[argv...]", "the command and its arguments (put them after --)")
     .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
-    .option("--name <name>", "a name to refer to it by")
+    .option(
+      "--name <name>",
+      "a name to refer to it by (one process's until it exits: another start with it is refused)",
+    )
     .option("--shell <string>", "run STRING through /bin/sh -c instead of argv")
     .option("--stdin", "give it a stdin pipe to write to later (sbx process stdin)")
     .option("--tty", "each run on a terminal of the sandbox's (attach: sbx process attach; implies --stdin)")

@@ -93,7 +93,12 @@ export async function resolveProcess(
     return { api, sandbox, processId: pickByPrefix(ref, ids, "processes", notFound), boot: null };
   }
   const named = listed.filter((p) => p.name === ref);
-  if (named.length === 1) return { api, sandbox, processId: named[0]!.process_id, boot: null };
+  // A name is one process's until it exits (409 process_name_in_use): the one that has
+  // not exited answers to it, else the newest (the list is oldest first).
+  const live = named.filter((p) => p.state !== "exited");
+  if (named.length > 0 && live.length <= 1) {
+    return { api, sandbox, processId: (live[0] ?? named[named.length - 1]!).process_id, boot: null };
+  }
   if (named.length > 1) {
     throw new UsageError(
       `${named.length} processes are named ${JSON.stringify(ref)}: ${named.map((p) => p.process_id).join(", ")}`,
