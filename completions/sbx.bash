@@ -498,7 +498,7 @@ _sbx_spec() {
       ;;
     "help")
       _sbx_commands=""
-      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_options="--man -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
       ;;

@@ -1262,6 +1262,7 @@ complete -c sbx -n '__sbx_at "completion"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "completion" 0' -a 'bash zsh fish' -d 'bash, zsh or fish'
 
 # sbx help
+complete -c sbx -n '__sbx_at "help"' -l man -d 'the whole manual, sbx(1), through your pager (its roff source in a pipe)'
 complete -c sbx -n '__sbx_at "help"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "help"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "help"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -47,9 +47,13 @@ describe("every command documents itself", () => {
       expect(cmd.description(), "description").not.toBe("");
       expect(examplesOf(cmd).length, "examples").toBeGreaterThan(0);
       for (const e of examplesOf(cmd)) {
-        expect(e.command.startsWith("sbx ") || /\|\s*sbx /.test(e.command) || /^\S+=\S* sbx /.test(e.command)).toBe(
-          true,
-        );
+        // sbx itself, after a pipe or an assignment, or run by another program after its `--`.
+        const runsSbx =
+          e.command.startsWith("sbx ") ||
+          /\|\s*sbx /.test(e.command) ||
+          /^\S+=\S* sbx /.test(e.command) ||
+          / -- sbx( |$)/.test(e.command);
+        expect(runsSbx, e.command).toBe(true);
         expect(e.description).not.toBe("");
       }
     },

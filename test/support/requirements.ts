@@ -163,6 +163,8 @@ const NEEDS = {
   /** script(1) gives a command a pseudo-terminal. */
   script: { met: script !== undefined, why: "script(1) is missing (util-linux)" },
   groff: { met: hasTool("groff"), why: "groff is not installed (groff-base)" },
+  /** man-db's man (sbx help --man formats and pages through `man -l -`). */
+  man: { met: hasTool("man"), why: "man is not installed (Debian package man-db)" },
   zsh: { met: hasTool("zsh"), why: "zsh is not installed" },
   fish: { met: hasTool("fish"), why: "fish is not installed" },
   /** GNU time (/usr/bin/time -f %M): a finished process's peak resident memory. */

@@ -176,7 +176,14 @@ export const TOPICS: Record<string, { summary: string; text: () => string }> = {
   "exit-codes": { summary: "exit codes and classifications", text: exitCodesText },
 };
 
-export async function run(opts: { words: string[] }, ctx: Context, program: Command): Promise<number> {
+export async function run(opts: { words: string[]; man?: boolean }, ctx: Context, program: Command): Promise<number> {
+  if (opts.man === true) {
+    if (opts.words.length > 0) {
+      throw new UsageError("--man shows the whole manual: name no command or topic with it", "sbx help --man");
+    }
+    const { showManual } = await import("./manual.js");
+    return showManual(ctx, program);
+  }
   const [first] = opts.words;
   if (first === undefined) {
     ctx.io.writeOut(program.helpInformation());
@@ -207,4 +214,4 @@ export async function run(opts: { words: string[] }, ctx: Context, program: Comm
 }
 
 /** Bound to `sbx help` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) => run({ words: c.args }, ctx, completeTree(c));
+export const action: RunFn = async (ctx, c) => run({ words: c.args, man: c.opts().man === true }, ctx, completeTree(c));

@@ -35,9 +35,11 @@ export function declareHelp(program: Command, bind: Bind): void {
     .summary("help on a command or a topic (exit-codes)")
     .description("Show help for a command (`sbx help receipts show`) or a topic (`sbx help exit-codes`).")
     .argument("[words...]", "a command path or a topic")
+    .option("--man", "the whole manual, sbx(1), through your pager (its roff source in a pipe)")
     .action(bind(() => import("./help-topics.js")));
   withExamples(cmd, [
     { command: "sbx help exit-codes", description: "what each exit code means" },
+    { command: "sbx help --man", description: "the manual, as man sbx shows it" },
     { command: "sbx help receipts resubmit", description: "help on one command" },
   ]);
 }
