@@ -524,7 +524,7 @@ _sbx_values() {
     "attach|-s") _sbx_kind=sandbox-name ;;
     "attach|--sandbox") _sbx_kind=sandbox-name ;;
     "attach|#0") _sbx_kind=receipt-id ;;
-    "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched" ;;
+    "receipts list|--classification") _sbx_kind=words _sbx_words="succeeded admitted failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched" ;;
     "receipts show|#0") _sbx_kind=receipt-id ;;
     "receipts wait|#0") _sbx_kind=receipt-id ;;
     "receipts refresh|#0") _sbx_kind=receipt-id ;;

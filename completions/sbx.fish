@@ -426,7 +426,7 @@ complete -c sbx -n '__sbx_at "receipts"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "receipts"' -s h -l help -d 'show help'
 
 # sbx receipts list
-complete -c sbx -n '__sbx_at "receipts list"' -l classification -x -a 'succeeded failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched' -d 'only these classifications (comma-separated)'
+complete -c sbx -n '__sbx_at "receipts list"' -l classification -x -a 'succeeded admitted failed timed_out cancelled outcome_unknown result_unconfirmed in_progress record_pending running not_started rejected local_timeout dispatched' -d 'only these classifications (comma-separated)'
 complete -c sbx -n '__sbx_at "receipts list"' -l limit -x -d 'at most N receipts (default: 20)'
 complete -c sbx -n '__sbx_at "receipts list"' -l json -d 'print a JSON array of receipt documents'
 complete -c sbx -n '__sbx_at "receipts list"' -s V -l version -d 'print the version'

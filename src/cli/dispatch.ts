@@ -10,6 +10,7 @@ import { routePath } from "../protocol/routes.js";
 import { LOCAL_PROFILE } from "../config/config.js";
 import { REPLAYED_HEADER, REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
 import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
+import { isJobsKind } from "../receipts/classify-jobs.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import { ReceiptStoreBusy, ReceiptStoreUnusable } from "../receipts/errors.js";
 import { observationRow, type ReceiptStore, type StoredReceipt } from "../receipts/store.js";
@@ -90,7 +91,7 @@ async function sendOnce(
       path: req.path,
       body: req.body,
       // A jobs submission carries its identity in the body (request_id), not in a header.
-      ...(req.kind === "jobs_submit" ? {} : { idempotencyKey: req.key }),
+      ...(isJobsKind(req.kind) ? {} : { idempotencyKey: req.key }),
       deadlineMs: req.clientTimeoutMs,
       signal: ctx.interrupt,
     });
@@ -241,6 +242,7 @@ const ROUTE_OF: Record<RequestKind, "execute" | "process.start" | "jobs.submit">
   execute: "execute",
   process_start: "process.start",
   jobs_submit: "jobs.submit",
+  jobs_run: "jobs.submit",
 };
 
 function pathFor(kind: RequestKind, sandbox: string): string {

@@ -6,6 +6,7 @@ import type { Api } from "../client/api.js";
 import { itemForKey, jobsOfRequest } from "../client/key-lookup.js";
 import { routePath } from "../protocol/routes.js";
 import { afterRead, type Classified, classifyObservation, RECORD_GONE } from "../receipts/classify.js";
+import { isJobsKind, type JobSeen, jobsObservations, jobsOfBody } from "../receipts/classify-jobs.js";
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";
@@ -31,7 +32,7 @@ export async function observeOnce(
     },
     "read",
   );
-  if (r.kind === "jobs_submit") {
+  if (isJobsKind(r.kind)) {
     // The request id is the submission's identity: read what it admitted, never submit again.
     const answer = await api.http.send({
       method: "GET",
@@ -39,7 +40,15 @@ export async function observeOnce(
       deadlineMs,
     });
     const found = jobsOfRequest(answer, r.idempotency_key);
-    classified = found.kind === "none" ? nothingForKey : classifyObservation(found, "read", "jobs_submit");
+    if (found.kind === "none") classified = nothingForKey;
+    else {
+      // What the jobs say of their ends is recorded as the jobs' own observations.
+      if (found.kind === "answer" && found.status === 200) {
+        const jobs = jobsOfBody(parseJson(found.body));
+        if (jobs !== null) return recordJobs(ctx, stored, source, jobs, found.status);
+      }
+      classified = classifyObservation(found, "read", r.kind);
+    }
   } else if (r.kind === "process_start") {
     const path = r.process_id
       ? routePath("process.get", { id: r.sandbox_id, pid: r.process_id })
@@ -69,6 +78,37 @@ export async function observeOnce(
   classified = afterRead(r.classification, classified, previous ?? null);
   await ctx.storeWrite((s) => s.recordObservation(r.receipt_id, source, classified));
   return classified;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Records what a look at a submission's jobs showed (classify-jobs.ts: for `jobs run`
+ * its job's outcome, for `jobs submit` each job's end once, then the verdict on them
+ * all). Returns the verdict.
+ */
+export async function recordJobs(
+  ctx: Context,
+  stored: StoredReceipt,
+  source: Exclude<ObservationSource, "dispatch" | "answer">,
+  jobs: readonly JobSeen[],
+  httpStatus: number | null,
+): Promise<Classified> {
+  const r = stored.receipt;
+  if (!isJobsKind(r.kind)) throw new Error(`receipt ${r.receipt_id} is not a jobs submission`);
+  const kind = r.kind;
+  const recorded = new Set(stored.observations.filter((o) => o.job_id !== null).map((o) => `${o.job_id}:${o.outcome}`));
+  const rows = jobsObservations(kind, r.idempotency_key, jobs, httpStatus, recorded);
+  await ctx.storeWrite((s) => {
+    for (const row of rows) s.recordObservation(r.receipt_id, source, row);
+  });
+  return rows.at(-1)!;
 }
 
 /** Why a wait ended. */

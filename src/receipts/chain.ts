@@ -63,6 +63,7 @@ export const OBSERVATION_FIELDS = [
   "execution_id",
   "exit_code",
   "http_status",
+  "job_id",
   "outcome",
   "process_id",
   "record_pending",
@@ -82,7 +83,7 @@ export const OBSERVATION_FIELDS = [
  * hashed before its column existed (where the column now reads null) keeps its link,
  * while setting, changing or clearing one later shows.
  */
-export const LATER_FIELDS: ReadonlySet<string> = new Set(["boot", "end_reason"]);
+export const LATER_FIELDS: ReadonlySet<string> = new Set(["boot", "end_reason", "job_id"]);
 
 /** One column's value as canonical JSON. A BLOB where text belongs is encoded so that it can never match. */
 function valueText(v: unknown): string {

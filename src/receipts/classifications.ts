@@ -4,6 +4,7 @@
 
 export type Classification =
   | "succeeded"
+  | "admitted"
   | "failed"
   | "timed_out"
   | "cancelled"
@@ -19,6 +20,7 @@ export type Classification =
 
 export const CLASSIFICATIONS: readonly Classification[] = [
   "succeeded",
+  "admitted",
   "failed",
   "timed_out",
   "cancelled",

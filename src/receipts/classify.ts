@@ -4,6 +4,7 @@
 import { constants } from "node:os";
 import { type HttpObserved, isBeforeSendError } from "../client/observed.js";
 import type { Classification } from "./classifications.js";
+import { isJobsKind, jobsVerdict, type JobSeen, jobsOfBody } from "./classify-jobs.js";
 import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
 import { checkExecutionRecord } from "../protocol/validate.js";
@@ -33,8 +34,11 @@ export type Observed =
  */
 export type Purpose = "dispatch" | "read";
 
-/** What the request asked for: an execution, the start of a supervised process, or a submission of jobs. */
-export type RequestKind = "execute" | "process_start" | "jobs_submit";
+/**
+ * What the request asked for: an execution, the start of a supervised process, or a
+ * submission of jobs (`jobs_run`: `sbx jobs run`'s one job, whose receipt settles to its outcome).
+ */
+export type RequestKind = "execute" | "process_start" | "jobs_submit" | "jobs_run";
 
 export interface Classified {
   /** null: the observation taught nothing about the execution (a failed read). */
@@ -48,6 +52,8 @@ export interface Classified {
   process_id: string | null;
   /** The request id whose jobs a `jobs_submit` request admitted. */
   request_id: string | null;
+  /** The job whose end this observation carries (a jobs submission's). */
+  job_id: string | null;
   outcome: Outcome | null;
   exit_code: number | null;
   signal: string | null;
@@ -73,6 +79,7 @@ function blank(): Classified {
     execution_id: null,
     process_id: null,
     request_id: null,
+    job_id: null,
     outcome: null,
     exit_code: null,
     signal: null,
@@ -211,10 +218,10 @@ function fromProcessAnswer(out: Classified, doc: unknown, status: number): Class
 
 /**
  * A 2xx answer to a jobs submission (or the read of what a request id admitted): the
- * jobs it lists prove it was admitted. `succeeded` is the admission; the jobs' own
- * outcomes are read with `sbx jobs`.
+ * jobs it lists prove it was admitted; what they say of their ends decides the rest
+ * (classify-jobs.ts: a `jobs run` receipt settles to its job's outcome, a submission is `admitted`).
  */
-function fromJobsAnswer(out: Classified, doc: unknown, status: number): Classified {
+function fromJobsAnswer(out: Classified, doc: unknown, status: number, kind: "jobs_submit" | "jobs_run"): Classified {
   const d = typeof doc === "object" && doc !== null ? (doc as { request_id?: unknown; jobs?: unknown }) : {};
   const jobs = Array.isArray(d.jobs) ? d.jobs : [];
   const documented =
@@ -227,11 +234,17 @@ function fromJobsAnswer(out: Classified, doc: unknown, status: number): Classifi
     out.error = { code: "undocumented_body", message: `HTTP ${status} body is not a jobs submission answer` };
     return out;
   }
-  out.request_id = d.request_id as string;
-  out.classification = "succeeded";
-  out.exit_code = 0;
-  out.definitive = true;
-  return out;
+  // Jobs listed without a status are admitted and not known to have ended.
+  const seen: JobSeen[] =
+    jobsOfBody(doc) ??
+    jobs.map((j) => ({
+      job_id: (j as { job_id: string }).job_id,
+      status: "",
+      exit_code: null,
+      signal: null,
+      error: null,
+    }));
+  return jobsVerdict(kind, d.request_id as string, seen, status);
 }
 
 const SANDBOX_START_FAILED = ErrorCodes.sandboxStartFailed;
@@ -262,7 +275,7 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
 
   if (obs.status >= 200 && obs.status < 300) {
     if (kind === "process_start") return fromProcessAnswer(out, doc, obs.status);
-    if (kind === "jobs_submit") return fromJobsAnswer(out, doc, obs.status);
+    if (isJobsKind(kind)) return fromJobsAnswer(out, doc, obs.status, kind);
     const problem = checkExecutionRecord(doc);
     if (problem !== null) {
       // A record_pending flag is honoured even on an otherwise odd body: never resubmit.
@@ -433,7 +446,7 @@ export function classifyObservation(obs: Observed, purpose: Purpose, kind: Reque
   }
 }
 
-/** May the command have run, given this classification? */
+/** May the command have run, given this classification? (`admitted`: its jobs may have.) */
 export function mayHaveRun(c: Classification): boolean {
   return c !== "not_started" && c !== "rejected";
 }
@@ -442,6 +455,7 @@ export function mayHaveRun(c: Classification): boolean {
 export function exitCodeFor(c: Pick<Classified, "classification" | "exit_code" | "signal">): number {
   switch (c.classification) {
     case "succeeded":
+    case "admitted":
       return ExitCodes.ok;
     case "failed": {
       if (c.exit_code !== null && c.exit_code > 0 && c.exit_code <= 255) return c.exit_code;

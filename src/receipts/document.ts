@@ -3,6 +3,7 @@
 
 import type { Classification } from "./classifications.js";
 import { decidingObservation, exitCodeFor, mayHaveRun, RECORD_GONE } from "./classify.js";
+import { JOB_INTERRUPTED, JOB_LOST } from "./classify-jobs.js";
 import { CERTIFICATE_HINT, isCertificateRefused } from "../client/observed.js";
 import type { ObservationRow, StoredReceipt } from "./store.js";
 
@@ -65,6 +66,8 @@ export interface ObservationDocument {
   execution_id: string | null;
   process_id: string | null;
   request_id: string | null;
+  /** The job whose end this observation carries (a jobs submission's); null otherwise. */
+  job_id: string | null;
   boot: string | null;
   outcome: string | null;
   exit_code: number | null;
@@ -84,7 +87,7 @@ export interface DetailedReceiptDocument extends ReceiptDocument {
 /** The exact next command a person should run, for a receipt that is not settled. */
 export function nextStep(c: Classification, receiptId: string, errorCode: string | null = null): string | null {
   // Nothing more can be read back: no command helps; explain() says what to check.
-  if (errorCode === RECORD_GONE) return null;
+  if (errorCode === RECORD_GONE || errorCode === JOB_INTERRUPTED || errorCode === JOB_LOST) return null;
   switch (c) {
     case "dispatched":
     case "local_timeout":
@@ -112,7 +115,7 @@ export function createdBy(doc: Pick<ReceiptDocument, "kind" | "execution_id" | "
   id: string | null;
 } {
   if (doc.kind === "process_start") return { noun: "process", id: doc.process_id };
-  if (doc.kind === "jobs_submit") return { noun: "request", id: doc.request_id };
+  if (doc.kind === "jobs_submit" || doc.kind === "jobs_run") return { noun: "request", id: doc.request_id };
   return { noun: "execution", id: doc.execution_id };
 }
 
@@ -125,6 +128,9 @@ export function explain(doc: ReceiptDocument): string {
     case "record_pending":
       return `sbx: ${id}${exe} ran, but the backend has not published its result yet; do not resubmit. Next: ${doc.next}`;
     case "outcome_unknown":
+      if (doc.error?.code === JOB_INTERRUPTED || doc.error?.code === JOB_LOST) {
+        return `sbx: ${id}${exe} was admitted, but ${doc.error.message}. Check what it should have done (sbx jobs list --request ${doc.request_id ?? doc.idempotency_key}); submit it again only if running it twice is safe.`;
+      }
       if (doc.error?.code === RECORD_GONE) {
         return `sbx: ${id}${exe} was running, but the backend no longer has it (its sandbox was removed or its record expired): what it did cannot be read back. Check what it should have done; resubmit only if running it twice is safe.`;
       }
@@ -161,6 +167,8 @@ export function explain(doc: ReceiptDocument): string {
           ? ` Create it first (sbx sandbox create ${doc.sandbox_id}) or pick one of sbx sandbox list.`
           : ""
       }`;
+    case "admitted":
+      return `sbx: ${id}${exe} was admitted; its jobs: sbx jobs list --request ${doc.request_id ?? doc.idempotency_key}`;
     case "timed_out":
       return `sbx: ${id}${exe} was killed at its timeout.`;
     case "cancelled":
@@ -188,6 +196,7 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     execution_id: o.execution_id,
     process_id: o.process_id,
     request_id: o.request_id,
+    job_id: o.job_id,
     boot: o.boot,
     outcome: o.outcome,
     exit_code: o.exit_code,

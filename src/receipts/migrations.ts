@@ -97,4 +97,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // 6: why the command ended beyond its exit, as the answer said (`out_of_memory`: its
   // sandbox's memory limit). Hashed only when set (chain.ts, LATER_FIELDS).
   "ALTER TABLE observations ADD COLUMN end_reason TEXT;",
+  // 7: the job whose end an observation of a jobs submission carries (classify-jobs.ts).
+  // Hashed only when set (chain.ts, LATER_FIELDS).
+  "ALTER TABLE observations ADD COLUMN job_id TEXT;",
 ];

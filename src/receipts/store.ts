@@ -71,6 +71,8 @@ export interface ObservationRow {
   execution_id: string | null;
   process_id: string | null;
   request_id: string | null;
+  /** The job whose end this observation of a jobs submission carries; null otherwise. */
+  job_id: string | null;
   outcome: string | null;
   exit_code: number | null;
   signal: string | null;
@@ -107,6 +109,7 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     execution_id: (r.execution_id as string | null) ?? null,
     process_id: (r.process_id as string | null) ?? null,
     request_id: (r.request_id as string | null) ?? null,
+    job_id: (r.job_id as string | null) ?? null,
     outcome: (r.outcome as string | null) ?? null,
     exit_code: (r.exit_code as number | null) ?? null,
     signal: (r.signal as string | null) ?? null,
@@ -142,6 +145,7 @@ export function observationRow(
     execution_id: c.execution_id,
     process_id: c.process_id,
     request_id: c.request_id,
+    job_id: c.job_id,
     outcome: c.outcome,
     exit_code: c.exit_code,
     signal: c.signal,
@@ -331,8 +335,8 @@ export class ReceiptStore {
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
                error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot,
-               end_reason)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               end_reason, job_id)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -359,6 +363,7 @@ export class ReceiptStore {
             c.stderr_truncated ? 1 : 0,
             c.boot,
             c.end_reason,
+            c.job_id,
           );
         withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {

@@ -125,7 +125,7 @@ describe("sbx jobs submit --wait", () => {
     expect(r.code, r.err).toBe(0);
     const doc = JSON.parse(r.out);
     expect(keys(doc)).toEqual([...SUBMISSION_FIELDS].sort());
-    expect(doc).toMatchObject({ classification: "succeeded", waited: true, timed_out: false, exit: 0, error: null });
+    expect(doc).toMatchObject({ classification: "admitted", waited: true, timed_out: false, exit: 0, error: null });
     expect(doc.request_id).toMatch(/^sbx-req-/);
     expect(r.err).toContain(`sbx: request id ${doc.request_id} (fresh; kept in receipt ${doc.receipt_id})`);
     for (const j of doc.jobs) expect(keys(j)).toEqual([...JOB_SUMMARY_FIELDS].sort());
@@ -138,8 +138,68 @@ describe("sbx jobs submit --wait", () => {
       request_id: doc.request_id,
       execution_id: null,
       process_id: null,
-      classification: "succeeded",
+      classification: "admitted",
       request: { method: "POST", path: "/api/v1/sandbox/default/jobs", body: { request_id: doc.request_id } },
+    });
+    // The job's end is an observation of its own.
+    expect(receipt.observations.filter((o: Json) => o.job_id !== null)).toEqual([
+      expect.objectContaining({ job_id: doc.jobs[0].job_id, outcome: "succeeded", exit_code: 0 }),
+    ]);
+  });
+
+  it("a failed job leaves its submission's receipt admitted (not succeeded), each job's end observed", async () => {
+    const { b } = await setup();
+    const r = await sbx(
+      b,
+      ["jobs", "submit", "-", "--wait", "--json"],
+      JSON.stringify({
+        request_id: "ci-1",
+        jobs: [
+          { name: "ok", command: "true" },
+          { name: "bad", command: "exit 7" },
+        ],
+      }),
+    );
+    expect(r.code, r.err).toBe(1);
+    const doc = JSON.parse(r.out);
+    expect(doc).toMatchObject({ classification: "admitted", exit: 1 });
+    const receipt = JSON.parse((await sbx(b, ["receipts", "show", doc.receipt_id, "--json"])).out);
+    expect(receipt).toMatchObject({ classification: "admitted", may_have_run: true, exit: 0 });
+    const ends = receipt.observations.filter((o: Json) => o.job_id !== null);
+    const nameOf = (id: string) => doc.jobs.find((j: Json) => j.job_id === id).name;
+    expect(ends.map((o: Json) => [nameOf(o.job_id), o.outcome, o.exit_code]).sort()).toEqual([
+      ["bad", "failed", 7],
+      ["ok", "succeeded", 0],
+    ]);
+    const listed = await sbx(b, ["receipts", "list"]);
+    expect(listed.out).toMatch(new RegExp(`${doc.receipt_id}\tadmitted\t0\t`));
+    // Every job ended: nothing for recover to do.
+    const recovered = await sbx(b, ["recover", "--json"]);
+    expect(recovered.code, recovered.err).toBe(0);
+    expect(JSON.parse(recovered.out)).toEqual({ resolved: [], running: [], in_doubt: [] });
+  });
+
+  it("without --wait the receipt is admitted; recover reads the jobs, running until they all ended", async () => {
+    const { b, ws } = await setup();
+    const r = await sbx(
+      b,
+      ["jobs", "submit", "-", "--json"],
+      JSON.stringify({ request_id: "nw-1", jobs: [{ name: "held", command: hold("go") }] }),
+    );
+    expect(r.code, r.err).toBe(0);
+    const doc = JSON.parse(r.out);
+    expect(doc).toMatchObject({ classification: "admitted", waited: false });
+    const going = JSON.parse((await sbx(b, ["recover", "--json"])).out);
+    expect(going.running).toEqual([expect.objectContaining({ receipt_id: doc.receipt_id, now: "admitted" })]);
+    expect(going.in_doubt).toEqual([]);
+    fs.writeFileSync(path.join(ws, "go"), "");
+    await sbx(b, ["jobs", "wait", "--request", "nw-1"]);
+    const done = await sbx(b, ["recover", "--json"]);
+    expect(done.code, done.err).toBe(0);
+    expect(JSON.parse(done.out)).toMatchObject({
+      resolved: [expect.objectContaining({ receipt_id: doc.receipt_id, now: "admitted", resolved: true })],
+      running: [],
+      in_doubt: [],
     });
   });
 
@@ -290,12 +350,14 @@ describe("recover of a submission lost in flight", () => {
     const r = await sbx(b, ["jobs", "submit", file, "--wait"]);
     expect(r.code).toBe(255);
     expect(r.err).toContain("`sbx recover` reads them by request id and never submits again");
+    // Once its one job ended, recover finds the submission admitted and settled.
+    await sbx(b, ["jobs", "wait", "--request", "lost-1"]);
     const recovered = await sbx(b, ["recover", "--json"]);
     expect(recovered.code, recovered.err).toBe(0);
     const doc = JSON.parse(recovered.out);
     expect(doc.in_doubt).toEqual([]);
     expect(doc.resolved).toEqual([
-      expect.objectContaining({ was: "outcome_unknown", now: "succeeded", request_id: "lost-1", resolved: true }),
+      expect.objectContaining({ was: "outcome_unknown", now: "admitted", request_id: "lost-1", resolved: true }),
     ]);
     const posts = b.logs.filter((l) => l.startsWith("POST /api/v1/sandbox/default/jobs "));
     expect(posts).toHaveLength(1);
@@ -319,7 +381,7 @@ describe("a submission that was not started", () => {
     expect(r.err).toContain("nothing ran");
     const again = await sbx(b, ["receipts", "resubmit", doc.receipt_id, "--json"]);
     expect(again.code, again.err).toBe(0);
-    expect(JSON.parse(again.out)).toMatchObject({ classification: "succeeded", request_id: "ns-1" });
+    expect(JSON.parse(again.out)).toMatchObject({ classification: "admitted", request_id: "ns-1" });
     const twice = await sbx(b, ["receipts", "resubmit", doc.receipt_id, "--force"]);
     expect(twice.code).toBe(0);
     const listed = JSON.parse((await sbx(b, ["jobs", "wait", "--request", "ns-1", "--json"])).out);
@@ -341,6 +403,28 @@ describe("sbx jobs run", () => {
     expect((await sbx(b, ["jobs", "run", "--timeout", "2h", "--", "true"])).code).toBe(125);
   });
 
+  it("its receipt settles to the job's outcome, as an exec's", async () => {
+    const { b } = await setup();
+    expect((await sbx(b, ["jobs", "run", "--", "true"])).code).toBe(0);
+    expect((await sbx(b, ["jobs", "run", "--shell", "exit 7"])).code).toBe(7);
+    expect((await sbx(b, ["jobs", "run", "--", "sh", "-c", "kill -9 $$"])).code).toBe(137);
+    expect((await sbx(b, ["jobs", "run", "--timeout", "200ms", "--", "sleep", "30"])).code).toBe(124);
+    const listed = JSON.parse((await sbx(b, ["receipts", "list", "--json"])).out).reverse();
+    expect(listed.map((d: Json) => [d.kind, d.classification, d.exit])).toEqual([
+      ["jobs_run", "succeeded", 0],
+      ["jobs_run", "failed", 7],
+      ["jobs_run", "failed", 137],
+      ["jobs_run", "timed_out", 124],
+    ]);
+    expect(listed[1]).toMatchObject({ outcome: "failed", exit_code: 7, may_have_run: true });
+    expect(listed[2]).toMatchObject({ signal: "SIGKILL" });
+    const table = await sbx(b, ["receipts", "list"]);
+    expect(table.out).toMatch(new RegExp(`${listed[1].receipt_id}\tfailed\t7\t`));
+    const recovered = await sbx(b, ["recover", "--json"]);
+    expect(recovered.code, recovered.err).toBe(0);
+    expect(JSON.parse(recovered.out)).toEqual({ resolved: [], running: [], in_doubt: [] });
+  });
+
   it("--json: the submission document with the job's output", async () => {
     const { b } = await setup();
     const r = await sbx(b, [
@@ -360,6 +444,7 @@ describe("sbx jobs run", () => {
     const doc = JSON.parse(r.out);
     expect(keys(doc)).toEqual([...RUN_FIELDS].sort());
     expect(doc).toMatchObject({
+      classification: "failed",
       stdout: "hi you\n",
       stderr: "warn\n",
       exit: 3,

@@ -89,5 +89,65 @@ describe("kill -9 of the daemon while a job runs", () => {
       ["long", "interrupted"],
       ["after", "dependency_failed"],
     ]);
+    // Its receipt is in doubt (a job was lost), not a success; it carries the jobs' ends.
+    expect(doc).toMatchObject({ classification: "outcome_unknown", error: { code: "job_interrupted" } });
+    const shownReceipt = await runMainJson<Json>(["receipts", "show", doc.receipt_id, "--json"], { home });
+    expect(shownReceipt.doc).toMatchObject({ classification: "outcome_unknown", may_have_run: true, exit: 255 });
+    expect(
+      shownReceipt.doc.observations
+        .filter((o: Json) => o.job_id !== null)
+        .map((o: Json) => [o.job_id === long.job_id ? "long" : "after", o.outcome]),
+    ).toEqual([
+      ["long", "unknown"],
+      ["after", "failed"],
+    ]);
+  });
+
+  it("a `jobs run` receipt whose job was interrupted is in doubt, and `sbx recover` says so (255)", async (t) => {
+    const home = makeHome("sbx-e2e-jobs-");
+    t.onTestFinished(async () => {
+      await stopDaemon(home);
+      removeHome(home);
+    });
+    const daemon = await startForegroundDaemon(home, []);
+    const sleep = uniqueSleep(60);
+    const runner = spawnSbx(["jobs", "run", "--", "sleep", sleep], { home });
+    const ran = collect(runner, 90_000, "sbx jobs run");
+    await until(() => processesWithArg(sleep).length === 1, 30_000, "the job's command to run");
+    // The admission is on the receipt once sbx recorded its answer (the job may start first).
+    const receipt = await until<Json>(
+      async () => {
+        const { doc } = await runMainJson<Json>(["receipts", "list", "--json"], { home });
+        return doc[0]?.classification === "running" ? doc[0] : undefined;
+      },
+      30_000,
+      "the receipt to say running",
+    );
+    expect(receipt).toMatchObject({ kind: "jobs_run", classification: "running" });
+    const receiptId = receipt.receipt_id;
+
+    // Both die: the daemon, and the sbx that followed the job (nothing it could record).
+    const exited = new Promise((resolve) => daemon.once("exit", resolve));
+    daemon.kill("SIGKILL");
+    runner.kill("SIGKILL");
+    await exited;
+    expect((await ran).signal).toBe("SIGKILL");
+
+    // recover starts the backend again (a process of its own); its recovery ends the job.
+    const recovered = await runSbxJson<Json>(["recover", "--json"], { home });
+    expect(recovered.result.code, recovered.result.stderr).toBe(255);
+    expect(recovered.doc.resolved).toEqual([]);
+    expect(recovered.doc.in_doubt).toHaveLength(1);
+    expect(recovered.doc.in_doubt[0]).toMatchObject({
+      receipt_id: receiptId,
+      was: "running",
+      now: "outcome_unknown",
+      exit: 255,
+    });
+    expect(recovered.doc.in_doubt[0].next).toMatch(
+      /was interrupted .* submit it again only if running it twice is safe/,
+    );
+    const after = await runMainJson<Json>(["receipts", "show", receiptId, "--json"], { home });
+    expect(after.doc).toMatchObject({ classification: "outcome_unknown", error: { code: "job_interrupted" } });
   });
 });

@@ -25,7 +25,7 @@ describe("a jobs submission (kind jobs_submit)", () => {
   };
 
   it.each<{ name: string; observed: Observed; classification: Classification; exit: number }>([
-    { name: "201 listing the admitted jobs", observed: json(201, admitted), classification: "succeeded", exit: 0 },
+    { name: "201 listing the admitted jobs", observed: json(201, admitted), classification: "admitted", exit: 0 },
     { name: "409 job_id_conflict", observed: apiError(409, "job_id_conflict"), classification: "rejected", exit: 125 },
     {
       name: "409 request_id_conflict",
@@ -58,13 +58,21 @@ describe("a jobs submission (kind jobs_submit)", () => {
     expect(exitCodeFor(c)).toBe(exit);
   });
 
-  it("admission is definitive and carries the request id in its own field, not as an execution id", () => {
+  it("admission carries the request id in its own field; settled only once its jobs ended", () => {
     expect(classifyObservation(json(201, admitted), "dispatch", "jobs_submit")).toMatchObject({
-      definitive: true,
+      classification: "admitted",
+      definitive: false,
+      outcome: "pending",
       request_id: "ci-1",
       execution_id: null,
       process_id: null,
-      exit_code: 0,
+    });
+    // `jobs run`: the same answer means its job is admitted and not over: running, not in doubt.
+    expect(classifyObservation(json(201, admitted), "dispatch", "jobs_run")).toMatchObject({
+      classification: "running",
+      definitive: false,
+      request_id: "ci-1",
+      job_id: "job_1",
     });
     // Elsewhere a 409 other than the refusals stays in doubt.
     expect(classifyObservation(apiError(409, "something_else"), "dispatch").classification).toBe("outcome_unknown");

@@ -80,6 +80,10 @@ export const JOBS_EXIT_CODES: readonly ExitCodeRow[] = [
 export const CLASSIFICATION_HELP: ReadonlyArray<[string, string]> = [
   ["succeeded", "confirmed: outcome succeeded, exit code 0"],
   ["failed", "confirmed: non-zero exit code, or killed by a signal"],
+  [
+    "admitted",
+    "a jobs submission (sbx jobs submit) was admitted; its jobs' ends are observations of their own (sbx jobs list --request ID). Exit 0",
+  ],
   ["timed_out", "confirmed: killed by the backend at its timeout"],
   ["cancelled", "confirmed: cancelled"],
   ["running", "the backend knows the execution and says it still runs (exec --detach). Not in doubt: wait"],

@@ -3,7 +3,8 @@
 
 import { type Classification, IN_DOUBT } from "../../receipts/classifications.js";
 import { explain, receiptDocument } from "../../receipts/document.js";
-import type { ReceiptStore } from "../../receipts/store.js";
+import { decidingObservation } from "../../receipts/classify.js";
+import type { ReceiptStore, StoredReceipt } from "../../receipts/store.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
 import { endpointOfReceipt } from "../dispatch.js";
@@ -27,10 +28,23 @@ export interface RecoverRow {
   next: string | null;
 }
 
-/** In doubt, or running: a read may have news about either. */
-const TO_OBSERVE: readonly Classification[] = [...IN_DOUBT, "running"];
+/** In doubt, running, or admitted jobs: a read may have news about each. */
+const TO_OBSERVE: readonly Classification[] = [...IN_DOUBT, "running", "admitted"];
 
-async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string): Promise<RecoverRow> {
+/**
+ * Still going, not in doubt: running, or a submission whose jobs have not all ended
+ * (its verdict is not settled). An admitted submission whose jobs all ended is resolved.
+ */
+function stillGoing(stored: StoredReceipt): boolean {
+  const c = stored.receipt.classification;
+  return c === "running" || (c === "admitted" && decidingObservation(stored.observations)?.definitive !== true);
+}
+
+async function recoverOne(
+  ctx: Context,
+  store: ReceiptStore,
+  receiptId: string,
+): Promise<RecoverRow & { going: boolean }> {
   const before = store.get(receiptId);
   const was = before.receipt.classification;
   let observed: string;
@@ -41,8 +55,10 @@ async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string):
   } catch (err) {
     observed = `backend unreachable (${(err as Error).message})`;
   }
-  const doc = receiptDocument(store.get(receiptId));
-  const resolved = !TO_OBSERVE.includes(doc.classification);
+  const after = store.get(receiptId);
+  const doc = receiptDocument(after);
+  const going = stillGoing(after);
+  const resolved = !IN_DOUBT.includes(doc.classification) && !going;
   return {
     receipt_id: receiptId,
     execution_id: doc.execution_id,
@@ -55,17 +71,22 @@ async function recoverOne(ctx: Context, store: ReceiptStore, receiptId: string):
     exit: doc.exit,
     observed,
     next: resolved ? null : explain(doc).replace(/^sbx: /, ""),
+    going,
   };
 }
 
 export async function run(opts: { json: boolean }, ctx: Context): Promise<number> {
   const store = await ctx.receipts();
-  const toObserve = store.list({ classification: TO_OBSERVE }).map((r) => r.receipt.receipt_id);
-  const rows: RecoverRow[] = [];
-  for (const id of toObserve.reverse()) rows.push(await recoverOne(ctx, store, id));
-  // Running: the backend knows where they are; only what is still in doubt needs a person.
-  const running = rows.filter((r) => r.now === "running");
-  const stillInDoubt = rows.filter((r) => !r.resolved && r.now !== "running");
+  const toObserve = store
+    .list({ classification: TO_OBSERVE })
+    .filter((r) => r.receipt.classification !== "admitted" || stillGoing(r))
+    .map((r) => r.receipt.receipt_id);
+  const all: Array<RecoverRow & { going: boolean }> = [];
+  for (const id of toObserve.reverse()) all.push(await recoverOne(ctx, store, id));
+  const rows: RecoverRow[] = all.map(({ going: _going, ...row }) => row);
+  // Running (or jobs not ended): the backend knows where they are; only what is still in doubt needs a person.
+  const running = rows.filter((_, i) => all[i]!.going);
+  const stillInDoubt = rows.filter((r, i) => !r.resolved && !all[i]!.going);
   if (opts.json) {
     printJson(ctx, { resolved: rows.filter((r) => r.resolved), running, in_doubt: stillInDoubt });
   } else if (rows.length === 0) {

@@ -8,7 +8,7 @@ import type { IO } from "../io/io.js";
 
 export function colorClassification(chalk: ChalkInstance, c: Classification | null): string {
   if (c === null) return chalk.dim("(nothing learned)");
-  if (c === "succeeded") return chalk.green(c);
+  if (c === "succeeded" || c === "admitted") return chalk.green(c);
   if (c === "failed" || c === "rejected" || c === "timed_out" || c === "cancelled") return chalk.red(c);
   if (c === "running") return chalk.cyan(c);
   return chalk.yellow(c);
@@ -16,7 +16,7 @@ export function colorClassification(chalk: ChalkInstance, c: Classification | nu
 
 export function commandText(doc: ReceiptDocument): string {
   const body = doc.request.body as { command?: unknown; jobs?: unknown } | null;
-  if (doc.kind === "jobs_submit" && Array.isArray(body?.jobs)) {
+  if ((doc.kind === "jobs_submit" || doc.kind === "jobs_run") && Array.isArray(body?.jobs)) {
     const jobs = body.jobs as Array<{ name?: unknown; command?: unknown } | null>;
     if (jobs.length === 1) return `job ${jobs[0]?.name ?? "?"}: ${formatCommand(jobs[0]?.command)}`;
     return `jobs ${jobs.map((j) => j?.name ?? "?").join(", ")}`;

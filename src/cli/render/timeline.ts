@@ -44,6 +44,7 @@ export function timelineItem(doc: DetailedReceiptDocument): TimelineItem {
 /** One symbol per classification: a Unicode one for terminals, an ASCII one for pipes. */
 export const SYMBOLS: Record<Classification, [string, string]> = {
   succeeded: ["✓", "+"],
+  admitted: ["✓", "a"],
   failed: ["✗", "x"],
   timed_out: ["⧖", "T"],
   cancelled: ["⊘", "c"],
@@ -59,7 +60,7 @@ export const SYMBOLS: Record<Classification, [string, string]> = {
 };
 
 export function colorOf(chalk: ChalkInstance, c: Classification): (s: string) => string {
-  if (c === "succeeded") return chalk.green;
+  if (c === "succeeded" || c === "admitted") return chalk.green;
   if (c === "failed" || c === "timed_out") return chalk.red;
   if (c === "cancelled" || c === "rejected" || c === "not_started") return chalk.gray;
   if (c === "running") return chalk.cyan;

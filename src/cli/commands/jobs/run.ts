@@ -17,7 +17,7 @@ import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJob, type SubmissionDocument } from "./outcome.js";
 import { exitText, noteOf } from "./render.js";
-import { freshRequestId, reportNotAdmitted, submit } from "./submission.js";
+import { freshRequestId, recordJobEnds, reportNotAdmitted, submit } from "./submission.js";
 import { readJobOutput, summaryOf } from "./waiting.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { sandboxIdFor } from "../../id-prefix.js";
@@ -69,7 +69,7 @@ export function parseRunOptions(argv: string[], raw: RawRunFlags, sandbox: strin
 }
 
 export async function run(opts: RunOptions, ctx: Context): Promise<number> {
-  const submitted = await submit(ctx, opts.sandbox, opts.request);
+  const submitted = await submit(ctx, opts.sandbox, opts.request, "jobs_run");
   const { doc } = submitted;
   const document = (over: Partial<RunDocument>): RunDocument => ({
     receipt_id: doc.receipt_id,
@@ -109,10 +109,13 @@ export async function run(opts: RunOptions, ctx: Context): Promise<number> {
     return ExitCodes.cancelled;
   }
   const exit = exitCodeForJob(job);
+  // The receipt settles to the job's outcome, as an exec's does.
+  const settled = await recordJobEnds(ctx, doc.receipt_id, [summaryOf(job)]);
   if (opts.json) {
     printJson(
       ctx,
       document({
+        ...(settled && { classification: settled.classification, error: settled.error }),
         jobs: [summaryOf(job)],
         exit,
         stdout: Buffer.concat(kept.stdout).toString("utf8"),

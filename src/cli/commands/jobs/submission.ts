@@ -7,7 +7,9 @@
 import { randomUUID } from "../../../platform/random.js";
 import type { JobsApi } from "../../../client/jobs.js";
 import { checkJobSubmitRequest, type JobSubmitRequest, type JobSummary } from "../../../protocol/jobs.js";
-import { explain, type ReceiptDocument } from "../../../receipts/document.js";
+import type { JobsKind } from "../../../receipts/classify-jobs.js";
+import { explain, type ReceiptDocument, receiptDocument } from "../../../receipts/document.js";
+import { recordJobs } from "../../observe.js";
 import type { Context } from "../../context.js";
 import { dispatchNew } from "../../dispatch.js";
 import { SbxError, UsageError } from "../../../common/errors.js";
@@ -48,8 +50,16 @@ export interface Submitted {
   alreadyAdmitted: boolean;
 }
 
-/** Commits the receipt, sends the submission once, and reads what was admitted. */
-export async function submit(ctx: Context, sandbox: string, request: JobSubmitRequest): Promise<Submitted> {
+/**
+ * Commits the receipt, sends the submission once, and reads what was admitted. `kind`
+ * jobs_run: `sbx jobs run`'s one job, whose receipt settles to its outcome (classify-jobs.ts).
+ */
+export async function submit(
+  ctx: Context,
+  sandbox: string,
+  request: JobSubmitRequest,
+  kind: JobsKind = "jobs_submit",
+): Promise<Submitted> {
   const endpoint = ctx.endpoint();
   const api = await ctx.api(endpoint);
   const body = Buffer.from(JSON.stringify(request));
@@ -57,7 +67,7 @@ export async function submit(ctx: Context, sandbox: string, request: JobSubmitRe
     ctx,
     endpoint,
     api,
-    { kind: "jobs_submit", sandbox, body, key: request.request_id, clientTimeoutMs: 30_000 },
+    { kind, sandbox, body, key: request.request_id, clientTimeoutMs: 30_000 },
     {
       beforeSend: (receiptId, path) => {
         ctx.io.verbose(`sbx: receipt ${receiptId} committed; request id ${request.request_id}`);
@@ -68,7 +78,8 @@ export async function submit(ctx: Context, sandbox: string, request: JobSubmitRe
   const jobs = await jobsApi(ctx);
   const doc = outcome.document;
   const alreadyAdmitted = outcome.replayed;
-  if (doc.classification !== "succeeded") return { doc, api: jobs, jobs: null, alreadyAdmitted };
+  // Admitted: the answer listed the request's jobs (whatever they did since).
+  if (doc.request_id === null) return { doc, api: jobs, jobs: null, alreadyAdmitted };
   try {
     const admitted = await read(ctx, () => jobs.list(sandbox, { requestId: request.request_id }));
     return { doc, api: jobs, jobs: admitted.jobs, alreadyAdmitted };
@@ -96,4 +107,25 @@ export function reportNotAdmitted(ctx: Context, doc: ReceiptDocument): number {
     ctx.io.err(explain(doc));
   }
   return exit;
+}
+
+/**
+ * Records on the submission's receipt what is now known of its jobs (each job's end;
+ * for `jobs run`, its outcome becomes the receipt's). Never fails the command: the
+ * jobs did what they did; a store that cannot take it is said, and the receipt keeps
+ * what it knew (`sbx recover` reads the jobs again).
+ */
+export async function recordJobEnds(
+  ctx: Context,
+  receiptId: string,
+  jobs: readonly JobSummary[],
+): Promise<ReceiptDocument | null> {
+  try {
+    const stored = (await ctx.receipts()).get(receiptId);
+    await recordJobs(ctx, stored, "wait", jobs, 200);
+    return receiptDocument((await ctx.receipts()).get(receiptId));
+  } catch (err) {
+    ctx.io.err(`sbx: the jobs' ends could not be recorded on receipt ${receiptId}: ${(err as Error).message}`);
+    return null;
+  }
 }

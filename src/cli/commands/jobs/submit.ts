@@ -5,12 +5,13 @@ import fs from "node:fs";
 import type { JobSubmitRequest, JobSummary } from "../../../protocol/jobs.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
+import type { ReceiptDocument } from "../../../receipts/document.js";
 import { durationOption } from "../../duration.js";
 import { UsageError } from "../../../common/errors.js";
 import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs, type JobsWaitEnd, type SubmissionDocument } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
-import { parseSubmission, reportNotAdmitted, type Submitted, submit } from "./submission.js";
+import { parseSubmission, recordJobEnds, reportNotAdmitted, type Submitted, submit } from "./submission.js";
 import { waitForJobs } from "./waiting.js";
 import { fileErrorWords } from "../../../common/file-errors.js";
 import { sandboxIdFor } from "../../id-prefix.js";
@@ -74,6 +75,7 @@ export async function submitAndFollow(
   }
   let jobs: JobSummary[] = submitted.jobs;
   let end: JobsWaitEnd = "done";
+  let settled: ReceiptDocument | null = null;
   if (submitted.alreadyAdmitted) {
     // The same request id and jobs again: the backend answered what it had, nothing ran anew.
     ctx.io.info(
@@ -94,6 +96,7 @@ export async function submitAndFollow(
     } finally {
       progress.stop();
     }
+    settled = await recordJobEnds(ctx, doc.receipt_id, jobs);
   }
   const exit = opts.wait
     ? exitCodeForJobs(
@@ -102,7 +105,10 @@ export async function submitAndFollow(
       )
     : 0;
   if (opts.json) {
-    printJson(ctx, documentOf(submitted, jobs, exit, { waited: opts.wait, end }));
+    printJson(
+      ctx,
+      documentOf(settled ? { ...submitted, doc: settled } : submitted, jobs, exit, { waited: opts.wait, end }),
+    );
   } else {
     await printJobs(ctx.io, jobs);
   }
