@@ -56,6 +56,7 @@ const OBSERVATION_FIELDS = [
   "execution_id",
   "process_id",
   "request_id",
+  "job_id",
   "boot",
   "outcome",
   "exit_code",
