@@ -286,6 +286,37 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     expect(await receiptCount(home)).toBe(before);
   });
 
+  it("a call the client cancels stops waiting, leaves the command running, and its receipt says so", async () => {
+    const sleep = uniqueSleep(60);
+    const abort = new AbortController();
+    const waiting = client
+      .callTool(
+        { name: "run_command", arguments: { argv: ["sleep", sleep], idempotency_key: "mcp-cancelled" } },
+        undefined,
+        {
+          signal: abort.signal,
+          timeout: 120_000,
+        },
+      )
+      .catch((err: Error) => err);
+    await until(() => processesWithArg(sleep).length > 0, 20_000, "the command to run");
+    abort.abort();
+    expect(await waiting).toBeInstanceOf(Error);
+    const doc = await until<Json>(
+      async () => {
+        const shown = await runMainJson<Json>(["receipts", "show", "mcp-cancelled", "--json"], { home });
+        return shown.doc.classification === "dispatched" ? undefined : shown.doc;
+      },
+      20_000,
+      "the receipt to record the stopped wait",
+    );
+    expect(doc).toMatchObject({ classification: "local_timeout", may_have_run: true, error: { code: "interrupted" } });
+    // Only the waiting stopped: the command runs on until something ends it.
+    expect(processesWithArg(sleep).length).toBeGreaterThan(0);
+    for (const pid of processesWithArg(sleep)) process.kill(pid, "SIGKILL");
+    await until(() => processesWithArg(sleep).length === 0, 20_000, "the command to end");
+  });
+
   it("lists sandboxes", async () => {
     const result = await call(client, "sandbox_list", {});
     expect(result.structuredContent.sandboxes.map((s: Json) => s.name)).toContain("default");
