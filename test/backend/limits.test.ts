@@ -220,6 +220,37 @@ describeNeeding(["bwrap", "tmpSize"], "/tmp's size", () => {
     expect(res.stdout).not.toContain("dd: 0\n");
     for (const dir of ["/tmp", os.tmpdir()]) expect(fs.existsSync(path.join(dir, marker))).toBe(false);
   });
+
+  it("/dev/shm is a tmpfs of that size too and /dev takes no file (read-only): neither bypasses the limit", async () => {
+    const b = await start();
+    await createSandbox(b, "devfill", { tmp_bytes: 4 * MiB });
+    const marker = `sbx-dev-fill-${process.pid}`;
+    const run = async (command: string) =>
+      (await b.api("POST", "/api/v1/sandbox/devfill/execute", { body: { command } })).json;
+    // The attack of issue 30: a file in /dev, which was a tmpfs of half the host's memory.
+    const dev = await run(`dd if=/dev/zero of=/dev/${marker} bs=1M count=64 2>&1; echo "dd: $?"`);
+    expect(dev.stdout).toContain("Read-only file system");
+    expect(dev.stdout).toContain("dd: 1\n");
+    expect((await run("ls /dev")).stdout).not.toContain(marker);
+    const shm = await run(
+      `df -k /dev/shm | tail -1 | awk '{print $2}'; dd if=/dev/zero of=/dev/shm/${marker} bs=1M count=64 2>&1; echo "dd: $?"; du -k /dev/shm/${marker} | cut -f1`,
+    );
+    const [size, ...rest] = shm.stdout.trim().split("\n");
+    expect(Number(size)).toBe(4 * 1024);
+    expect(rest.join("\n")).toContain("No space left on device");
+    expect(rest.join("\n")).toContain("dd: 1");
+    expect(Number(rest.at(-1))).toBeLessThanOrEqual(4 * 1024);
+    // Device nodes still work, and what a command writes there goes nowhere on the host.
+    expect((await run("echo hi > /dev/null && head -c 4 /dev/zero | wc -c")).stdout).toBe("4\n");
+    for (const dir of ["/dev", "/dev/shm", "/tmp", os.tmpdir()])
+      expect(fs.existsSync(path.join(dir, marker))).toBe(false);
+    // And it is said: the tmp limit's mechanism names /dev/shm and a read-only /dev.
+    const shown = (await b.api("GET", "/api/v1/sandbox/devfill")).json;
+    const tmp = shown.limit_status.find((l: { limit: string }) => l.limit === "tmp");
+    expect(tmp).toMatchObject({ value: 4 * MiB, enforced: true });
+    expect(tmp.how).toContain("/tmp, /var/tmp and /dev/shm, each");
+    expect(tmp.how).toContain("/dev is read-only");
+  });
 });
 
 describeNeeding(["cgroupMemory", "cgroupPids"], "cgroups after a crash", () => {

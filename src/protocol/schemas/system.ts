@@ -47,7 +47,8 @@ const limitFields = {
     description: "CPU time as a number of cores (1.5 = 150 ms per 100 ms).",
   }),
   tmp_bytes: Nullable(Count({ minimum: 1024 * 1024 }), {
-    description: "Size of /tmp (and of /var/tmp), a tmpfs: a write past it fails with ENOSPC.",
+    description:
+      "Size of /tmp (and of /var/tmp and /dev/shm, each), a tmpfs: a write past it fails with ENOSPC; /dev itself is read-only.",
   }),
   workspace_bytes: Nullable(Count({ minimum: 16 * 1024 * 1024 }), {
     description:

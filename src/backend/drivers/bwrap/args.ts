@@ -74,7 +74,7 @@ export interface SandboxSpec {
   cwd: string;
   /** The command's complete environment: set inside only (`--setenv`; bwrap's own environment is empty). */
   env: Record<string, string>;
-  /** The size of /tmp and /var/tmp, each a tmpfs (`--size`, bubblewrap 0.5 and later); null: the kernel's default (half the RAM). */
+  /** The size of /tmp, /var/tmp and /dev/shm, each a tmpfs (`--size`, bubblewrap 0.5 and later); null: the kernel's default (half the RAM). */
   tmpBytes?: number | null;
 }
 
@@ -125,9 +125,12 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
   // A /proc of its own whose kernel settings are read-only; no /sys at all.
   args.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys");
   if (view.sysrqTrigger) args.push("--ro-bind", "/dev/null", "/proc/sysrq-trigger");
-  // /tmp and /var/tmp, private tmpfs; sized (the sandbox's tmp limit) so that a write past it is ENOSPC inside.
+  // /tmp, /var/tmp and /dev/shm, private tmpfs; each sized (the sandbox's tmp limit) so that a
+  // write past it is ENOSPC inside. bwrap's /dev is a tmpfs it cannot size: read-only once
+  // its nodes are made (writing a device node still works; a file there cannot be made).
   const size = spec.tmpBytes == null ? [] : ["--size", String(spec.tmpBytes)];
-  args.push("--dev", "/dev", ...size, "--tmpfs", "/tmp", ...size, "--tmpfs", "/var/tmp");
+  args.push("--dev", "/dev", "--remount-ro", "/dev", ...size, "--tmpfs", "/dev/shm");
+  args.push(...size, "--tmpfs", "/tmp", ...size, "--tmpfs", "/var/tmp");
   // The workspace.
   if ("fd" in spec.workspace) args.push("--bind-fd", String(spec.workspace.fd), WORKSPACE);
   else args.push("--bind", spec.workspace.path, WORKSPACE);

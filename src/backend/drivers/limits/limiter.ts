@@ -187,7 +187,10 @@ export class Limiter {
     if (limit === "tmp") {
       const tmp = this.opts.tmpSize();
       return tmp.supported
-        ? { how: "tmpfs size (bwrap --size): a write past it fails with ENOSPC", reason: null }
+        ? {
+            how: "tmpfs size (bwrap --size) of /tmp, /var/tmp and /dev/shm, each: a write past it fails with ENOSPC; /dev is read-only",
+            reason: null,
+          }
         : { how: null, reason: tmp.reason };
     }
     const problem = this.opts.workspace.problem;

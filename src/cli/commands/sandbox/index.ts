@@ -76,7 +76,10 @@ function limitOptions(cmd: Command, defaults: string): void {
     .option("--memory <size>", "memory of all its commands together, e.g. 512m, 4g; none: no limit")
     .option("--pids <n>", "processes (and threads) at once; a fork past it fails")
     .option("--cpus <n>", "CPU time as a number of cores, e.g. 0.5, 2; none: no limit")
-    .option("--tmp-size <size>", "size of /tmp (a tmpfs): a write past it fails with ENOSPC")
+    .option(
+      "--tmp-size <size>",
+      "size of /tmp, /var/tmp and /dev/shm (each a tmpfs): a write past it fails with ENOSPC",
+    )
     .option("--disk <size>", "workspace disk: a file system of its own (create only; root)");
   cmd.addHelpText("after", `\nLimits: ${defaults}.\nsbx sandbox show NAME says how each is enforced here.`);
 }
