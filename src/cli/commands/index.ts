@@ -348,7 +348,7 @@ export function declareMcp(program: Command, bind: Bind): void {
     .option("--max-output-bytes <n>", "bytes of each output stream a result carries at most (default: 65536)")
     .action(bind(() => import("../mcp/server.js")));
   withExamples(cmd, [
-    { command: "claude mcp add sbx -- sbx mcp", description: "give Claude Code the sandboxes" },
+    { command: "sbx mcp", description: "serve the agent that runs it (claude mcp add sbx -- sbx mcp)" },
     { command: "sbx mcp --tools read-only", description: "a review agent: receipts and sandboxes, nothing run" },
     { command: "sbx mcp -s ci --tools run_command,receipt_show", description: "one sandbox, two tools" },
   ]);
