@@ -7,6 +7,7 @@
 
 import { RawGetUnsupported, rawGet } from "./raw-get.js";
 import { isBunRuntime } from "./runtime.js";
+import { bodyInSbxWords, inSbxWords } from "./transport-errors.js";
 
 export interface TransportRequest {
   method: string;
@@ -102,7 +103,7 @@ function nodeTransport(socketPath: string | null): Transport {
       });
       cr.once("error", (err) => {
         if (req.fresh && !connected && err && typeof err === "object") (err as NotSentMark).notSent = true;
-        reject(err);
+        reject(inSbxWords(err));
       });
       cr.once("response", (res) => {
         const headers: Record<string, string | undefined> = {};
@@ -110,10 +111,14 @@ function nodeTransport(socketPath: string | null): Transport {
         resolve({
           status: res.statusCode ?? 0,
           headers,
-          body: res,
+          body: bodyInSbxWords(res),
           text: async () => {
             const chunks: Buffer[] = [];
-            for await (const c of res) chunks.push(c as Buffer);
+            try {
+              for await (const c of res) chunks.push(c as Buffer);
+            } catch (err) {
+              throw inSbxWords(err);
+            }
             return Buffer.concat(chunks).toString("utf8");
           },
           cancel: () => res.destroy(),
@@ -174,13 +179,6 @@ function isRawGet(url: URL, req: TransportRequest): boolean {
   );
 }
 
-/** Bun's fetch errors name the failure differently; these are the ones that prove nothing was sent. */
-const BUN_CODES: Record<string, string> = {
-  ConnectionRefused: "ECONNREFUSED",
-  FailedToOpenSocket: "ENOENT",
-  ENOENT: "ENOENT",
-};
-
 interface BunFetchSession {
   fetch(url: URL, init: RequestInit): Promise<Response>;
   close(): void;
@@ -212,9 +210,8 @@ function bunTransport(socketPath: string | null): Transport {
         } as RequestInit);
       } catch (err) {
         controllers.delete(own);
-        const e = err as Error & { code?: string };
-        const code = e.code === undefined ? undefined : (BUN_CODES[e.code] ?? e.code);
-        throw Object.assign(e, code === undefined ? {} : { code });
+        // Bun's names (ConnectionRefused…) as Node's errno, in sbx's words (transport-errors.ts).
+        throw inSbxWords(err);
       }
       const headers: Record<string, string | undefined> = {};
       res.headers.forEach((v, k) => {
@@ -224,10 +221,12 @@ function bunTransport(socketPath: string | null): Transport {
       return {
         status: res.status,
         headers,
-        body: body ?? (async function* () {})(),
+        body: body === null ? (async function* () {})() : bodyInSbxWords(body),
         text: async () => {
           try {
             return await res.text();
+          } catch (err) {
+            throw inSbxWords(err);
           } finally {
             controllers.delete(own);
           }

@@ -11,6 +11,7 @@
 // the only caller; its own types would make an import circle).
 
 import type { Socket } from "node:net";
+import { inSbxWords } from "./transport-errors.js";
 
 /** The answer's framing is not one this reader handles; ask again through node:http. */
 export class RawGetUnsupported extends Error {}
@@ -178,7 +179,8 @@ export function rawGet(req: RawGetRequest): Promise<RawGetResponse> {
       },
     });
     socket.once("connect", () => socket.write(head));
-    socket.once("error", (err) => fail(err));
+    // The socket's own failures in sbx's words (transport-errors.ts), as every transport's.
+    socket.once("error", (err) => fail(inSbxWords(err)));
     socket.once("close", () => {
       req.signal?.removeEventListener("abort", onAbort);
       req.onClose?.();
