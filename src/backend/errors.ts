@@ -15,6 +15,8 @@ export type DaemonStartErrorCode =
   | "unsafe_directory"
   | "no_listener"
   | "invalid_fault_spec"
+  /** backend.db fails SQLite's check at start: the backend refuses to serve from it. */
+  | "database_damaged"
   /** bwrap works here, but not with sbx's own sandbox options: a bug, never a silent fall-back. */
   | "sandbox_driver_broken";
 
@@ -32,14 +34,15 @@ const EXIT_CODE: Record<DaemonStartErrorCode, number> = {
   unsafe_directory: ExitCodes.storeUnusable,
   no_listener: ExitCodes.usage,
   invalid_fault_spec: ExitCodes.usage,
+  database_damaged: ExitCodes.storeUnusable,
   sandbox_driver_broken: ExitCodes.internal,
 };
 
 export class DaemonStartError extends SbxError {
   declare readonly code: DaemonStartErrorCode;
 
-  constructor(code: DaemonStartErrorCode, message: string) {
-    super(code, message, { exitCode: EXIT_CODE[code] });
+  constructor(code: DaemonStartErrorCode, message: string, hint?: string) {
+    super(code, message, { exitCode: EXIT_CODE[code], ...(hint === undefined ? {} : { hint }) });
     this.name = "DaemonStartError";
   }
 }

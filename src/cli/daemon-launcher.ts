@@ -12,7 +12,8 @@ import type { Endpoint } from "../client/endpoint.js";
 import { HttpClient } from "../client/http.js";
 import { selfInvocation } from "../platform/self.js";
 import type { Context } from "./context.js";
-import { BackendError } from "../common/errors.js";
+import { BackendError, type SbxError } from "../common/errors.js";
+import { readStartFailure, startFailureError } from "./daemon-start-failure.js";
 
 const START_DEADLINE_MS = 20_000;
 const STALE_LOCK_MS = 30_000;
@@ -79,10 +80,28 @@ export function spawnDaemon(ctx: Context, extraArgs: string[]): number | undefin
   return child.pid;
 }
 
-export async function waitForDaemon(api: Api, deadlineMs: number): Promise<boolean> {
+/** A daemon that refuses to start (a damaged backend.db: 74) says why at once: its refusal, once recorded. */
+export function refusalOf(ctx: Context, pid: number | undefined): () => SbxError | null {
+  return () => {
+    const failure = pid === undefined ? null : readStartFailure(ctx.paths, pid);
+    return failure === null ? null : startFailureError(failure);
+  };
+}
+
+/**
+ * Waits for the daemon to answer, up to `deadlineMs`; `refused` (checked between tries)
+ * ends the wait with the error of a daemon that refused to start.
+ */
+export async function waitForDaemon(
+  api: Api,
+  deadlineMs: number,
+  refused: () => SbxError | null = () => null,
+): Promise<boolean> {
   const until = Date.now() + deadlineMs;
   while (Date.now() < until) {
     if (await answers(api)) return true;
+    const failure = refused();
+    if (failure) throw failure;
     await new Promise((r) => setTimeout(r, 50));
   }
   return false;
@@ -112,8 +131,8 @@ async function startUnlessAnswering(ctx: Context, api: Api): Promise<void> {
       try {
         if (await answers(api)) return;
         if (!ctx.io.animated) ctx.io.info("sbx: starting the local backend (sbx daemon)…");
-        spawnDaemon(ctx, ["--idle-exit", AUTO_IDLE_EXIT]);
-        if (await waitForDaemon(api, until - Date.now())) return;
+        const pid = spawnDaemon(ctx, ["--idle-exit", AUTO_IDLE_EXIT]);
+        if (await waitForDaemon(api, until - Date.now(), refusalOf(ctx, pid))) return;
       } finally {
         progress.stop();
         fs.rmSync(ctx.paths.startLock, { force: true });

@@ -90,6 +90,7 @@ const DAEMON_STATUS_FIELDS = [
   "isolation",
   "limits",
   "storage",
+  "start_failure",
 ];
 const SANDBOX_DETAILS_FIELDS = [
   ...SANDBOX_FIELDS,

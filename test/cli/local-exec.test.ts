@@ -78,6 +78,10 @@ describe("sbx exec against the local backend", () => {
     // A prefix into the random part: the time part alone is shared by receipts made in the same 36 ms.
     const waited = await sbx(["receipts", "wait", doc.receipt_id.slice(0, 18)]);
     expect(waited, waited.stderr).toMatchObject({ code: 0, stdout: "recorded\n" });
+    // Every wait is bounded and says what it waits for, and for how long at most.
+    expect(waited.stderr).toContain(
+      `sbx: waiting up to 15m for ${doc.receipt_id} to settle (it is succeeded; --timeout to change)`,
+    );
     const list = await sbx(["receipts", "list", "--classification", "succeeded"]);
     expect(lines(list.stdout)[0]).toBe("RECEIPT\tCLASSIFICATION\tEXIT\tSANDBOX\tCOMMAND\tCREATED");
     expect(list.stdout).toContain(doc.receipt_id);

@@ -8,6 +8,42 @@ import { type Database, migrate, openDatabase, type Statement } from "../../plat
 import { MIGRATIONS } from "./migrations.js";
 import { type IdPrefix, newUniqueId, prefixRange } from "../../common/ids.js";
 import { randomBytes } from "../../platform/random.js";
+import { DaemonStartError } from "../errors.js";
+
+/** Problems SQLite's quick check lists, at most (the first says enough). */
+const CHECK_PROBLEMS_MAX = 3;
+
+/**
+ * backend.db that SQLite finds damaged: refused at start, with the file named (exit 74
+ * for the sbx that started the daemon: nothing ran). A backend serving from it answered
+ * 500 to everything and left every command "may have run".
+ */
+function damaged(file: string, problem: string): DaemonStartError {
+  return new DaemonStartError(
+    "database_damaged",
+    `the backend's database ${file} is damaged (${problem}); the backend refuses to serve from it`,
+    `keep it for inspection and start afresh: mv ${file} ${file}.damaged (the sandboxes and records of past work kept there are lost; your receipts are not)`,
+  );
+}
+
+function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB");
+}
+
+/** SQLite's quick check (every page and index entry read once): null when it says ok. */
+function quickCheck(db: Database): string | null {
+  const rows = db.pragma(`quick_check(${CHECK_PROBLEMS_MAX})`) as Array<Record<string, unknown>>;
+  const said = rows.map((r) => String(Object.values(r)[0] ?? "")).filter((t) => t !== "");
+  if (said.length === 1 && said[0] === "ok") return null;
+  // One line: SQLite's own words, without its "*** in database main ***" heading.
+  const words = said
+    .join("\n")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !/^\*\*\* in database \w+ \*\*\*$/.test(l));
+  return words.slice(0, CHECK_PROBLEMS_MAX).join("; ") || "SQLite's quick check failed";
+}
 
 /** The tables whose ids a prefix may name, and their id columns (each unique, so indexed). */
 const ID_COLUMNS = {
@@ -53,9 +89,23 @@ export class BackendStore {
   private readonly statements = new Map<string, Statement<unknown>>();
   private closed = false;
 
+  /** Opens backend.db and checks it (quick_check) before migrating; throws DaemonStartError `database_damaged`. */
   constructor(file: string) {
-    this.db = openDatabase(file);
-    migrate(this.db, MIGRATIONS);
+    let db: Database | null = null;
+    try {
+      db = openDatabase(file);
+      const problem = quickCheck(db);
+      if (problem !== null) throw damaged(file, problem);
+      migrate(db, MIGRATIONS);
+    } catch (err) {
+      try {
+        db?.close();
+      } catch {
+        // the open or the check failed already; that is the error to report
+      }
+      throw isCorruption(err) ? damaged(file, (err as Error).message) : err;
+    }
+    this.db = db;
   }
 
   get isClosed(): boolean {

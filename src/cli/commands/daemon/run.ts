@@ -6,7 +6,8 @@ import path from "node:path";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { durationOption } from "../../duration.js";
-import { UsageError } from "../../../common/errors.js";
+import { SbxError, UsageError } from "../../../common/errors.js";
+import { clearStartFailure, recordStartFailure } from "../../daemon-start-failure.js";
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { parseSize } from "../../../common/sizes.js";
@@ -128,6 +129,24 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
       `TCP ${opts.listen.host}:${opts.listen.port} requires a token: ${ctx.env.SBX_DAEMON_TOKEN ? "SBX_DAEMON_TOKEN" : path.join(ctx.paths.daemonDir, "token")}`,
     );
   }
+  clearStartFailure(ctx.paths);
+  try {
+    await startDaemon(opts, ctx, runDaemon, token, log);
+  } catch (err) {
+    // The sbx that spawned this daemon reads why (its output goes to daemon.log).
+    if (err instanceof SbxError) recordStartFailure(ctx.paths, err);
+    throw err;
+  }
+  return ExitCodes.ok;
+}
+
+async function startDaemon(
+  opts: DaemonRunOptions,
+  ctx: Context,
+  runDaemon: typeof import("../../../backend/daemon.js")["runDaemon"],
+  token: string | undefined,
+  log: (line: string) => void,
+): Promise<void> {
   await runDaemon({
     dataDir: ctx.paths.daemonDir,
     socketPath: ctx.paths.socketPath,
@@ -146,7 +165,6 @@ export async function run(opts: DaemonRunOptions, ctx: Context): Promise<number>
     ...(opts.jobOutputMaxBytes === undefined ? {} : { jobOutputBudgetBytes: opts.jobOutputMaxBytes }),
     log,
   });
-  return ExitCodes.ok;
 }
 
 /** Bound to `sbx daemon run` by the command tree (loaded when that command runs). */

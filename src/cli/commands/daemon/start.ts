@@ -3,7 +3,7 @@
 import { localEndpoint } from "../../../client/endpoint.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { spawnDaemon, waitForDaemon } from "../../daemon-launcher.js";
+import { refusalOf, spawnDaemon, waitForDaemon } from "../../daemon-launcher.js";
 import { BackendError } from "../../../common/errors.js";
 import { daemonStatus } from "./status.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
@@ -14,7 +14,7 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
     ctx.io.info(`sbx: the daemon is already running (pid ${before.pid ?? "?"})`);
     return ExitCodes.ok;
   }
-  spawnDaemon(ctx, opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]);
+  const pid = spawnDaemon(ctx, opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]);
   const [{ HttpClient }, { Api }] = await Promise.all([
     import("../../../client/http.js"),
     import("../../../client/api.js"),
@@ -22,7 +22,7 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
   const http = new HttpClient({ ...localEndpoint(ctx.paths), autoStart: false });
   const progress = ctx.io.progress("starting the daemon…", { elapsed: true });
   try {
-    if (!(await waitForDaemon(new Api(http), 20_000))) {
+    if (!(await waitForDaemon(new Api(http), 20_000, refusalOf(ctx, pid)))) {
       throw new BackendError("daemon_unavailable", "the daemon did not start", null, `see ${ctx.paths.daemonLog}`);
     }
   } finally {

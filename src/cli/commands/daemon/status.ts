@@ -10,6 +10,7 @@ import { limitLines } from "../../render/limits.js";
 import { counted } from "../../render/words.js";
 import { printJson } from "../../render/outcome.js";
 import { isAlive, readDaemonPid } from "./pid.js";
+import { readStartFailure, type StartFailure } from "../../daemon-start-failure.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
 export interface DaemonStatus {
@@ -26,6 +27,8 @@ export interface DaemonStatus {
   limits: LimitStatus[] | null;
   /** What the daemon keeps and its size (null when it is not running or did not say). */
   storage: StorageReport | null;
+  /** Why its last start was refused, when it is not running (e.g. a damaged backend.db); else null. */
+  start_failure: StartFailure | null;
 }
 
 export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {}): Promise<DaemonStatus> {
@@ -57,6 +60,7 @@ export async function daemonStatus(ctx: Context, opts: { storage?: boolean } = {
     isolation: health?.isolation ?? null,
     limits: health?.limits ?? null,
     storage,
+    start_failure: health === null ? readStartFailure(ctx.paths) : null,
   };
 }
 
@@ -95,9 +99,15 @@ export async function run(opts: { json: boolean }, ctx: Context): Promise<number
       );
     }
     if (s.storage) ctx.io.out(storageLine(s.storage));
+  } else if (s.start_failure) {
+    const f = s.start_failure;
+    ctx.io.out(`not running\t${s.socket}\tits last start (${f.at}) was refused: ${f.message}`);
+    if (f.hint) ctx.io.info(`sbx: ${f.hint}`);
   } else ctx.io.out(`not running\t${s.socket}`);
-  // Not running: nothing can be reached (75, as for any backend that cannot be), never a command's 1-123.
-  return s.running ? ExitCodes.ok : ExitCodes.notStarted;
+  // Not running: nothing can be reached (75, as for any backend that cannot be), never a
+  // command's 1-123; a start refused for its state (a damaged backend.db) exits as that did (74).
+  if (s.running) return ExitCodes.ok;
+  return s.start_failure?.exit === ExitCodes.storeUnusable ? ExitCodes.storeUnusable : ExitCodes.notStarted;
 }
 
 /** Bound to `sbx daemon status` by the command tree (loaded when that command runs). */

@@ -6,6 +6,7 @@ import type { Context } from "../../context.js";
 import { endpointOfReceipt } from "../../dispatch.js";
 import { durationOption } from "../../duration.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { formatDuration } from "../../../common/duration.js";
 import { printExactOutput } from "../../exact-output.js";
 import { type WaitEnd, waitUntilSettled } from "../../observe.js";
 import { printDispatchOutcome } from "../../render/outcome.js";
@@ -26,6 +27,10 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   const id = store.resolve(opts.ref);
   const stored = store.get(id);
   const api = await ctx.api(endpointOfReceipt(ctx, stored));
+  // Bounded, and said: what is waited for, and for how long at most.
+  ctx.io.info(
+    `sbx: waiting up to ${formatDuration(opts.timeoutMs)} for ${id} to settle (it is ${stored.receipt.classification}; --timeout to change)`,
+  );
   const progress = ctx.io.progress(`waiting for ${id}…`, { elapsed: true });
   let end: WaitEnd;
   try {
