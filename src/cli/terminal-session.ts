@@ -31,6 +31,21 @@ export interface RelayOptions {
   detachKeys: Buffer;
   /** Called once attached, before raw mode (a line to say how to detach). */
   onAttached?: (offset: number) => void;
+  /**
+   * Attaching to a program that already runs: it is asked to redraw, as tmux does, by
+   * a resize (SIGWINCH) it gets even when this window has the size it had: the size one
+   * row off first, then the real one (the kernel signals a change only).
+   */
+  redraw?: boolean;
+}
+
+/** The sizes sent on attach: with `redraw`, one row off first, so the program sees a change whatever its size was. */
+export function attachSizes(
+  size: { cols: number; rows: number },
+  redraw: boolean,
+): Array<{ cols: number; rows: number }> {
+  if (!redraw) return [size];
+  return [{ cols: size.cols, rows: size.rows > 1 ? size.rows - 1 : size.rows + 1 }, size];
 }
 
 /** Attaches the user's terminal (it must be one: ctx.io.localTerminal()) until the session ends. */
@@ -83,8 +98,7 @@ export async function relayTerminal(ctx: Context, endpoint: Endpoint, opts: Rela
     opened(c);
     if (ended !== null) return ended;
     opts.onAttached?.(c.offset);
-    const { cols, rows } = local.size();
-    c.resize(cols, rows);
+    for (const { cols, rows } of attachSizes(local.size(), opts.redraw === true)) c.resize(cols, rows);
     stops.push(
       local.onResize(() => {
         const size = local.size();

@@ -147,6 +147,26 @@ function terminalSessions(isolation: "none" | "bwrap"): void {
     expect(again.sameMode).toBe(true);
   });
 
+  it("sbx attach asks the program to redraw: it gets SIGWINCH though the window has the size it had", async () => {
+    // A full-screen program's way: it draws again on SIGWINCH (here, a line with the size).
+    const program = `trap 'echo redrawn-$(stty size | tr " " x)' WINCH; echo ready; while :; do sleep 1 & wait $!; done`;
+    const size = { cols: 100, rows: 30 };
+    const s = session(`exec -it -s tt -- sh -c ${quote(program)}`, size);
+    await s.t.waitFor("ready", "the program to start");
+    s.t.type("\x10\x11");
+    await s.t.waitFor(/detached from (exe_[0-9a-z]+); it keeps running/, "the detach");
+    const executionId = /detached from (exe_[0-9a-z]+)/.exec(s.t.text())![1]!;
+    expect((await s.over()).code).toBe(0);
+
+    // The same size as before: only a nudge makes the kernel signal a change.
+    const back = session(`attach ${executionId} -s tt`, size);
+    await back.t.waitFor(`attached to ${executionId}`, "the attach");
+    await back.t.waitFor("redrawn-30x100", "the program to redraw at the window's size, nothing typed");
+    back.t.type("\x03");
+    const end = await back.over();
+    expect(end.sameMode).toBe(true);
+  });
+
   it("all 256 byte values go in and come back out unchanged", async () => {
     const program = `stty raw -echo; echo READY; head -c 256 > got; printf '<<'; cat got; printf '>>'`;
     const s = session(`exec -it -s tt --detach-keys ctrl-q,ctrl-p -- sh -c ${quote(program)}`);

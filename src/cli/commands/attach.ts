@@ -1,8 +1,8 @@
 // sbx attach: this terminal to an execution running on a terminal (started by sbx
 // shell or exec -it, detached from, or whose connection dropped), by its execution id
 // or its receipt. The last client to attach has the terminal; an earlier one is told.
-// From the transcript's end by default (press Enter or Ctrl-L to redraw), or all of it
-// with --replay. Only reads and types: nothing is started or sent again.
+// From the transcript's end by default (the program is asked to redraw: a resize, as
+// tmux does on attach), or all of it with --replay. Only reads and types: nothing is started or sent again.
 
 import { routePath } from "../../protocol/routes.js";
 import type { RunFn } from "../command.js";
@@ -49,8 +49,10 @@ export async function run(opts: AttachOptions, ctx: Context): Promise<number> {
     detachKeys: opts.detachKeys,
     onAttached: () => {
       const line = attachedLine(target.executionId, opts.detachKeys);
-      ctx.io.info(opts.replay ? line : `${line} (press Enter or Ctrl-L to redraw)`);
+      ctx.io.info(line);
     },
+    // The program is asked to redraw (a resize); with --replay the transcript draws it.
+    redraw: !opts.replay,
   });
   return finishSession(ctx, end, {
     api: target.api,

@@ -225,8 +225,8 @@ export function declareAttach(program: Command, bind: Bind): void {
     .description(
       "Attach to an execution started with `sbx shell` or `sbx exec -it` that is still running\n" +
         "(detached from, or whose connection dropped). The last client to attach has the terminal:\n" +
-        "one attached before is told and let go. Output starts where the terminal is now (press\n" +
-        "Enter or Ctrl-L to redraw), or from its first byte with --replay. Exits as `exec` would\n" +
+        "one attached before is told and let go. Output starts where the terminal is now (the\n" +
+        "program is asked to redraw: a resize, as tmux does), or from its first byte with --replay. Exits as `exec` would\n" +
         "once the program ends; the detach keys leave it running again.",
     )
     .argument("<execution>", "execution id, or a receipt (id, key, unique prefix)")

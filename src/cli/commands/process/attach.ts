@@ -40,8 +40,10 @@ export async function run(opts: ProcessAttachOptions, ctx: Context): Promise<num
     detachKeys: opts.detachKeys,
     onAttached: () => {
       const line = attachedLine(target.processId, opts.detachKeys);
-      ctx.io.info(opts.replay ? line : `${line} (press Enter or Ctrl-L to redraw)`);
+      ctx.io.info(line);
     },
+    // The program is asked to redraw (a resize); with --replay the transcript draws it.
+    redraw: !opts.replay,
   });
   return finishSession(ctx, end, { api, executionId: target.processId, receiptId: null, attachAgain: again });
 }

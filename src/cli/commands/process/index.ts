@@ -114,7 +114,7 @@ function declareAttach(noun: Command, bind: Bind): void {
       "Attach to a supervised process's terminal (started with --tty): keys go to its current\n" +
         "run, output flows on across restarts (each run has a terminal of its own). The last\n" +
         "client to attach has the terminal; one attached before is told and let go. Output\n" +
-        "starts where the terminal is now (press Enter or Ctrl-L to redraw), or from what is\n" +
+        "starts where the terminal is now (the program is asked to redraw: a resize), or from what is\n" +
         "kept with --replay. The detach keys (Ctrl-P Ctrl-Q) leave it running; when it ends\n" +
         "for good sbx exits as `exec` would for its outcome.",
     )
