@@ -976,7 +976,7 @@ complete -c sbx -n '__sbx_at "sandbox start"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox start" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
-complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'cancel its executions and stop its processes first'
+complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'remove without asking, cancelling its executions and stopping its processes first'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l json -d 'print {removed}'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

@@ -149,6 +149,7 @@ describe("sandboxes", () => {
       created_at: expect.any(String),
       host_workspace: workspace,
       workspace_bytes: null,
+      workspace_files: null,
       driver: expect.objectContaining({ isolation: BWRAP.available ? "bwrap" : "none", available: true }),
       limits: DEFAULT_LIMITS,
       limit_status: LIMIT_NAMES.map((limit) => expect.objectContaining({ limit })),

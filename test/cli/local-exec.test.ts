@@ -93,7 +93,13 @@ describe("sbx exec against the local backend", () => {
     await sbx(["exec", "-s", "build", "--", "touch", "only-here"]);
     expect((await sbx(["exec", "-s", "build", "--", "ls"])).stdout).toBe("only-here\n");
     expect((await sbx(["exec", "--", "ls", "only-here"])).code).not.toBe(0);
-    const rm = await sbx(["sandbox", "rm", "build"]);
+    // Its workspace holds a file: off a terminal, not removed without --force, saying what would go.
+    const refused = await sbx(["sandbox", "rm", "build"]);
+    expect(refused.code).toBe(125);
+    expect(refused.stderr).toContain("removing sandbox build deletes its workspace: 1 file (");
+    expect(refused.stderr).toContain("--force");
+    expect((await sbx(["exec", "-s", "build", "--", "ls"])).stdout).toBe("only-here\n");
+    const rm = await sbx(["sandbox", "rm", "build", "--force"]);
     expect(rm.code).toBe(0);
     const gone = await sbx(["exec", "-s", "build", "--", "true"]);
     expect(gone.code).toBe(125);

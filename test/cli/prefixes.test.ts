@@ -112,7 +112,7 @@ describe("ids by a unique prefix", () => {
     expect(every.stderr).toMatch(/^sbx: "sbx_" matches \d+ sandboxes: sbx_/);
     const none = await sbx(["sandbox", "show", "sbx_zzzzzzzz"]);
     expect([none.code, none.stderr.split("\n")[0]]).toEqual([125, 'sbx: no sandbox "sbx_zzzzzzzz"']);
-    await ok(["sandbox", "rm", short]);
+    await ok(["sandbox", "rm", short, "--force"]);
     expect((await sbx(["sandbox", "show", "pfx"])).code).toBe(125);
   });
 });

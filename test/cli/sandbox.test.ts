@@ -2,6 +2,7 @@
 // sandbox without isolation is said once, bwrap where it cannot run is refused with
 // the reason, and `sandbox show` says what its commands can see.
 
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import type { BackendHandle } from "../../src/backend/backend.js";
 import { createBufferIO } from "../../src/cli/io/io.js";
@@ -10,6 +11,7 @@ import { makeHome, removeHome } from "../support/cli.js";
 import { startHomeBackend } from "../support/home-backend.js";
 import { describeNeeding } from "../support/requirements.js";
 import { tunDevices } from "../support/tun-devices.js";
+import { until } from "../support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -179,5 +181,55 @@ describeNeeding(["root", "bwrap", "slirp4netns"], "--network where a sandbox's u
     expect(shown.out).toMatch(/; its commands cannot start until this is fixed\n/);
     const json = JSON.parse((await sbx(["sandbox", "show", "out", "--json"])).out);
     expect(json.network_status).toEqual({ available: false, reason: expect.stringContaining("chmod 0666") });
+  });
+});
+
+describe("sandbox rm of a workspace that holds files", () => {
+  /** sbx on a terminal whose keys the test types once PROMPT is on stderr. */
+  async function onTerminal(home: string, argv: string[], prompt: string, keys: string) {
+    const typed = new PassThrough();
+    const io = createBufferIO({ tty: true, keys: typed });
+    const done = main(argv, io, { SBX_HOME: home });
+    await until(() => io.stderrText().includes(prompt), 10_000, `the prompt ${JSON.stringify(prompt)}`);
+    typed.write(keys);
+    return { code: await done, err: io.stderrText() };
+  }
+
+  it("says what will be lost and asks on a terminal: no keeps it, yes removes it; off a terminal it needs --force", async () => {
+    const home = makeHome("sbx-cli-rm-");
+    const backend = await startHomeBackend(home, NO_BWRAP);
+    cleanups.push(
+      () => removeHome(home),
+      () => backend.close(),
+    );
+    const sbx = async (argv: string[]) => {
+      const io = createBufferIO();
+      const code = await main(argv, io, { SBX_HOME: home });
+      return { code, out: io.stdoutText(), err: io.stderrText() };
+    };
+    expect((await sbx(["sandbox", "create", "keep", "--isolation", "none"])).code).toBe(0);
+    const wrote = await sbx(["exec", "-s", "keep", "--", "sh", "-c", "head -c 5000 /dev/zero > a; echo b > b"]);
+    expect(wrote.code, wrote.err).toBe(0);
+    expect((await sbx(["jobs", "run", "-s", "keep", "--", "true"])).code).toBe(0);
+
+    const off = await sbx(["sandbox", "rm", "keep"]);
+    expect(off.code).toBe(125);
+    expect(off.err).toContain("removing sandbox keep deletes its workspace: 2 files (");
+    expect(off.err).toContain("1 job with their logs");
+    expect(off.err).toContain("sbx sandbox rm keep --force");
+
+    const no = await onTerminal(home, ["sandbox", "rm", "keep"], "Remove sandbox keep", "n\r");
+    expect(no.code).toBe(125);
+    expect(no.err).toContain("2 files (");
+    expect(no.err).toContain("sandbox keep was not removed");
+    expect((await sbx(["exec", "-s", "keep", "--", "cat", "b"])).out).toBe("b\n");
+
+    const yes = await onTerminal(home, ["sandbox", "rm", "keep"], "Remove sandbox keep", "y\r");
+    expect(yes.code, yes.err).toBe(0);
+    expect((await sbx(["sandbox", "show", "keep"])).code).toBe(125);
+
+    // An empty workspace goes without a question, as before.
+    expect((await sbx(["sandbox", "create", "empty", "--isolation", "none"])).code).toBe(0);
+    expect((await sbx(["sandbox", "rm", "empty"])).code).toBe(0);
   });
 });

@@ -189,10 +189,12 @@ export class SandboxRegistry {
   details(row: SandboxRow, usage: boolean): SandboxDetails {
     const placement = this.placement(row);
     const probe = this.drivers.probe(row.isolation);
+    const used = usage ? diskUsage(placement.workspaceDir) : null;
     return {
       ...toSandbox(row),
       host_workspace: placement.workspaceDir,
-      workspace_bytes: usage ? diskUsage(placement.workspaceDir) : null,
+      workspace_bytes: used?.bytes ?? null,
+      workspace_files: used?.files ?? null,
       driver: { ...this.driver(row).describe(placement), available: probe.available, reason: probe.reason },
       limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
       network_status: networkStatus(networkModeOf(row), this.drivers.userNetwork),

@@ -113,9 +113,10 @@ export function confineToWorkspace(
   return inside ? { cwd: realCwd, problem: null } : { cwd: null, problem: "outside" };
 }
 
-/** Bytes a directory tree takes on disk (allocated blocks), not following symlinks. */
-export function diskUsage(dir: string): number {
+/** Bytes a directory tree takes on disk (allocated blocks) and the entries in it that are not directories, not following symlinks. */
+export function diskUsage(dir: string): { bytes: number; files: number } {
   let total = 0;
+  let files = 0;
   const walk = (d: string) => {
     let entries: fs.Dirent[];
     try {
@@ -131,10 +132,11 @@ export function diskUsage(dir: string): number {
         continue;
       }
       if (e.isDirectory()) walk(p);
+      else files += 1;
     }
   };
   walk(dir);
-  return total;
+  return { bytes: total, files };
 }
 
 function isDirectory(dir: string): boolean {

@@ -223,7 +223,9 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
   "sandbox.get": {
     summary: "A sandbox, with its driver and workspace",
     tag: "sandboxes",
-    query: { usage: flag("Also measure the workspace's size on disk (workspace_bytes).") },
+    query: {
+      usage: flag("Also measure the workspace: its size on disk (workspace_bytes) and its files (workspace_files)."),
+    },
     responses: { 200: { description: "The sandbox.", content: json(SandboxDetails) } },
     errors: [],
   },

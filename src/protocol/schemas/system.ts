@@ -248,6 +248,10 @@ export const SandboxDetails = named(
     workspace_bytes: Nullable(Count(), {
       description: "Bytes the workspace takes on disk; only with ?usage=true, else null.",
     }),
+    workspace_files: Nullable(Count(), {
+      description:
+        "Files in the workspace (every entry that is not a directory: links too); only with ?usage=true, else null (sbx).",
+    }),
     driver: Type.Object({
       isolation: Isolation,
       version: Nullable(Type.String()),

@@ -161,12 +161,14 @@ function declareRm(noun: Command, bind: Bind): void {
     .command("rm")
     .summary("remove a sandbox and its workspace")
     .description(
-      "Remove a sandbox and its workspace (every file in it). Refused while an execution runs\n" +
-        "or a supervised process is not ended in it, unless --force: then those are cancelled\n" +
-        "and stopped first.",
+      "Remove a sandbox and its workspace (every file in it) with its jobs and processes.\n" +
+        "When its workspace holds files, sbx says what will be lost and asks on a terminal;\n" +
+        "off a terminal it is refused without --force. Refused while an execution runs or a\n" +
+        "supervised process is not ended in it, unless --force: then those are cancelled and\n" +
+        "stopped first.",
     )
     .argument("<id>", "sandbox id or name")
-    .option("-f, --force", "cancel its executions and stop its processes first")
+    .option("-f, --force", "remove without asking, cancelling its executions and stopping its processes first")
     .option("--json", "print {removed}")
     .action(bind(() => import("./rm.js")));
   declareCompletion(cmd, "<id>", "sandbox-name");
