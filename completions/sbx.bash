@@ -204,7 +204,7 @@ _sbx_spec() {
       ;;
     "process list")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox -A --all-sandboxes --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
@@ -258,7 +258,7 @@ _sbx_spec() {
       ;;
     "ps")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox -A --all-sandboxes --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
@@ -282,7 +282,7 @@ _sbx_spec() {
       ;;
     "jobs list")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --request --status --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox -A --all-sandboxes --request --status --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --request --status --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;

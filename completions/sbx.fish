@@ -631,6 +631,7 @@ complete -c sbx -n '__sbx_arg "process start" 0 more' -a '(__sbx_command_line)'
 
 # sbx process list
 complete -c sbx -n '__sbx_at "process list"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "process list"' -s A -l all-sandboxes -d 'every sandbox\'s processes, with a SANDBOX column (`sandbox` in --json)'
 complete -c sbx -n '__sbx_at "process list"' -l json -d 'print {processes: [...]}'
 complete -c sbx -n '__sbx_at "process list"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "process list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -755,6 +756,7 @@ complete -c sbx -n '__sbx_arg "process rm" 0' -a '(__sbx_backend_words process-n
 
 # sbx ps
 complete -c sbx -n '__sbx_at "ps"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "ps"' -s A -l all-sandboxes -d 'every sandbox\'s processes, with a SANDBOX column (`sandbox` in --json)'
 complete -c sbx -n '__sbx_at "ps"' -l json -d 'print {processes: [...]}'
 complete -c sbx -n '__sbx_at "ps"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "ps"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -816,6 +818,7 @@ complete -c sbx -n '__sbx_arg "jobs run" 0 more' -a '(__sbx_command_line)'
 
 # sbx jobs list
 complete -c sbx -n '__sbx_at "jobs list"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
+complete -c sbx -n '__sbx_at "jobs list"' -s A -l all-sandboxes -d 'every sandbox\'s jobs, with a SANDBOX column (`sandbox` in --json)'
 complete -c sbx -n '__sbx_at "jobs list"' -l request -x -d 'only the jobs of this request id'
 complete -c sbx -n '__sbx_at "jobs list"' -l status -x -a 'queued waiting running cancel_requested succeeded failed cancelled timed_out dependency_failed interrupted lost' -d 'only jobs with this status'
 complete -c sbx -n '__sbx_at "jobs list"' -l json -d 'print {jobs: [...]} as the API lists them'

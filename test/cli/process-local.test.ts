@@ -217,6 +217,48 @@ describe("sbx process against the local backend", () => {
     expect((await sbx(["process", "rm", first])).code).toBe(0);
   });
 
+  it("ps -A and jobs list -A list every sandbox's, with a SANDBOX column and `sandbox` in --json", async () => {
+    expect((await sbx(["sandbox", "create", "other", "--isolation", "none"])).code).toBe(0);
+    const here = await start(["--", "sleep", "300"]);
+    const there = await start(["-s", "other", "--", "sleep", "300"]);
+    expect((await sbx(["jobs", "run", "-s", "other", "--name", "far", "--", "true"])).code).toBe(0);
+
+    const one = await sbx(["ps"]);
+    expect(one.stdout).toContain(here);
+    expect(one.stdout).not.toContain(there);
+    const all = await sbx(["ps", "-A"]);
+    expect(all.code, all.stderr).toBe(0);
+    const rows = lines(all.stdout);
+    expect(rows[0]).toMatch(/^SANDBOX\s+PROCESS\s+NAME/);
+    expect(rows.find((r) => r.includes(there))).toMatch(/^other\s+prc_/);
+    expect(rows.find((r) => r.includes(here))).toMatch(/^default\s+prc_/);
+    const json = await local.json<{ processes: Array<{ process_id: string; sandbox: string }> }>([
+      "ps",
+      "--all-sandboxes",
+      "--json",
+    ]);
+    expect(json.doc.processes.find((p) => p.process_id === there)?.sandbox).toBe("other");
+    expect(json.doc.processes.find((p) => p.process_id === here)?.sandbox).toBe("default");
+    const both = await sbx(["ps", "-A", "-s", "other"]);
+    expect(both.code).toBe(125);
+    expect(both.stderr).toContain("cannot go together");
+
+    expect((await sbx(["jobs", "list"])).stdout).not.toContain("far");
+    const jobs = await sbx(["jobs", "list", "-A"]);
+    expect(jobs.code, jobs.stderr).toBe(0);
+    expect(lines(jobs.stdout)[0]).toMatch(/^SANDBOX\s+JOB/);
+    expect(lines(jobs.stdout).find((r) => r.includes("far"))).toMatch(/^other\s+job_/);
+    const jobsJson = await local.json<{ jobs: Array<{ name: string; sandbox: string }> }>([
+      "jobs",
+      "list",
+      "-A",
+      "--json",
+    ]);
+    expect(jobsJson.doc.jobs.find((j) => j.name === "far")?.sandbox).toBe("other");
+
+    for (const id of [here, there]) expect((await sbx(["process", "rm", id, "--grace", "0s"])).code).toBe(0);
+  });
+
   it("refuses stdin for a process started without --stdin, and unknown ids, with clear errors", async () => {
     const id = await start(["--", "sleep", "5"]);
     const refused = await sbx(["process", "stdin", id], "data");

@@ -64,6 +64,7 @@ function declareList(noun: Command, bind: Bind): void {
     .summary("list jobs (by request, by status)")
     .description("List a sandbox's jobs in the order they were accepted, without their output.")
     .option(...SANDBOX_FLAG)
+    .option("-A, --all-sandboxes", "every sandbox's jobs, with a SANDBOX column (`sandbox` in --json)")
     .option("--request <id>", "only the jobs of this request id")
     .addOption(new Option("--status <status>", "only jobs with this status").choices(JOB_STATUSES))
     .option("--json", "print {jobs: [...]} as the API lists them")
@@ -73,6 +74,7 @@ function declareList(noun: Command, bind: Bind): void {
     { command: "sbx jobs list", description: "every job of the default sandbox" },
     { command: "sbx jobs list --request ci-1234", description: "the jobs of one submission" },
     { command: "sbx jobs list --status failed --json", description: "failed jobs, for scripts" },
+    { command: "sbx jobs list -A", description: "the jobs of every sandbox" },
   ]);
 }
 

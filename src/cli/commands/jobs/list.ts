@@ -1,4 +1,4 @@
-import type { JobStatus } from "../../../protocol/jobs.js";
+import type { JobStatus, JobSummary } from "../../../protocol/jobs.js";
 import { isValidIdempotencyKey } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
@@ -10,7 +10,8 @@ import { ExitCodes } from "../../../common/exit-codes.js";
 import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface ListOptions {
-  sandbox: string;
+  /** null: every sandbox's (-A). */
+  sandbox: string | null;
   requestId: string | undefined;
   status: JobStatus | undefined;
   json: boolean;
@@ -27,17 +28,39 @@ export function parseListOptions(
 }
 
 export async function run(opts: ListOptions, ctx: Context): Promise<number> {
-  const { jobs } = await (await jobsApi(ctx)).list(opts.sandbox, {
+  const api = await jobsApi(ctx);
+  const filter = {
     ...(opts.requestId !== undefined && { requestId: opts.requestId }),
     ...(opts.status !== undefined && { status: opts.status }),
-  });
+  };
+  let jobs: Array<JobSummary & { sandbox?: string }>;
+  if (opts.sandbox === null) {
+    // -A: every sandbox's, each sandbox in the order the backend lists them.
+    const sandboxes = await (await ctx.api()).listSandboxes();
+    const each = await Promise.all(
+      sandboxes.map(async (s) => (await api.list(s.sandbox_id, filter)).jobs.map((j) => ({ ...j, sandbox: s.name }))),
+    );
+    jobs = each.flat();
+  } else {
+    jobs = (await api.list(opts.sandbox, filter)).jobs;
+  }
   if (opts.json) printJson(ctx, { jobs });
-  else await printJobs(ctx.io, jobs, { request: opts.requestId === undefined });
+  else await printJobs(ctx.io, jobs, { request: opts.requestId === undefined, sandbox: opts.sandbox === null });
   return ExitCodes.ok;
 }
 
 /** Bound to `sbx jobs list` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
-  const raw = c.optsWithGlobals() as { sandbox?: string; request?: string; status?: string; json?: boolean };
-  return run(parseListOptions(raw, await sandboxIdFor(ctx, raw.sandbox)), ctx);
+  const raw = c.optsWithGlobals() as {
+    sandbox?: string;
+    allSandboxes?: boolean;
+    request?: string;
+    status?: string;
+    json?: boolean;
+  };
+  if (raw.allSandboxes === true && raw.sandbox !== undefined) {
+    throw new UsageError("-A (--all-sandboxes) and -s (--sandbox) cannot go together");
+  }
+  const sandbox = raw.allSandboxes === true ? null : await sandboxIdFor(ctx, raw.sandbox);
+  return run({ ...parseListOptions(raw, ""), sandbox }, ctx);
 };

@@ -19,11 +19,26 @@ export function exitText(job: Pick<JobSummary, "exit_code" | "signal">): string 
   return job.signal ?? (job.exit_code === null ? "-" : String(job.exit_code));
 }
 
-export async function printJobs(io: IO, jobs: readonly JobSummary[], opts: { request?: boolean } = {}): Promise<void> {
+export async function printJobs(
+  io: IO,
+  jobs: readonly (JobSummary & { sandbox?: string })[],
+  opts: { request?: boolean; sandbox?: boolean } = {},
+): Promise<void> {
   await printTable(
     io,
-    ["JOB", "NAME", "STATUS", "EXIT", ...(opts.request ? ["REQUEST"] : []), "QUEUE", "STARTED", "NOTE"],
+    [
+      ...(opts.sandbox ? ["SANDBOX"] : []),
+      "JOB",
+      "NAME",
+      "STATUS",
+      "EXIT",
+      ...(opts.request ? ["REQUEST"] : []),
+      "QUEUE",
+      "STARTED",
+      "NOTE",
+    ],
     jobs.map((j) => [
+      ...(opts.sandbox ? [j.sandbox ?? "-"] : []),
       j.job_id,
       j.name,
       colorStatus(io.chalk, j.status),

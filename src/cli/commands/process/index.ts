@@ -271,12 +271,14 @@ function declareList(noun: Command, bind: Bind): void {
   withExamples(cmd, [
     { command: "sbx process list", description: "processes of the default sandbox" },
     { command: "sbx ps --json", description: "the same, as JSON" },
+    { command: "sbx ps -A", description: "the processes of every sandbox" },
   ]);
 }
 
 function configureList(cmd: Command, bind: Bind): Command {
   return cmd
     .option("-s, --sandbox <id>", "sandbox id or name (default: default)")
+    .option("-A, --all-sandboxes", "every sandbox's processes, with a SANDBOX column (`sandbox` in --json)")
     .option("--json", "print {processes: [...]}")
     .action(bind(() => import("./list.js")));
 }
