@@ -196,7 +196,7 @@ export class Limiter {
     const problem = this.opts.workspace.problem;
     return problem === null
       ? {
-          how: "a file system of its own: an ext4 image of that size, loop-mounted at the workspace (a write past it fails with ENOSPC; set at create)",
+          how: "a file system of its own: an ext4 image whose usable space is that size, loop-mounted at the workspace (a write past it fails with ENOSPC; set at create)",
           reason: null,
         }
       : { how: null, reason: problem };

@@ -1,5 +1,5 @@
 // The workspace limit where the file system allows it (docs/drivers.md, "Limits"): a
-// workspace with a disk limit is a file system of its own — an ext4 image of that size
+// workspace with a disk limit is a file system of its own — an ext4 image whose usable space is that size
 // beside it (`workspace.img` in the sandbox's directory), loop-mounted at the workspace
 // by a root daemon — so that a write past the limit fails with ENOSPC inside, and the
 // host's disk keeps the rest. Made at create (the size is fixed then), mounted again
@@ -14,6 +14,8 @@ import type { HostIdentity } from "../identity.js";
 
 const IMAGE = "workspace.img";
 const HELPER_TIMEOUT_MS = 60_000;
+/** At most this many file systems are made to find the image size whose usable space is what was asked. */
+const SIZING_PASSES = 6;
 
 export interface WorkspaceDiskOptions {
   /** Whether the daemon runs as root (mounting needs it). */
@@ -45,20 +47,37 @@ export class WorkspaceDisks {
     this.programs = this.problem === null ? { mkfs: mkfs!, mount: mount!, umount: umount! } : null;
   }
 
-  /** Makes the workspace a file system of `bytes`, owned by `owner` (null: root), and mounts it. Throws saying why not. */
+  /**
+   * Makes the workspace a file system whose usable space is `bytes` (at least, and within
+   * about 3%), owned by `owner` (null: root), and mounts it. Throws saying why not.
+   */
   create(sandboxDir: string, workspaceDir: string, bytes: number, owner: HostIdentity | null): void {
     const programs = this.require();
     const image = path.join(sandboxDir, IMAGE);
-    const fd = fs.openSync(image, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
-    try {
-      fs.ftruncateSync(fd, bytes);
-    } finally {
-      fs.closeSync(fd);
-    }
     const rootOwner = owner === null ? "0:0" : `${owner.uid}:${owner.gid}`;
-    // No blocks reserved for root: the limit is all the workspace's.
-    run(programs.mkfs, ["-q", "-F", "-m", "0", "-E", `root_owner=${rootOwner}`, image], "mkfs.ext4");
-    this.ensure(sandboxDir, workspaceDir);
+    // The file system's own blocks (its journal, inode tables, ext4's reserved pool: about
+    // 8 of 50 MiB) come on top of what was asked: the image grows by what is missing
+    // until the usable space is what was asked, measured as df does (statfs, f_bavail).
+    let size = bytes;
+    for (let pass = 1; ; pass++) {
+      fs.rmSync(image, { force: true });
+      const fd = fs.openSync(image, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+      try {
+        fs.ftruncateSync(fd, size);
+      } finally {
+        fs.closeSync(fd);
+      }
+      // No blocks reserved for root: the limit is all the workspace's.
+      run(programs.mkfs, ["-q", "-F", "-m", "0", "-E", `root_owner=${rootOwner}`, image], "mkfs.ext4");
+      this.ensure(sandboxDir, workspaceDir);
+      const st = fs.statfsSync(workspaceDir);
+      const short = bytes - st.bavail * st.bsize;
+      if (short <= 0) break;
+      this.release(workspaceDir);
+      // A new block group adds its own tables: past a few passes, grow by more than what is missing.
+      if (pass >= SIZING_PASSES) throw new Error(`the workspace's file system could not be sized to ${bytes} bytes`);
+      size += roundUp(pass < 3 ? short : short + Math.ceil(size / 100), 4096);
+    }
     // What mkfs puts there is no file of the sandbox's.
     fs.rmSync(path.join(workspaceDir, "lost+found"), { recursive: true, force: true });
   }
@@ -125,4 +144,8 @@ export function isMountPoint(dir: string): boolean {
     if (mountPoint === real) return true;
   }
   return false;
+}
+
+function roundUp(n: number, to: number): number {
+  return Math.ceil(n / to) * to;
 }
