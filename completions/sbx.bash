@@ -318,8 +318,8 @@ _sbx_spec() {
       ;;
     "sandbox create")
       _sbx_commands=""
-      _sbx_options="--isolation --network --no-network -p --publish --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--isolation -p --publish --memory --pids --cpus --tmp-size --disk --profile --api-url"
+      _sbx_options="--isolation --network --no-network -p --publish --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--isolation -p --publish --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox list")

@@ -217,37 +217,37 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
             return 0
-        case 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile'
+        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
             return 0
-        case 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk'
+        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
             return 0
-        case 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url'
+        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
             return 0
-        case 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url'
+        case 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
             return 0
-        case 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url'
+        case 'image pull|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile'
             return 0
-        case 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools'
+        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
-        case 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
+        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
             return 0
-        case 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url'
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
             return 0
-        case 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
+        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
             return 0
-        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
             return 0
-        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
             return 0
-        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
             return 0
-        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
             return 0
-        case 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -905,6 +905,7 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap no
 complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback) or host'
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (oci:DIR[:TAG] or a registry reference)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox create"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox create"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'

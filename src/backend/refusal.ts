@@ -11,6 +11,7 @@ export const REFUSAL_CODES = [
   ErrorCodes.invalidRequest,
   ErrorCodes.isolationUnavailable,
   ErrorCodes.limitUnavailable,
+  ErrorCodes.imagePullFailed,
   ErrorCodes.workspaceFull,
   ErrorCodes.networkUnavailable,
   ErrorCodes.invalidPath,

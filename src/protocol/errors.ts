@@ -44,6 +44,12 @@ export const ERRORS = {
       "the network mode asked for cannot be had here (e.g. user-mode networking without slirp4netns); `details.reason`",
     details: { network_mode: Type.String(), reason: Type.String() },
   },
+  image_pull_failed: {
+    status: 400,
+    meaning:
+      "the image asked for could not be pulled or unpacked (the registry's answer, a blob that arrived wrong, a hostile layer); nothing was created; `details.reason`",
+    details: { image: Type.String(), reason: Type.String() },
+  },
   invalid_path: {
     status: 400,
     meaning: "a files path outside `/workspace` (`..`, elsewhere, a symlink leading out)",

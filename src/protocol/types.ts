@@ -160,6 +160,8 @@ export const ErrorCodes = {
   limitUnavailable: "limit_unavailable",
   /** An upload larger than the room left in the workspace (its limit, or its disk); nothing was written (sbx). */
   workspaceFull: "workspace_full",
+  /** The image asked for could not be pulled or unpacked; nothing was created; details.reason says why (sbx). */
+  imagePullFailed: "image_pull_failed",
   /** The network mode asked for cannot be had on this backend; details.reason says why (sbx). */
   networkUnavailable: "network_unavailable",
   methodNotAllowed: "method_not_allowed",

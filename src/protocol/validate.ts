@@ -42,7 +42,7 @@ export const KNOWN_FIELDS = {
   ExecuteRequest: ["command", "working_dir", "env", "stream", "timeout", "stdin", "tty"],
   TerminalSize: ["cols", "rows"],
   CancelRequest: ["reason"],
-  SandboxCreateRequest: ["name", "isolation", "network", "network_mode", "publish", "limits"],
+  SandboxCreateRequest: ["name", "isolation", "network", "network_mode", "publish", "limits", "image"],
   PublishRequest: ["port", "host_port", "host_ip"],
   SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
   SandboxUpdateRequest: ["limits"],
@@ -243,6 +243,9 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   }
   if (req.network !== undefined && typeof req.network !== "boolean") {
     return { field: "network", message: "network must be a boolean" };
+  }
+  if (req.image !== undefined && (typeof req.image !== "string" || req.image === "" || req.image.length > 4096)) {
+    return { field: "image", message: "image must be an image reference (1-4096 characters)" };
   }
   if (req.network_mode !== undefined && !["none", "user", "host"].includes(req.network_mode as string)) {
     return { field: "network_mode", message: 'network_mode must be "none", "user" or "host"' };

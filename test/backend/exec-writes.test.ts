@@ -137,6 +137,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       limits: null,
       network_mode: null,
       publish: null,
+      image: null,
       created_at: at,
     });
     store.transaction(() =>

@@ -77,6 +77,7 @@ const SANDBOX_FIELDS = [
   "workspace",
   "created_at",
   "limits",
+  "image",
 ];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];

@@ -190,3 +190,24 @@ describe("how the options reach bwrap", () => {
     expect(bwrapCommandLine(3, ["sh", "-c", "echo hi"])).toEqual(["--args", "3", "--", "sh", "-c", "echo hi"]);
   });
 });
+
+describe("bwrap's options for a sandbox made from an image", () => {
+  it("binds its own root at /, writable, and the host's /usr only where the init's loader is read from", () => {
+    const args = bwrapArguments(spec({ root: { path: "/dev/shm/root" }, network: "host" }));
+    expect(valuesOf(args, "--bind", 2)).toContainEqual(["/dev/shm/root", "/"]);
+    // First of the mounts: everything else is mounted inside it.
+    expect(args.indexOf("--bind")).toBeLessThan(args.indexOf("--proc"));
+    expect(valuesOf(args, "--ro-bind", 2)).toContainEqual(["/usr", "/run/sbx-host/usr"]);
+    expect(valuesOf(args, "--ro-bind", 2)).not.toContainEqual(["/usr", "/usr"]);
+    expect(valuesOf(args, "--ro-bind", 2)).not.toContainEqual(["/etc", "/etc"]);
+    expect(valuesOf(args, "--symlink", 2)).toEqual([]);
+    expect(valuesOf(args, "--remount-ro")).not.toContainEqual(["/"]);
+    expect(valuesOf(args, "--ro-bind-try", 2)).toEqual([["/etc/resolv.conf", "/etc/resolv.conf"]]);
+  });
+
+  it("keeps the host's root read-only without one", () => {
+    const args = bwrapArguments(spec());
+    expect(valuesOf(args, "--remount-ro").at(-1)).toEqual(["/"]);
+    expect(valuesOf(args, "--ro-bind", 2)).toContainEqual(["/usr", "/usr"]);
+  });
+});

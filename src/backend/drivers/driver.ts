@@ -33,6 +33,13 @@ export interface SandboxPlacement {
   identity: HostIdentity | null;
   /** The sandbox's resource limits (limits/spec.ts; null fields: no limit). */
   limits: SandboxLimits;
+  /**
+   * The host directory that is its root, writable (made from an image: docs/images.md);
+   * null or absent: the host's system directories, read-only.
+   */
+  rootDir?: string | null;
+  /** The image's Env, under what sbx sets and what the request asks for. */
+  imageEnv?: Record<string, string>;
 }
 
 export interface SpawnRequest {
@@ -317,6 +324,7 @@ export function commandEnvironment(
     PATH: BASE_PATH,
     HOME: workspace,
     LANG: "C.UTF-8",
+    ...placement.imageEnv,
     PWD: driver.commandPath(placement, cwd),
     SBX_SANDBOX_ID: placement.sandboxId,
     SBX_WORKSPACE: workspace,

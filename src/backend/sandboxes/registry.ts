@@ -26,6 +26,15 @@ import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
 import { checkedLimits, chooseIsolation, isolationUnavailable, limitsOf, noIsolationWarning } from "./settings.js";
 import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
+import {
+  envOf,
+  imageInfo,
+  imageRootOf,
+  makeImageRoot,
+  resolveImage,
+  type StoredImage,
+  storedImageOf,
+} from "./image-root.js";
 import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
 import {
@@ -56,6 +65,7 @@ export function toSandbox(row: SandboxRow): Sandbox {
     workspace: WORKSPACE,
     created_at: row.created_at,
     limits: limitsOf(row),
+    image: storedImageOf(row),
   };
 }
 
@@ -82,7 +92,7 @@ export class SandboxRegistry {
 
   constructor(
     store: BackendStore,
-    dataDir: string,
+    private readonly dataDir: string,
     private readonly drivers: DriverSet,
     /** The clock a sandbox's created_at is read from. */
     private readonly now: () => number,
@@ -149,6 +159,8 @@ export class SandboxRegistry {
       network: networkModeOf(row),
       identity: this.identity(row),
       limits: limitsOf(row),
+      rootDir: row.image === null ? null : imageRootOf(this.sandboxDir(row.sandbox_id)),
+      imageEnv: row.image === null ? {} : envOf((JSON.parse(row.image) as StoredImage).env),
     };
   }
 
@@ -301,6 +313,11 @@ export class SandboxRegistry {
       }
     }
     const limits = checkedLimits(this.drivers, withDefaults(req.limits), isolation);
+    if (req.image !== undefined && isolation !== "bwrap") {
+      throw invalidField("image", "a sandbox from an image needs bwrap isolation (its root is mounted by bwrap)");
+    }
+    // Pulled (or found) before anything of the sandbox exists: a failed pull leaves nothing.
+    const image = req.image === undefined ? null : await resolveImage(this.dataDir, req.image);
     const sandboxId = this.store.db.newId("sandboxes");
     let publish: PublishSpec[] = [];
     try {
@@ -318,10 +335,21 @@ export class SandboxRegistry {
         networkMode,
         publish,
         limits: req.limits ?? null,
+        image: image === null ? null : JSON.stringify({ ...imageInfo(image, req.image!), env: image.env }),
       });
     } catch (err) {
       this.published.close(sandboxId);
       throw err;
+    }
+    if (image !== null) {
+      try {
+        await makeImageRoot(this.dataDir, this.sandboxDir(row.sandbox_id), image, this.identity(row), req.image!);
+      } catch (err) {
+        this.published.close(sandboxId);
+        this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
+        fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
+        throw err;
+      }
     }
     if (limits.workspace_bytes !== null) {
       // A workspace of its own size: made now (its size is fixed), or no sandbox at all.
@@ -438,6 +466,7 @@ export class SandboxRegistry {
     networkMode: NetworkMode;
     publish?: PublishSpec[];
     limits?: SandboxLimitsRequest | null;
+    image?: string | null;
   }): SandboxRow {
     const sandboxId = spec.sandboxId ?? this.store.db.newId("sandboxes");
     const row: SandboxRow = {
@@ -451,6 +480,7 @@ export class SandboxRegistry {
       limits: spec.limits == null ? null : JSON.stringify(spec.limits),
       network_mode: spec.networkMode,
       publish: spec.publish === undefined || spec.publish.length === 0 ? null : JSON.stringify(spec.publish),
+      image: spec.image ?? null,
     };
     this.ensureWorkspace(sandboxId, row);
     try {

@@ -20,6 +20,8 @@ export interface SandboxRow {
   network_mode: string | null;
   /** Its published ports as JSON ([{port, host_ip, host_port}]), or null. */
   publish: string | null;
+  /** The image its root was made from, as JSON ({reference, digest, platform}); null: the host's. */
+  image: string | null;
 }
 
 export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
@@ -33,6 +35,7 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   limits: true,
   network_mode: true,
   publish: true,
+  image: true,
 });
 
 export class SandboxStore extends TableAccess {

@@ -224,4 +224,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE executions ADD COLUMN tty INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE processes ADD COLUMN tty TEXT;
   `,
+  // Sandboxes from images (docs/images.md): the image a sandbox's root was made from,
+  // as JSON ({reference, digest, platform}); null: the host's system directories.
+  `
+  ALTER TABLE sandboxes ADD COLUMN image TEXT;
+  `,
 ];

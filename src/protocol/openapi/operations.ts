@@ -212,7 +212,13 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "sandboxes",
     body: { required: false, description: "None: a sandbox with the defaults.", content: json(SandboxCreateRequest) },
     responses: { 201: { description: "The new sandbox.", content: json(Sandbox), headers: replayed } },
-    errors: ["isolation_unavailable", "network_unavailable", "sandbox_exists", "limit_unavailable"],
+    errors: [
+      "isolation_unavailable",
+      "network_unavailable",
+      "sandbox_exists",
+      "limit_unavailable",
+      "image_pull_failed",
+    ],
   },
   "sandboxes.list": {
     summary: "List sandboxes",

@@ -199,6 +199,14 @@ export const SandboxCreateRequest = named(
       network_mode: Type.Optional(NetworkMode),
       publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
       limits: Type.Optional(SandboxLimitsRequest),
+      image: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 4096,
+          description:
+            "(sbx) An OCI image its root is made from: oci:DIR[:TAG] (an absolute directory) or a registry reference; pulled into the backend's store when it is not there (docs/images.md). Needs bwrap isolation.",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -231,6 +239,19 @@ const sandboxFields = {
   workspace: Type.Literal("/workspace"),
   created_at: Timestamp(),
   limits: Type.Optional(described(SandboxLimits, "The sandbox's resource limits (sbx).")),
+  image: Type.Optional(
+    Nullable(
+      Type.Object({
+        reference: Type.String({ description: "The reference it was created from, as the backend read it." }),
+        digest: Type.String({ description: "The manifest digest the reference was resolved to at create (sha256:…)." }),
+        platform: Type.String({ description: "os/architecture[/variant]." }),
+      }),
+      {
+        description:
+          "(sbx) The image its root was made from (a writable copy of its own); null: the host's system directories, read-only.",
+      },
+    ),
+  ),
 };
 
 export const Sandbox = named("Sandbox", Type.Object(sandboxFields));

@@ -9,6 +9,7 @@
 import { type NetworkMode, WORKSPACE } from "../../../protocol/types.js";
 import { RUN_DIR_INSIDE } from "../../../sandbox-init/init.js";
 import type { HostView } from "./host-view.js";
+import { HOST_USR_INSIDE } from "./image-root.js";
 
 /** The sandbox's hostname (its own uts namespace). */
 export const SANDBOX_HOSTNAME = "sbx";
@@ -76,6 +77,12 @@ export interface SandboxSpec {
   env: Record<string, string>;
   /** The size of /tmp, /var/tmp and /dev/shm, each a tmpfs (`--size`, bubblewrap 0.5 and later); null: the kernel's default (half the RAM). */
   tmpBytes?: number | null;
+  /**
+   * A root of its own, writable (a sandbox made from an image, docs/images.md): bound at
+   * /, with the host's /usr read-only at HOST_USR_INSIDE (the init starts through the
+   * host's loader there) instead of the host's system directories. Null or absent: the host's.
+   */
+  root?: WorkspaceSource | null;
 }
 
 /** The options (everything before `--` and the command) for one run. Pure. */
@@ -100,25 +107,32 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
     SANDBOX_HOSTNAME,
     "--unshare-cgroup-try",
     ...(spec.network === "host" || given !== null ? [] : ["--unshare-net"]),
-    // The host's system, read-only.
-    "--ro-bind",
-    "/usr",
-    "/usr",
   ];
-  for (const entry of view.system) {
-    if (entry.kind === "link") args.push("--symlink", entry.target, entry.path);
-    else args.push("--ro-bind", entry.path, entry.path);
-  }
-  args.push("--ro-bind", view.etcDir, "/etc");
-  for (const hidden of view.hiddenEtc) {
-    if (hidden.dir) args.push("--tmpfs", hidden.inside, "--remount-ro", hidden.inside);
-    else args.push("--ro-bind", "/dev/null", hidden.inside);
-  }
-  if (spec.network === "host" && view.resolvConfTarget !== null) {
-    args.push("--ro-bind-try", view.resolvConfTarget, view.resolvConfTarget);
+  const root = spec.root ?? null;
+  if (root !== null) {
+    // Its own root, writable; the host's /usr only where the init's loader is read from.
+    if ("fd" in root) args.push("--bind-fd", String(root.fd), "/");
+    else args.push("--bind", root.path, "/");
+    args.push("--ro-bind", "/usr", HOST_USR_INSIDE);
+    if (spec.network === "host") args.push("--ro-bind-try", `${view.etcDir}/resolv.conf`, "/etc/resolv.conf");
+  } else {
+    // The host's system, read-only.
+    args.push("--ro-bind", "/usr", "/usr");
+    for (const entry of view.system) {
+      if (entry.kind === "link") args.push("--symlink", entry.target, entry.path);
+      else args.push("--ro-bind", entry.path, entry.path);
+    }
+    args.push("--ro-bind", view.etcDir, "/etc");
+    for (const hidden of view.hiddenEtc) {
+      if (hidden.dir) args.push("--tmpfs", hidden.inside, "--remount-ro", hidden.inside);
+      else args.push("--ro-bind", "/dev/null", hidden.inside);
+    }
+    if (spec.network === "host" && view.resolvConfTarget !== null) {
+      args.push("--ro-bind-try", view.resolvConfTarget, view.resolvConfTarget);
+    }
   }
   if (spec.resolvConf !== null) {
-    const at = view.resolvConfTarget ?? "/etc/resolv.conf";
+    const at = root === null ? (view.resolvConfTarget ?? "/etc/resolv.conf") : "/etc/resolv.conf";
     if ("fd" in spec.resolvConf) args.push("--ro-bind-data", String(spec.resolvConf.fd), at);
     else args.push("--ro-bind", spec.resolvConf.path, at);
   }
@@ -145,8 +159,8 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
   if (fds.seccomp !== null) args.push("--seccomp", String(fds.seccomp));
   if (fds.status !== null) args.push("--json-status-fd", String(fds.status));
   if (fds.setup !== null) args.push("--block-fd", String(fds.setup));
-  // Last, once every mount point exists: the sandbox's own root is read-only too.
-  args.push("--remount-ro", "/");
+  // Last, once every mount point exists: the sandbox's own root is read-only too (an image's is its own, writable).
+  if (root === null) args.push("--remount-ro", "/");
   for (const arg of args) {
     // The options travel NUL-separated: a NUL inside one would make options of its own.
     if (arg.includes("\0")) throw new Error(`bwrap option contains a NUL byte: ${JSON.stringify(arg)}`);

@@ -30,6 +30,7 @@ import { WORKSPACE } from "../../../protocol/types.js";
 import { terminalAddonFile } from "../../../platform/pty.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
 import { INIT_VERB, TERMINAL_ADDON_FLAG } from "../../../sandbox-init/init.js";
+import { hostLoaderFor } from "./image-root.js";
 import {
   type DriverDescription,
   type DriverHost,
@@ -253,7 +254,11 @@ export class BwrapDriver implements SandboxDriver {
     const cwd = this.commandPath(req.placement, req.cwd);
     // "command not found" before anything is asked of the sandbox, where the host can
     // tell (the init answers the same for what only the sandbox can: under /tmp).
-    const missing = missingProgram(req.argv[0] ?? "", req.env.PATH ?? "", cwd, req.placement.workspaceDir);
+    // An image's root is not the host's: there only the init can tell.
+    const missing =
+      (req.placement.rootDir ?? null) === null
+        ? missingProgram(req.argv[0] ?? "", req.env.PATH ?? "", cwd, req.placement.workspaceDir)
+        : null;
     if (missing) throw new SpawnError(missing, `${req.argv[0]}: ${missing}`);
     const sandbox = this.environmentFor(req.placement);
     const run = sandbox.enter({
@@ -354,6 +359,14 @@ export class BwrapDriver implements SandboxDriver {
     // As root: through the gate, as the sandbox's uid; otherwise bwrap binds the directories the backend opened.
     const gate = identity === null ? null : this.requireGate();
     const init = sandboxInitProgram();
+    const rootDir = placement.rootDir ?? null;
+    if (rootDir !== null && init.script === null) {
+      throw new SpawnError(
+        "EBWRAP",
+        "a sandbox from an image cannot start its init from the release binary yet (it runs under node only; docs/images.md)",
+      );
+    }
+    const loader = rootDir === null ? null : hostLoaderFor(init.executable);
     const userNet = placement.network === "user" ? this.requireUserNet() : null;
     // A user-mode network's user and network namespaces are made for bwrap by unshare, as
     // the uid bwrap runs as (user-net.ts): what commands are inside is said to bwrap.
@@ -395,11 +408,14 @@ export class BwrapDriver implements SandboxDriver {
         cwd: WORKSPACE,
         env: INIT_ENVIRONMENT,
         tmpBytes: this.tmpSize ? placement.limits.tmp_bytes : null,
+        root: rootDir === null ? null : { path: gate === null ? rootDir : gate.pathFor(rootDir) },
       });
       const initArgv =
         scriptFd === null
           ? [fdPath(FD.initExecutable), INIT_VERB]
           : [
+              // In an image's root the host's loader starts the init (image-root.ts).
+              ...(loader === null ? [] : [loader.loader, "--library-path", loader.libraryPath]),
               fdPath(FD.initExecutable),
               ...NODE_INIT_FLAGS,
               fdPath(FD.initScript),

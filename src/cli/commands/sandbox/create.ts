@@ -1,5 +1,6 @@
 // sbx sandbox create
 
+import path from "node:path";
 import { randomUUID } from "../../../platform/random.js";
 import type { IsolationRequest, NetworkMode, PublishRequest, SandboxLimitsRequest } from "../../../protocol/types.js";
 import { type LimitFlagValues, parseLimitFlags } from "../../render/limits.js";
@@ -19,6 +20,8 @@ export interface CreateOptions {
   limits: SandboxLimitsRequest;
   networkMode: NetworkMode | undefined;
   publish: PublishRequest[];
+  /** An image reference, an oci: directory made absolute here. */
+  image: string | undefined;
   json: boolean;
 }
 
@@ -26,7 +29,13 @@ const NETWORK_MODES: readonly string[] = ["none", "user", "host"];
 
 export function parseCreateOptions(
   name: string | undefined,
-  raw: { isolation?: string; network?: boolean | string; publish?: string[]; json?: boolean } & LimitFlagValues,
+  raw: {
+    isolation?: string;
+    network?: boolean | string;
+    publish?: string[];
+    image?: string;
+    json?: boolean;
+  } & LimitFlagValues,
 ): CreateOptions {
   if (name !== undefined && !isValidSandboxRef(name)) {
     throw new UsageError(`invalid sandbox name ${JSON.stringify(name)}: letters, digits, _ . - (at most 63)`);
@@ -44,6 +53,7 @@ export function parseCreateOptions(
     networkMode: typeof network === "string" ? (network as NetworkMode) : undefined,
     publish: (raw.publish ?? []).map(parsePublish),
     limits: parseLimitFlags(raw),
+    image: raw.image === undefined ? undefined : imageArg(raw.image),
     json: raw.json === true,
   };
 }
@@ -74,6 +84,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(Object.keys(opts.limits).length === 0 ? {} : { limits: opts.limits }),
           ...(opts.networkMode === undefined ? {} : { network_mode: opts.networkMode }),
           ...(opts.publish.length === 0 ? {} : { publish: opts.publish }),
+          ...(opts.image === undefined ? {} : { image: opts.image }),
         },
         `sbx-${randomUUID()}`,
       ),
@@ -82,6 +93,17 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
   if (opts.json) printJson(ctx, sandboxDocument(sandbox));
   else await printSandboxes(ctx.io, [sandbox]);
   return ExitCodes.ok;
+}
+
+/** `--image REF`: an oci: directory is made absolute from where sbx runs (the backend reads it). */
+function imageArg(text: string): string {
+  if (!text.startsWith("oci:")) return text;
+  const rest = text.slice(4);
+  const colon = rest.lastIndexOf(":");
+  const tagged = colon > 0 && !rest.slice(colon + 1).includes("/");
+  const dir = tagged ? rest.slice(0, colon) : rest;
+  if (dir === "") throw new UsageError(`--image ${JSON.stringify(text)}: oci: needs a directory (oci:DIR[:TAG])`);
+  return `oci:${path.resolve(dir)}${tagged ? rest.slice(colon) : ""}`;
 }
 
 /** Bound to `sbx sandbox create` by the command tree (loaded when that command runs). */

@@ -54,7 +54,11 @@ function declareCreate(noun: Command, bind: Bind): void {
     )
     .option("--network [mode]", "user (the default: outbound, not the host's loopback) or host")
     .option("--no-network", "only its own loopback (needs bwrap)")
-    .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect);
+    .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect)
+    .option(
+      "--image <ref>",
+      "its root is this OCI image's filesystem, writable (oci:DIR[:TAG] or a registry reference)",
+    );
   limitOptions(cmd, "by default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./create.js")));
   declareChoices(cmd, "--isolation", ISOLATIONS);
@@ -66,6 +70,7 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx sandbox create web -p 8080:8000", description: "127.0.0.1:8080 reaches port 8000 inside" },
     { command: "sbx sandbox create dev --network host", description: "the host's own network, by choice" },
     { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
+    { command: "sbx sandbox create tools --image oci:/srv/tools:2", description: "its root from an OCI image" },
     { command: "sbx sandbox create ci --memory 4g --pids 512 --cpus 2", description: "with limits of its own" },
   ]);
 }

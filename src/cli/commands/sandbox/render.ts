@@ -30,6 +30,8 @@ export interface SandboxDocument {
   created_at: string;
   /** Its resource limits (null fields: no limit); null when the backend does not say. */
   limits: SandboxLimits | null;
+  /** The image its root was made from; null: the host's system directories. */
+  image: { reference: string; digest: string; platform: string } | null;
 }
 
 export function sandboxDocument(s: Sandbox): SandboxDocument {
@@ -43,6 +45,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     workspace: s.workspace,
     created_at: s.created_at,
     limits: s.limits ?? null,
+    image: s.image ?? null,
   };
 }
 

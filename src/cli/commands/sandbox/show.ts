@@ -32,6 +32,7 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     ["name", s.name],
     ["status", s.status],
     ["isolation", isolation],
+    ["root", describeRoot(s)],
     ["network", describeNetwork(s)],
   ];
   if (s.network_status?.available === false) {
@@ -81,6 +82,13 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
   if (s.limit_status) rows.push(...limitLines(s.limit_status));
   rows.push(["created_at", s.created_at]);
   return rows;
+}
+
+/** Its root in words: an image's filesystem (reference, digest, platform), or the host's. */
+function describeRoot(s: Sandbox): string {
+  const image = s.image ?? null;
+  if (image !== null) return `image ${image.reference} ${image.digest} (${image.platform}), a writable copy of its own`;
+  return s.isolation === "none" ? "the host's (no isolation)" : "the host's system directories, read-only";
 }
 
 /** The network mode in words: what its commands can reach. */
