@@ -408,7 +408,7 @@ describe("sbx jobs run", () => {
     expect((await sbx(b, ["jobs", "run", "--", "true"])).code).toBe(0);
     expect((await sbx(b, ["jobs", "run", "--shell", "exit 7"])).code).toBe(7);
     expect((await sbx(b, ["jobs", "run", "--", "sh", "-c", "kill -9 $$"])).code).toBe(137);
-    expect((await sbx(b, ["jobs", "run", "--timeout", "200ms", "--", "sleep", "30"])).code).toBe(124);
+    expect((await sbx(b, ["jobs", "run", "--timeout", "1s", "--", "sleep", "30"])).code).toBe(124);
     const listed = JSON.parse((await sbx(b, ["receipts", "list", "--json"])).out).reverse();
     expect(listed.map((d: Json) => [d.kind, d.classification, d.exit])).toEqual([
       ["jobs_run", "succeeded", 0],
