@@ -73,6 +73,8 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
       "job_read",
       "await",
       "cancel",
+      "read_file",
+      "write_file",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",
@@ -216,7 +218,8 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     const result = await call(client, "job_run", { argv: ["sh", "-c", "echo from-job; exit 4"], yield_ms: 60_000 });
     expect(result.isError, JSON.stringify(result)).toBeFalsy();
     expect(result.structuredContent).toMatchObject({
-      classification: "succeeded",
+      classification: "failed",
+      confirmed: true,
       ended: true,
       job: { name: "run", status: "failed", exit_code: 4 },
       stdout: "from-job\n",
@@ -224,7 +227,12 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     const { doc } = await runMainJson<Json>(["receipts", "show", result.structuredContent.receipt_id, "--json"], {
       home,
     });
-    expect(doc).toMatchObject({ kind: "jobs_submit", idempotency_key: result.structuredContent.request_id });
+    expect(doc).toMatchObject({
+      kind: "jobs_run",
+      classification: "failed",
+      exit_code: 4,
+      idempotency_key: result.structuredContent.request_id,
+    });
   });
 
   it("submits a check and a report that depends on it; await past its timeout cancels nothing", async () => {
@@ -315,6 +323,39 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     expect(processesWithArg(sleep).length).toBeGreaterThan(0);
     for (const pid of processesWithArg(sleep)) process.kill(pid, "SIGKILL");
     await until(() => processesWithArg(sleep).length === 0, 20_000, "the command to end");
+  });
+
+  it("writes a file and reads it back, bounded, binary as base64", async () => {
+    const written = await call(client, "write_file", {
+      path: "hello.txt",
+      content: "hello\nworld\n",
+      mode: "0600",
+    });
+    expect(written.isError, JSON.stringify(written)).toBeFalsy();
+    expect(written.structuredContent).toMatchObject({ path: "/workspace/hello.txt", bytes: 12 });
+    const seen = await call(client, "run_command", { argv: ["stat", "-c", "%a %s", "/workspace/hello.txt"] });
+    expect(seen.structuredContent.stdout).toBe("600 12\n");
+    const read = await call(client, "read_file", { path: "/workspace/hello.txt" });
+    expect(read.structuredContent).toMatchObject({
+      content: "hello\nworld\n",
+      encoding: "utf8",
+      size: 12,
+      omitted_bytes: 0,
+    });
+    await call(client, "write_file", {
+      path: "bin.dat",
+      content: Buffer.from([0xff, 0, 0xfe]).toString("base64"),
+      encoding: "base64",
+    });
+    const bin = await call(client, "read_file", { path: "bin.dat" });
+    expect(bin.structuredContent).toMatchObject({ content: "/wD+", encoding: "base64", size: 3 });
+    await call(client, "run_command", { shell: "head -c 200000 /dev/zero | tr '\\0' b > /workspace/big.txt" });
+    const big = await call(client, "read_file", { path: "big.txt" });
+    expect(big.structuredContent).toMatchObject({ size: 200000, omitted_bytes: 200000 - 65536 });
+    expect(big.structuredContent.content).toBe("b".repeat(65536));
+    const outside = await call(client, "read_file", { path: "/etc/passwd" });
+    expect(outside.isError).toBe(true);
+    expect(outside.content[0].text).toMatch(/^sbx: /);
   });
 
   it("lists sandboxes", async () => {
@@ -428,6 +469,7 @@ describe("sbx mcp --tools", () => {
     expect(tools.map((x) => x.name)).toEqual([
       "job_read",
       "await",
+      "read_file",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",

@@ -20,6 +20,7 @@ describe("the tools of sbx mcp", () => {
     expect(chooseTools("read-only").map((t) => t.name)).toEqual([
       "job_read",
       "await",
+      "read_file",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",

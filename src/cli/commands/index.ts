@@ -326,6 +326,8 @@ export const MCP_TOOL_NAMES = [
   "job_read",
   "await",
   "cancel",
+  "read_file",
+  "write_file",
   "receipts_in_doubt",
   "receipt_show",
   "sandbox_list",

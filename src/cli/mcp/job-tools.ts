@@ -18,7 +18,9 @@ import {
   type JobSubmitRequest,
 } from "../../protocol/jobs.js";
 import { PROCESS_LOG_WAIT_MAX_MS } from "../../protocol/types.js";
+import { recordJobEnds } from "../commands/jobs/submission.js";
 import { jobIdFor } from "../commands/jobs/target.js";
+import { summaryOf } from "../commands/jobs/waiting.js";
 import { dispatchNew } from "../dispatch.js";
 import { CommandArgs, commandOf, cwdOf, sandboxOf } from "./command-tools.js";
 import { ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
@@ -108,18 +110,24 @@ const jobState = (j: Static<typeof JobState>) => ({
 const jobsApi = async (call: ToolCall) => new JobsApi((await call.api()).http);
 
 /** Sends the submission once, its receipt committed first; then reads what it admitted. */
-async function submitJobs(call: ToolCall, sandbox: string, request: JobSubmitRequest) {
+async function submitJobs(
+  call: ToolCall,
+  sandbox: string,
+  request: JobSubmitRequest,
+  kind: "jobs_submit" | "jobs_run" = "jobs_submit",
+) {
   const problem = checkJobSubmitRequest(request);
   if (problem) throw new UsageError(problem.message, "nothing was sent");
   const outcome = await dispatchNew(call.ctx, call.endpoint, await call.api(), {
-    kind: "jobs_submit",
+    kind,
     sandbox,
     body: Buffer.from(JSON.stringify(request)),
     key: request.request_id,
     clientTimeoutMs: 30_000,
   });
+  // Admitted: the answer named the request's jobs (whatever they did since).
   const admitted =
-    outcome.document.classification === "succeeded"
+    outcome.document.request_id !== null
       ? (await (await jobsApi(call)).list(sandbox, { requestId: request.request_id })).jobs
       : null;
   return { outcome, admitted };
@@ -320,7 +328,7 @@ export const jobRun = defineTool({
     const sandbox = sandboxOf(args, call);
     const { yield_ms: yieldMs, request_id: requestId, sandbox: _s, ...job } = args;
     const request = { request_id: toolKey("job_run", requestId), jobs: [specOf({ ...job, name: job.name ?? "run" })] };
-    const { outcome, admitted } = await submitJobs(call, sandbox, request);
+    const { outcome, admitted } = await submitJobs(call, sandbox, request, "jobs_run");
     const id = admitted?.[0]?.job_id;
     if (id === undefined) {
       const failed = notAdmitted(outcome, request.request_id);
@@ -331,8 +339,11 @@ export const jobRun = defineTool({
     const record = await (await jobsApi(call)).get(sandbox, id, { outputLimit: call.settings.maxOutputBytes });
     const output = outputOf(record, call.settings.maxOutputBytes);
     const state = jobState(record);
+    // The receipt settles to the job's outcome once it ended, as `sbx jobs run`'s does.
+    const settled = ended ? await recordJobEnds(call.ctx, outcome.document.receipt_id, [summaryOf(record)]) : null;
+    const receipt = receiptFields(settled === null ? outcome : { ...outcome, document: settled });
     return {
-      structured: { ...receiptFields(outcome), request_id: request.request_id, job: state, ended, ...output },
+      structured: { ...receipt, request_id: request.request_id, job: state, ended, ...output },
       text: [
         `${state.job_id} ${state.status}${state.exit_code === null ? "" : ` (exit ${state.exit_code})`}${ended ? "" : ": not ended; follow it with await or job_read"}`,
         output.stdout === "" ? "" : `--- stdout ---\n${output.stdout}`,

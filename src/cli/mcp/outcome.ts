@@ -13,7 +13,7 @@ export const ReceiptFields = {
   idempotency_key: Type.String({ description: "The key it was sent with: reuse it to retry this same call safely." }),
   classification: Type.String({
     description:
-      "What sbx knows: succeeded/failed (a confirmed exit), timed_out, cancelled, running, not_started or rejected (nothing ran), or in doubt: outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched.",
+      "What sbx knows: succeeded/failed (a confirmed exit), admitted (jobs accepted; their ends are the jobs' own), timed_out, cancelled, running, not_started or rejected (nothing ran), or in doubt: outcome_unknown, result_unconfirmed, in_progress, record_pending, local_timeout, dispatched.",
   }),
   confirmed: Type.Boolean({ description: "The backend confirmed how it ended (or that it is running)." }),
   may_have_run: Type.Boolean({ description: "It may have run (true unless nothing ran for sure)." }),
@@ -26,7 +26,7 @@ export const ReceiptFields = {
 };
 
 /** Classifications that end with the backend's word on it. */
-const CONFIRMED: readonly Classification[] = ["succeeded", "failed", "timed_out", "cancelled", "running"];
+const CONFIRMED: readonly Classification[] = ["succeeded", "admitted", "failed", "timed_out", "cancelled", "running"];
 
 export function isInDoubt(c: Classification): boolean {
   return IN_DOUBT.includes(c);
@@ -37,7 +37,7 @@ export function nextToolCall(
   doc: Pick<ReceiptDocument, "classification" | "receipt_id" | "idempotency_key" | "kind">,
 ): string | null {
   // A submission of jobs is known by its request id (a second send with it never admits twice).
-  const key = `"${doc.kind === "jobs_submit" ? "request_id" : "idempotency_key"}": "${doc.idempotency_key}"`;
+  const key = `"${doc.kind === "jobs_submit" || doc.kind === "jobs_run" ? "request_id" : "idempotency_key"}": "${doc.idempotency_key}"`;
   if (isInDoubt(doc.classification)) {
     return `It may have run: do NOT run it again with a new key. Call receipt_show {"receipt_id": "${doc.receipt_id}", "refresh": true} to learn what became of it; to retry, send the same call with ${key}.`;
   }

@@ -15,7 +15,9 @@ const ReceiptSummary = Type.Object({
   idempotency_key: ReceiptFields.idempotency_key,
   classification: ReceiptFields.classification,
   may_have_run: ReceiptFields.may_have_run,
-  kind: Type.String({ description: "execute (run_command), process_start (run_process) or jobs_submit." }),
+  kind: Type.String({
+    description: "execute (run_command), process_start (run_process), jobs_submit (job_submit) or jobs_run (job_run).",
+  }),
   sandbox_id: Type.String(),
   command: Type.String({ description: "What was sent, as a person would type it." }),
   created_at: Type.String(),

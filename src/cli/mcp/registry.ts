@@ -1,6 +1,7 @@
 // Every tool `sbx mcp` has, in the order a client lists them (docs/agents.md).
 
 import { runCommand } from "./command-tools.js";
+import { readFile, writeFile } from "./file-tools.js";
 import { awaitTool, cancelTool, jobRead, jobRun, jobSubmit } from "./job-tools.js";
 import { continueProcess, runProcess, stopProcess } from "./process-tools.js";
 import { receiptShow, receiptsInDoubt, sandboxList } from "./receipt-tools.js";
@@ -16,6 +17,8 @@ export const MCP_TOOLS: readonly Tool[] = [
   jobRead,
   awaitTool,
   cancelTool,
+  readFile,
+  writeFile,
   receiptsInDoubt,
   receiptShow,
   sandboxList,
