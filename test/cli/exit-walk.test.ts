@@ -50,6 +50,8 @@ const BAD_ARGUMENT: Record<string, string[]> = {
   key: ["nosuch"],
   value: ["x"],
   signal: ["SIGNOPE"],
+  // An image layout that is not there (a registry name would be looked up on the network).
+  ref: ["oci:/nonexistent/sbx-walk"],
   // A command in a sandbox that does not exist.
   argv: ["--", "true"],
 };
