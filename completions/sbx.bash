@@ -19,6 +19,7 @@ _sbx_subcommand() {
     "|image") REPLY="image" ;;
     "|cp") REPLY="cp" ;;
     "|port-forward") REPLY="port-forward" ;;
+    "|port") REPLY="port" ;;
     "|mcp") REPLY="mcp" ;;
     "|daemon") REPLY="daemon" ;;
     "|init") REPLY="init" ;;
@@ -83,7 +84,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox image cp port-forward mcp daemon init profile config completion help version"
+      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox image cp port-forward port mcp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -394,6 +395,12 @@ _sbx_spec() {
       _sbx_valued="--address --profile --api-url"
       _sbx_nargs=2 _sbx_variadic=1
       ;;
+    "port")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=2 _sbx_variadic=0
+      ;;
     "mcp")
       _sbx_commands=""
       _sbx_options="-s --sandbox --tools --max-output-bytes -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
@@ -604,6 +611,7 @@ _sbx_values() {
     "sandbox start|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
     "port-forward|#0") _sbx_kind=sandbox-name ;;
+    "port|#0") _sbx_kind=sandbox-name ;;
     "mcp|-s") _sbx_kind=sandbox-name ;;
     "mcp|--sandbox") _sbx_kind=sandbox-name ;;
     "config get|#0") _sbx_kind=words _sbx_words="sandbox timeout detach_keys color" ;;

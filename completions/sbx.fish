@@ -33,6 +33,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'cp'
         case '|port-forward'
             set -g __sbx_next 'port-forward'
+        case '|port'
+            set -g __sbx_next 'port'
         case '|mcp'
             set -g __sbx_next 'mcp'
         case '|daemon'
@@ -229,25 +231,27 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'image pull|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile'
             return 0
-        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'mcp|-s' 'mcp|--sandbox'
+        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url'
             return 0
-        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
+        case 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url'
             return 0
-        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
+        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention'
             return 0
-        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
+        case 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency'
             return 0
-        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+        case 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
             return 0
-        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
+        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
             return 0
-        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
             return 0
-        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
             return 0
-        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
             return 0
-        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+            return 0
+        case 'version|--api-url'
             return 0
     end
     return 1
@@ -332,6 +336,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
 complete -c sbx -n '__sbx_arg "" 0' -a image -d 'pull, list and remove images'
 complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a port-forward -d 'reach a port inside a sandbox from this machine'
+complete -c sbx -n '__sbx_arg "" 0' -a port -d 'show a sandbox\'s published ports'
 complete -c sbx -n '__sbx_arg "" 0' -a mcp -d 'serve sandboxes to an agent (Model Context Protocol, stdio)'
 complete -c sbx -n '__sbx_arg "" 0' -a daemon -d 'run, start, stop and inspect the embedded backend'
 complete -c sbx -n '__sbx_arg "" 0' -a init -d 'set up the backend sbx uses (interactive)'
@@ -1057,6 +1062,17 @@ complete -c sbx -n '__sbx_at "port-forward"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "port-forward"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "port-forward"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "port-forward" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx port
+complete -c sbx -n '__sbx_at "port"' -l json -d 'print {sandbox_id, name, ports: [{port, protocol, host_ip, host_port, listening, reason}]}'
+complete -c sbx -n '__sbx_at "port"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "port"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "port"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "port"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "port"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "port"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "port"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "port" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx mcp
 complete -c sbx -n '__sbx_at "mcp"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'the sandbox tools act on when a call names none (default: default)'

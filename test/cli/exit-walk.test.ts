@@ -62,6 +62,7 @@ const BAD_ARGUMENTS_OF: Record<string, string[]> = {
   "sandbox rm": ["sbx_zzzz"],
   "sandbox create": ["../bad"],
   "port-forward": ["sbx_zzzz", "8000"],
+  port: ["sbx_zzzz"],
 };
 
 /** Bad values by what an option takes (its value name); free text (a reason, a name) has none. */

@@ -78,6 +78,7 @@ const SANDBOX_FIELDS = [
   "created_at",
   "limits",
   "image",
+  "published",
 ];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];
@@ -101,7 +102,6 @@ const SANDBOX_DETAILS_FIELDS = [
   "limit_status",
   "network_status",
   "environment",
-  "published",
 ];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "detach_keys", "color"];
@@ -358,8 +358,8 @@ describe("piped output: no ANSI, tab-separated rows, ISO-8601 times", () => {
       noAnsi(r);
     }
     const sandboxes = await sbx(["sandbox", "list"]);
-    expect(lines(sandboxes.stdout)[0]).toBe("SANDBOX\tNAME\tSTATUS\tISOLATION\tNETWORK\tCREATED");
-    expect(lines(sandboxes.stdout)[1]!.split("\t")[5]).toMatch(ISO);
+    expect(lines(sandboxes.stdout)[0]).toBe("SANDBOX\tNAME\tSTATUS\tISOLATION\tNETWORK\tPORTS\tCREATED");
+    expect(lines(sandboxes.stdout)[1]!.split("\t")[6]).toMatch(ISO);
   });
 
   it("an exec failure's line on stderr: no ANSI", async () => {

@@ -39,6 +39,8 @@ export class PublishedPorts {
   constructor(
     private readonly connectInside: ConnectInside,
     private readonly log: (line: string) => void,
+    /** A sandbox's name by its id (its id when it has none any more). */
+    private readonly nameOf: (sandboxId: string) => string = (id) => id,
   ) {}
 
   /**
@@ -55,7 +57,9 @@ export class PublishedPorts {
         const bound = typeof address === "object" && address !== null ? address.port : spec.host_port;
         listeners.push({ spec: { ...spec, host_port: bound }, server, reason: null });
       } catch (err) {
-        const reason = `cannot listen on ${hostPort(spec)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+        const code = (err as NodeJS.ErrnoException).code;
+        let reason = `cannot listen on ${hostPort(spec)}: ${code ?? (err as Error).message}`;
+        if (code === "EADDRINUSE") reason += `: ${this.whoHolds(sandboxId, spec)}`;
         if (strict) {
           for (const l of listeners) l.server?.close();
           throw new Error(reason);
@@ -79,6 +83,24 @@ export class PublishedPorts {
         reason: l === undefined ? "not listening (the backend did not open it)" : l.reason,
       };
     });
+  }
+
+  /**
+   * Who holds a host port that could not be had: a sandbox of this backend that publishes
+   * it (named by `nameOf`), or another program.
+   */
+  private whoHolds(asking: string, spec: PublishSpec): string {
+    const overlaps = (ip: string) =>
+      ip === spec.host_ip || [ip, spec.host_ip].some((a) => a === "0.0.0.0" || a === "::");
+    for (const [sandboxId, listeners] of this.bySandbox) {
+      const l = listeners.find(
+        (x) => x.server?.listening === true && x.spec.host_port === spec.host_port && overlaps(x.spec.host_ip),
+      );
+      if (l === undefined) continue;
+      const who = sandboxId === asking ? "this sandbox" : `sandbox ${this.nameOf(sandboxId)}`;
+      return `${who} publishes it (its port ${l.spec.port}); pick another host port, or 0 for any free one`;
+    }
+    return "another program on this host listens on it (not a sandbox); pick another host port, or 0 for any free one";
   }
 
   /** Stops listening for a sandbox (removed); connections already joined go on until either side closes. */

@@ -102,7 +102,11 @@ export class SandboxRegistry {
   ) {
     this.store = new SandboxStore(store);
     this.dirs = new SandboxDirs(dataDir, drivers.workspaceDisks);
-    this.published = new PublishedPorts((sandboxId, port) => this.connectInside(sandboxId, port), log);
+    this.published = new PublishedPorts(
+      (sandboxId, port) => this.connectInside(sandboxId, port),
+      log,
+      (sandboxId) => this.store.getSandboxById(sandboxId)?.name ?? sandboxId,
+    );
   }
 
   /** At start-up: listens on every sandbox's published ports (one that cannot be had is said, and shown). */
@@ -267,7 +271,12 @@ export class SandboxRegistry {
 
   /** Every sandbox, as the wire shows it. */
   list(): Sandbox[] {
-    return this.store.listSandboxes().map(toSandbox);
+    return this.store.listSandboxes().map((row) => this.withPorts(row));
+  }
+
+  /** The sandbox as listed: with its published ports, as bound and whether listened on now. */
+  withPorts(row: SandboxRow): Sandbox {
+    return { ...toSandbox(row), published: this.published.list(row.sandbox_id, publishedOf(row)) };
   }
 
   /** At start-up: uploads an earlier run was staging never completed; nothing of them was placed. */

@@ -315,6 +315,27 @@ export function declarePortForward(program: Command, bind: Bind): void {
   ]);
 }
 
+export function declarePort(program: Command, bind: Bind): void {
+  const cmd = program
+    .command("port")
+    .summary("show a sandbox's published ports")
+    .description(
+      "Print the ports published on the host for SANDBOX (sbx sandbox create -p), as docker\n" +
+        "port does: `3000/tcp -> 127.0.0.1:41234` each, the host port as bound (the one the\n" +
+        "system chose for -p 0:PORT). With PORT, only its host address; a PORT that is not\n" +
+        "published is refused (125). A port the backend cannot listen on now says why.",
+    )
+    .argument("<sandbox>", "sandbox id or name")
+    .argument("[port]", "a port inside the sandbox (PORT or PORT/tcp)")
+    .option("--json", "print {sandbox_id, name, ports: [{port, protocol, host_ip, host_port, listening, reason}]}")
+    .action(bind(() => import("./port.js")));
+  declareCompletion(cmd, "<sandbox>", "sandbox-name");
+  withExamples(cmd, [
+    { command: "sbx port api", description: "every published port of api" },
+    { command: "sbx port api 3000", description: "the host address of port 3000 in api" },
+  ]);
+}
+
 /** The tools of `sbx mcp`, for its help (the registry itself loads only when it runs; a test holds them equal). */
 export const MCP_TOOL_NAMES = [
   "run_command",

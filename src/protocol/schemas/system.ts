@@ -252,6 +252,11 @@ const sandboxFields = {
       },
     ),
   ),
+  published: Type.Optional(
+    Type.Array(PublishedPort, {
+      description: "(sbx) Ports published on the host, each with the host port as bound (the one chosen for 0).",
+    }),
+  ),
 };
 
 export const Sandbox = named("Sandbox", Type.Object(sandboxFields));

@@ -21,7 +21,7 @@ export function createSandbox(ctx: RequestContext): Promise<Reply> {
     const { sandboxes, drivers } = ctx.services;
     const row = await sandboxes.create(body as SandboxCreateRequest);
     if (row.isolation === "none") ctx.warn(noIsolationWarning(row.name, drivers.probe("bwrap").reason));
-    return jsonReply(201, toSandbox(row));
+    return jsonReply(201, sandboxes.withPorts(row));
   });
 }
 

@@ -1,16 +1,35 @@
 // Sandboxes for people, and the --json document of one (its fields are the contract:
 // a backend's extra fields are not passed through).
 
-import type { LimitStatus, Sandbox, SandboxDetails, SandboxLimits } from "../../../protocol/types.js";
+import type { LimitStatus, PublishedPort, Sandbox, SandboxDetails, SandboxLimits } from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
 
 export async function printSandboxes(io: IO, sandboxes: Sandbox[]): Promise<void> {
   await printTable(
     io,
-    ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "CREATED"],
-    sandboxes.map((s) => [s.sandbox_id, s.name, s.status, s.isolation, networkColumn(s), formatTime(io, s.created_at)]),
+    ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "PORTS", "CREATED"],
+    sandboxes.map((s) => [
+      s.sandbox_id,
+      s.name,
+      s.status,
+      s.isolation,
+      networkColumn(s),
+      portsColumn(s.published ?? []),
+      formatTime(io, s.created_at),
+    ]),
   );
+}
+
+/** The PORTS column, as docker ps: `127.0.0.1:41234->3000` each, comma-separated; "-" for none. */
+export function portsColumn(published: Array<Pick<PublishedPort, "host_ip" | "host_port" | "port">>): string {
+  if (published.length === 0) return "-";
+  return published.map((p) => `${hostPort(p)}->${p.port}`).join(", ");
+}
+
+/** `IP:PORT` as the host sees it (an IPv6 address in brackets). */
+export function hostPort(p: { host_ip: string; host_port: number }): string {
+  return p.host_ip.includes(":") ? `[${p.host_ip}]:${p.host_port}` : `${p.host_ip}:${p.host_port}`;
 }
 
 /** The NETWORK column: its mode (a backend without modes: yes or no). */
@@ -32,6 +51,8 @@ export interface SandboxDocument {
   limits: SandboxLimits | null;
   /** The image its root was made from; null: the host's system directories. */
   image: { reference: string; digest: string; platform: string } | null;
+  /** Its published ports, the host port as bound; [] when none (or the backend does not say). */
+  published: PublishedPort[];
 }
 
 export function sandboxDocument(s: Sandbox): SandboxDocument {
@@ -46,6 +67,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     created_at: s.created_at,
     limits: s.limits ?? null,
     image: s.image ?? null,
+    published: s.published ?? [],
   };
 }
 
@@ -59,7 +81,6 @@ export interface SandboxDetailsDocument extends SandboxDocument {
   /** Whether its network mode can be had here now, and why not; null when the backend does not say. */
   network_status: SandboxDetails["network_status"] | null;
   environment: SandboxDetails["environment"];
-  published: SandboxDetails["published"];
 }
 
 export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): SandboxDetailsDocument {

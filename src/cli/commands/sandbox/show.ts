@@ -7,7 +7,7 @@ import { checkSandboxRef } from "../../command-flags.js";
 import { formatBytes } from "../../render/bytes.js";
 import { limitLines } from "../../render/limits.js";
 import { printJson } from "../../render/outcome.js";
-import { sandboxDetailsDocument } from "./render.js";
+import { hostPort, sandboxDetailsDocument } from "./render.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { wholeSandboxRef } from "../../id-prefix.js";
 
@@ -101,11 +101,6 @@ export function describeNetwork(s: Pick<Sandbox, "network" | "network_mode">): s
     default:
       return "none (only its own loopback, shared by its commands)";
   }
-}
-
-/** `IP:PORT` as the host sees it (an IPv6 address in brackets). */
-function hostPort(p: { host_ip: string; host_port: number }): string {
-  return p.host_ip.includes(":") ? `[${p.host_ip}]:${p.host_port}` : `${p.host_ip}:${p.host_port}`;
 }
 
 /** Bound to `sbx sandbox show` by the command tree (loaded when that command runs). */
