@@ -4,7 +4,7 @@
 // outcome as an observation of its own once known. A job the backend lost (interrupted,
 // lost) leaves either in doubt. Pure: table-tested in test/unit/classify-jobs.test.ts.
 
-import type { Classified, RequestKind } from "./classify.js";
+import { blank, type Classified, type RequestKind } from "./classify.js";
 import { JOB_ERROR_SANDBOX_START_FAILED, TERMINAL_JOB_STATUSES } from "../protocol/jobs.js";
 import type { Outcome } from "../protocol/types.js";
 
@@ -58,28 +58,7 @@ export function jobsOfBody(doc: unknown): JobSeen[] | null {
 }
 
 function blankFor(requestId: string, httpStatus: number | null): Classified {
-  return {
-    classification: null,
-    definitive: false,
-    http_status: httpStatus,
-    execution_id: null,
-    process_id: null,
-    request_id: requestId,
-    job_id: null,
-    outcome: null,
-    exit_code: null,
-    signal: null,
-    system_error: null,
-    end_reason: null,
-    record_pending: false,
-    error: null,
-    retry_after_ms: null,
-    stdout: null,
-    stderr: null,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    boot: null,
-  };
+  return { ...blank(), request_id: requestId, http_status: httpStatus };
 }
 
 function jobText(j: JobSeen): string {

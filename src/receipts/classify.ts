@@ -71,7 +71,8 @@ export interface Classified {
   boot: string | null;
 }
 
-function blank(): Classified {
+/** A classification with nothing observed yet (every field empty). */
+export function blank(): Classified {
   return {
     classification: null,
     definitive: false,
