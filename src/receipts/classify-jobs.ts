@@ -4,7 +4,8 @@
 // outcome as an observation of its own once known. A job the backend lost (interrupted,
 // lost) leaves either in doubt. Pure: table-tested in test/unit/classify-jobs.test.ts.
 
-import { blank, type Classified, type RequestKind } from "./classify.js";
+import { blank } from "./blank.js";
+import type { Classified, RequestKind } from "./classify.js";
 import { JOB_ERROR_SANDBOX_START_FAILED, TERMINAL_JOB_STATUSES } from "../protocol/jobs.js";
 import type { Outcome } from "../protocol/types.js";
 

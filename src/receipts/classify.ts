@@ -4,6 +4,7 @@
 import { constants } from "node:os";
 import { type HttpObserved, isBeforeSendError } from "../client/observed.js";
 import type { Classification } from "./classifications.js";
+import { blank } from "./blank.js";
 import { isJobsKind, jobsVerdict, type JobSeen, jobsOfBody } from "./classify-jobs.js";
 import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
@@ -69,32 +70,6 @@ export interface Classified {
   stderr_truncated: boolean;
   /** The backend boot the answer named: its execution's, or its process's current run's (a handle's part). */
   boot: string | null;
-}
-
-/** A classification with nothing observed yet (every field empty). */
-export function blank(): Classified {
-  return {
-    classification: null,
-    definitive: false,
-    http_status: null,
-    execution_id: null,
-    process_id: null,
-    request_id: null,
-    job_id: null,
-    outcome: null,
-    exit_code: null,
-    signal: null,
-    system_error: null,
-    end_reason: null,
-    record_pending: false,
-    error: null,
-    retry_after_ms: null,
-    stdout: null,
-    stderr: null,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    boot: null,
-  };
 }
 
 function parseJson(text: string): unknown {

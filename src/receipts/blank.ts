@@ -1,0 +1,30 @@
+// The classification with nothing observed yet, which both classifiers (classify.ts and
+// classify-jobs.ts) fill in: a module of its own so that neither imports the other for it.
+
+import type { Classified } from "./classify.js";
+
+/** A classification with nothing observed yet (every field empty). */
+export function blank(): Classified {
+  return {
+    classification: null,
+    definitive: false,
+    http_status: null,
+    execution_id: null,
+    process_id: null,
+    request_id: null,
+    job_id: null,
+    outcome: null,
+    exit_code: null,
+    signal: null,
+    system_error: null,
+    end_reason: null,
+    record_pending: false,
+    error: null,
+    retry_after_ms: null,
+    stdout: null,
+    stderr: null,
+    stdout_truncated: false,
+    stderr_truncated: false,
+    boot: null,
+  };
+}
