@@ -17,6 +17,7 @@ import { findOnPath } from "../../src/backend/drivers/bwrap/path-lookup.js";
 import { probeUserNet, tunProblem } from "../../src/backend/drivers/bwrap/user-net.js";
 import { BUN, canBuildBinary } from "./binary.js";
 import { terminalSupport } from "../../src/platform/pty.js";
+import { slurmProblem } from "./slurm.js";
 
 const isRoot = process.getuid?.() === 0;
 const hasTool = (tool: string, args = ["--version"]) => spawnSync(tool, args, { stdio: "ignore" }).error === undefined;
@@ -197,6 +198,20 @@ const NEEDS = {
   registry: { met: fs.existsSync("/usr/bin/docker-registry"), why: "docker-registry is not installed" },
   /** skopeo, which pushes the tests' images into that registry (Debian package skopeo). */
   skopeo: { met: hasTool("skopeo"), why: "skopeo is not installed" },
+  /**
+   * A private single-node Slurm cluster (test/support/slurm.ts): root, slurm-wlm and munge
+   * installed, and the cluster started. Asked only by the files that need it: asking starts
+   * the file's cluster (stopped when the file ends), and a cluster that would not start
+   * says why with its logs' last lines.
+   */
+  slurm: {
+    get met() {
+      return slurmProblem() === null;
+    },
+    get why() {
+      return `no Slurm cluster: ${slurmProblem() ?? ""}`;
+    },
+  },
 } as const;
 
 export type Need = keyof typeof NEEDS;
