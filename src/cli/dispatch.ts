@@ -215,7 +215,15 @@ export async function dispatchNew(
   ctx: Context,
   endpoint: Endpoint,
   api: Api,
-  req: { kind: RequestKind; sandbox: string; body: Buffer; key: string; clientTimeoutMs: number },
+  req: {
+    kind: RequestKind;
+    sandbox: string;
+    body: Buffer;
+    key: string;
+    clientTimeoutMs: number;
+    /** The MCP tool call it is made for (sbx mcp), kept on the receipt. */
+    mcp?: { tool: string; requestId: string };
+  },
   streaming: StreamOptions = {},
 ): Promise<DispatchOutcome> {
   checkBodySize(req.body);
@@ -231,6 +239,7 @@ export async function dispatchNew(
       method: "POST",
       path,
       body: req.body,
+      mcp: req.mcp,
     }),
   );
   streaming.beforeSend?.(row.receipt_id, path);

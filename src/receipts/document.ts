@@ -15,6 +15,10 @@ export interface ReceiptDocument {
   api_url: string;
   sandbox_id: string;
   idempotency_key: string;
+  /** The MCP tool call it was made for (`sbx mcp`, docs/agents.md): the tool's name; null otherwise. */
+  mcp_tool: string | null;
+  /** The MCP request id of that call (as text); null otherwise. */
+  mcp_request_id: string | null;
   /** The execution an `execute` receipt started. */
   execution_id: string | null;
   /** The supervised process a `process_start` receipt created. */
@@ -222,6 +226,8 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     api_url: r.api_url,
     sandbox_id: r.sandbox_id,
     idempotency_key: r.idempotency_key,
+    mcp_tool: r.mcp_tool ?? null,
+    mcp_request_id: r.mcp_request_id ?? null,
     execution_id: r.execution_id,
     process_id: r.process_id,
     request_id: r.request_id,

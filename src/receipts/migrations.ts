@@ -100,4 +100,9 @@ export const MIGRATIONS: readonly Migration[] = [
   // 7: the job whose end an observation of a jobs submission carries (classify-jobs.ts).
   // Hashed only when set (chain.ts, LATER_FIELDS).
   "ALTER TABLE observations ADD COLUMN job_id TEXT;",
+  // 8: the MCP tool call a receipt was made for (sbx mcp, docs/agents.md): the tool's name
+  // and the client's request id. Part of the request entry, hashed only when set
+  // (chain.ts, LATER_FIELDS), so receipts hashed before them keep their links.
+  `ALTER TABLE receipts ADD COLUMN mcp_tool TEXT;
+   ALTER TABLE receipts ADD COLUMN mcp_request_id TEXT;`,
 ];

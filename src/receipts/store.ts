@@ -29,6 +29,8 @@ export interface NewReceipt {
   path: string;
   /** The exact bytes that will be sent. */
   body: Buffer;
+  /** The MCP tool call it was made for (sbx mcp): the tool's name and the client's request id. */
+  mcp?: { tool: string; requestId: string } | undefined;
 }
 
 export interface ReceiptRow {
@@ -51,6 +53,10 @@ export interface ReceiptRow {
   /** The request id of the jobs a `jobs_submit` receipt admitted, once confirmed. */
   request_id: string | null;
   classification: Classification;
+  /** The MCP tool that made it (sbx mcp); null for a command typed to sbx. */
+  mcp_tool: string | null;
+  /** The MCP request id of that tool call, as text; null with mcp_tool. */
+  mcp_request_id: string | null;
 }
 
 export interface AttemptRow {
@@ -261,8 +267,8 @@ export class ReceiptStore {
         this.db
           .prepare(
             `INSERT INTO receipts (receipt_id, kind, profile, api_url, sandbox_id, idempotency_key, method, path,
-               body, body_sha256, created_at, classification)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'dispatched')`,
+               body, body_sha256, created_at, classification, mcp_tool, mcp_request_id)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'dispatched', ?, ?)`,
           )
           .run(
             id,
@@ -276,6 +282,8 @@ export class ReceiptStore {
             input.body,
             sha,
             at,
+            input.mcp?.tool ?? null,
+            input.mcp?.requestId ?? null,
           );
         withChain(this.db, (chain) => {
           chain.appendRequest(id);

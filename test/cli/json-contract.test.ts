@@ -16,6 +16,8 @@ const RECEIPT_FIELDS = [
   "api_url",
   "sandbox_id",
   "idempotency_key",
+  "mcp_tool",
+  "mcp_request_id",
   "execution_id",
   "process_id",
   "request_id",

@@ -9,7 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
 import { daemonPids, stopDaemon } from "../support/daemon.js";
-import { runMainJson } from "../support/in-process.js";
+import { runMain, runMainJson } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
@@ -116,6 +116,13 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
       },
     });
     expect(doc.idempotency_key).toMatch(/^mcp-run_command-/);
+    // The tool call it was made for: the tool and the client's request id.
+    expect(doc.mcp_tool).toBe("run_command");
+    expect(doc.mcp_request_id).toMatch(/^[0-9]+$/);
+    const shown = await runMain(["receipts", "show", id], { home });
+    expect(shown.stdout).toContain(`run_command (request ${doc.mcp_request_id})`);
+    // Hashed into its request entry: the chain verifies with them set.
+    expect((await runMain(["receipts", "verify"], { home })).code).toBe(0);
   });
 
   it("refuses an input that breaks its schema with the schema's complaint, and nothing is sent", async () => {
@@ -415,7 +422,12 @@ describe("a server killed mid-call, and a second one started", () => {
     t.onTestFinished(() => second.client.close());
     const doubt = await call(second.client, "receipts_in_doubt", {});
     const named = doubt.structuredContent.receipts.find((r: Json) => r.idempotency_key === "mcp-kill-retry");
-    expect(named).toMatchObject({ classification: "dispatched", may_have_run: true, kind: "execute" });
+    expect(named).toMatchObject({
+      classification: "dispatched",
+      may_have_run: true,
+      kind: "execute",
+      mcp_tool: "run_command",
+    });
     expect(named.next_tool_call).toContain('"idempotency_key": "mcp-kill-retry"');
     await call(second.client, "run_command", { argv: ["touch", "/workspace/go"] });
     // It ends on its own; reading it (never running it) until the backend says so.

@@ -22,6 +22,7 @@ import {
   SandboxArg,
   type ToolCall,
   toolKey,
+  receiptTag,
 } from "./tool.js";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -195,6 +196,7 @@ export const runCommand = defineTool({
       body,
       key,
       clientTimeoutMs: timeoutMs + 30_000,
+      mcp: receiptTag(call),
     });
     const doc = outcome.document;
     const api = await call.api();

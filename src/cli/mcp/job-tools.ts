@@ -24,7 +24,7 @@ import { summaryOf } from "../commands/jobs/waiting.js";
 import { dispatchNew } from "../dispatch.js";
 import { CommandArgs, commandOf, cwdOf, sandboxOf } from "./command-tools.js";
 import { ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
-import { bound, defineTool, Nullable, type ToolCall, toolKey } from "./tool.js";
+import { bound, defineTool, Nullable, type ToolCall, toolKey, receiptTag } from "./tool.js";
 
 const AWAIT_MAX_MS = 600_000;
 
@@ -124,6 +124,7 @@ async function submitJobs(
     body: Buffer.from(JSON.stringify(request)),
     key: request.request_id,
     clientTimeoutMs: 30_000,
+    mcp: receiptTag(call),
   });
   // Admitted: the answer named the request's jobs (whatever they did since).
   const admitted =

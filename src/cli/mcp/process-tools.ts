@@ -10,7 +10,7 @@ import { isValidName } from "../../protocol/validate.js";
 import { dispatchNew } from "../dispatch.js";
 import { CommandArgs, commandOf, cwdOf, sandboxOf } from "./command-tools.js";
 import { ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
-import { defineTool, IdempotencyKeyArg, Nullable, type ToolCall, toolKey } from "./tool.js";
+import { defineTool, IdempotencyKeyArg, Nullable, type ToolCall, toolKey, receiptTag } from "./tool.js";
 
 const DEFAULT_YIELD_MS = 1_000;
 
@@ -150,6 +150,7 @@ export const runProcess = defineTool({
       body: Buffer.from(JSON.stringify(body)),
       key,
       clientTimeoutMs: 30_000,
+      mcp: receiptTag(call),
     });
     const doc = outcome.document;
     const receipt = receiptFields(outcome);

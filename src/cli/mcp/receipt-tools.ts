@@ -18,6 +18,8 @@ const ReceiptSummary = Type.Object({
   kind: Type.String({
     description: "execute (run_command), process_start (run_process), jobs_submit (job_submit) or jobs_run (job_run).",
   }),
+  mcp_tool: Nullable(Type.String({ description: "The tool call that made it (null: a command typed to sbx)." })),
+  mcp_request_id: Nullable(Type.String({ description: "The MCP request id of that call." })),
   sandbox_id: Type.String(),
   command: Type.String({ description: "What was sent, as a person would type it." }),
   created_at: Type.String(),
@@ -31,6 +33,8 @@ function summary(doc: ReceiptDocument): Static<typeof ReceiptSummary> {
     classification: doc.classification,
     may_have_run: doc.may_have_run,
     kind: doc.kind,
+    mcp_tool: doc.mcp_tool,
+    mcp_request_id: doc.mcp_request_id,
     sandbox_id: doc.sandbox_id,
     command: commandText(doc),
     created_at: doc.created_at,
@@ -55,7 +59,10 @@ export const receiptsInDoubt = defineTool({
   async run(args: Static<typeof InDoubtInput>, call) {
     const store = await call.ctx.receipts();
     const docs = store.list({ classification: IN_DOUBT, limit: args.limit ?? 20 }).map(receiptDocument);
-    const lines = docs.map((d) => `${d.receipt_id}\t${d.classification}\t${d.sandbox_id}\t${commandText(d)}`);
+    const lines = docs.map(
+      (d) =>
+        `${d.receipt_id}\t${d.classification}\t${d.sandbox_id}\t${d.mcp_tool === null ? "" : `${d.mcp_tool} (request ${d.mcp_request_id}) `}${commandText(d)}`,
+    );
     return {
       structured: { receipts: docs.map(summary) },
       text: docs.length === 0 ? "no receipt is in doubt" : `${docs.length} in doubt:\n${lines.join("\n")}`,

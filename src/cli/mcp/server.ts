@@ -145,7 +145,14 @@ export function createServer(
       // No Ctrl-C belongs to one call here: the server's own interrupt ends the server.
       onFirstInterrupt: () => () => undefined,
     };
-    const call: ToolCall = { ctx: callCtx, endpoint, api: clientOnce, settings, requestId: extra.requestId };
+    const call: ToolCall = {
+      ctx: callCtx,
+      endpoint,
+      api: clientOnce,
+      settings,
+      tool: tool.name,
+      requestId: extra.requestId,
+    };
     const running = tool.run(args as never, call);
     inFlight.add(running);
     try {

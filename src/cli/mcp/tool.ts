@@ -26,7 +26,14 @@ export interface ToolCall {
   endpoint: Endpoint;
   api: () => Promise<Api>;
   settings: ServerSettings;
+  /** The tool called, and the client's id of this call: both kept on the receipts it writes. */
+  tool: string;
   requestId: string | number;
+}
+
+/** What a receipt keeps of the tool call it was made for (receipts.db: mcp_tool, mcp_request_id). */
+export function receiptTag(call: ToolCall): { tool: string; requestId: string } {
+  return { tool: call.tool, requestId: String(call.requestId) };
 }
 
 /** A tool's answer: the structured result, the text a model reads first, and whether it failed. */

@@ -64,6 +64,7 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   line("Sandbox", doc.sandbox_id);
   line("Backend", `${doc.profile ?? chalk.dim("(no profile)")}  ${doc.api_url}`);
   line("Idempotency key", doc.idempotency_key);
+  if (doc.mcp_tool !== null) line("MCP tool call", `${doc.mcp_tool} (request ${doc.mcp_request_id ?? "?"})`);
   line("Request", `${doc.request.method} ${doc.request.path}  sha256 ${doc.request.body_sha256}`);
   line("Created", doc.created_at);
   if (doc.stdout_truncated || doc.stderr_truncated) {
