@@ -85,7 +85,13 @@ export const OBSERVATION_FIELDS = [
  * hashed before its column existed (where the column now reads null) keeps its link,
  * while setting, changing or clearing one later shows.
  */
-export const LATER_FIELDS: ReadonlySet<string> = new Set(["boot", "end_reason", "job_id", "mcp_request_id", "mcp_tool"]);
+export const LATER_FIELDS: ReadonlySet<string> = new Set([
+  "boot",
+  "end_reason",
+  "job_id",
+  "mcp_request_id",
+  "mcp_tool",
+]);
 
 /** One column's value as canonical JSON. A BLOB where text belongs is encoded so that it can never match. */
 function valueText(v: unknown): string {
