@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { atEndOfFile, removeDir } from "./temp.js";
+import { atEndOfFile, removeDir, tempDir } from "./temp.js";
 
 export interface SlurmCluster {
   /** The cluster's directory: slurm.conf, munge/, state/, spool/, log/. */
@@ -131,7 +131,7 @@ export function startSlurmCluster(): SlurmCluster {
   const problem = slurmPrerequisiteProblem();
   if (problem !== null) throw new Error(problem);
   // Short: munged's and slurmd's sockets live under it (a socket path has at most 107 bytes).
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "slurm-"));
+  const dir = tempDir("slurm-");
   fs.chmodSync(dir, 0o755); // jobs and munge clients of any uid reach the socket beneath
   for (const d of ["munge", "state", "spool", "log", "shared"]) fs.mkdirSync(path.join(dir, d), { mode: 0o755 });
   fs.chmodSync(path.join(dir, "munge"), 0o711);
