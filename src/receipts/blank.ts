@@ -18,6 +18,7 @@ export function blank(): Classified {
     signal: null,
     system_error: null,
     end_reason: null,
+    image_digest: null,
     record_pending: false,
     error: null,
     retry_after_ms: null,

@@ -65,6 +65,7 @@ export const OBSERVATION_FIELDS = [
   "execution_id",
   "exit_code",
   "http_status",
+  "image_digest",
   "job_id",
   "outcome",
   "process_id",
@@ -89,6 +90,7 @@ export const LATER_FIELDS: ReadonlySet<string> = new Set([
   "boot",
   "end_reason",
   "job_id",
+  "image_digest",
   "mcp_request_id",
   "mcp_tool",
 ]);

@@ -61,6 +61,8 @@ export interface Classified {
   system_error: string | null;
   /** Why the command ended beyond its exit (`out_of_memory`: its sandbox's memory limit), as the answer said. */
   end_reason: string | null;
+  /** The manifest digest of the image the command's sandbox root was made from, as the answer said; null: the host's. */
+  image_digest: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -125,6 +127,7 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   out.signal = rec.signal ?? null;
   out.system_error = rec.system_error ?? null;
   out.end_reason = typeof rec.end_reason === "string" ? rec.end_reason : null;
+  out.image_digest = typeof rec.image_digest === "string" ? rec.image_digest : null;
   out.record_pending = rec.record_pending === true;
   out.stdout = typeof rec.stdout === "string" ? rec.stdout : null;
   out.stderr = typeof rec.stderr === "string" ? rec.stderr : null;

@@ -41,6 +41,8 @@ export interface ReceiptDocument {
   system_error: string | null;
   /** `out_of_memory`: the kernel killed the command at its sandbox's memory limit; else null. */
   end_reason: string | null;
+  /** The manifest digest of the image its sandbox's root was made from (docs/images.md, "Evidence"); null: the host's. */
+  image_digest: string | null;
   record_pending: boolean;
   http_status: number | null;
   error: { code: string; message: string } | null;
@@ -78,6 +80,7 @@ export interface ObservationDocument {
   signal: string | null;
   system_error: string | null;
   end_reason: string | null;
+  image_digest: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -207,6 +210,7 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     signal: o.signal,
     system_error: o.system_error,
     end_reason: o.end_reason,
+    image_digest: o.image_digest,
     record_pending: o.record_pending,
     error: o.error_code === null ? null : { code: o.error_code, message: o.error_message ?? "" },
     retry_after_ms: o.retry_after_ms,
@@ -245,6 +249,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     signal: answered?.signal ?? null,
     system_error: answered?.system_error ?? null,
     end_reason: answered?.end_reason ?? null,
+    image_digest: observations.find((o) => o.image_digest !== null)?.image_digest ?? null,
     record_pending: answered?.record_pending ?? false,
     http_status: answered?.http_status ?? null,
     error: answered?.error_code ? { code: answered.error_code, message: answered.error_message ?? "" } : null,

@@ -105,4 +105,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // (chain.ts, LATER_FIELDS), so receipts hashed before them keep their links.
   `ALTER TABLE receipts ADD COLUMN mcp_tool TEXT;
    ALTER TABLE receipts ADD COLUMN mcp_request_id TEXT;`,
+  // 9: the image digest the sandbox ran on, as the execution's record said (docs/images.md,
+  // "Evidence"). Hashed only when set (chain.ts, LATER_FIELDS).
+  "ALTER TABLE observations ADD COLUMN image_digest TEXT;",
 ];

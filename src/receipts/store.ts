@@ -95,6 +95,8 @@ export interface ObservationRow {
   boot: string | null;
   /** Why the command ended beyond its exit (`out_of_memory`), as the answer said; null when it said nothing more. */
   end_reason: string | null;
+  /** The image digest the sandbox ran on, as the execution's record said; null: the host's root, or not said. */
+  image_digest: string | null;
 }
 
 export interface StoredReceipt {
@@ -130,6 +132,7 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     stderr_truncated: r.stderr_truncated === 1,
     boot: (r.boot as string | null) ?? null,
     end_reason: (r.end_reason as string | null) ?? null,
+    image_digest: (r.image_digest as string | null) ?? null,
   };
 }
 
@@ -166,6 +169,7 @@ export function observationRow(
     stderr_truncated: c.stderr_truncated,
     boot: c.boot,
     end_reason: c.end_reason,
+    image_digest: c.image_digest,
   };
 }
 
@@ -343,8 +347,8 @@ export class ReceiptStore {
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
                error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot,
-               end_reason, job_id)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               end_reason, job_id, image_digest)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -372,6 +376,7 @@ export class ReceiptStore {
             c.boot,
             c.end_reason,
             c.job_id,
+            c.image_digest,
           );
         withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {

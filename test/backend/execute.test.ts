@@ -47,6 +47,7 @@ describeIsolations("executions", (isolation) => {
         signal: null,
         system_error: null,
         end_reason: null,
+        image_digest: null,
         record_pending: false,
         cancel_requested: false,
         stdout: "hi $HOME\n",

@@ -5,11 +5,26 @@
 
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { routePath } from "../../src/protocol/routes.js";
 import { buildLayout, busyboxEntries, type LayoutImage } from "../support/images.js";
 import { type LocalHome, localHome } from "../support/in-process.js";
 import { describeNeeding } from "../support/requirements.js";
+
+/** One GET on the backend's socket, its JSON answer. */
+function getJson(socketPath: string, urlPath: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ socketPath, path: urlPath }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+      })
+      .on("error", reject);
+  });
+}
 
 function hashOfDir(dir: string): string {
   const h = createHash("sha256");
@@ -87,6 +102,58 @@ describeNeeding(["bwrap", "busyboxStatic"], "a sandbox from an image", () => {
     // Stopped and started again, the sandbox keeps its root.
     expect((await home.sbx(["sandbox", "stop", "img2"])).code).toBe(0);
     expect((await home.sbx(["exec", "-s", "img2", "--", "cat", "/srv/tool"])).stdout).toBe("installed\n");
+  });
+
+  it("names the image digest on each execution's record, its receipt and the signed bundle", async () => {
+    expect((await home.sbx(["sandbox", "create", "ev1", "--image", `oci:${layout.dir}:1`])).code).toBe(0);
+    expect((await home.sbx(["sandbox", "create", "ev-host"])).code).toBe(0);
+    const exec = await home.json<{ receipt_id: string; execution_id: string; image_digest: string | null }>([
+      "exec",
+      "-s",
+      "ev1",
+      "--json",
+      "--",
+      "true",
+    ]);
+    expect(exec.doc.image_digest).toBe(layout.digest);
+    const record = (await getJson(
+      home.backend.socketPath!,
+      routePath("executions.get", { id: "ev1", eid: exec.doc.execution_id }),
+    )) as { image_digest: string | null };
+    expect(record.image_digest).toBe(layout.digest);
+    const receipt = await home.json<{ image_digest: string; observations: { image_digest: string | null }[] }>([
+      "receipts",
+      "show",
+      exec.doc.receipt_id,
+      "--json",
+    ]);
+    expect(receipt.doc.image_digest).toBe(layout.digest);
+    expect(receipt.doc.observations.some((o) => o.image_digest === layout.digest)).toBe(true);
+    expect((await home.sbx(["receipts", "show", exec.doc.receipt_id])).stdout).toMatch(
+      new RegExp(`Image\\s+${layout.digest}`),
+    );
+    // A host-root sandbox's execution names no image.
+    const plain = await home.json<{ image_digest: string | null; execution_id: string }>([
+      "exec",
+      "-s",
+      "ev-host",
+      "--json",
+      "--",
+      "true",
+    ]);
+    expect(plain.doc.image_digest).toBeNull();
+    const plainRecord = (await getJson(
+      home.backend.socketPath!,
+      routePath("executions.get", { id: "ev-host", eid: plain.doc.execution_id }),
+    )) as { image_digest: string | null };
+    expect(plainRecord.image_digest).toBeNull();
+    // The bundle carries the observation rows as stored, and still verifies.
+    const bundle = path.join(home.home, "evidence.sbx");
+    expect((await home.sbx(["receipts", "export", "--bundle", bundle])).code).toBe(0);
+    expect(fs.readFileSync(bundle, "utf8")).toContain(`"image_digest":"${layout.digest}"`);
+    const verified = await home.sbx(["receipts", "verify", "--bundle", bundle]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect((await home.sbx(["receipts", "verify"])).code).toBe(0);
   });
 
   it("without --image, the root stays the host's, and show says so", async () => {

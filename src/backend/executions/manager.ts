@@ -14,7 +14,7 @@
 import type { EndEventData, ExecutionRecord, ExitEventData, StartedEventData } from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
 import type { BackendStore } from "../store/index.js";
-import type { SandboxRow } from "../sandboxes/index.js";
+import { type SandboxRow, storedImageOf } from "../sandboxes/index.js";
 import {
   type ExecutionEnd,
   type ExecutionQuery,
@@ -203,6 +203,7 @@ export class ExecutionManager {
         created_at: createdAt,
         daemon_boot: this.runs.boot,
         ...(spec.tty !== undefined && { tty: true }),
+        image_digest: storedImageOf(spec.sandbox)?.digest ?? null,
       });
       spec.onAdmit?.(executionId);
     };

@@ -45,6 +45,8 @@ export interface ExecutionRow {
   daemon_boot: string | null;
   /** 1: run on a terminal (its stdout is the terminal's transcript). */
   tty: number;
+  /** The manifest digest of the image its sandbox's root was made from; null: the host's. */
+  image_digest: string | null;
 }
 
 /** A finished execution as retention sees it. */
@@ -64,6 +66,8 @@ export interface NewExecution {
   created_at: string;
   daemon_boot: string;
   tty?: boolean;
+  /** The image its sandbox's root was made from (its manifest digest); absent or null: the host's. */
+  image_digest?: string | null;
 }
 
 export interface ExecutionEnd {
@@ -148,6 +152,7 @@ export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
   recovery: true,
   daemon_boot: true,
   tty: true,
+  image_digest: true,
 });
 
 /** Every column of `executions` but the kept output, which reads as "". */
@@ -168,6 +173,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     signal: row.signal,
     system_error: row.system_error,
     end_reason: row.end_reason ?? null,
+    image_digest: row.image_digest ?? null,
     record_pending: row.record_pending === 1,
     cancel_requested: row.cancel_requested === 1,
     stdout: row.stdout,
@@ -193,8 +199,8 @@ export class ExecutionStore extends TableAccess {
       .statement(
         `INSERT INTO executions
            (execution_id, sandbox_id, idempotency_key, command, working_dir, timeout_ms, outcome, created_at,
-            daemon_boot, tty)
-         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+            daemon_boot, tty, image_digest)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
       )
       .run(
         e.execution_id,
@@ -206,6 +212,7 @@ export class ExecutionStore extends TableAccess {
         e.created_at,
         e.daemon_boot,
         e.tty ? 1 : 0,
+        e.image_digest ?? null,
       );
   }
 

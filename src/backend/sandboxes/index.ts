@@ -2,6 +2,7 @@
 // them; everything else in this folder is their own.
 
 export { SandboxRegistry, toSandbox } from "./registry.js";
+export { storedImageOf } from "./image-root.js";
 export { noIsolationWarning } from "./settings.js";
 export { confineToWorkspace } from "./workspace-dirs.js";
 export type { SandboxRow } from "./store.js";

@@ -229,4 +229,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE sandboxes ADD COLUMN image TEXT;
   `,
+  // Evidence (docs/images.md, "Evidence"): the image digest the sandbox's root was made
+  // from when an execution was admitted; null: the host's system directories.
+  `
+  ALTER TABLE executions ADD COLUMN image_digest TEXT;
+  `,
 ];

@@ -62,6 +62,8 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   // The backend boot it belongs to, sent with what sbx does to it through this receipt.
   if (doc.boot !== null) line("Boot", doc.boot);
   line("Sandbox", doc.sandbox_id);
+  // The filesystem it ran on (docs/images.md, "Evidence"); a host-root sandbox says nothing here.
+  if (doc.image_digest !== null) line("Image", doc.image_digest);
   line("Backend", `${doc.profile ?? chalk.dim("(no profile)")}  ${doc.api_url}`);
   line("Idempotency key", doc.idempotency_key);
   if (doc.mcp_tool !== null) line("MCP tool call", `${doc.mcp_tool} (request ${doc.mcp_request_id ?? "?"})`);

@@ -103,6 +103,12 @@ export const ExecutionRecord = named(
           "out_of_memory: the kernel killed it at its sandbox's memory limit (signal SIGKILL); else null (sbx).",
       }),
     ),
+    image_digest: Type.Optional(
+      Nullable(Type.String({ pattern: "^sha256:[0-9a-f]{64}$" }), {
+        description:
+          "The manifest digest of the image its sandbox's root was made from (docs/images.md); null: the host's system directories (sbx).",
+      }),
+    ),
     record_pending: Type.Boolean({
       description: "The result is kept but its summary could not be published yet; do not resubmit.",
     }),
