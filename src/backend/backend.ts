@@ -344,6 +344,8 @@ class Backend {
       this.jobs.dropAfterCrash();
       this.edge.dropConnections();
     } else {
+      // A paused sandbox's runs can end only once thawed (docs/operations.md, "Pause and resume").
+      this.drivers.limits.thawAll();
       // Blocking requests waiting on these runs get their answers now.
       await this.runs.shutdown();
       this.executions.closeAfterShutdown();

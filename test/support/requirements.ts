@@ -27,7 +27,12 @@ const tmpSize = bwrapDriver.tmpSizeSupport();
 /** How each cgroup controller can be used here, as a backend finds it (its base cgroups made and removed again). */
 const cgroupControllers = (() => {
   const probe = new CgroupLimits({ dataDir: `/sbx-requirements/${process.pid}-${randomBytes(4).toString("hex")}` });
-  const found = { memory: probe.controller("memory"), pids: probe.controller("pids"), cpu: probe.controller("cpu") };
+  const found = {
+    memory: probe.controller("memory"),
+    pids: probe.controller("pids"),
+    cpu: probe.controller("cpu"),
+    freezer: probe.controller("freezer"),
+  };
   probe.close();
   return found;
 })();
@@ -116,6 +121,8 @@ const NEEDS = {
   cgroupPids: { met: !("problem" in cgroupControllers.pids), why: cgroupWhy("pids") },
   /** The cpu controller likewise. */
   cgroupCpu: { met: !("problem" in cgroupControllers.cpu), why: cgroupWhy("cpu") },
+  /** The cgroup freezer (v1's freezer controller as root, or v2's cgroup.freeze in a delegated subtree): sandbox pause. */
+  cgroupFreezer: { met: !("problem" in cgroupControllers.freezer), why: cgroupWhy("freezer") },
   /** A workspace of its own size can be made here (root, loop devices, mkfs.ext4), as the backend finds it. */
   workspaceDisk: { met: workspaceDisks.problem === null, why: workspaceDisks.problem ?? "" },
   /** util-linux's prlimit: the rlimits that stand in for missing cgroup controllers. */

@@ -32,6 +32,8 @@ import {
   getSandbox,
   listSandboxes,
   startSandbox,
+  pauseSandbox,
+  resumeSandbox,
   stopSandbox,
   updateSandbox,
 } from "./handlers/sandboxes.js";
@@ -65,6 +67,8 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.delete": deleteSandbox,
   "sandbox.stop": stopSandbox,
   "sandbox.start": startSandbox,
+  "sandbox.pause": pauseSandbox,
+  "sandbox.resume": resumeSandbox,
   "sandbox.portforward": terminalWithoutUpgrade,
   execute,
   "executions.list": listExecutions,
