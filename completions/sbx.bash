@@ -417,7 +417,7 @@ _sbx_spec() {
       ;;
     "mcp")
       _sbx_commands=""
-      _sbx_options="-s --sandbox --tools --max-output-bytes -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-s --sandbox --tools --max-output-bytes --manage-sandboxes -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --tools --max-output-bytes --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;

@@ -75,6 +75,7 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
       "cancel",
       "read_file",
       "write_file",
+      "list_files",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",
@@ -365,6 +366,40 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     expect(outside.content[0].text).toMatch(/^sbx: /);
   });
 
+  it("lists files under /workspace, to a depth, bounded", async () => {
+    await call(client, "run_command", {
+      shell:
+        "mkdir -p /workspace/tree/sub/deeper && echo abc > /workspace/tree/a.txt && echo x > /workspace/tree/sub/deeper/b && ln -sf a.txt /workspace/tree/link",
+    });
+    const one = await call(client, "list_files", { path: "tree" });
+    expect(one.isError, JSON.stringify(one)).toBeFalsy();
+    expect(one.structuredContent).toMatchObject({
+      path: "/workspace/tree",
+      truncated: false,
+      entries: [
+        { path: "a.txt", type: "file", size: 4 },
+        { path: "link", type: "symlink", link_target: "a.txt" },
+        { path: "sub", type: "directory" },
+      ],
+    });
+    const deep = await call(client, "list_files", { path: "/workspace/tree", depth: 3 });
+    expect(deep.structuredContent.entries.map((e: Json) => e.path)).toEqual([
+      "a.txt",
+      "link",
+      "sub",
+      "sub/deeper",
+      "sub/deeper/b",
+    ]);
+    const cut = await call(client, "list_files", { path: "tree", depth: 3, max_entries: 2 });
+    expect(cut.structuredContent.truncated).toBe(true);
+    expect(cut.structuredContent.entries).toHaveLength(2);
+    const file = await call(client, "list_files", { path: "tree/a.txt" });
+    expect(file.isError).toBe(true);
+    expect(file.content[0].text).toContain("not a directory");
+    const outside = await call(client, "list_files", { path: "/etc" });
+    expect(outside.isError).toBe(true);
+  });
+
   it("lists sandboxes", async () => {
     const result = await call(client, "sandbox_list", {});
     expect(result.structuredContent.sandboxes.map((s: Json) => s.name)).toContain("default");
@@ -468,6 +503,44 @@ describe("a server stopped (SIGTERM) while a call waits", () => {
   });
 });
 
+describe("sbx mcp --manage-sandboxes", () => {
+  it("creates a sandbox once per key, runs in it, and stops it; without the option neither tool is offered", async (t) => {
+    const home = makeHome("sbx-mcp-manage-");
+    const plain = await connect(home);
+    const managing = await connect(home, ["--manage-sandboxes"]);
+    t.onTestFinished(async () => {
+      await plain.client.close();
+      await managing.client.close();
+      await stopDaemon(home);
+      removeHome(home);
+    });
+    const names = (await plain.client.listTools()).tools.map((x) => x.name);
+    expect(names).not.toContain("sandbox_create");
+    expect(names).not.toContain("sandbox_stop");
+    const refused = await call(plain.client, "sandbox_create", { name: "agent" });
+    expect(refused.isError).toBe(true);
+    expect((await call(plain.client, "sandbox_list", {})).structuredContent.sandboxes).toEqual([]);
+
+    const args = { name: "agent", idempotency_key: "mcp-create-agent" };
+    const made = await call(managing.client, "sandbox_create", args);
+    expect(made.isError, JSON.stringify(made)).toBeFalsy();
+    expect(made.structuredContent).toMatchObject({ name: "agent", replayed: false });
+    const again = await call(managing.client, "sandbox_create", args);
+    expect(again.structuredContent).toMatchObject({ sandbox_id: made.structuredContent.sandbox_id, replayed: true });
+    const sleep = uniqueSleep(120);
+    const started = await call(managing.client, "run_process", {
+      sandbox: "agent",
+      argv: ["sleep", sleep],
+      yield_ms: 0,
+    });
+    expect(started.structuredContent.status).toBe("running");
+    const stopped = await call(managing.client, "sandbox_stop", { sandbox: "agent" });
+    expect(stopped.isError, JSON.stringify(stopped)).toBeFalsy();
+    expect(stopped.structuredContent).toMatchObject({ name: "agent", was_running: true, ended: { processes: 1 } });
+    expect(processesWithArg(sleep)).toEqual([]);
+  });
+});
+
 describe("sbx mcp --tools", () => {
   it("read-only offers only the tools that change nothing, and refuses the others", async (t) => {
     const home = makeHome("sbx-mcp-ro-");
@@ -482,6 +555,7 @@ describe("sbx mcp --tools", () => {
       "job_read",
       "await",
       "read_file",
+      "list_files",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",

@@ -16,11 +16,16 @@ describe("the tools of sbx mcp", () => {
   });
 
   it("--tools: names, read-only, all; an unknown name is refused with the list", () => {
-    expect(chooseTools(undefined).map((t) => t.name)).toEqual([...MCP_TOOL_NAMES]);
-    expect(chooseTools("read-only").map((t) => t.name)).toEqual([
+    const managing = ["sandbox_create", "sandbox_stop"];
+    expect(chooseTools(undefined, true).map((t) => t.name)).toEqual([...MCP_TOOL_NAMES]);
+    expect(chooseTools(undefined).map((t) => t.name)).toEqual(MCP_TOOL_NAMES.filter((n) => !managing.includes(n)));
+    expect(() => chooseTools("sandbox_stop")).toThrow(/--tools: sandbox_stop creates or stops sandboxes/);
+    expect(chooseTools("sandbox_stop", true).map((t) => t.name)).toEqual(["sandbox_stop"]);
+    expect(chooseTools("read-only", true).map((t) => t.name)).toEqual([
       "job_read",
       "await",
       "read_file",
+      "list_files",
       "receipts_in_doubt",
       "receipt_show",
       "sandbox_list",

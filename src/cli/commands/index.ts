@@ -349,9 +349,12 @@ export const MCP_TOOL_NAMES = [
   "cancel",
   "read_file",
   "write_file",
+  "list_files",
   "receipts_in_doubt",
   "receipt_show",
   "sandbox_list",
+  "sandbox_create",
+  "sandbox_stop",
 ] as const;
 
 export function declareMcp(program: Command, bind: Bind): void {
@@ -369,10 +372,15 @@ export function declareMcp(program: Command, bind: Bind): void {
     .option("-s, --sandbox <id>", "the sandbox tools act on when a call names none (default: default)")
     .option("--tools <list>", "tools to offer: names, read-only (tools that change nothing), all (default)")
     .option("--max-output-bytes <n>", "bytes of each output stream a result carries at most (default: 65536)")
+    .option(
+      "--manage-sandboxes",
+      "offer sandbox_create and sandbox_stop (default: the agent uses the sandboxes there are)",
+    )
     .action(bind(() => import("../mcp/server.js")));
   withExamples(cmd, [
     { command: "sbx mcp", description: "serve the agent that runs it (claude mcp add sbx -- sbx mcp)" },
     { command: "sbx mcp --tools read-only", description: "a review agent: receipts and sandboxes, nothing run" },
     { command: "sbx mcp -s ci --tools run_command,receipt_show", description: "one sandbox, two tools" },
+    { command: "sbx mcp --manage-sandboxes", description: "the agent may also create and stop sandboxes" },
   ]);
 }

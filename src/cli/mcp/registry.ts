@@ -5,6 +5,7 @@ import { readFile, writeFile } from "./file-tools.js";
 import { awaitTool, cancelTool, jobRead, jobRun, jobSubmit } from "./job-tools.js";
 import { continueProcess, runProcess, stopProcess } from "./process-tools.js";
 import { receiptShow, receiptsInDoubt, sandboxList } from "./receipt-tools.js";
+import { listFiles, sandboxCreate, sandboxStop } from "./sandbox-tools.js";
 import type { Tool } from "./tool.js";
 
 export const MCP_TOOLS: readonly Tool[] = [
@@ -19,7 +20,10 @@ export const MCP_TOOLS: readonly Tool[] = [
   cancelTool,
   readFile,
   writeFile,
+  listFiles,
   receiptsInDoubt,
   receiptShow,
   sandboxList,
+  sandboxCreate,
+  sandboxStop,
 ];

@@ -25,10 +25,16 @@ interface RawMcpFlags {
   sandbox?: string;
   tools?: string;
   maxOutputBytes?: string;
+  manageSandboxes?: boolean;
 }
 
-/** The tools `--tools` names: names, `read-only` (the tools that change nothing), or `all`. */
-export function chooseTools(spec: string | undefined, all: readonly Tool[] = MCP_TOOLS): Tool[] {
+/**
+ * The tools `--tools` names: names, `read-only` (the tools that change nothing), or `all`;
+ * sandbox_create and sandbox_stop only when `manage` (--manage-sandboxes) allows them.
+ */
+export function chooseTools(spec: string | undefined, manage = false, every: readonly Tool[] = MCP_TOOLS): Tool[] {
+  const all = every.filter((t) => manage || t.manages !== true);
+  const withheld = every.filter((t) => !all.includes(t));
   if (spec === undefined || spec === "all") return [...all];
   const words = spec
     .split(",")
@@ -45,6 +51,9 @@ export function chooseTools(spec: string | undefined, all: readonly Tool[] = MCP
       continue;
     }
     const tool = all.find((t) => t.name === word);
+    if (tool === undefined && withheld.some((t) => t.name === word)) {
+      throw new UsageError(`--tools: ${word} creates or stops sandboxes`, "allow it with --manage-sandboxes");
+    }
     if (tool === undefined) {
       throw new UsageError(
         `--tools: no tool ${JSON.stringify(word)}`,
@@ -174,7 +183,7 @@ export function createServer(
 /** Bound to `sbx mcp` by the command tree: serves until the client closes stdin (or SIGTERM). */
 export const action: RunFn = async (ctx, c) => {
   const raw = c.optsWithGlobals() as RawMcpFlags;
-  const tools = chooseTools(raw.tools);
+  const tools = chooseTools(raw.tools, raw.manageSandboxes === true);
   const settings = parseSettings(raw, ctx.config.read().settings.sandbox);
   const serving: Context = { ...ctx, io: stderrOnly(ctx.io) };
   const { server, settled } = createServer(serving, tools, settings);

@@ -51,6 +51,8 @@ export interface Tool<I extends TObject = TObject> {
   output: TObject;
   /** Changes something in a sandbox (left out of `--tools read-only`). */
   mutating: boolean;
+  /** Creates or stops sandboxes: offered only with --manage-sandboxes. */
+  manages?: boolean;
   run(args: Static<I>, call: ToolCall): Promise<ToolAnswer>;
 }
 
