@@ -53,11 +53,13 @@ export class ProcessesApi {
     return this.call(`process ${id}`, { method: "GET", path: routePath("process.get", { id: sandbox, pid: id }) });
   }
 
-  result(sandbox: string, id: string, waitMs = 0): Promise<ProcessResult> {
+  /** Its result, long-polling up to waitMs for its end; `signal` stops the wait (a read: nothing is sent to it). */
+  result(sandbox: string, id: string, waitMs = 0, signal?: AbortSignal): Promise<ProcessResult> {
     return this.call(`result of ${id}`, {
       method: "GET",
       path: routePath("process.result", { id: sandbox, pid: id }, { wait_ms: waitMs > 0 ? waitMs : undefined }),
       deadlineMs: waitMs + 30_000,
+      ...(signal === undefined ? {} : { signal }),
     });
   }
 

@@ -333,6 +333,50 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
     await until(() => processesWithArg(sleep).length === 0, 20_000, "the command to end");
   });
 
+  it("a long yield_ms wait sends progress when the client asks; a cancel stops the wait and the process runs on", async () => {
+    const go = `/workspace/progress-go-${process.pid}`;
+    const notes: { progress: number; total?: number; message?: string }[] = [];
+    const waiting = client.callTool(
+      {
+        name: "run_process",
+        arguments: { shell: `until [ -f ${go} ]; do sleep 0.05; done; echo went`, yield_ms: 60_000 },
+      },
+      undefined,
+      { timeout: 120_000, onprogress: (p) => void notes.push(p) },
+    );
+    await until(() => notes.length >= 2, 30_000, "two progress notifications");
+    expect(notes[0]).toMatchObject({ progress: 1, total: 60 });
+    expect(notes[1]!.progress).toBeGreaterThan(notes[0]!.progress);
+    expect(notes[0]!.message).toContain("run_process: waited 1 s of 60 s");
+    await call(client, "run_command", { argv: ["touch", go] });
+    const done: Json = await waiting;
+    expect(done.structuredContent).toMatchObject({ status: "exited", outcome: "succeeded", stdout: "went\n" });
+
+    // Cancelled while it waits: the wait stops, the process is not touched.
+    const sleep = uniqueSleep(120);
+    const abort = new AbortController();
+    const cancelled = client
+      .callTool(
+        { name: "run_process", arguments: { argv: ["sleep", sleep], name: `held-${process.pid}`, yield_ms: 60_000 } },
+        undefined,
+        { signal: abort.signal, timeout: 120_000 },
+      )
+      .catch((err: Error) => err);
+    await until(() => processesWithArg(sleep).length > 0, 20_000, "the process to run");
+    abort.abort();
+    expect(await cancelled).toBeInstanceOf(Error);
+    // The server answers the next call while the process runs on.
+    const listed = await call(client, "sandbox_list", {});
+    expect(listed.isError).toBeFalsy();
+    expect(processesWithArg(sleep).length).toBeGreaterThan(0);
+    const { doc } = await runMainJson<Json[]>(["process", "list", "--json"], { home });
+    const held = (Array.isArray(doc) ? doc : (doc as Json).processes).find(
+      (p: Json) => p.name === `held-${process.pid}`,
+    );
+    expect(held).toMatchObject({ state: "running" });
+    await call(client, "stop_process", { handle: held.process_id, grace_ms: 0 });
+  });
+
   it("writes a file and reads it back, bounded, binary as base64", async () => {
     const written = await call(client, "write_file", {
       path: "hello.txt",

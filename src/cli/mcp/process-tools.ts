@@ -59,7 +59,15 @@ async function processState(
   yieldMs: number,
 ): Promise<Static<typeof ProcessOutput>> {
   const api = new ProcessesApi((await call.api()).http);
-  const result: ProcessResult = await api.result(sandbox, id, yieldMs);
+  // The client's cancel stops the wait only: the process is read again as it is now.
+  const waited = call.ctx.interrupt;
+  const result: ProcessResult =
+    yieldMs > 0 && !waited.aborted
+      ? await api.result(sandbox, id, yieldMs, waited).catch(async (err: unknown) => {
+          if (!waited.aborted) throw err;
+          return api.result(sandbox, id, 0);
+        })
+      : await api.result(sandbox, id, 0);
   const half = Math.max(1, Math.floor(call.settings.maxOutputBytes / 2));
   const read = (stream: "stdout" | "stderr") =>
     api.readLogsFrom({ sandbox, id: result.process_id, stream, offset: cursors[stream], limit: half, waitMs: 0 });

@@ -104,6 +104,40 @@ function jsonSchema(schema: unknown): { type: "object"; [k: string]: unknown } {
   return JSON.parse(JSON.stringify(schema)) as { type: "object"; [k: string]: unknown };
 }
 
+/** How often a call the client asked progress of says it is still waiting. */
+export const PROGRESS_EVERY_MS = 1_000;
+
+type SendNotification = (n: {
+  method: "notifications/progress";
+  params: { progressToken: string | number; progress: number; total?: number; message: string };
+}) => Promise<void>;
+
+/**
+ * MCP progress for a call whose client sent a progressToken: every second, the seconds
+ * waited so far (of its yield_ms or timeout_ms, when it has one). Returns its stop.
+ */
+function progress(
+  token: string | number | undefined,
+  tool: string,
+  args: Record<string, unknown>,
+  send: SendNotification,
+): () => void {
+  if (token === undefined) return () => undefined;
+  const waitMs = typeof args.yield_ms === "number" ? args.yield_ms : args.timeout_ms;
+  const total = typeof waitMs === "number" && waitMs > 0 ? waitMs / 1000 : undefined;
+  let seconds = 0;
+  const timer = setInterval(() => {
+    seconds += PROGRESS_EVERY_MS / 1000;
+    const message = `${tool}: waited ${seconds} s${total === undefined ? "" : ` of ${total} s`}; it has not ended`;
+    send({
+      method: "notifications/progress",
+      params: { progressToken: token, progress: seconds, ...(total === undefined ? {} : { total }), message },
+    }).catch(() => undefined);
+  }, PROGRESS_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /**
  * The server, its tools bound to `ctx`. Every call runs with its own interrupt (the
  * client's cancellation) and never touches stdout; the client is made on first use.
@@ -164,12 +198,14 @@ export function createServer(
     };
     const running = tool.run(args as never, call);
     inFlight.add(running);
+    const stopProgress = progress(request.params._meta?.progressToken, tool.name, args, extra.sendNotification);
     try {
       return toResult(ctx, await running);
     } catch (err) {
       const { text } = errorAnswer(ctx, err);
       return { content: [{ type: "text" as const, text }], isError: true };
     } finally {
+      stopProgress();
       inFlight.delete(running);
     }
   });
