@@ -12,6 +12,7 @@
 // `unknown` (lost with the daemon). A signal sent through the API is delivered and
 // the resulting end is treated like any other (on-failure/always may restart it).
 
+import path from "node:path";
 import {
   ErrorCodes,
   type Outcome,
@@ -132,8 +133,11 @@ export class SupervisedProcess implements LiveRun {
   /** Starts a run (a new generation when `patch` raises `restarts`). */
   startRun(patch: ProcessPatch = {}): void {
     const generation = patch.restarts ?? this.row.restarts;
-    // Checked for each run: the working directory may have become a symlink out of the workspace.
-    const place = confineToWorkspace(this.placement.workspaceDir, this.cwd);
+    // Checked for each run: the working directory may have become a symlink out of the
+    // workspace (or, for an image's WorkingDir, out of the sandbox's root).
+    const root = this.placement.rootDir ?? null;
+    const inRoot = root !== null && !path.relative(root, this.cwd).startsWith("..");
+    const place = confineToWorkspace(inRoot ? root : this.placement.workspaceDir, this.cwd);
     const cwd = place.cwd ?? this.cwd;
     const run = new ProcessRun({
       driver: this.driver,
@@ -141,7 +145,7 @@ export class SupervisedProcess implements LiveRun {
       argv: this.argv,
       cwd,
       ...(place.problem === "outside" && {
-        cwdProblem: `working directory ${this.row.working_dir} leads outside /workspace; not started`,
+        cwdProblem: `working directory ${this.row.working_dir} leads outside ${inRoot ? "the sandbox's root" : "/workspace"}; not started`,
       }),
       env: commandEnvironment(
         this.driver,

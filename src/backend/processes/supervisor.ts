@@ -470,8 +470,8 @@ export class ProcessSupervisor {
   }
 
   private supervise(row: ProcessRow): SupervisedProcess {
-    const { cwd } = this.sandboxes.workspaceCwd(row.sandbox_id, row.working_dir);
     const sandbox = this.sandboxes.byId(row.sandbox_id)!;
+    const cwd = this.sandboxes.runCwd(sandbox, row.working_dir);
     const dir = this.logDir(row);
     const logs = {
       stdout: ProcessLogStream.open(dir, "stdout", this.limits, row.stdout_bytes),

@@ -19,7 +19,7 @@ import {
   unpackImage,
 } from "../images/index.js";
 import { ErrorCodes } from "../../protocol/types.js";
-import { Refusal } from "../refusal.js";
+import { invalidField, Refusal } from "../refusal.js";
 
 export interface SandboxImage {
   reference: string;
@@ -27,9 +27,46 @@ export interface SandboxImage {
   platform: string;
 }
 
-/** What a sandbox's row keeps of its image: what it says, and the Env its commands start with. */
+/** What a sandbox's row keeps of its image: what it says, and the Env and WorkingDir its commands start with. */
 export interface StoredImage extends SandboxImage {
   env: string[];
+  /** The image's WorkingDir ("" or absent: none; rows made before it was kept). */
+  workingDir?: string;
+  /** The image's User, kept to say it is not applied (docs/images.md, "Who runs"). */
+  user?: string;
+}
+
+/** The image's WorkingDir as an absolute, normalised sandbox path; null: the image names none (or the root is the host's). */
+export function imageWorkingDir(row: { image: string | null }): string | null {
+  if (row.image === null) return null;
+  const dir = (JSON.parse(row.image) as StoredImage).workingDir ?? "";
+  return dir === "" ? null : path.posix.resolve("/", dir);
+}
+
+/**
+ * The host directory behind `workingDir` (an absolute sandbox path outside /workspace) in
+ * an image sandbox's root, when it is a directory that exists and, symlinks followed on
+ * the host, stays in that root; refused (invalid_request) otherwise. The command itself
+ * starts there inside the sandbox, where its root resolves any symlink.
+ */
+export function rootCwd(rootDir: string, workingDir: string, sandboxName: string): string {
+  const lexical = path.join(rootDir, workingDir);
+  let realRoot: string;
+  let real: string;
+  try {
+    realRoot = fs.realpathSync(rootDir);
+    real = fs.realpathSync(lexical);
+  } catch {
+    throw invalidField("working_dir", `${workingDir} does not exist in sandbox ${sandboxName}`);
+  }
+  const rel = path.relative(realRoot, real);
+  if (rel.startsWith("..") || path.isAbsolute(rel)) {
+    throw invalidField("working_dir", `${workingDir} leads outside the sandbox's root (through a symlink)`);
+  }
+  if (!fs.statSync(real).isDirectory()) {
+    throw invalidField("working_dir", `${workingDir} is not a directory in sandbox ${sandboxName}`);
+  }
+  return path.join(rootDir, rel);
 }
 
 /** The directory a sandbox's image root is in. */

@@ -6,6 +6,7 @@
 // root, its workspace belongs to that uid and its bwrap commands run as it.
 
 import fs from "node:fs";
+import path from "node:path";
 import type { Duplex } from "node:stream";
 import {
   ErrorCodes,
@@ -17,7 +18,7 @@ import {
   type SandboxLimitsRequest,
   WORKSPACE,
 } from "../../protocol/types.js";
-import { isValidSandboxRef } from "../../protocol/validate.js";
+import { isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
 import { workspaceOwner } from "./workspace-files.js";
@@ -31,8 +32,10 @@ import {
   envOf,
   imageInfo,
   imageRootOf,
+  imageWorkingDir,
   makeImageRoot,
   resolveImage,
+  rootCwd,
   type StoredImage,
   storedImageOf,
 } from "./image-root.js";
@@ -368,7 +371,15 @@ export class SandboxRegistry {
         networkMode,
         publish,
         limits: req.limits ?? null,
-        image: image === null ? null : JSON.stringify({ ...imageInfo(image, req.image!), env: image.env }),
+        image:
+          image === null
+            ? null
+            : JSON.stringify({
+                ...imageInfo(image, req.image!),
+                env: image.env,
+                workingDir: image.workingDir,
+                user: image.user,
+              }),
       });
     } catch (err) {
       this.published.close(sandboxId);
@@ -481,6 +492,32 @@ export class SandboxRegistry {
    */
   existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): WorkspacePlace {
     return existingCwd(this.workspaceCwd(sandbox.sandbox_id, workingDir), workingDir, sandbox.name);
+  }
+
+  /**
+   * Where a request's command starts: `requested` (under /workspace, as existingWorkspaceCwd),
+   * else the image's WorkingDir (docs/images.md), else /workspace. `cwd` is the host path.
+   */
+  requestCwd(sandbox: SandboxRow, requested: string | undefined): { workingDir: string; cwd: string } {
+    const fromImage = requested === undefined || requested === "" ? imageWorkingDir(sandbox) : null;
+    const workingDir = fromImage ?? resolveWorkingDir(requested)!;
+    return { workingDir, cwd: this.commandCwd(sandbox, workingDir) };
+  }
+
+  /** commandCwd without the checks, for a supervised process's next run (it starts there, or says why not). */
+  runCwd(sandbox: SandboxRow, workingDir: string): string {
+    if (sandbox.image !== null && workingDir !== WORKSPACE && !workingDir.startsWith(`${WORKSPACE}/`)) {
+      return path.join(imageRootOf(this.sandboxDir(sandbox.sandbox_id)), workingDir);
+    }
+    return this.workspaceCwd(sandbox.sandbox_id, workingDir).cwd;
+  }
+
+  /** The host path behind a command's working directory: under /workspace, or in an image sandbox's root. */
+  commandCwd(sandbox: SandboxRow, workingDir: string): string {
+    if (sandbox.image !== null && workingDir !== WORKSPACE && !workingDir.startsWith(`${WORKSPACE}/`)) {
+      return rootCwd(imageRootOf(this.sandboxDir(sandbox.sandbox_id)), workingDir, sandbox.name);
+    }
+    return this.existingWorkspaceCwd(sandbox, workingDir).cwd;
   }
 
   /**

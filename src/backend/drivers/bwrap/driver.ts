@@ -233,6 +233,12 @@ export class BwrapDriver implements SandboxDriver {
   }
 
   commandPath(placement: SandboxPlacement, hostPath: string): string {
+    // In an image sandbox's own root (its WorkingDir, docs/images.md): that path from /.
+    const root = placement.rootDir ?? null;
+    if (root !== null) {
+      const inRoot = path.relative(root, hostPath);
+      if (!inRoot.startsWith("..") && !path.isAbsolute(inRoot)) return `/${inRoot.split(path.sep).join("/")}`;
+    }
     const rel = path.relative(placement.workspaceDir, hostPath);
     return rel === "" ? WORKSPACE : path.posix.join(WORKSPACE, rel.split(path.sep).join("/"));
   }

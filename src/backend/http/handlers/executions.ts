@@ -71,8 +71,7 @@ export async function execute(ctx: RequestContext): Promise<Reply> {
       sandboxes.requireRunnable(sandbox);
       const driver = sandboxes.driver(sandbox);
       if (req.tty !== undefined) requireTerminal(driver.isolation, driver.terminalSupport());
-      const workingDir = resolveWorkingDir(req.working_dir)!;
-      const { cwd } = sandboxes.existingWorkspaceCwd(sandbox, workingDir);
+      const { workingDir, cwd } = sandboxes.requestCwd(sandbox, req.working_dir);
       const record = executions.admit({
         sandbox,
         driver,

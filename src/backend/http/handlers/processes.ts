@@ -70,9 +70,8 @@ export async function startProcess(ctx: RequestContext): Promise<Reply> {
       sandboxes.requireRunnable(sandbox);
       const driver = sandboxes.driver(sandbox);
       if (req.tty !== undefined) requireTerminal(driver.isolation, driver.terminalSupport());
-      const workingDir = resolveWorkingDir(req.working_dir)!;
       // Only checked here: the supervisor places each run in it itself.
-      sandboxes.existingWorkspaceCwd(sandbox, workingDir);
+      const { workingDir } = sandboxes.requestCwd(sandbox, req.working_dir);
       const record = processes.start({
         sandbox,
         command: req.command,
