@@ -19,6 +19,7 @@ export function blank(): Classified {
     system_error: null,
     end_reason: null,
     image_digest: null,
+    usage: null,
     record_pending: false,
     error: null,
     retry_after_ms: null,
@@ -28,4 +29,9 @@ export function blank(): Classified {
     stderr_truncated: false,
     boot: null,
   };
+}
+
+/** An answer's `usage` as JSON text when it is an object; null otherwise (absent, null, or not the documented shape). */
+export function usageText(usage: unknown): string | null {
+  return typeof usage === "object" && usage !== null && !Array.isArray(usage) ? JSON.stringify(usage) : null;
 }

@@ -79,6 +79,7 @@ export const OBSERVATION_FIELDS = [
   "stdout",
   "stdout_truncated",
   "system_error",
+  "usage",
 ] as const;
 
 /**
@@ -93,6 +94,7 @@ export const LATER_FIELDS: ReadonlySet<string> = new Set([
   "image_digest",
   "mcp_request_id",
   "mcp_tool",
+  "usage",
 ]);
 
 /** One column's value as canonical JSON. A BLOB where text belongs is encoded so that it can never match. */

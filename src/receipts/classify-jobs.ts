@@ -4,7 +4,7 @@
 // outcome as an observation of its own once known. A job the backend lost (interrupted,
 // lost) leaves either in doubt. Pure: table-tested in test/unit/classify-jobs.test.ts.
 
-import { blank } from "./blank.js";
+import { blank, usageText } from "./blank.js";
 import type { Classified, RequestKind } from "./classify.js";
 import { JOB_ERROR_SANDBOX_START_FAILED, TERMINAL_JOB_STATUSES } from "../protocol/jobs.js";
 import type { Outcome } from "../protocol/types.js";
@@ -24,6 +24,8 @@ export interface JobSeen {
   exit_code: number | null;
   signal: string | null;
   error: string | null;
+  /** What the job used (docs/operations.md), once it ended. */
+  usage?: unknown;
 }
 
 /** Error codes of a receipt whose job the backend lost: waiting again teaches nothing. */
@@ -87,6 +89,7 @@ function doubtOf(jobs: readonly JobSeen[]): { code: string; message: string } | 
 /** A jobs_run receipt's classification from its one job (as an exec's from its record). */
 function runVerdict(c: Classified, j: JobSeen): Classified {
   c.job_id = j.job_id;
+  c.usage = usageText(j.usage);
   c.outcome = outcomeOf(j);
   c.exit_code = j.exit_code;
   c.signal = j.signal;
@@ -175,6 +178,7 @@ export function jobsObservations(
       outcome: outcomeOf(j),
       exit_code: j.exit_code,
       signal: j.signal,
+      usage: usageText(j.usage),
       error: j.error === null ? verdict.error : { code: `job_${j.status}`, message: j.error },
     });
   }

@@ -4,7 +4,7 @@
 import { constants } from "node:os";
 import { type HttpObserved, isBeforeSendError } from "../client/observed.js";
 import type { Classification } from "./classifications.js";
-import { blank } from "./blank.js";
+import { blank, usageText } from "./blank.js";
 import { isJobsKind, jobsVerdict, type JobSeen, jobsOfBody } from "./classify-jobs.js";
 import { ExitCodes, signalExitCode } from "../common/exit-codes.js";
 import { type ExecutionRecord, ErrorCodes, type Outcome } from "../protocol/types.js";
@@ -63,6 +63,11 @@ export interface Classified {
   end_reason: string | null;
   /** The manifest digest of the image the command's sandbox root was made from, as the answer said; null: the host's. */
   image_digest: string | null;
+  /**
+   * What the command used, as the answer said it (its `usage`, docs/operations.md): the
+   * object as JSON text, kept as received; null when the answer had none.
+   */
+  usage: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -128,6 +133,7 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   out.system_error = rec.system_error ?? null;
   out.end_reason = typeof rec.end_reason === "string" ? rec.end_reason : null;
   out.image_digest = typeof rec.image_digest === "string" ? rec.image_digest : null;
+  out.usage = usageText(rec.usage);
   out.record_pending = rec.record_pending === true;
   out.stdout = typeof rec.stdout === "string" ? rec.stdout : null;
   out.stderr = typeof rec.stderr === "string" ? rec.stderr : null;
@@ -239,7 +245,6 @@ const REFUSING_CONFLICTS: readonly string[] = [
   ErrorCodes.jobIdConflict,
   ErrorCodes.requestIdConflict,
   ErrorCodes.processNameInUse,
-  ErrorCodes.sandboxPaused,
 ];
 
 function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose, kind: RequestKind): Classified {

@@ -43,6 +43,8 @@ export interface ReceiptDocument {
   end_reason: string | null;
   /** The manifest digest of the image its sandbox's root was made from (docs/images.md, "Evidence"); null: the host's. */
   image_digest: string | null;
+  /** What the command used (docs/operations.md, "Per-command usage"), as its answer said; null when it said nothing. */
+  usage: Record<string, unknown> | null;
   record_pending: boolean;
   http_status: number | null;
   error: { code: string; message: string } | null;
@@ -81,6 +83,7 @@ export interface ObservationDocument {
   system_error: string | null;
   end_reason: string | null;
   image_digest: string | null;
+  usage: Record<string, unknown> | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -211,6 +214,7 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     system_error: o.system_error,
     end_reason: o.end_reason,
     image_digest: o.image_digest,
+    usage: parseUsage(o.usage),
     record_pending: o.record_pending,
     error: o.error_code === null ? null : { code: o.error_code, message: o.error_message ?? "" },
     retry_after_ms: o.retry_after_ms,
@@ -250,6 +254,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     system_error: answered?.system_error ?? null,
     end_reason: answered?.end_reason ?? null,
     image_digest: observations.find((o) => o.image_digest !== null)?.image_digest ?? null,
+    usage: parseUsage(answered?.usage ?? null),
     record_pending: answered?.record_pending ?? false,
     http_status: answered?.http_status ?? null,
     error: answered?.error_code ? { code: answered.error_code, message: answered.error_message ?? "" } : null,
@@ -275,4 +280,15 @@ export function detailedReceiptDocument(stored: StoredReceipt): DetailedReceiptD
     })),
     observations: stored.observations.map(observationDocument),
   };
+}
+
+/** A stored usage (JSON text, as the answer said it) as the object it was; null when none or unreadable. */
+function parseUsage(text: string | null): Record<string, unknown> | null {
+  if (text === null) return null;
+  try {
+    const doc: unknown = JSON.parse(text);
+    return typeof doc === "object" && doc !== null && !Array.isArray(doc) ? (doc as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }

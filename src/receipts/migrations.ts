@@ -108,4 +108,7 @@ export const MIGRATIONS: readonly Migration[] = [
   // 9: the image digest the sandbox ran on, as the execution's record said (docs/images.md,
   // "Evidence"). Hashed only when set (chain.ts, LATER_FIELDS).
   "ALTER TABLE observations ADD COLUMN image_digest TEXT;",
+  // 10: what the command used, as the answer said (its `usage` as JSON text; docs/operations.md,
+  // "Per-command usage"). Hashed only when set (chain.ts, LATER_FIELDS).
+  "ALTER TABLE observations ADD COLUMN usage TEXT;",
 ];

@@ -97,6 +97,8 @@ export interface ObservationRow {
   end_reason: string | null;
   /** The image digest the sandbox ran on, as the execution's record said; null: the host's root, or not said. */
   image_digest: string | null;
+  /** What the command used, as the answer said (CommandUsage as JSON text); null when it said nothing. */
+  usage: string | null;
 }
 
 export interface StoredReceipt {
@@ -133,6 +135,7 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     boot: (r.boot as string | null) ?? null,
     end_reason: (r.end_reason as string | null) ?? null,
     image_digest: (r.image_digest as string | null) ?? null,
+    usage: (r.usage as string | null) ?? null,
   };
 }
 
@@ -170,6 +173,7 @@ export function observationRow(
     boot: c.boot,
     end_reason: c.end_reason,
     image_digest: c.image_digest,
+    usage: c.usage,
   };
 }
 
@@ -347,8 +351,8 @@ export class ReceiptStore {
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
                error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot,
-               end_reason, job_id, image_digest)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               end_reason, job_id, image_digest, usage)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -377,6 +381,7 @@ export class ReceiptStore {
             c.end_reason,
             c.job_id,
             c.image_digest,
+            c.usage,
           );
         withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {

@@ -171,6 +171,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
     const end: ExecutionEnd = {
       ...exit,
       end_reason: null,
+      usage: null,
       stdout: "",
       stderr: "",
       stdout_bytes: 0,

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { tempDir } from "../support/temp.js";
 import { EnteredRun, type EnvironmentPort } from "../../src/backend/drivers/bwrap/entered-run.js";
 import type { ProcEntry } from "../../src/backend/drivers/proc.js";
+import { notMeasured } from "../../src/backend/drivers/limits/usage.js";
 
 function port(over: Partial<EnvironmentPort> = {}): EnvironmentPort & { requests: unknown[] } {
   const requests: unknown[] = [];
@@ -24,6 +25,8 @@ function port(over: Partial<EnvironmentPort> = {}): EnvironmentPort & { requests
     withdraw: () => false,
     hostPidOf: () => null,
     watchMemory: () => ({ oomKilled: () => false }),
+    measure: () => notMeasured("not measured in this test"),
+    requestFork: (r) => requests.push(r),
     session: () => [],
     forget: () => {},
     ...over,

@@ -11,7 +11,7 @@ import type { EventEmitter } from "node:events";
 import os from "node:os";
 import type { Readable, Writable } from "node:stream";
 import type { Duplex } from "node:stream";
-import type { EndReason, Isolation, NetworkMode, SandboxLimits } from "../../protocol/types.js";
+import type { CommandUsage, EndReason, Isolation, NetworkMode, SandboxLimits } from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
 import type { HostIdentity } from "./identity.js";
 
@@ -105,6 +105,8 @@ export interface CommandEnd {
   startFailure: string | null;
   /** Why the command ended when not by itself nor by the backend: `out_of_memory` (its sandbox's memory limit). */
   endReason: EndReason | null;
+  /** What the command used (docs/operations.md, "Per-command usage"); its nulls say why; null: it never started. */
+  usage: CommandUsage | null;
 }
 
 /**
@@ -247,8 +249,7 @@ export class EnvironmentEndedError extends Error {
 }
 
 export interface EnvironmentStatus {
-  /** paused: its processes frozen (the registry says it; a driver never answers it). */
-  state: "running" | "starting" | "paused" | "stopped";
+  state: "running" | "starting" | "stopped";
   /** When the running environment started (ISO 8601), or null. */
   started_at: string | null;
   /** The host pid of its init, or null. */

@@ -19,6 +19,7 @@ import type {
 import { terminalSupport } from "../../platform/pty.js";
 import { runMembers, signalProcessGroup } from "./proc.js";
 import { spawnTerminalRun } from "./terminal-child.js";
+import { NONE_USAGE } from "./limits/usage.js";
 
 export class NoneDriver implements SandboxDriver {
   readonly isolation = "none" as const;
@@ -107,7 +108,7 @@ class GroupChild implements SandboxChild {
   }
 
   commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
-    done({ code, signal, startFailure: null, endReason: null });
+    done({ code, signal, startFailure: null, endReason: null, usage: NONE_USAGE });
   }
 
   members(): string[] {

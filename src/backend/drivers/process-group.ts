@@ -4,7 +4,7 @@
 // process of the run signalled at once and ended as a whole (TERM, then KILL after
 // a grace).
 
-import type { EndReason } from "../../protocol/types.js";
+import type { CommandUsage, EndReason } from "../../protocol/types.js";
 import {
   type SandboxChild,
   type SandboxDriver,
@@ -89,6 +89,8 @@ export class ProcessGroup {
   pgidStartTime: string | null = null;
   /** Why the command ended when its driver knows more than its exit (`out_of_memory`), once it ended. */
   endReason: EndReason | null = null;
+  /** What the command used, once it ended (its driver's measure; null: it never started). */
+  usage: CommandUsage | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   get child() {
@@ -148,15 +150,17 @@ export class ProcessGroup {
       spec.onCommandPid?.(pid);
     });
     child.once("exit", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
-      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason }) => {
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason, usage }) => {
         this.endReason = endReason;
+        this.usage = usage;
         spec.onExit(code, signal, startFailure);
         this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal, startFailure)));
       });
     });
     child.once("close", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
-      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason }) => {
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason, usage }) => {
         this.endReason = endReason;
+        this.usage = usage;
         spec.onEnd(code, signal, startFailure);
       });
     });

@@ -11,6 +11,7 @@ import { Writable } from "node:stream";
 import { spawnOnTerminal, type TerminalProcess, type TerminalSize } from "../../platform/pty.js";
 import type { CommandEnd, LeaderProcess, SandboxChild, TerminalControl } from "./driver.js";
 import { sessionMembers } from "./proc.js";
+import { NONE_USAGE } from "./limits/usage.js";
 
 /** Bytes the terminal may hold unwritten before the leader's stdin reports back-pressure. */
 const PENDING_INPUT_HIGH = 64 * 1024;
@@ -135,7 +136,7 @@ class TerminalChild implements SandboxChild {
   }
 
   commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
-    done({ code, signal, startFailure: null, endReason: null });
+    done({ code, signal, startFailure: null, endReason: null, usage: NONE_USAGE });
   }
 
   members(): string[] {

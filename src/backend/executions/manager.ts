@@ -263,8 +263,6 @@ export class ExecutionManager {
       writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
       return this.get(executionId)!;
     }
-    // A reader behind on the output past the cap holds the command's output back (live-output.ts).
-    writer.live.pacedBy({ pause: () => handle.pauseOutput(), resume: () => handle.resumeOutput() });
     const startedAt = handle.startedAt.toISOString();
     const group = {
       pgid: handle.pgid,
@@ -413,6 +411,7 @@ export class ExecutionManager {
       signal: result.signal,
       system_error: result.systemError ?? (shutdownCancel ? SYSTEM_ERROR_BACKEND_SHUTDOWN : null),
       end_reason: result.endReason,
+      usage: result.usage,
       record_pending: false,
       stdout: result.stdout.text,
       stderr: result.stderr.text,
@@ -471,6 +470,7 @@ function endingOf(end: ExecutionEnd): LogEnding {
     signal: end.signal,
     system_error: end.system_error,
     ...(end.end_reason !== null && { end_reason: end.end_reason }),
+    ...(end.usage !== null && { usage: end.usage }),
     record_pending: end.record_pending,
     finished_at: end.finished_at,
   };
@@ -504,6 +504,7 @@ function endColumns(end: ExecutionEnd): Partial<ExecutionRow> {
     signal: end.signal,
     system_error: end.system_error,
     end_reason: end.end_reason,
+    usage: end.usage === null ? null : JSON.stringify(end.usage),
     stdout: end.stdout,
     stderr: end.stderr,
     stdout_bytes: end.stdout_bytes,
@@ -522,6 +523,7 @@ function lostEnd(systemError: string, now: number): ExecutionEnd {
     signal: null,
     system_error: systemError,
     end_reason: null,
+    usage: null,
     record_pending: false,
     stdout: "",
     stderr: "",

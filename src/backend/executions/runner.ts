@@ -2,7 +2,7 @@
 // process group (drivers/process-group.ts), ended as a whole at its timeout (TERM, then
 // KILL after a grace), with bounded output capture.
 
-import { type EndReason, RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
+import { type CommandUsage, type EndReason, RECORD_OUTPUT_LIMIT } from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
 import type { RunTerminal } from "../runs/index.js";
 import {
@@ -53,6 +53,8 @@ export interface RunResult {
   systemError: string | null;
   /** Why the command ended beyond its exit: `out_of_memory` (its sandbox's memory limit), else null. */
   endReason: EndReason | null;
+  /** What the command used (docs/operations.md); null: it never started. */
+  usage: CommandUsage | null;
   stdout: OutputSummary;
   stderr: OutputSummary;
   startedAt: Date;
@@ -80,13 +82,6 @@ export interface RunHandle {
   discard(): void;
   /** The run's terminal while it runs on one; null otherwise. */
   readonly terminal: RunTerminal | null;
-  /**
-   * Stops reading the command's output (its pipes fill and its writes wait) until
-   * resumeOutput(): a reader of its output past the cap is behind (live-output.ts). A
-   * no-op on a terminal, and once the run is being ended (its output then flows again).
-   */
-  pauseOutput(): void;
-  resumeOutput(): void;
 }
 
 export interface ExecutionRunnerOptions {
@@ -131,8 +126,6 @@ class LocalRun implements RunHandle {
   private startFailure: string | null = null;
   private ending: "timed_out" | "cancelled" | null = null;
   private settled = false;
-  /** pauseOutput() holds the command's output back. */
-  private outputPaused = false;
   /** The timeout, until the run proceeds (then its timer is armed). */
   private timeoutMs: number | null = null;
 
@@ -209,24 +202,6 @@ class LocalRun implements RunHandle {
     this.end("cancelled");
   }
 
-  pauseOutput(): void {
-    if (this.settled || this.ending !== null) return;
-    this.outputPaused = true;
-    for (const pipe of this.outputPipes()) pipe.pause();
-  }
-
-  resumeOutput(): void {
-    if (!this.outputPaused) return;
-    this.outputPaused = false;
-    for (const pipe of this.outputPipes()) pipe.resume();
-  }
-
-  private outputPipes(): NodeJS.ReadableStream[] {
-    const child = this.group.child;
-    if (!child || this.group.terminal !== null) return [];
-    return [child.stdout, child.stderr].filter((p): p is NonNullable<typeof p> => p !== null);
-  }
-
   abandon(): void {
     if (this.settled) return;
     this.settled = true;
@@ -237,8 +212,6 @@ class LocalRun implements RunHandle {
     // Once the leader exited, the outcome is its exit; only the linger is left.
     if (this.settled || this.ending !== null || this.pgid === null || this.exit !== null) return;
     this.ending = reason;
-    // A run being ended is never held back by a reader: its output flows until it is gone.
-    this.resumeOutput();
     this.group.terminate(this.killGraceMs, () => this.finish());
   }
 
@@ -258,6 +231,7 @@ class LocalRun implements RunHandle {
         signal,
         systemError: notSetUp ? SYSTEM_ERROR_SANDBOX_START_FAILED : known ? null : SYSTEM_ERROR_EXIT_UNKNOWN,
         endReason: this.ending === null ? this.group.endReason : null,
+        usage: notSetUp ? null : this.group.usage,
         stdout: this.stdout.summary(),
         stderr: this.stderr.summary(),
         startedAt: this.startedAt,

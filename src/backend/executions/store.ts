@@ -2,7 +2,7 @@
 // execution_event_bases; the schema is store/migrations.ts). Each method is one
 // statement; callers group writes that must land together in BackendStore.transaction.
 
-import type { EndReason, ExecutionRecord, Outcome } from "../../protocol/types.js";
+import type { CommandUsage, EndReason, ExecutionRecord, Outcome } from "../../protocol/types.js";
 import { columnsOf, TableAccess } from "../store/index.js";
 import { prefixRange } from "../../common/ids.js";
 
@@ -20,6 +20,8 @@ export interface ExecutionRow {
   system_error: string | null;
   /** Why it ended beyond its exit (out_of_memory), or null. */
   end_reason: EndReason | null;
+  /** JSON: what it used (CommandUsage), once it ended; null before, or for a row from before usage was measured. */
+  usage?: string | null;
   record_pending: number;
   cancel_requested: number;
   stdout: string;
@@ -76,6 +78,7 @@ export interface ExecutionEnd {
   signal: string | null;
   system_error: string | null;
   end_reason: EndReason | null;
+  usage: CommandUsage | null;
   record_pending: boolean;
   stdout: string;
   stderr: string;
@@ -132,6 +135,7 @@ export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
   signal: true,
   system_error: true,
   end_reason: true,
+  usage: true,
   record_pending: true,
   cancel_requested: true,
   stdout: true,
@@ -174,6 +178,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     system_error: row.system_error,
     end_reason: row.end_reason ?? null,
     image_digest: row.image_digest ?? null,
+    usage: row.usage == null ? null : (JSON.parse(row.usage) as CommandUsage),
     record_pending: row.record_pending === 1,
     cancel_requested: row.cancel_requested === 1,
     stdout: row.stdout,
@@ -232,7 +237,7 @@ export class ExecutionStore extends TableAccess {
     this.db
       .statement(
         `UPDATE executions SET
-           outcome = ?, exit_code = ?, signal = ?, system_error = ?, end_reason = ?, record_pending = ?,
+           outcome = ?, exit_code = ?, signal = ?, system_error = ?, end_reason = ?, usage = ?, record_pending = ?,
            stdout = ?, stderr = ?, stdout_bytes = ?, stderr_bytes = ?,
            stdout_truncated = ?, stderr_truncated = ?, finished_at = ?, duration_ms = ?
          WHERE execution_id = ?`,
@@ -243,6 +248,7 @@ export class ExecutionStore extends TableAccess {
         end.signal,
         end.system_error,
         end.end_reason,
+        end.usage === null ? null : JSON.stringify(end.usage),
         end.record_pending ? 1 : 0,
         end.stdout,
         end.stderr,

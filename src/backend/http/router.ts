@@ -32,8 +32,6 @@ import {
   getSandbox,
   listSandboxes,
   startSandbox,
-  pauseSandbox,
-  resumeSandbox,
   stopSandbox,
   updateSandbox,
 } from "./handlers/sandboxes.js";
@@ -67,8 +65,6 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.delete": deleteSandbox,
   "sandbox.stop": stopSandbox,
   "sandbox.start": startSandbox,
-  "sandbox.pause": pauseSandbox,
-  "sandbox.resume": resumeSandbox,
   "sandbox.portforward": terminalWithoutUpgrade,
   execute,
   "executions.list": listExecutions,

@@ -79,6 +79,7 @@ export class JobRun {
           ending: this.ending,
           startFailure: this.startFailure,
           endReason: this.group.endReason,
+          usage: this.group.usage,
         });
         // Registered before ProcessGroup's own linger timer of the same length, so it
         // fires first: what is alive then is what that timer's SIGKILL ends.
@@ -146,6 +147,7 @@ export class JobRun {
         ending: this.ending,
         startFailure: this.startFailure,
         endReason: this.ending === null && this.startFailure === null ? this.group.endReason : null,
+        usage: this.group.usage,
         leftovers,
         startedAt: this.startedAt,
         finishedAt: new Date(this.spec.now()),

@@ -443,6 +443,7 @@ export class JobManager {
       signal: end.signal,
       end_intent: end.ending,
       end_reason: end.endReason ?? null,
+      usage: end.usage == null ? null : JSON.stringify(end.usage),
       main_exited_at: new Date(this.now()).toISOString(),
     });
   }
@@ -463,6 +464,7 @@ export class JobManager {
           signal: result.signal,
           end_intent: result.ending,
           end_reason: result.endReason ?? null,
+          usage: result.usage == null ? null : JSON.stringify(result.usage),
           leftover_processes: JSON.stringify(result.leftovers),
           finished_at: result.finishedAt.toISOString(),
         });

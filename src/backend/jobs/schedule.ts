@@ -5,7 +5,7 @@
 
 import { JOB_ERROR_SANDBOX_START_FAILED } from "../../protocol/jobs.js";
 import { type DependencyPolicy, isTerminalJobStatus, type JobStatus } from "../../protocol/jobs.js";
-import type { EndReason } from "../../protocol/types.js";
+import type { CommandUsage, EndReason } from "../../protocol/types.js";
 
 export type DependencyVerdict = "wait" | "ready" | "dependency_failed";
 
@@ -131,6 +131,8 @@ export interface RunEnd {
   startFailure?: string | null;
   /** Why the command ended beyond its exit (`out_of_memory`: its sandbox's memory limit). Absent or null: nothing more. */
   endReason?: EndReason | null;
+  /** What the command used (docs/operations.md); absent or null: not known (it never started). */
+  usage?: CommandUsage | null;
 }
 
 /**

@@ -3,7 +3,7 @@
 // land together in BackendStore.transaction.
 
 import type { DependencyPolicy, JobStatus, JobStream, JobSummary } from "../../protocol/jobs.js";
-import type { EndReason } from "../../protocol/types.js";
+import type { CommandUsage, EndReason } from "../../protocol/types.js";
 import { columnsOf, TableAccess } from "../store/index.js";
 import { prefixRange } from "../../common/ids.js";
 
@@ -47,6 +47,8 @@ export interface JobRow {
   end_intent: string | null;
   /** Why the command ended beyond its exit (out_of_memory), or null. */
   end_reason: EndReason | null;
+  /** JSON: what the command used (CommandUsage), once it ended; null before, or for a job stored before usage was measured. */
+  usage: string | null;
   pgid: number | null;
   pgid_start_time: string | null;
   /** The boot the group was started in (recovery never signals a group of another boot). */
@@ -71,6 +73,7 @@ export type NewJobRow = Omit<
   | "cancel_requested"
   | "end_intent"
   | "end_reason"
+  | "usage"
   | "pgid"
   | "pgid_start_time"
   | "boot_id"
@@ -127,6 +130,7 @@ export const JOB_COLUMNS = columnsOf<JobRow>({
   cancel_requested: true,
   end_intent: true,
   end_reason: true,
+  usage: true,
   pgid: true,
   pgid_start_time: true,
   boot_id: true,
@@ -171,6 +175,7 @@ export function toJobSummary(row: JobRow): JobSummary {
     signal: row.signal,
     error: row.error,
     end_reason: row.end_reason ?? null,
+    usage: row.usage == null ? null : (JSON.parse(row.usage) as CommandUsage),
     leftover_processes: JSON.parse(row.leftover_processes) as string[],
     created_at: row.created_at,
     started_at: row.started_at,

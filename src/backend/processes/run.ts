@@ -5,7 +5,7 @@
 // its output pipes closed; whatever is left of the group is then killed.
 
 import fs from "node:fs";
-import type { EndReason, ProcessStream } from "../../protocol/types.js";
+import type { CommandUsage, EndReason, ProcessStream } from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
 import type { RunTerminal } from "../runs/index.js";
 import {
@@ -43,6 +43,8 @@ export interface RunExit {
   startFailure: string | null;
   /** Why the command ended beyond its exit: `out_of_memory` (its sandbox's memory limit), else null. */
   endReason: EndReason | null;
+  /** What the run used (docs/operations.md); null: it never started. */
+  usage: CommandUsage | null;
   startedAt: Date;
   endedAt: Date;
 }
@@ -217,6 +219,7 @@ export class ProcessRun {
       signal: notSetUp ? null : (this.exit?.signal ?? null),
       startFailure: this.startFailure,
       endReason: notSetUp ? null : this.group.endReason,
+      usage: notSetUp ? null : this.group.usage,
       startedAt: this.startedAt,
       endedAt: new Date(this.spec.now()),
     });

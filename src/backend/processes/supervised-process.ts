@@ -317,6 +317,7 @@ export class SupervisedProcess implements LiveRun {
       exit_code: exit.exitCode,
       signal: exit.signal,
       ...(exit.endReason !== null && { end_reason: exit.endReason }),
+      usage: exit.usage,
       started_at: exit.startedAt.toISOString(),
       ended_at: exit.endedAt.toISOString(),
     };

@@ -234,4 +234,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE executions ADD COLUMN image_digest TEXT;
   `,
+  // What each execution and job used (docs/operations.md, "Per-command usage"), as JSON
+  // (CommandUsage); null: not ended yet, or ended before usage was measured. A process's
+  // runs keep theirs in last_run.
+  `
+  ALTER TABLE executions ADD COLUMN usage TEXT;
+  ALTER TABLE jobs ADD COLUMN usage TEXT;
+  `,
 ];

@@ -5,6 +5,7 @@ import type { ChalkInstance } from "chalk";
 import type { Classification } from "../../receipts/classifications.js";
 import { createdBy, type DetailedReceiptDocument, explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { IO } from "../io/io.js";
+import { usageLine } from "./usage.js";
 
 export function colorClassification(chalk: ChalkInstance, c: Classification | null): string {
   if (c === null) return chalk.dim("(nothing learned)");
@@ -54,6 +55,8 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
     ].filter(Boolean);
     line("Result", detail.join(", "));
   }
+  // What it used, measured for it alone (docs/operations.md, "Per-command usage").
+  if (doc.usage !== null) line("Used", usageLine(doc.usage));
   if (doc.error) line("Error", `${doc.error.code}: ${doc.error.message}`);
   line("Command", commandText(doc));
   const created = createdBy(doc);

@@ -64,6 +64,32 @@ export type Outcome = Static<typeof Outcome>;
 export const EndReason = named("EndReason", StringEnum(["out_of_memory"]));
 export type EndReason = Static<typeof EndReason>;
 
+/**
+ * What one command used (sbx; docs/operations.md, "Per-command usage"): measured in a
+ * cgroup of its own below its sandbox's, so a neighbour's use is never in it. A figure
+ * that cannot be had here is null, and `unavailable` says why (never a zero).
+ */
+export const CommandUsage = named(
+  "CommandUsage",
+  Type.Object({
+    cpu_user_us: Nullable(Count({ description: "CPU time in user mode, microseconds (its processes and theirs)." })),
+    cpu_system_us: Nullable(Count({ description: "CPU time in the kernel on its behalf, microseconds." })),
+    memory_peak_bytes: Nullable(
+      Count({ description: "The most memory its processes held at once (pages and kernel memory charged to it)." }),
+    ),
+    oom_kills: Nullable(Count({ description: "Its processes the kernel's OOM killer killed." })),
+    limits_hit: Type.Array(StringEnum(["memory", "pids", "host_memory"]), {
+      description:
+        "Limits it ran into: memory (a process of it killed at its sandbox's memory limit), pids (a fork of it refused at the sandbox's pids limit), host_memory (killed when the host ran out of memory).",
+    }),
+    unavailable: StringMap(Type.String(), {
+      description: "Each figure that is null (or a limit that could not be watched): why, on this backend.",
+    }),
+    measured_by: Type.String({ description: 'How it was measured, e.g. "cgroup v1 (cpuacct, memory, pids)".' }),
+  }),
+);
+export type CommandUsage = Static<typeof CommandUsage>;
+
 export const Command = named(
   "Command",
   Type.Union([Type.Array(Type.String(), { minItems: 1 }), Type.String({ minLength: 1 })], {

@@ -4,6 +4,7 @@
 import {
   Base64,
   Command,
+  CommandUsage,
   Count,
   EndReason,
   Env,
@@ -109,6 +110,12 @@ export const ExecutionRecord = named(
           "The manifest digest of the image its sandbox's root was made from (docs/images.md); null: the host's system directories (sbx).",
       }),
     ),
+    usage: Type.Optional(
+      Nullable(CommandUsage, {
+        description:
+          'What it used, measured for it alone (docs/operations.md, "Per-command usage"); null until it ended, when it never started, or for a record from before usage was measured (sbx).',
+      }),
+    ),
     record_pending: Type.Boolean({
       description: "The result is kept but its summary could not be published yet; do not resubmit.",
     }),
@@ -163,12 +170,6 @@ export const OutputEventData = named(
     stream: OutputStream,
     offset: Count({ description: "Byte offset of this chunk in its stream." }),
     data: Base64({ description: "At most 64 KiB of raw bytes." }),
-    kept: Type.Optional(
-      Type.Literal(false, {
-        description:
-          "false: bytes past the backend's full-output cap, sent live to this reader only (an SSE frame without id); no replay has them.",
-      }),
-    ),
   }),
 );
 export type OutputEventData = Static<typeof OutputEventData>;
@@ -202,6 +203,7 @@ export const ExitEventData = named(
     signal: Nullable(Type.String()),
     system_error: Nullable(Type.String()),
     end_reason: Type.Optional(Nullable(EndReason, { description: "As the execution record's (sbx)." })),
+    usage: Type.Optional(Nullable(CommandUsage, { description: "As the execution record's (sbx)." })),
     record_pending: Type.Boolean(),
     finished_at: Nullable(Timestamp()),
   }),

@@ -5,6 +5,7 @@ import {
   Base64,
   Command,
   Count,
+  CommandUsage,
   EndReason,
   described,
   Env,
@@ -107,6 +108,12 @@ const jobSummaryFields = {
   }),
   end_reason: Type.Optional(
     Nullable(EndReason, { description: "out_of_memory: the kernel killed it at its sandbox's memory limit (sbx)." }),
+  ),
+  usage: Type.Optional(
+    Nullable(CommandUsage, {
+      description:
+        'What it used, measured for it alone (docs/operations.md, "Per-command usage"); null until it ended, when it never started, or for a record from before usage was measured (sbx).',
+    }),
   ),
   leftover_processes: Type.Array(Type.String(), {
     description: "Processes its main process left behind, killed when the run was wrapped up (command names).",

@@ -6,6 +6,7 @@ import {
   Base64,
   Command,
   Count,
+  CommandUsage,
   EndReason,
   Env,
   named,
@@ -108,6 +109,12 @@ export const ProcessRunSummary = named(
     signal: Nullable(Type.String()),
     end_reason: Type.Optional(
       Nullable(EndReason, { description: "out_of_memory: the kernel killed it at its sandbox's memory limit (sbx)." }),
+    ),
+    usage: Type.Optional(
+      Nullable(CommandUsage, {
+        description:
+          'What it used, measured for it alone (docs/operations.md, "Per-command usage"); null until it ended, when it never started, or for a record from before usage was measured (sbx).',
+      }),
     ),
     started_at: Nullable(Timestamp()),
     ended_at: Nullable(Timestamp()),

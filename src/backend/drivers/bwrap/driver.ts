@@ -45,6 +45,7 @@ import {
 } from "../driver.js";
 import { type HostIdentity, INSIDE_ID, SANDBOX_UID_FIRST } from "../identity.js";
 import type { Limiter, RunLimits } from "../limits/limiter.js";
+import { notMeasured } from "../limits/usage.js";
 import { buildFilter, encodeFilter } from "../seccomp/bpf.js";
 import { FILTER_RULES } from "../seccomp/policy.js";
 import { hostArch } from "../seccomp/syscalls.js";
@@ -487,6 +488,10 @@ export class BwrapDriver implements SandboxDriver {
       },
       // Each command's OOM kills, counted from when it was asked for (Limiter.watch).
       watchMemory: () => this.opts.limits?.watch(placement.sandboxId) ?? NO_LIMITS,
+      // Each command in a cgroup of its own, below the sandbox's (limits/usage.ts).
+      measure: (runId: string) =>
+        this.opts.limits?.measure(placement.sandboxId, runId) ??
+        notMeasured("the backend has no limits mechanism configured (no cgroups)"),
       ...(userNet !== null && {
         // slirp4netns joins the namespaces bwrap was started in, which its process (the
         // leader) keeps, as the uid that made them: never as root.

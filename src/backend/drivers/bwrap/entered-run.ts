@@ -21,6 +21,7 @@ import { PassThrough, Writable } from "node:stream";
 import type { InitEvent, InitRequest } from "../../../sandbox-init/init.js";
 import type { TerminalSize } from "../../../platform/pty.js";
 import type { CommandEnd, LeaderProcess, SandboxChild, TerminalControl } from "../driver.js";
+import type { CommandMeasure } from "../limits/usage.js";
 import { innermostPid, type ProcEntry, signalProcessGroup } from "../proc.js";
 import type { StreamSocket } from "./io-socket.js";
 
@@ -37,6 +38,13 @@ export interface EnvironmentPort {
   hostPidOf(nsPid: number): number | null;
   /** Whether the OOM killer killed in the sandbox from now on (a command watches from its request). */
   watchMemory(): { oomKilled(): boolean };
+  /** How the command with this id is measured (its cgroup, made now: limits/usage.ts). */
+  measure(id: string): CommandMeasure;
+  /**
+   * Sends a request that forks the command (a spawn, or a held one's proceed): its init
+   * is moved into the command's cgroup around the fork, one fork at a time.
+   */
+  requestFork(req: InitRequest, measure: CommandMeasure): void;
   /** The live processes of the sandbox in the session whose leader has pid `sid` inside the sandbox. */
   session(sid: number): ProcEntry[];
   /** The run has ended: the sandbox forgets it. */
@@ -90,6 +98,8 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   private startFailure: string | null = null;
   /** The sandbox's OOM kills when the command was asked for: more at its end, and it was killed, is memory. */
   private memory: { oomKilled(): boolean } | null = null;
+  /** How the command is measured, from its proceed (limits/usage.ts). */
+  private usage: CommandMeasure | null = null;
   /** The last signal the backend sent the run (a run ended before its command started reads as that). */
   private lastDelivered: NodeJS.Signals | null = null;
   readonly started: Promise<boolean>;
@@ -176,7 +186,8 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
     if (this.phase !== "held") return;
     this.phase = "requested";
     this.memory = this.sandbox.watchMemory();
-    this.sandbox.request(this.prepared ? { op: "proceed", id: this.command.id } : this.spawnRequest());
+    this.usage = this.sandbox.measure(this.command.id);
+    this.sandbox.requestFork(this.prepared ? { op: "proceed", id: this.command.id } : this.spawnRequest(), this.usage);
   }
 
   private spawnRequest(): Extract<InitRequest, { op: "spawn" }> {
@@ -324,17 +335,20 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
     const startFailure = this.startFailure;
     if (startFailure !== null) {
-      done({ code: null, signal: null, startFailure, endReason: null });
+      done({ code: null, signal: null, startFailure, endReason: null, usage: null });
       return;
     }
+    const usage = this.usage?.read() ?? null;
     // Killed (SIGKILL, or a shell's 128+9 for the child it ran) by nobody here while the
-    // kernel's OOM killer killed in the sandbox's cgroup: memory ended it.
+    // kernel's OOM killer killed in the command's own cgroup (or, where it has none, in
+    // its sandbox's): memory ended it.
     const killed = signal === "SIGKILL" || (code === 128 + 9 && signal === null);
-    if (killed && this.lastDelivered !== "SIGKILL" && this.memory?.oomKilled() === true) {
-      done({ code: null, signal: "SIGKILL", startFailure: null, endReason: "out_of_memory" });
+    const oom = usage?.oom_kills == null ? this.memory?.oomKilled() === true : usage.oom_kills > 0;
+    if (killed && this.lastDelivered !== "SIGKILL" && oom) {
+      done({ code: null, signal: "SIGKILL", startFailure: null, endReason: "out_of_memory", usage });
       return;
     }
-    done({ code, signal, startFailure: null, endReason: null });
+    done({ code, signal, startFailure: null, endReason: null, usage });
   }
 
   members(): string[] {
@@ -383,6 +397,8 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   private exited(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.phase === "exited") return;
     const ran = this.phase === "started";
+    // Read now, while its cgroup is there: what it used until its end (kept for commandEnd).
+    this.usage?.read();
     this.phase = "exited";
     this.exitStatus = { code, signal };
     // Started already resolved it (true) when the command ran.
@@ -421,6 +437,7 @@ export class EnteredRun extends EventEmitter implements SandboxChild, LeaderProc
   private maybeClose(): void {
     if (this.closed || this.exitStatus === null || this.openOutputs > 0) return;
     this.closed = true;
+    this.usage?.done();
     this.sandbox.forget(this.command.id);
     this.forgetTokens();
     this.stdin?.destroy();

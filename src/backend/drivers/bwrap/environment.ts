@@ -25,6 +25,7 @@ import {
   processTree,
   readProcEntry,
 } from "../proc.js";
+import { type CommandMeasure, notMeasured } from "../limits/usage.js";
 import { type EnteredCommand, EnteredRun, type EnvironmentPort } from "./entered-run.js";
 import type { StreamSocket } from "./io-socket.js";
 import { startFailureCause } from "./start-failure.js";
@@ -34,6 +35,8 @@ import { parseStatus } from "./status.js";
 export const START_TIMEOUT_MS = 60_000;
 /** How long a published port's connection may wait for the init to join it. */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How long a fork's answer (started, failed) is waited for before the next fork goes (an init that is stuck). */
+const FORK_ANSWER_MS = 10_000;
 /** What is kept of bwrap's and the init's own complaints (stderr), to say why a sandbox ended. */
 const STDERR_KEEP = 4096;
 
@@ -53,6 +56,8 @@ export interface LiveSandboxOptions {
   beforeRelease?: (leaderPid: number) => Promise<void> | void;
   /** Watches the sandbox's memory cgroup for OOM kills from now on (Limiter.watch), for one command. */
   watchMemory?: () => { oomKilled(): boolean };
+  /** How one command is measured (Limiter.measure: a cgroup of its own); absent: not at all, said so. */
+  measure?: (runId: string) => CommandMeasure;
   /**
    * Gives the sandbox its network (network mode user) once its init runs, before any
    * command does: resolves with what to stop when the sandbox ends. A rejection ends
@@ -83,6 +88,10 @@ export class LiveSandbox implements EnvironmentPort {
   private readonly leader: ChildProcess;
   private readonly runs = new Map<string, EnteredRun>();
   private queue: InitRequest[] = [];
+  /** Forks waiting for their turn (requestFork): one at a time, each with the init in its command's cgroup. */
+  private forks: Array<{ req: InitRequest; measure: CommandMeasure }> = [];
+  /** The fork under way: the init is in its command's cgroup until it is told started or failed. */
+  private forking: { id: string; measure: CommandMeasure; timer: NodeJS.Timeout } | null = null;
   private reaperPid: number | null = null;
   /** The init's `ready`, when it came before bwrap's status said the sandbox's pid 1. */
   private pendingReady: Extract<InitEvent, { ev: "ready" }> | null = null;
@@ -193,9 +202,52 @@ export class LiveSandbox implements EnvironmentPort {
   }
 
   withdraw(id: string): boolean {
-    const before = this.queue.length;
+    const before = this.queue.length + this.forks.length;
     this.queue = this.queue.filter((r) => r.id !== id);
-    return this.queue.length < before;
+    this.forks = this.forks.filter((f) => f.req.id !== id);
+    return this.queue.length + this.forks.length < before;
+  }
+
+  measure(id: string): CommandMeasure {
+    return this.opts.measure?.(id) ?? notMeasured("this sandbox's driver measures nothing");
+  }
+
+  /**
+   * A request that forks a command. Measured in a cgroup of its own, it waits for the fork
+   * before it (if any), then the init joins the command's cgroup, the request goes, and the
+   * init goes back once it says the command started (or could not): what the command
+   * starts is born in its cgroup (docs/operations.md, "Per-command usage").
+   */
+  requestFork(req: InitRequest, measure: CommandMeasure): void {
+    if (!measure.moves || this.state === "ended") {
+      this.request(req);
+      return;
+    }
+    this.forks.push({ req, measure });
+    this.nextFork();
+  }
+
+  private nextFork(): void {
+    if (this.state !== "running" || this.forking !== null || this.initPid === null) return;
+    const next = this.forks.shift();
+    if (next === undefined) return;
+    const init = this.initPid;
+    next.measure.enter(init);
+    // An init that never answers (stuck) does not hold every later command back.
+    const timer = setTimeout(() => this.forked(next.req.id), FORK_ANSWER_MS);
+    timer.unref?.();
+    this.forking = { id: next.req.id, measure: next.measure, timer };
+    this.leader.stdin?.write(`${JSON.stringify(next.req)}\n`);
+  }
+
+  /** The fork under way was answered: the init goes back to its own cgroup, and the next fork may go. */
+  private forked(id: string): void {
+    const f = this.forking;
+    if (f === null || f.id !== id) return;
+    clearTimeout(f.timer);
+    this.forking = null;
+    if (this.initPid !== null) f.measure.leave(this.initPid);
+    this.nextFork();
   }
 
   forget(id: string): void {
@@ -275,7 +327,10 @@ export class LiveSandbox implements EnvironmentPort {
     if (event.ev === "ready") this.onReady(event);
     else if (event.ev === "refused") this.connecting.get(event.id)?.(event.message);
     else if (event.ev === "connected") this.connecting.delete(event.id);
-    else this.runs.get(event.id)?.onEvent(event);
+    else {
+      if (event.ev === "started" || event.ev === "failed" || event.ev === "exit") this.forked(event.id);
+      this.runs.get(event.id)?.onEvent(event);
+    }
   }
 
   private onReady(event: Extract<InitEvent, { ev: "ready" }>): void {
@@ -321,6 +376,7 @@ export class LiveSandbox implements EnvironmentPort {
     this.state = "running";
     clearTimeout(this.startTimer);
     for (const req of this.queue.splice(0)) this.leader.stdin?.write(`${JSON.stringify(req)}\n`);
+    this.nextFork();
     this.resolveReady();
   }
 
@@ -366,6 +422,9 @@ export class LiveSandbox implements EnvironmentPort {
     if (!this.stopping) this.endReason ??= reason;
     clearTimeout(this.startTimer);
     this.queue.length = 0;
+    this.forks.length = 0;
+    if (this.forking !== null) clearTimeout(this.forking.timer);
+    this.forking = null;
     if (wasStarting) {
       // Not set up: why, unless the backend itself stopped it (a plain stop, a removal).
       const why = this.endReason ?? reason;

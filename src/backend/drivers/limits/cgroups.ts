@@ -17,7 +17,6 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { SandboxLimits } from "../../../protocol/types.js";
-import { freeze, isFrozen, thaw } from "./freezer.js";
 import {
   type CgroupSetting,
   type CgroupVersion,
@@ -30,20 +29,12 @@ import {
 
 export const CONTROLLERS: readonly Controller[] = ["memory", "pids", "cpu"];
 
-/**
- * The hierarchies a sandbox's processes join: the limits' controllers, and the freezer
- * that pauses them (freezer.ts): v1's `freezer` controller, or v2's cgroup.freeze, which
- * every non-root v2 cgroup has (no controller to enable).
- */
-export type Hierarchy = Controller | "freezer";
-export const HIERARCHIES: readonly Hierarchy[] = [...CONTROLLERS, "freezer"];
-
 /** The file that lists a cgroup v1 controller's knob, to tell a hierarchy that has it. */
-const V1_MARKER: Record<Hierarchy, string> = {
+const V1_MARKER: Record<Controller | "cpuacct", string> = {
+  cpuacct: "cpuacct.usage",
   memory: "memory.limit_in_bytes",
   pids: "pids.max",
   cpu: "cpu.cfs_quota_us",
-  freezer: "freezer.state",
 };
 
 /** Where one controller can be used: the daemon's own cgroup directory in its hierarchy. */
@@ -54,7 +45,7 @@ export interface ControllerPlace {
 }
 
 /** Per controller: where it is mounted for this process, or why it is not. */
-export type CgroupPlan = Record<Hierarchy, ControllerPlace | { missing: string }>;
+export type CgroupPlan = Record<Controller, ControllerPlace | { missing: string }>;
 
 /**
  * Where each controller is, from /proc/self/mountinfo and /proc/self/cgroup (pure).
@@ -67,8 +58,25 @@ export function planCgroups(
   selfCgroup: string,
   v2Controllers: (ownDir: string) => string[] | null,
 ): CgroupPlan {
+  return planFor(mountinfo, selfCgroup, v2Controllers, CONTROLLERS) as CgroupPlan;
+}
+
+/**
+ * Where CPU time is counted (pure): v1's cpuacct hierarchy, else v2, whose cpu.stat
+ * every cgroup has without any controller (docs/operations.md, "Per-command usage").
+ */
+export function planAccounting(mountinfo: string, selfCgroup: string): ControllerPlace | { missing: string } {
+  return planFor(mountinfo, selfCgroup, () => ["cpuacct"], ["cpuacct"]).cpuacct!;
+}
+
+function planFor(
+  mountinfo: string,
+  selfCgroup: string,
+  v2Controllers: (ownDir: string) => string[] | null,
+  controllers: readonly string[],
+): Record<string, ControllerPlace | { missing: string }> {
   const own = selfCgroup.split("\n").filter(Boolean);
-  const v1 = new Map<Hierarchy, string>();
+  const v1 = new Map<string, string>();
   let v2: string | null = null;
   for (const line of mountinfo.split("\n")) {
     const [left, right] = line.split(" - ");
@@ -86,7 +94,7 @@ export function planCgroups(
     }
     if (fstype !== "cgroup") continue;
     const options = superOptions.split(",");
-    for (const controller of HIERARCHIES) {
+    for (const controller of controllers) {
       if (!options.includes(controller) || v1.has(controller)) continue;
       const entry = own.find((l) => l.split(":")[1]?.split(",").includes(controller));
       const ownPath = entry?.slice(entry.indexOf(":", entry.indexOf(":") + 1) + 1);
@@ -95,13 +103,12 @@ export function planCgroups(
     }
   }
   const offered = v2 === null ? null : v2Controllers(v2);
-  const plan = {} as CgroupPlan;
-  for (const controller of HIERARCHIES) {
+  const plan: Record<string, ControllerPlace | { missing: string }> = {};
+  for (const controller of controllers) {
     const v1Dir = v1.get(controller);
     if (v1Dir !== undefined) plan[controller] = { version: 1, ownDir: v1Dir };
-    else if (v2 !== null && (controller === "freezer" || offered?.includes(controller))) {
-      plan[controller] = { version: 2, ownDir: v2 };
-    } else if (v2 !== null) {
+    else if (v2 !== null && offered?.includes(controller)) plan[controller] = { version: 2, ownDir: v2 };
+    else if (v2 !== null) {
       plan[controller] = {
         missing: `the ${controller} controller is not delegated to the daemon's cgroup (${v2}: cgroup.controllers has ${offered?.join(" ") || "nothing"})`,
       };
@@ -153,7 +160,9 @@ const LEAVE_TRIES = 100;
 
 /** The cgroups of one backend's sandboxes. */
 export class CgroupLimits {
-  private readonly state: Record<Hierarchy, ControllerState>;
+  private readonly state: Record<Controller, ControllerState>;
+  /** Where CPU time is counted (no limit: cpuacct in v1, cpu.stat in v2). */
+  private readonly accounting: ControllerState;
   readonly name: string;
 
   constructor(opts: CgroupLimitsOptions) {
@@ -163,18 +172,41 @@ export class CgroupLimits {
       opts.selfCgroup ?? readText("/proc/self/cgroup") ?? "",
       (dir) => readText(path.join(dir, "cgroup.controllers"))?.trim().split(/\s+/).filter(Boolean) ?? null,
     );
-    this.state = {} as Record<Hierarchy, ControllerState>;
-    for (const controller of HIERARCHIES) this.state[controller] = this.check(controller, plan[controller]);
+    this.state = {} as Record<Controller, ControllerState>;
+    for (const controller of CONTROLLERS) this.state[controller] = this.check(controller, plan[controller]);
+    this.accounting = this.check(
+      "cpuacct",
+      planAccounting(
+        opts.mountinfo ?? readText("/proc/self/mountinfo") ?? "",
+        opts.selfCgroup ?? readText("/proc/self/cgroup") ?? "",
+      ),
+    );
+  }
+
+  /**
+   * Where a sandbox's commands are measured (limits/usage.ts): per measured controller,
+   * the sandbox's cgroup in that hierarchy and its version, or why it cannot be.
+   */
+  measuredPlaces(sandboxId: string): Record<"memory" | "pids" | "cpuacct", MeasuredPlace | { problem: string }> {
+    const place = (st: ControllerState) =>
+      "problem" in st ? st : { version: st.version, dir: path.join(st.base, sandboxId) };
+    return { memory: place(this.state.memory), pids: place(this.state.pids), cpuacct: place(this.accounting) };
   }
 
   /** How each controller is used here, or why not (for limit_status and /health). */
-  controller(controller: Hierarchy): { version: CgroupVersion; base: string } | { problem: string } {
+  controller(controller: Controller): { version: CgroupVersion; base: string } | { problem: string } {
     return this.state[controller];
   }
 
   /** Makes (or updates) a sandbox's cgroup with these limits. Throws saying which file could not be written. */
   apply(sandboxId: string, limits: SandboxLimits): void {
-    for (const [dir] of this.sandboxDirs(sandboxId)) fs.mkdirSync(dir, { recursive: true });
+    for (const [dir, version] of this.sandboxDirs(sandboxId)) {
+      fs.mkdirSync(homeOf(dir, version), { recursive: true });
+      // v2: each command's cgroup below has memory and pids of its own (limits/usage.ts);
+      // a cgroup that hands controllers down holds no process, hence the init's leaf.
+      if (version === 2)
+        for (const c of ["memory", "pids"] as const) if (!("problem" in this.state[c])) enableV2(dir, c);
+    }
     for (const controller of CONTROLLERS) {
       const st = this.state[controller];
       if ("problem" in st) continue;
@@ -199,9 +231,9 @@ export class CgroupLimits {
     for (let attempt = 1; ; attempt++) {
       try {
         this.apply(sandboxId, limits);
-        for (const [dir] of this.sandboxDirs(sandboxId)) {
+        for (const [dir, version] of this.sandboxDirs(sandboxId)) {
           try {
-            fs.writeFileSync(path.join(dir, "cgroup.procs"), `${pid}\n`);
+            fs.writeFileSync(path.join(homeOf(dir, version), "cgroup.procs"), `${pid}\n`);
           } catch (err) {
             throw new Error(`cannot move the sandbox's process into its cgroup: ${errno(err)}`);
           }
@@ -235,7 +267,9 @@ export class CgroupLimits {
   /** Processes in the sandbox's cgroup now. */
   processes(sandboxId: string): number[] {
     const pids = new Set<number>();
-    for (const [dir] of this.sandboxDirs(sandboxId)) for (const pid of readProcs(dir)) pids.add(pid);
+    for (const [dir] of this.sandboxDirs(sandboxId)) {
+      for (const d of [dir, ...subdirs(dir)]) for (const pid of readProcs(d)) pids.add(pid);
+    }
     return [...pids];
   }
 
@@ -258,6 +292,8 @@ export class CgroupLimits {
     let gone = true;
     for (const [dir] of this.sandboxDirs(sandboxId)) {
       try {
+        // Its commands' cgroups and its init's leaf (v2) first: a cgroup with children stays.
+        for (const sub of subdirs(dir)) fs.rmdirSync(sub);
         fs.rmdirSync(dir);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") gone = false;
@@ -266,36 +302,8 @@ export class CgroupLimits {
     return gone;
   }
 
-  /**
-   * Freezes every process of the sandbox (freezer.ts); resolves once they all stopped.
-   * Throws saying why not: no freezer here, or the sandbox has no cgroup (not running).
-   */
-  async freeze(sandboxId: string): Promise<void> {
-    const st = this.state.freezer;
-    if ("problem" in st) throw new Error(st.problem);
-    if (!SANDBOX_DIR.test(sandboxId)) throw new Error(`not a sandbox id: ${JSON.stringify(sandboxId)}`);
-    const dir = path.join(st.base, sandboxId);
-    if (!fs.existsSync(dir)) throw new Error("the sandbox has no cgroup: it does not run");
-    await freeze(dir, st.version);
-  }
-
-  /** Thaws the sandbox's processes (nothing when it is not frozen, or has no freezer here). */
-  thaw(sandboxId: string): void {
-    const st = this.state.freezer;
-    if (!("problem" in st)) thaw(path.join(st.base, sandboxId), st.version);
-  }
-
-  /** Whether the sandbox's processes are frozen (or freezing) now. */
-  frozen(sandboxId: string): boolean {
-    const st = this.state.freezer;
-    if ("problem" in st || !SANDBOX_DIR.test(sandboxId)) return false;
-    return isFrozen(path.join(st.base, sandboxId), st.version);
-  }
-
   /** Ends every process left in the sandbox's cgroup and removes it (sandbox removed, daemon stopping or recovering). */
   remove(sandboxId: string): { killed: number; removed: boolean } {
-    // A frozen process (v1) dies of SIGKILL only once thawed.
-    this.thaw(sandboxId);
     let killed = 0;
     for (let attempt = 0; attempt < 100; attempt++) {
       const pids = this.processes(sandboxId);
@@ -316,7 +324,7 @@ export class CgroupLimits {
   /** Sandbox ids that have a cgroup under the base now. */
   sandboxes(): string[] {
     const found = new Set<string>();
-    for (const st of Object.values(this.state)) {
+    for (const st of [...Object.values(this.state), this.accounting]) {
       if ("problem" in st) continue;
       try {
         for (const e of fs.readdirSync(st.base, { withFileTypes: true })) {
@@ -338,8 +346,6 @@ export class CgroupLimits {
     const removed: string[] = [];
     let killed = 0;
     for (const sandboxId of this.sandboxes()) {
-      // Paused when that daemon died: its processes could not even die (v1) until thawed.
-      this.thaw(sandboxId);
       if (exists(sandboxId)) {
         if (this.removeIfEmpty(sandboxId)) removed.push(sandboxId);
         continue;
@@ -354,7 +360,7 @@ export class CgroupLimits {
   /** The daemon stops: every sandbox cgroup goes, then the base. */
   close(): void {
     for (const sandboxId of this.sandboxes()) this.remove(sandboxId);
-    for (const st of Object.values(this.state)) {
+    for (const st of [...Object.values(this.state), this.accounting]) {
       if ("problem" in st) continue;
       try {
         fs.rmdirSync(st.base);
@@ -368,14 +374,14 @@ export class CgroupLimits {
   private sandboxDirs(sandboxId: string): Array<[string, CgroupVersion]> {
     if (!SANDBOX_DIR.test(sandboxId)) throw new Error(`not a sandbox id: ${JSON.stringify(sandboxId)}`);
     const dirs = new Map<string, CgroupVersion>();
-    for (const st of Object.values(this.state)) {
+    for (const st of [...Object.values(this.state), this.accounting]) {
       if (!("problem" in st)) dirs.set(path.join(st.base, sandboxId), st.version);
     }
     return [...dirs];
   }
 
   /** Whether the controller's place can be used: the base made (and, v2, the controller enabled down to it). */
-  private check(controller: Hierarchy, place: ControllerPlace | { missing: string }): ControllerState {
+  private check(controller: Controller | "cpuacct", place: ControllerPlace | { missing: string }): ControllerState {
     if ("missing" in place) return { problem: place.missing };
     const base = path.join(place.ownDir, this.name);
     try {
@@ -383,17 +389,10 @@ export class CgroupLimits {
     } catch (err) {
       return { problem: `cannot make cgroup ${base}: ${errno(err)}` };
     }
-    const marker =
-      place.version === 1 ? V1_MARKER[controller] : controller === "freezer" ? "cgroup.freeze" : "cgroup.procs";
-    if (!fs.existsSync(path.join(base, marker))) {
-      return {
-        problem:
-          controller === "freezer" && place.version === 2
-            ? `${base} has no cgroup.freeze (the cgroup v2 freezer needs Linux 5.2 or later)`
-            : `${base} is not a cgroup with the ${controller} controller`,
-      };
+    if (!fs.existsSync(path.join(base, place.version === 1 ? V1_MARKER[controller] : "cgroup.procs"))) {
+      return { problem: `${base} is not a cgroup with the ${controller} controller` };
     }
-    if (place.version === 2 && controller !== "freezer") {
+    if (place.version === 2 && controller !== "cpuacct") {
       // v2: a controller reaches a cgroup only when every parent enables it for its children.
       for (const dir of [place.ownDir, base]) {
         const problem = enableV2(dir, controller);
@@ -448,6 +447,30 @@ export function enableV2(dir: string, controller: Controller): string | null {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     return code === "EBUSY" ? "EBUSY: that cgroup has processes of its own" : errno(err);
+  }
+}
+
+/** A sandbox's cgroup's own processes' place: itself in v1; in v2 its leaf `init` (it hands controllers down). */
+export function homeOf(dir: string, version: CgroupVersion): string {
+  return version === 2 ? path.join(dir, "init") : dir;
+}
+
+/** A measured controller's place for one sandbox. */
+export interface MeasuredPlace {
+  version: CgroupVersion;
+  /** The sandbox's cgroup in that hierarchy. */
+  dir: string;
+}
+
+/** The cgroups right below `dir` (a sandbox's: its commands', its init's leaf). */
+function subdirs(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => path.join(dir, e.name));
+  } catch {
+    return [];
   }
 }
 

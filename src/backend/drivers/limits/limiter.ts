@@ -7,9 +7,11 @@
 // launch(), which starts the leader under the rlimits that stand in for missing controllers. A driver whose sandbox is one live environment joins its leader
 // once, when the environment starts, and asks watch() for each command it runs in it.
 
+import { randomBytes } from "node:crypto";
 import type { Isolation, LimitName, LimitStatus, SandboxLimits } from "../../../protocol/types.js";
 import type { CgroupLimits, CgroupMembership } from "./cgroups.js";
 import { controllerOf, DEFAULT_LIMITS, LIMIT_FIELD, LIMIT_NAMES } from "./spec.js";
+import { CommandCgroup, type CommandMeasure, notMeasured } from "./usage.js";
 
 /** What a run got from the limits: how to tell, at its end, that memory ended it. */
 export interface RunLimits {
@@ -114,50 +116,13 @@ export class Limiter {
   }
 
   /**
-   * Why a sandbox of this isolation cannot be paused here, or null when it can: its
-   * processes are in a freezer cgroup (cgroups.ts, freezer.ts).
+   * How a command about to start in a live sandbox is measured (usage.ts): a cgroup of its
+   * own below the sandbox's, named `cmd-<run>`; or, without cgroups, nothing, said why.
    */
-  pauseProblem(isolation: Isolation): string | null {
-    if (isolation === "none")
-      return "isolation none runs commands as plain processes of the daemon's, in no cgroup of the sandbox's";
+  measure(sandboxId: string, run: string): CommandMeasure {
     const cgroups = this.opts.cgroups;
-    if ("problem" in cgroups) return `no cgroup freezer: ${cgroups.problem}`;
-    const st = cgroups.controller("freezer");
-    return "problem" in st ? `no cgroup freezer: ${st.problem}` : null;
-  }
-
-  /** How a pause is done here (for sandbox show and the docs' words), or null where it cannot be. */
-  pauseMechanism(): string | null {
-    const cgroups = this.opts.cgroups;
-    if ("problem" in cgroups) return null;
-    const st = cgroups.controller("freezer");
-    if ("problem" in st) return null;
-    return st.version === 1 ? "cgroup v1 freezer (freezer.state)" : "cgroup v2 freezer (cgroup.freeze)";
-  }
-
-  /** Freezes the sandbox's processes; resolves once they all stopped (throws saying why not). */
-  freeze(sandboxId: string): Promise<void> {
-    const cgroups = this.opts.cgroups;
-    if ("problem" in cgroups) return Promise.reject(new Error(cgroups.problem));
-    return cgroups.freeze(sandboxId);
-  }
-
-  /** Thaws the sandbox's processes (nothing when they are not frozen). */
-  thaw(sandboxId: string): void {
-    const cgroups = this.opts.cgroups;
-    if (!("problem" in cgroups)) cgroups.thaw(sandboxId);
-  }
-
-  /** Whether the sandbox's processes are frozen now. */
-  frozen(sandboxId: string): boolean {
-    const cgroups = this.opts.cgroups;
-    return !("problem" in cgroups) && cgroups.frozen(sandboxId);
-  }
-
-  /** The backend stops: every paused sandbox is thawed, so that its runs can be ended. */
-  thawAll(): void {
-    const cgroups = this.opts.cgroups;
-    if (!("problem" in cgroups)) for (const id of cgroups.sandboxes()) cgroups.thaw(id);
+    if ("problem" in cgroups) return notMeasured(`no cgroups for sandboxes here: ${cgroups.problem}`);
+    return new CommandCgroup(cgroups.measuredPlaces(sandboxId), `cmd-${run}-${randomBytes(4).toString("hex")}`);
   }
 
   /** A sandbox was removed: its cgroup goes, with anything left in it. */
