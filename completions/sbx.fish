@@ -791,7 +791,7 @@ complete -c sbx -n '__sbx_at "jobs"' -s h -l help -d 'show help'
 # sbx jobs submit
 complete -c sbx -n '__sbx_at "jobs submit"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs submit"' -l wait -d 'wait until every job has ended; exit with what they did'
-complete -c sbx -n '__sbx_at "jobs submit"' -l timeout -x -d 'with --wait: stop waiting after this long (the jobs are not cancelled)'
+complete -c sbx -n '__sbx_at "jobs submit"' -l timeout -x -d 'with --wait: stop waiting after this long (default: 1h; exit 124, nothing cancelled)'
 complete -c sbx -n '__sbx_at "jobs submit"' -l json -d 'print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}'
 complete -c sbx -n '__sbx_at "jobs submit"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "jobs submit"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -863,7 +863,7 @@ complete -c sbx -n '__sbx_arg "jobs logs" 0' -a '(__sbx_backend_words job-id)' -
 # sbx jobs wait
 complete -c sbx -n '__sbx_at "jobs wait"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs wait"' -l request -x -d 'every job of this request id'
-complete -c sbx -n '__sbx_at "jobs wait"' -l timeout -x -d 'stop waiting after this long (exit 124; the jobs keep running)'
+complete -c sbx -n '__sbx_at "jobs wait"' -l timeout -x -d 'stop waiting after this long (default: 1h; exit 124, the jobs keep running)'
 complete -c sbx -n '__sbx_at "jobs wait"' -l json -d 'print {jobs: [...], timed_out, exit}'
 complete -c sbx -n '__sbx_at "jobs wait"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "jobs wait"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

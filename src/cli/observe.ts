@@ -10,6 +10,7 @@ import { isJobsKind, type JobSeen, jobsObservations, jobsOfBody } from "../recei
 import type { ObservationSource, StoredReceipt } from "../receipts/store.js";
 import { WAIT_MAX_MS } from "../protocol/types.js";
 import type { Context } from "./context.js";
+import { isServerFailure, SERVER_ERRORS_IN_A_ROW } from "./wait-bounds.js";
 
 /** One read of the execution behind a receipt, recorded as an observation. */
 export async function observeOnce(
@@ -112,7 +113,14 @@ export async function recordJobs(
 }
 
 /** Why a wait ended. */
-export type WaitEnd = "settled" | "nothing_to_wait_for" | "unknown_to_backend" | "deadline" | "interrupted";
+export type WaitEnd =
+  | "settled"
+  | "nothing_to_wait_for"
+  | "unknown_to_backend"
+  | "deadline"
+  | "interrupted"
+  /** The backend answered a failure (a 5xx) SERVER_ERRORS_IN_A_ROW times in a row (wait-bounds.ts). */
+  | "server_failing";
 
 /** Reads in a row that found nothing before a wait stops saying "still looking". */
 const NOT_FOUND_LIMIT = 5;
@@ -141,6 +149,7 @@ export async function waitUntilSettled(
   const store = await ctx.receipts();
   const until = Date.now() + deadlineMs;
   let notFound = 0;
+  let serverErrors = 0;
   let gap = 0;
   for (;;) {
     const stored = store.get(receiptId);
@@ -162,6 +171,8 @@ export async function waitUntilSettled(
     const missing = c.http_status === 404 || c.error?.code === "nothing_for_key";
     notFound = missing ? notFound + 1 : 0;
     if (notFound >= NOT_FOUND_LIMIT) return "unknown_to_backend";
+    serverErrors = isServerFailure(c.http_status) ? serverErrors + 1 : 0;
+    if (serverErrors >= SERVER_ERRORS_IN_A_ROW) return "server_failing";
     // A read that took its time (a server-side wait) needs no pause; one that came back at once does.
     const took = Date.now() - startedAt;
     gap = took >= READ_PACE_MIN_MS ? 0 : nextReadGap(gap);

@@ -89,13 +89,13 @@ function declareSubmit(noun: Command, bind: Bind): void {
         "its idempotency identity, committed before it is sent, and it is sent once; the same request\n" +
         "again admits nothing new. Prints the admitted jobs; with --wait, waits for all of them (server-\n" +
         "side waits, repeated) and exits 0 when all succeeded, 1 when any failed, was cancelled, timed\n" +
-        "out or had a dependency fail, 255 when any is interrupted or lost, 124 when --timeout passed\n" +
-        "first (the jobs keep running), 125 when the submission was refused (nothing admitted).",
+        "out or had a dependency fail, 255 when any is interrupted or lost, 124 when --timeout (default\n" +
+        "1h) passed first (the jobs keep running), 125 when the submission was refused (nothing admitted).",
     )
     .argument("<file>", "a JSON file of jobs, or - for stdin")
     .option(...SANDBOX_FLAG)
     .option("--wait", "wait until every job has ended; exit with what they did")
-    .option("--timeout <dur>", "with --wait: stop waiting after this long (the jobs are not cancelled)")
+    .option("--timeout <dur>", "with --wait: stop waiting after this long (default: 1h; exit 124, nothing cancelled)")
     .option(
       "--json",
       "print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}",
@@ -162,12 +162,12 @@ function declareWait(noun: Command, bind: Bind): void {
       "Wait until every named job (and, with --request, every job of that request) has ended, with\n" +
         "server-side waits of at most 25 s, repeated. Exits 0 when all succeeded, 1 when any failed, was\n" +
         "cancelled, timed out or had a dependency fail, 255 when any is interrupted or lost (in doubt),\n" +
-        "124 when --timeout passed first. Stopping the wait never cancels a job.",
+        "124 when --timeout (default 1h) passed first. Stopping the wait never cancels a job.",
     )
     .argument("[jobs...]", "job ids")
     .option(...SANDBOX_FLAG)
     .option("--request <id>", "every job of this request id")
-    .option("--timeout <dur>", "stop waiting after this long (exit 124; the jobs keep running)")
+    .option("--timeout <dur>", "stop waiting after this long (default: 1h; exit 124, the jobs keep running)")
     .option("--json", "print {jobs: [...], timed_out, exit}")
     .action(bind(() => import("./wait.js")));
   declareCompletion(cmd, "[jobs...]", "job-id");

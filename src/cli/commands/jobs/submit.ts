@@ -12,7 +12,7 @@ import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs, type JobsWaitEnd, type SubmissionDocument } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
 import { parseSubmission, recordJobEnds, reportNotAdmitted, type Submitted, submit } from "./submission.js";
-import { waitForJobs } from "./waiting.js";
+import { type JobsWaitBound, jobsWaitBound, sayBoundPassed, sayWaiting, waitForJobs } from "./waiting.js";
 import { fileErrorWords } from "../../../common/file-errors.js";
 import { sandboxIdFor } from "../../id-prefix.js";
 
@@ -20,7 +20,7 @@ export interface SubmitOptions {
   file: string;
   sandbox: string;
   wait: boolean;
-  /** Local deadline of --wait; null: wait until every job ended. */
+  /** Local deadline of --wait; null: the default bound (JOBS_WAIT_DEFAULT_MS). */
   timeoutMs: number | null;
   json: boolean;
 }
@@ -64,7 +64,8 @@ export async function submitAndFollow(
   request: JobSubmitRequest,
   fresh: boolean,
 ): Promise<number> {
-  const deadlineAt = opts.timeoutMs === null ? null : Date.now() + opts.timeoutMs;
+  const bound = jobsWaitBound(opts.timeoutMs);
+  const deadlineAt = Date.now() + bound.timeoutMs;
   const submitted = await submit(ctx, opts.sandbox, request);
   const { doc } = submitted;
   if (fresh) ctx.io.info(`sbx: request id ${request.request_id} (fresh; kept in receipt ${doc.receipt_id})`);
@@ -83,6 +84,7 @@ export async function submitAndFollow(
     );
   }
   if (opts.wait) {
+    sayWaiting(ctx, `${countsText(jobs)} to end`, bound);
     const progress = ctx.io.progress(`waiting for ${countsText(jobs)}…`, { elapsed: true });
     try {
       ({ jobs, end } = await waitForJobs(
@@ -112,7 +114,12 @@ export async function submitAndFollow(
   } else {
     await printJobs(ctx.io, jobs);
   }
-  explainEnd(ctx, request.request_id, doc.receipt_id, { waited: opts.wait, end, already: submitted.alreadyAdmitted });
+  explainEnd(ctx, request.request_id, doc.receipt_id, {
+    waited: opts.wait,
+    end,
+    already: submitted.alreadyAdmitted,
+    bound,
+  });
   return exit;
 }
 
@@ -120,7 +127,7 @@ function explainEnd(
   ctx: Context,
   requestId: string,
   receiptId: string,
-  how: { waited: boolean; end: JobsWaitEnd; already: boolean },
+  how: { waited: boolean; end: JobsWaitEnd; already: boolean; bound: JobsWaitBound },
 ): void {
   const { end } = how;
   if (!how.waited) {
@@ -129,9 +136,7 @@ function explainEnd(
       how.already ? `sbx: ${follow}` : `sbx: request ${requestId} admitted (receipt ${receiptId}); ${follow}`,
     );
   } else if (end === "deadline") {
-    ctx.io.err(
-      `sbx: stopped waiting at --timeout; the jobs keep running. Wait again: sbx jobs wait --request ${requestId}`,
-    );
+    sayBoundPassed(ctx, how.bound, `sbx jobs wait --request ${requestId}`);
   } else if (end === "interrupted") {
     ctx.io.err(`sbx: stopped waiting; the jobs keep running. Wait again: sbx jobs wait --request ${requestId}`);
   }

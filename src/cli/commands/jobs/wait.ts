@@ -10,7 +10,7 @@ import { printJson } from "../../render/outcome.js";
 import { exitCodeForJobs } from "./outcome.js";
 import { countsText, printJobs } from "./render.js";
 import { jobIdFor, jobsApi } from "./target.js";
-import { waitForJobs } from "./waiting.js";
+import { jobsWaitBound, sayBoundPassed, sayWaiting, waitForJobs } from "./waiting.js";
 import { sandboxIdFor } from "../../id-prefix.js";
 
 export interface WaitOptions {
@@ -42,7 +42,8 @@ export function parseWaitOptions(
 }
 
 export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
-  const deadlineAt = opts.timeoutMs === null ? null : Date.now() + opts.timeoutMs;
+  const bound = jobsWaitBound(opts.timeoutMs);
+  const deadlineAt = Date.now() + bound.timeoutMs;
   const api = await jobsApi(ctx);
   let ids: string[] = [];
   for (const ref of opts.jobIds) ids.push(await jobIdFor(api, opts.sandbox, ref));
@@ -51,6 +52,7 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
     if (jobs.length === 0) throw new UsageError(`request ${opts.requestId} has no jobs in sandbox ${opts.sandbox}`);
     ids = [...new Set([...ids, ...jobs.map((j) => j.job_id)])];
   }
+  sayWaiting(ctx, `${ids.length === 1 ? "1 job" : `${ids.length} jobs`} to end`, bound);
   const progress = ctx.io.progress(`waiting for ${ids.length} job(s)…`, { elapsed: true });
   let result: Awaited<ReturnType<typeof waitForJobs>>;
   try {
@@ -67,7 +69,13 @@ export async function run(opts: WaitOptions, ctx: Context): Promise<number> {
   );
   if (opts.json) printJson(ctx, { jobs, timed_out: result.end === "deadline", exit });
   else await printJobs(ctx.io, jobs);
-  if (result.end === "deadline") ctx.io.err("sbx: stopped waiting at --timeout; nothing was cancelled");
+  if (result.end === "deadline") {
+    sayBoundPassed(
+      ctx,
+      bound,
+      opts.requestId === undefined ? `sbx jobs wait ${ids.join(" ")}` : `sbx jobs wait --request ${opts.requestId}`,
+    );
+  }
   if (result.end === "interrupted") ctx.io.err("sbx: stopped waiting; nothing was cancelled");
   return exit;
 }

@@ -15,6 +15,35 @@ import {
 import type { Context } from "../../context.js";
 import { BackendError, SbxError } from "../../../common/errors.js";
 import type { JobsWaitEnd } from "./outcome.js";
+import { formatDuration } from "../../../common/duration.js";
+import { JOBS_WAIT_DEFAULT_MS } from "../../wait-bounds.js";
+
+/** How long a jobs wait waits: --timeout, or the default bound (wait-bounds.ts). */
+export interface JobsWaitBound {
+  timeoutMs: number;
+  /** No --timeout was given: the bound is the default one. */
+  defaulted: boolean;
+}
+
+export function jobsWaitBound(timeoutMs: number | null): JobsWaitBound {
+  return timeoutMs === null ? { timeoutMs: JOBS_WAIT_DEFAULT_MS, defaulted: true } : { timeoutMs, defaulted: false };
+}
+
+function boundText(bound: JobsWaitBound): string {
+  return `${formatDuration(bound.timeoutMs)} (${bound.defaulted ? "the default bound; " : ""}--timeout to change)`;
+}
+
+/** On a terminal, before waiting: what is waited for, and for how long at most. */
+export function sayWaiting(ctx: Context, what: string, bound: JobsWaitBound): void {
+  if (ctx.io.stderrIsTTY) ctx.io.info(`sbx: waiting up to ${boundText(bound)} for ${what}`);
+}
+
+/** The bound passed (exit 124): said, with how to wait again. Nothing is cancelled. */
+export function sayBoundPassed(ctx: Context, bound: JobsWaitBound, again: string): void {
+  ctx.io.err(
+    `sbx: stopped waiting after ${boundText(bound)}; nothing was cancelled, the jobs keep running. Wait again: ${again}`,
+  );
+}
 
 /** How long reads go on failing to reach the backend (e.g. while it restarts) before giving up. */
 const UNREACHABLE_FOR_MS = 30_000;

@@ -133,7 +133,9 @@ function declareWait(noun: Command, bind: Bind): void {
     .description(
       "Observe the original execution until it is terminal: by execution id with server-side waits\n" +
         "(at most 50 s each, repeated), or by idempotency key when no id was ever received. Prints the\n" +
-        "output like exec and exits with the same code. Never sends the request again.",
+        "output like exec and exits with the same code. Never sends the request again. Stops at\n" +
+        "--timeout (default 15m), or when the backend answered a failure (5xx other than 503) 3 times\n" +
+        "in a row, saying its answer; either way it exits with the receipt's code (255 while in doubt).",
     )
     .argument("<id>", "receipt id, execution id, idempotency key, or a unique prefix")
     .option("--timeout <dur>", "give up waiting after this long (default: 15m)")
