@@ -5,7 +5,7 @@
 // The tables go to stdout and into BENCHMARKS.md, between its `<!-- bench:NAME -->`
 // markers; the prose around them is written by hand and kept.
 //
-// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,hardening,jobs]
+// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,hardening,jobs,mcp]
 //                      [-- --concurrency N] [-- --no-write]
 
 import { spawnSync } from "node:child_process";
@@ -27,7 +27,8 @@ const concurrency = Number(flag("--concurrency")) || 64;
 const write = !args.includes("--no-write");
 const wants = (name) => only === null || only.includes(name);
 
-if (!fs.existsSync(binary)) {
+// The mcp section runs Node's sbx only.
+if (!fs.existsSync(binary) && !(only !== null && only.every((n) => n === "mcp"))) {
   console.error(`${binary} is missing: npm run build:binary (npm run bench does)`);
   process.exit(1);
 }
@@ -824,6 +825,7 @@ try {
     ["isolation", isolation],
     ["hardening", hardening],
     ["jobs", jobs],
+    ["mcp", () => import("./mcp.mjs").then((m) => m.mcpBench({ env, sbxScript, runs, table, fmt, summary, median }))],
   ];
   for (const [name, fn] of steps) if (wants(name)) await fn();
   if (summary.length) summaryTable();
