@@ -910,7 +910,7 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap no
 complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback) or host'
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
-complete -c sbx -n '__sbx_at "sandbox create"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (oci:DIR[:TAG] or a registry reference)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox create"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox create"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'

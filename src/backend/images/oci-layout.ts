@@ -17,8 +17,9 @@ export class OciLayoutSource implements ImageSource {
   constructor(
     private readonly dir: string,
     private readonly tag: string | null,
+    describe?: string,
   ) {
-    this.describe = `the OCI layout ${dir}`;
+    this.describe = describe ?? `the OCI layout ${dir}`;
   }
 
   async root(): Promise<FetchedDocument> {

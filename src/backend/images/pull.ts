@@ -14,6 +14,7 @@ import {
   parseJson,
   parseManifest,
 } from "./manifest.js";
+import { withUnpackedArchive } from "./oci-archive.js";
 import { OciLayoutSource } from "./oci-layout.js";
 import { canonicalRef, type ImageRef } from "./reference.js";
 import { insecureFromEnv, RegistrySource } from "./registry.js";
@@ -32,7 +33,7 @@ function digestOf(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-export function sourceFor(ref: ImageRef, opts: PullOptions = {}): ImageSource {
+export function sourceFor(ref: Exclude<ImageRef, { kind: "oci-archive" }>, opts: PullOptions = {}): ImageSource {
   if (ref.kind === "oci") return new OciLayoutSource(ref.dir, ref.tag);
   return new RegistrySource(ref.registry, ref.repository, ref.digest ?? ref.tag ?? "latest", {
     insecure: opts.insecure ?? insecureFromEnv(),
@@ -43,7 +44,22 @@ export function sourceFor(ref: ImageRef, opts: PullOptions = {}): ImageSource {
 /** Pulls `ref` into `store` and returns its record (an image already there gains the reference). */
 export async function pullImage(store: ImageStore, ref: ImageRef, opts: PullOptions = {}): Promise<ImageRecord> {
   if (ref.kind === "oci" && !path.isAbsolute(ref.dir)) throw new Error("an oci: directory must be absolute here");
-  const source = sourceFor(ref, opts);
+  if (ref.kind === "oci-archive") {
+    if (!path.isAbsolute(ref.file)) throw new Error("an oci-archive: file must be absolute here");
+    return withUnpackedArchive(ref.file, path.join(store.root, "tmp"), (dir) => {
+      const layout = new OciLayoutSource(dir, ref.tag, `the OCI archive ${ref.file}`);
+      return pullChecked(store, layout, ref, opts);
+    });
+  }
+  return pullChecked(store, sourceFor(ref, opts), ref, opts);
+}
+
+async function pullChecked(
+  store: ImageStore,
+  source: ImageSource,
+  ref: ImageRef,
+  opts: PullOptions,
+): Promise<ImageRecord> {
   try {
     return await pullFrom(store, source, ref, opts);
   } catch (err) {
@@ -108,7 +124,7 @@ async function pullFrom(
     size,
     pulledAt: (opts.now?.() ?? new Date()).toISOString(),
   };
-  if (ref.kind === "oci" || ref.tag !== null) store.claimReference(reference, digest);
+  if (ref.kind !== "registry" || ref.tag !== null) store.claimReference(reference, digest);
   store.saveImage(record);
   return record;
 }

@@ -1,6 +1,7 @@
 // What `--image REF` and `sbx image pull REF` name (docs/images.md, "Sources"):
 //   oci:DIR[:TAG]                 an OCI image layout directory (its index.json), by tag
 //                                 (org.opencontainers.image.ref.name) or its only image
+//   oci-archive:FILE[:TAG]        the same layout as a tar file (skopeo copy … oci-archive:)
 //   [REGISTRY/]REPO[:TAG][@DIGEST] a registry reference, as docker reads one: no registry
 //                                 (no `.` or `:` in the first part, and not localhost) is
 //                                 Docker Hub (docker.io, library/ for a single name);
@@ -8,6 +9,7 @@
 
 export type ImageRef =
   | { kind: "oci"; dir: string; tag: string | null; text: string }
+  | { kind: "oci-archive"; file: string; tag: string | null; text: string }
   | {
       kind: "registry";
       /** host[:port] as written (docker.io for Docker Hub). */
@@ -34,24 +36,39 @@ export function isDigest(text: string): boolean {
 }
 
 export function parseImageRef(text: string): ImageRef {
+  if (text.startsWith("oci-archive:")) {
+    const { place, tag } = placeAndTag(text, text.slice("oci-archive:".length), "oci-archive:FILE[:TAG]");
+    return { kind: "oci-archive", file: place, tag, text };
+  }
   if (text.startsWith("oci:")) {
-    const rest = text.slice(4);
-    // The tag follows the last `:` unless that `:` is part of the directory's path.
-    const colon = rest.lastIndexOf(":");
-    const tagged = colon > 0 && !rest.slice(colon + 1).includes("/");
-    const dir = tagged ? rest.slice(0, colon) : rest;
-    const tag = tagged ? rest.slice(colon + 1) : null;
-    if (dir === "") throw new ImageRefError(`${JSON.stringify(text)}: oci: needs a directory (oci:DIR[:TAG])`);
-    if (tag !== null && !TAG.test(tag))
-      throw new ImageRefError(`${JSON.stringify(text)}: invalid tag ${JSON.stringify(tag)}`);
-    return { kind: "oci", dir, tag, text };
+    const { place, tag } = placeAndTag(text, text.slice(4), "oci:DIR[:TAG]");
+    return { kind: "oci", dir: place, tag, text };
   }
   const m = /^(?:([a-z-]+-archive|docker|containers-storage|dir):)/.exec(text);
   if (m) {
     throw new ImageRefError(
-      `${JSON.stringify(text)}: the ${m[1]}: transport is not supported; use oci:DIR[:TAG] or a registry reference`,
+      `${JSON.stringify(text)}: the ${m[1]}: transport is not supported; use oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference`,
     );
   }
+  return registryRef(text);
+}
+
+/** PLACE[:TAG] of an oci: or oci-archive: reference. */
+function placeAndTag(text: string, rest: string, form: string): { place: string; tag: string | null } {
+  {
+    // The tag follows the last `:` unless that `:` is part of the directory's path.
+    const colon = rest.lastIndexOf(":");
+    const tagged = colon > 0 && !rest.slice(colon + 1).includes("/");
+    const place = tagged ? rest.slice(0, colon) : rest;
+    const tag = tagged ? rest.slice(colon + 1) : null;
+    if (place === "") throw new ImageRefError(`${JSON.stringify(text)}: needs a path (${form})`);
+    if (tag !== null && !TAG.test(tag))
+      throw new ImageRefError(`${JSON.stringify(text)}: invalid tag ${JSON.stringify(tag)}`);
+    return { place, tag };
+  }
+}
+
+function registryRef(text: string): ImageRef {
   let rest = text;
   let digest: string | null = null;
   const at = rest.indexOf("@");
@@ -87,6 +104,7 @@ export function parseImageRef(text: string): ImageRef {
 /** The canonical text of a reference (what `sbx image list` shows): registry/repository:tag, oci:DIR:TAG. */
 export function canonicalRef(ref: ImageRef): string {
   if (ref.kind === "oci") return `oci:${ref.dir}${ref.tag === null ? "" : `:${ref.tag}`}`;
+  if (ref.kind === "oci-archive") return `oci-archive:${ref.file}${ref.tag === null ? "" : `:${ref.tag}`}`;
   return `${ref.registry}/${ref.repository}${ref.tag === null ? "" : `:${ref.tag}`}${ref.digest === null ? "" : `@${ref.digest}`}`;
 }
 

@@ -93,6 +93,9 @@ export async function resolveImage(dataDir: string, text: string): Promise<Image
       throw err;
     }
     if (ref.kind === "oci" && !path.isAbsolute(ref.dir)) throw refused(text, "an oci: directory must be absolute");
+    if (ref.kind === "oci-archive" && !path.isAbsolute(ref.file)) {
+      throw refused(text, "an oci-archive: file must be absolute");
+    }
   }
   // A tag is resolved at create: an oci: layout or a registry tag is read again; a digest is used as stored.
   const stored = store.findImage(text, ref === null ? null : canonicalRef(ref));

@@ -204,7 +204,7 @@ export const SandboxCreateRequest = named(
           minLength: 1,
           maxLength: 4096,
           description:
-            "(sbx) An OCI image its root is made from: oci:DIR[:TAG] (an absolute directory) or a registry reference; pulled into the backend's store when it is not there (docs/images.md). Needs bwrap isolation.",
+            "(sbx) An OCI image its root is made from: oci:DIR[:TAG] (an absolute directory), oci-archive:FILE[:TAG] (an absolute file) or a registry reference; pulled into the backend's store when it is not there (docs/images.md). Needs bwrap isolation.",
         }),
       ),
     },

@@ -10,7 +10,8 @@ export function register(program: Command, bind: Bind): void {
     summary: "pull, list and remove images",
     description:
       "Images are kept in the local backend's store, each blob once, by its sha256 digest.\n" +
-      "A reference is an OCI image layout directory (oci:DIR[:TAG]) or a registry\n" +
+      "A reference is an OCI image layout directory (oci:DIR[:TAG]), one as a tar file\n" +
+      "(oci-archive:FILE[:TAG], as skopeo copy writes it) or a registry\n" +
       "reference as docker reads one ([REGISTRY/]REPO[:TAG][@sha256:DIGEST]; no registry\n" +
       "is Docker Hub). Plain HTTP only to this machine's loopback or a registry named in\n" +
       "SBX_INSECURE_REGISTRIES. These commands work on the local backend's store.",
@@ -32,11 +33,12 @@ function declarePull(noun: Command, bind: Bind): void {
         "platform), its config and its layers, each checked against its sha256 before it is\n" +
         "kept. A tag is resolved now to a manifest digest, which is what the image is pinned by.",
     )
-    .argument("<ref>", "oci:DIR[:TAG] or [REGISTRY/]REPO[:TAG][@sha256:DIGEST]")
+    .argument("<ref>", "oci:DIR[:TAG], oci-archive:FILE[:TAG] or [REGISTRY/]REPO[:TAG][@sha256:DIGEST]")
     .option("--json", "print the image as JSON")
     .action(bind(() => import("./pull.js")));
   withExamples(cmd, [
     { command: "sbx image pull oci:/srv/images/tools:2", description: "tag 2 of an OCI layout" },
+    { command: "sbx image pull oci-archive:tools.tar:2", description: "a file skopeo copy wrote" },
     { command: "sbx image pull 127.0.0.1:5000/tools:2", description: "a registry on this machine (HTTP)" },
   ]);
 }

@@ -29,6 +29,10 @@ export function imageRefArg(text: string): ImageRef {
     if (err instanceof ImageRefError) throw new UsageError(err.message);
     throw err;
   }
+  if (ref.kind === "oci-archive") {
+    const file = path.resolve(ref.file);
+    return { ...ref, file, text: canonicalRef({ ...ref, file }) };
+  }
   if (ref.kind === "oci") {
     const dir = path.resolve(ref.dir);
     return { ...ref, dir, text: canonicalRef({ ...ref, dir }) };

@@ -95,15 +95,17 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
   return ExitCodes.ok;
 }
 
-/** `--image REF`: an oci: directory is made absolute from where sbx runs (the backend reads it). */
+/** `--image REF`: an oci: directory or oci-archive: file is made absolute from where sbx runs (the backend reads it). */
 function imageArg(text: string): string {
-  if (!text.startsWith("oci:")) return text;
-  const rest = text.slice(4);
+  const scheme = ["oci:", "oci-archive:"].find((s) => text.startsWith(s));
+  if (scheme === undefined) return text;
+  const rest = text.slice(scheme.length);
   const colon = rest.lastIndexOf(":");
   const tagged = colon > 0 && !rest.slice(colon + 1).includes("/");
-  const dir = tagged ? rest.slice(0, colon) : rest;
-  if (dir === "") throw new UsageError(`--image ${JSON.stringify(text)}: oci: needs a directory (oci:DIR[:TAG])`);
-  return `oci:${path.resolve(dir)}${tagged ? rest.slice(colon) : ""}`;
+  const place = tagged ? rest.slice(0, colon) : rest;
+  if (place === "")
+    throw new UsageError(`--image ${JSON.stringify(text)}: ${scheme} needs a path (${scheme}PATH[:TAG])`);
+  return `${scheme}${path.resolve(place)}${tagged ? rest.slice(colon) : ""}`;
 }
 
 /** Bound to `sbx sandbox create` by the command tree (loaded when that command runs). */

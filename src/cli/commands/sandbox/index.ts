@@ -57,7 +57,7 @@ function declareCreate(noun: Command, bind: Bind): void {
     .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect)
     .option(
       "--image <ref>",
-      "its root is this OCI image's filesystem, writable (oci:DIR[:TAG] or a registry reference)",
+      "its root is this OCI image's filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)",
     );
   limitOptions(cmd, "by default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./create.js")));
