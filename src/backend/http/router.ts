@@ -42,6 +42,7 @@ import {
   terminalWithoutUpgrade,
   type UpgradeContext,
 } from "./handlers/terminals.js";
+import { OPERATIONS } from "../../protocol/openapi/operations.js";
 import { ApiError } from "./replies.js";
 
 /** The port-forward route, a WebSocket of its own kind (docs/protocol.md, "Port forwarding"). */
@@ -135,6 +136,25 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
     );
   }
   throw new ApiError(404, ErrorCodes.notFound, `no route ${method} ${pathname}`);
+}
+
+/**
+ * Refuses query parameters the route does not take (as unknown body fields are): a
+ * typo never silently becomes a default. 400 invalid_request naming every one, and
+ * what the route takes (its query in the OpenAPI document, protocol/openapi/operations.ts).
+ */
+export function refuseUnknownQuery(name: RouteName, query: URLSearchParams): void {
+  const known = Object.keys(OPERATIONS[name].query ?? {});
+  const unknown = [...new Set(query.keys())].filter((k) => !known.includes(k));
+  if (unknown.length === 0) return;
+  const names = unknown.map((k) => JSON.stringify(k)).join(", ");
+  const takes = known.length === 0 ? "none" : known.join(", ");
+  throw new ApiError(
+    400,
+    ErrorCodes.invalidRequest,
+    `unknown query parameter${unknown.length > 1 ? "s" : ""} ${names} (${name} takes: ${takes})`,
+    { field: unknown[0]!, unknown },
+  );
 }
 
 function splitPath(pathname: string): string[] | null {

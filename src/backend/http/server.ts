@@ -26,7 +26,7 @@ import {
 import { callerFor } from "./idempotency.js";
 import type { OwnedSocket } from "./ownership.js";
 import { Refusal } from "../refusal.js";
-import { FORWARD_ROUTE, matchRoute, UPGRADES } from "./router.js";
+import { FORWARD_ROUTE, matchRoute, refuseUnknownQuery, UPGRADES } from "./router.js";
 import { WebSocketServer } from "ws";
 import { TERMINAL_MESSAGE_MAX_BYTES } from "../../protocol/types.js";
 import { Attachments } from "./terminal-socket.js";
@@ -202,6 +202,7 @@ export class HttpEdge {
   ): Promise<Reply> {
     const token = transport === "tcp" ? this.authenticate(req) : null;
     const route = matchRoute(method, url.pathname);
+    refuseUnknownQuery(route.name, url.searchParams);
     const body = STREAMED_BODY_ROUTES.includes(route.name)
       ? Buffer.alloc(0)
       : await readBody(req, this.opts.maxBodyBytes);
@@ -267,6 +268,7 @@ export class HttpEdge {
       const url = parseTarget(req.url);
       pathname = url.pathname;
       const route = matchRoute(method, url.pathname);
+      refuseUnknownQuery(route.name, url.searchParams);
       const upgrade = UPGRADES[route.name];
       const forward = route.name === FORWARD_ROUTE;
       if ((upgrade === undefined && !forward) || (req.headers.upgrade ?? "").toLowerCase() !== "websocket") {
