@@ -58,6 +58,7 @@ _sbx_subcommand() {
     "sandbox|create") REPLY="sandbox create" ;;
     "sandbox|list" | "sandbox|ls") REPLY="sandbox list" ;;
     "sandbox|show") REPLY="sandbox show" ;;
+    "sandbox|stats") REPLY="sandbox stats" ;;
     "sandbox|update") REPLY="sandbox update" ;;
     "sandbox|stop") REPLY="sandbox stop" ;;
     "sandbox|start") REPLY="sandbox start" ;;
@@ -312,7 +313,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox")
-      _sbx_commands="create list ls show update stop start rm"
+      _sbx_commands="create list ls show stats update stop start rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -334,6 +335,12 @@ _sbx_spec() {
       _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox stats")
+      _sbx_commands=""
+      _sbx_options="-f --follow --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
       ;;
     "sandbox update")
       _sbx_commands=""
@@ -606,6 +613,7 @@ _sbx_values() {
     "jobs cancel|#0") _sbx_kind=job-id ;;
     "sandbox create|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
     "sandbox show|#0") _sbx_kind=sandbox-name ;;
+    "sandbox stats|#0") _sbx_kind=sandbox-name ;;
     "sandbox update|#0") _sbx_kind=sandbox-name ;;
     "sandbox stop|#0") _sbx_kind=sandbox-name ;;
     "sandbox start|#0") _sbx_kind=sandbox-name ;;

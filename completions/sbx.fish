@@ -111,6 +111,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox list'
         case 'sandbox|show'
             set -g __sbx_next 'sandbox show'
+        case 'sandbox|stats'
+            set -g __sbx_next 'sandbox stats'
         case 'sandbox|update'
             set -g __sbx_next 'sandbox update'
         case 'sandbox|stop'
@@ -223,35 +225,35 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
             return 0
-        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
+        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|--memory' 'sandbox update|--pids'
             return 0
-        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
+        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile'
             return 0
-        case 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
+        case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
             return 0
-        case 'image pull|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile'
+        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
             return 0
-        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url'
+        case 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url'
             return 0
-        case 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url'
+        case 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes'
             return 0
-        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention'
+        case 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
             return 0
-        case 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency'
+        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
             return 0
-        case 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
             return 0
-        case 'version|--api-url'
+        case 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -892,6 +894,7 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a create -d 'create a sandbox'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a stats -d 'what sandboxes use now: CPU, memory, processes, /tmp, workspace, network'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
@@ -945,6 +948,18 @@ complete -c sbx -n '__sbx_at "sandbox show"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox show"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox show"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox show" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox stats
+complete -c sbx -n '__sbx_at "sandbox stats"' -s f -l follow -d 'refresh every second (JSON Lines with --json)'
+complete -c sbx -n '__sbx_at "sandbox stats"' -l json -d 'print one JSON document (JSON Lines with -f)'
+complete -c sbx -n '__sbx_at "sandbox stats"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox stats"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox stats"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox stats"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox stats"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox stats"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox stats"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox stats" 0 more' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox ids or names'
 
 # sbx sandbox update
 complete -c sbx -n '__sbx_at "sandbox update"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'

@@ -13,6 +13,7 @@ import {
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
+  type SandboxStats,
   type SandboxList,
   type SandboxUpdateRequest,
   type SandboxStopped,
@@ -149,6 +150,11 @@ export class Api {
       path: routePath("sandbox.get", { id }, { usage: opts.usage }),
       deadlineMs: 120_000,
     });
+  }
+
+  /** What a sandbox uses now (sbx; docs/operations.md, "Sandbox stats"): one sample. */
+  sandboxStats(id: string): Promise<SandboxStats> {
+    return this.call(`stats of sandbox ${id}`, { method: "GET", path: routePath("sandbox.stats", { id }) });
   }
 
   /** Changes a sandbox's limits (sbx); answers the sandbox as `sandbox show` reads it. */

@@ -60,6 +60,7 @@ export type {
   FileUpload,
   FileStat,
 } from "./schemas/system.js";
+export type { SandboxStats } from "./schemas/stats.js";
 
 import type { Outcome } from "./schemas/base.js";
 import type { ProcessLogChunk, RestartPolicy } from "./schemas/processes.js";

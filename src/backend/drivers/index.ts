@@ -26,5 +26,6 @@ export {
   spawnFailure,
 } from "./process-group.js";
 export { bootId, readProcEntry, readProcessStartTime, runMembers, signalProcessGroup } from "./proc.js";
-export { DEFAULT_LIMITS, withDefaults } from "./limits/spec.js";
+export { DEFAULT_LIMITS, parseKeyed, withDefaults } from "./limits/spec.js";
+export type { MeasuredPlace } from "./limits/cgroups.js";
 export type { Limiter } from "./limits/limiter.js";

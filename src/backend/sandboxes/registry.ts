@@ -15,6 +15,7 @@ import {
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
+  type SandboxStats,
   type SandboxLimitsRequest,
   WORKSPACE,
 } from "../../protocol/types.js";
@@ -25,6 +26,7 @@ import { workspaceOwner } from "./workspace-files.js";
 import { choosePublished, networkModeOf, networkStatus, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
+import { sandboxStats } from "./stats.js";
 import { checkedLimits, chooseIsolation, isolationUnavailable, limitsOf, noIsolationWarning } from "./settings.js";
 import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
 import {
@@ -220,6 +222,23 @@ export class SandboxRegistry {
       published: this.published.list(row.sandbox_id, publishedOf(row)),
       environment: this.driver(row).environment?.(placement) ?? null,
     };
+  }
+
+  /** What the sandbox uses now (stats.ts): its cgroup's counters, /tmp, workspace and network. */
+  stats(row: SandboxRow): SandboxStats {
+    const placement = this.placement(row);
+    const env = this.driver(row).environment?.(placement) ?? null;
+    return sandboxStats({
+      sandboxId: row.sandbox_id,
+      name: row.name,
+      state: env?.state ?? "none",
+      initPid: env?.init_pid ?? null,
+      limits: placement.limits,
+      network: placement.network,
+      workspaceDir: placement.workspaceDir,
+      places: this.drivers.limits.measuredPlaces(row.sandbox_id),
+      now: new Date(),
+    });
   }
 
   /**

@@ -48,6 +48,7 @@ import {
   SandboxStopped,
   StorageReport,
 } from "../schemas/system.js";
+import { SandboxStats } from "../schemas/stats.js";
 import {
   BOOT_PATTERN,
   type ErrorCode,
@@ -233,6 +234,14 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
       usage: flag("Also measure the workspace: its size on disk (workspace_bytes) and its files (workspace_files)."),
     },
     responses: { 200: { description: "The sandbox.", content: json(SandboxDetails) } },
+    errors: [],
+  },
+  "sandbox.stats": {
+    summary: "What a sandbox uses now (sbx)",
+    description:
+      'CPU time so far, memory now and at its peak, processes, /tmp, workspace and network bytes, each against its limit, from its cgroup (v1 or v2) and /proc (docs/operations.md, "Sandbox stats"). A figure that cannot be had here is null and `unavailable` says why. CPU % is the difference of two samples.',
+    tag: "sandboxes",
+    responses: { 200: { description: "One sample.", content: json(SandboxStats) } },
     errors: [],
   },
   "sandbox.update": {

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { Isolation, LimitName, LimitStatus, SandboxLimits } from "../../../protocol/types.js";
 import type { CgroupLimits, CgroupMembership } from "./cgroups.js";
 import { controllerOf, DEFAULT_LIMITS, LIMIT_FIELD, LIMIT_NAMES } from "./spec.js";
-import { CommandCgroup, type CommandMeasure, notMeasured } from "./usage.js";
+import { CommandCgroup, type CommandMeasure, type MeasuredPlaces, notMeasured } from "./usage.js";
 
 /** What a run got from the limits: how to tell, at its end, that memory ended it. */
 export interface RunLimits {
@@ -123,6 +123,14 @@ export class Limiter {
     const cgroups = this.opts.cgroups;
     if ("problem" in cgroups) return notMeasured(`no cgroups for sandboxes here: ${cgroups.problem}`);
     return new CommandCgroup(cgroups.measuredPlaces(sandboxId), `cmd-${run}-${randomBytes(4).toString("hex")}`);
+  }
+
+  /** Where a sandbox's cgroup is per measured controller (its stats), or why there is none. */
+  measuredPlaces(sandboxId: string): MeasuredPlaces {
+    const cgroups = this.opts.cgroups;
+    if (!("problem" in cgroups)) return cgroups.measuredPlaces(sandboxId);
+    const none = { problem: `no cgroups for sandboxes here: ${cgroups.problem}` };
+    return { memory: none, pids: none, cpuacct: none };
   }
 
   /** A sandbox was removed: its cgroup goes, with anything left in it. */

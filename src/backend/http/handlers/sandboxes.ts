@@ -41,6 +41,13 @@ export async function getSandbox(ctx: RequestContext): Promise<Reply> {
   return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
 }
 
+/** What a sandbox uses now (sbx; docs/operations.md, "Sandbox stats"): one sample. */
+export async function sandboxStatsReply(ctx: RequestContext): Promise<Reply> {
+  const { sandboxes } = ctx.services;
+  const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+  return jsonReply(200, sandboxes.stats(row));
+}
+
 /**
  * Changes a sandbox's limits (sbx): stored for its next runs, and applied at once to
  * what runs in it where the mechanism allows (cgroups: memory, pids, CPU). Answers the

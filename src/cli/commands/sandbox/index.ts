@@ -14,7 +14,7 @@ export function register(program: Command, bind: Bind): void {
     description:
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
       "The embedded backend creates `default` on first use.",
-    verbs: [declareCreate, declareList, declareShow, declareUpdate, declareStop, declareStart, declareRm],
+    verbs: [declareCreate, declareList, declareShow, declareStats, declareUpdate, declareStop, declareStart, declareRm],
     examples: [
       { command: "sbx sandbox create build", description: "a sandbox named build" },
       { command: "sbx sandbox list", description: "all sandboxes" },
@@ -123,6 +123,28 @@ function declareShow(noun: Command, bind: Bind): void {
   withExamples(cmd, [
     { command: "sbx sandbox show default", description: "isolation, network, workspace size" },
     { command: "sbx sandbox show default --json | jq .host_workspace", description: "where its files are" },
+  ]);
+}
+
+function declareStats(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("stats")
+    .summary("what sandboxes use now: CPU, memory, processes, /tmp, workspace, network")
+    .description(
+      "What each sandbox uses now, as docker stats shows containers: CPU % (of one core, over\n" +
+        "the last second), memory now and at its peak against its limit, processes against\n" +
+        "its limit, /tmp and workspace bytes, network bytes where it has a network. Every\n" +
+        "sandbox when none is named. A figure that cannot be had here says why\n" +
+        '(docs/operations.md, "Sandbox stats"). -f refreshes every second until interrupted.',
+    )
+    .argument("[ids...]", "sandbox ids or names")
+    .option("-f, --follow", "refresh every second (JSON Lines with --json)")
+    .option("--json", "print one JSON document (JSON Lines with -f)")
+    .action(bind(() => import("./stats.js")));
+  declareCompletion(cmd, "[ids...]", "sandbox-name");
+  withExamples(cmd, [
+    { command: "sbx sandbox stats", description: "every sandbox, one sample" },
+    { command: "sbx sandbox stats web -f", description: "web, refreshed in place every second" },
   ]);
 }
 

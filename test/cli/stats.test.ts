@@ -1,0 +1,100 @@
+// sbx sandbox stats as a user meets it (docs/operations.md, "Sandbox stats"): a sandbox
+// running a CPU spinner and holding a 200 MB allocation shows both — CPU % and memory
+// against its limit — from its cgroup; a stopped one says what cannot be had and why.
+// Wide bounds, nothing timed.
+
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { cpuPercent, statsLines, type StatsRow } from "../../src/cli/commands/sandbox/stats.js";
+import { type LocalHome, localHome } from "../support/in-process.js";
+import { describeNeeding } from "../support/requirements.js";
+import { until } from "../support/wait.js";
+
+const MB = 1000 * 1000;
+
+describeNeeding(["bwrap", "cgroupMemory", "cgroupPids", "cgroupCpuTime"], "sbx sandbox stats", () => {
+  let local: LocalHome;
+  beforeAll(async () => {
+    local = await localHome("sbx-stats-");
+    expect((await local.sbx(["sandbox", "create", "busy"])).code).toBe(0);
+    expect((await local.sbx(["sandbox", "create", "idle"])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await local.close();
+  });
+
+  it("a spinner and a 200 MB allocation show as CPU % and memory; an idle sandbox says what it cannot show", async () => {
+    const spin = await local.sbx(["process", "start", "-s", "busy", "--", "sh", "-c", "while :; do :; done"]);
+    expect(spin.code, spin.stderr).toBe(0);
+    const hold = await local.sbx([
+      "process",
+      "start",
+      "-s",
+      "busy",
+      "--",
+      "python3",
+      "-c",
+      'import time; b = b"x" * (200 * 1000 * 1000); print("held", flush=True); time.sleep(600)',
+    ]);
+    expect(hold.code, hold.stderr).toBe(0);
+    type Doc = { sandboxes: StatsRow[] };
+    // Wait for the allocation to be made (its memory is there), not for a time.
+    const doc = await until(
+      async () => {
+        const r = await local.json<Doc>(["sandbox", "stats", "busy", "idle", "--json"]);
+        const busy = r.doc.sandboxes.find((s) => s.name === "busy")!;
+        return (busy.memory_bytes ?? 0) > 190 * MB && r.doc;
+      },
+      120_000,
+      "the allocation to show",
+    );
+    const busy = doc.sandboxes.find((s) => s.name === "busy")!;
+    expect(busy.state).toBe("running");
+    expect(busy.cpu_percent!, JSON.stringify(busy)).toBeGreaterThan(10);
+    expect(busy.memory_peak_bytes!).toBeGreaterThanOrEqual(busy.memory_bytes!);
+    expect(busy.memory_limit_bytes).toBe(2 * 1024 ** 3);
+    expect(busy.pids!).toBeGreaterThan(3);
+    expect(busy.tmp_bytes).not.toBeNull();
+    expect(busy.unavailable.network).toBe("it has no network (only its own loopback)");
+    const idle = doc.sandboxes.find((s) => s.name === "idle")!;
+    expect(idle.state).toBe("stopped");
+    expect(idle.tmp_bytes).toBeNull();
+    expect(idle.unavailable.tmp).toContain("its environment is not running");
+    // The table, as a person reads it.
+    const words = await local.sbx(["sandbox", "stats", "busy"]);
+    expect(words.code).toBe(0);
+    expect(words.stdout).toMatch(/^NAME\s+STATE\s+CPU %\s+MEM \/ LIMIT/);
+    expect(words.stdout).toMatch(/busy\s+running\s+[0-9.]+%\s+[0-9.]+ MiB \/ 2\.0 GiB/);
+  });
+});
+
+it("CPU % is the difference of two samples over the time between them; the table says '-' for what is null", () => {
+  const at = (t: number, cpu: number | null) =>
+    ({ sandbox_id: "s", sampled_at: new Date(t).toISOString(), cpu_usage_us: cpu }) as StatsRow;
+  expect(cpuPercent(at(0, 0), at(1000, 500_000))).toBe(50);
+  expect(cpuPercent(at(0, 0), at(1000, 2_000_000))).toBe(200);
+  expect(cpuPercent(undefined, at(1000, 5))).toBeNull();
+  expect(cpuPercent(at(0, null), at(1000, 5))).toBeNull();
+  const lines = statsLines([
+    {
+      ...at(0, null),
+      name: "x",
+      state: "stopped",
+      cpu_percent: null,
+      cpus_limit: null,
+      memory_bytes: null,
+      memory_peak_bytes: null,
+      memory_limit_bytes: null,
+      pids: null,
+      pids_limit: 64,
+      tmp_bytes: null,
+      tmp_limit_bytes: null,
+      workspace_bytes: 0,
+      net_rx_bytes: null,
+      net_tx_bytes: null,
+      unavailable: { memory: "no cgroups here" },
+      measured_by: "no cgroup",
+    },
+  ]);
+  expect(lines[1]).toMatch(/^x\s+stopped\s+-\s+-\s+-\s+-\s+-\s+0 B\s+-$/);
+  expect(lines.slice(2)).toEqual(["", "x: memory: no cgroups here"]);
+});
