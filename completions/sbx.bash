@@ -64,6 +64,7 @@ _sbx_subcommand() {
     "sandbox|start") REPLY="sandbox start" ;;
     "sandbox|rm") REPLY="sandbox rm" ;;
     "image|pull") REPLY="image pull" ;;
+    "image|import") REPLY="image import" ;;
     "image|list" | "image|ls") REPLY="image list" ;;
     "image|rm") REPLY="image rm" ;;
     "daemon|run") REPLY="daemon run" ;;
@@ -367,12 +368,18 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "image")
-      _sbx_commands="pull list ls rm"
+      _sbx_commands="pull import list ls rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "image pull")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "image import")
       _sbx_commands=""
       _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"

@@ -123,6 +123,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox rm'
         case 'image|pull'
             set -g __sbx_next 'image pull'
+        case 'image|import'
+            set -g __sbx_next 'image import'
         case 'image|list' 'image|ls'
             set -g __sbx_next 'image list'
         case 'image|rm'
@@ -231,29 +233,29 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
             return 0
-        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
+        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile'
             return 0
-        case 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url'
+        case 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
             return 0
-        case 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes'
+        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
-        case 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
+        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
             return 0
-        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile'
             return 0
-        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
+        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
             return 0
-        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
             return 0
-        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
             return 0
-        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
             return 0
-        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
             return 0
-        case 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -1013,6 +1015,7 @@ complete -c sbx -n '__sbx_arg "sandbox rm" 0' -a '(__sbx_backend_words sandbox-n
 
 # sbx image
 complete -c sbx -n '__sbx_arg "image" 0' -a pull -d 'pull an image into the store'
+complete -c sbx -n '__sbx_arg "image" 0' -a import -d 'import an image from an OCI archive file'
 complete -c sbx -n '__sbx_arg "image" 0' -a list -d 'list images'
 complete -c sbx -n '__sbx_arg "image" 0' -a ls -d 'list images (alias of list)'
 complete -c sbx -n '__sbx_arg "image" 0' -a rm -d 'remove an image'
@@ -1034,6 +1037,16 @@ complete -c sbx -n '__sbx_at "image pull"' -l no-color -d 'no colour (also NO_CO
 complete -c sbx -n '__sbx_at "image pull"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "image pull"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "image pull"' -s h -l help -d 'show help'
+
+# sbx image import
+complete -c sbx -n '__sbx_at "image import"' -l json -d 'print the image as JSON'
+complete -c sbx -n '__sbx_at "image import"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "image import"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "image import"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "image import"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "image import"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "image import"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "image import"' -s h -l help -d 'show help'
 
 # sbx image list
 complete -c sbx -n '__sbx_at "image list"' -l json -d 'print {images: [...]}'

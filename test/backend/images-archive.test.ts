@@ -42,6 +42,10 @@ describeNeeding(["bwrap", "skopeo", "busyboxStatic"], "images from an oci-archiv
     const created = await home.sbx(["sandbox", "create", "arch", "--image", `oci-archive:${archive}:v1`]);
     expect(created.code, created.stderr).toBe(0);
     expect((await home.sbx(["exec", "-s", "arch", "--", "cat", "/etc/image-release"])).stdout).toBe("sbx-test-image\n");
+    // sbx image import FILE:TAG is the same pull.
+    const imported = await home.json<{ digest: string }>(["image", "import", `${archive}:v1`, "--json"]);
+    expect(imported.result.code, imported.result.stderr).toBe(0);
+    expect(imported.doc.digest).toBe(pulled.doc.digest);
     // Nothing of the unpacked archive stays.
     expect(fs.readdirSync(path.join(home.home, "daemon", "images", "tmp"))).toEqual([]);
   });

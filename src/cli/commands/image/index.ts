@@ -15,7 +15,7 @@ export function register(program: Command, bind: Bind): void {
       "reference as docker reads one ([REGISTRY/]REPO[:TAG][@sha256:DIGEST]; no registry\n" +
       "is Docker Hub). Plain HTTP only to this machine's loopback or a registry named in\n" +
       "SBX_INSECURE_REGISTRIES. These commands work on the local backend's store.",
-    verbs: [declarePull, declareList, declareRm],
+    verbs: [declarePull, declareImport, declareList, declareRm],
     examples: [
       { command: "sbx image pull oci:./layout:1.0", description: "from an OCI layout directory" },
       { command: "sbx image pull alpine:3.20", description: "from Docker Hub" },
@@ -41,6 +41,20 @@ function declarePull(noun: Command, bind: Bind): void {
     { command: "sbx image pull oci-archive:tools.tar:2", description: "a file skopeo copy wrote" },
     { command: "sbx image pull 127.0.0.1:5000/tools:2", description: "a registry on this machine (HTTP)" },
   ]);
+}
+
+function declareImport(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("import")
+    .summary("import an image from an OCI archive file")
+    .description(
+      "Import an image from FILE, an OCI layout as a tar file (what skopeo copy … oci-archive:FILE\n" +
+        "writes): the same as sbx image pull oci-archive:FILE[:TAG], for a machine without registry access.",
+    )
+    .argument("<file>", "FILE or FILE:TAG")
+    .option("--json", "print the image as JSON")
+    .action(bind(() => import("./import.js")));
+  withExamples(cmd, [{ command: "sbx image import python.tar:3.12", description: "tag 3.12 of the archive" }]);
 }
 
 function declareList(noun: Command, bind: Bind): void {
