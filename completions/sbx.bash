@@ -429,8 +429,8 @@ _sbx_spec() {
       ;;
     "daemon run")
       _sbx_commands=""
-      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --profile --api-url"
+      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --driver --slurm-partition --slurm-account --slurm-shared-dir -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --driver --slurm-partition --slurm-account --slurm-shared-dir --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "daemon start")

@@ -237,9 +237,10 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
     req.isolation !== undefined &&
     req.isolation !== "auto" &&
     req.isolation !== "none" &&
-    req.isolation !== "bwrap"
+    req.isolation !== "bwrap" &&
+    req.isolation !== "slurm"
   ) {
-    return { field: "isolation", message: 'isolation must be "auto", "bwrap" or "none"' };
+    return { field: "isolation", message: 'isolation must be "auto", "bwrap", "none" or "slurm"' };
   }
   if (req.network !== undefined && typeof req.network !== "boolean") {
     return { field: "network", message: "network must be a boolean" };

@@ -185,6 +185,14 @@ export interface DriverDescription {
   host_paths_read_only: string[] | null;
   /** The syscall filter commands run under, in a few words; null: none. */
   syscall_filter: string | null;
+  /** The sandbox's allocation (the Slurm driver only). */
+  slurm?: {
+    job_id: string | null;
+    state: string;
+    reason: string | null;
+    node: string | null;
+    partition: string | null;
+  };
 }
 
 export interface SandboxDriver {

@@ -10,6 +10,8 @@ import { WorkspaceDisks } from "./limits/workspace-disk.js";
 import { NoneDriver } from "./none.js";
 import { findOnPath } from "./bwrap/path-lookup.js";
 import { probeUserNet, type UserNetProbe } from "./bwrap/user-net.js";
+import { SlurmCluster, type SlurmSettings } from "./slurm/cluster.js";
+import { SlurmDriver } from "./slurm/driver.js";
 
 export interface DriverSetOptions {
   /** Who the daemon runs as and its PATH (daemonHost(), where the backend starts). */
@@ -25,6 +27,11 @@ export interface DriverSetOptions {
   userNetProgram?: string;
   /** The tun device the user-network probe tries (tests: a device node of their own); default /dev/net/tun. */
   tunDevice?: string;
+  /**
+   * Place sandboxes on a Slurm cluster (sbx daemon run --driver slurm): `auto` is then
+   * slurm. `env` is where SLURM_CONF (and MUNGE_SOCKET) are read from: the daemon's.
+   */
+  slurm?: SlurmSettings & { env: NodeJS.ProcessEnv };
 }
 
 export class DriverSet {
@@ -65,8 +72,21 @@ export class DriverSet {
       workspace: this.workspaceDisks,
     });
     bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host, limits: this.limits, userNet: this.userNetwork });
-    this.drivers = { bwrap, none: new NoneDriver(opts.host) };
+    const slurm =
+      opts.slurm === undefined
+        ? null
+        : new SlurmDriver({
+            host: opts.host,
+            cluster: new SlurmCluster(opts.slurm, opts.slurm.env, searchPath),
+            dataDir: dataDir ?? ".",
+          });
+    this.slurmConfigured = slurm !== null;
+    this.drivers = { bwrap, none: new NoneDriver(opts.host), slurm: slurm ?? new NoneDriver(opts.host) };
     this.probes = {
+      slurm:
+        slurm === null
+          ? { available: false, reason: "this daemon was not started with --driver slurm", version: null }
+          : slurm.probe(),
       none: this.drivers.none.probe(),
       bwrap: opts.disableBwrap
         ? { available: false, reason: "bwrap was disabled for this daemon (--no-bwrap)", version: null }
@@ -74,8 +94,12 @@ export class DriverSet {
     };
   }
 
-  /** What `auto` means here: bwrap when it works, else none. */
+  /** Whether the daemon places sandboxes on Slurm (--driver slurm). */
+  readonly slurmConfigured: boolean;
+
+  /** What `auto` means here: slurm when the daemon was started with it, else bwrap when it works, else none. */
   get defaultIsolation(): Isolation {
+    if (this.slurmConfigured) return "slurm";
     return this.probes.bwrap.available ? "bwrap" : "none";
   }
 
@@ -104,6 +128,7 @@ export class DriverSet {
       default: this.defaultIsolation,
       bwrap: { ...this.probes.bwrap },
       none: { ...this.probes.none },
+      ...(this.slurmConfigured && { slurm: { ...this.probes.slurm } }),
       user_network: {
         available: this.userNetwork.available,
         reason: this.userNetwork.reason,

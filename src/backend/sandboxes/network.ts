@@ -54,6 +54,14 @@ export function chooseNetworkMode(
     return "host";
   }
   const mode = asked ?? "none";
+  if (isolation === "slurm" && mode !== "none") {
+    throw networkUnavailable(
+      mode,
+      mode === "host"
+        ? "a sandbox on Slurm runs on a node the scheduler chooses: the daemon's host network is not there to share"
+        : "user-mode networking is not carried to a Slurm node yet",
+    );
+  }
   if (mode === "user" && !userNet.available) {
     throw networkUnavailable(
       "user",
@@ -80,6 +88,12 @@ export function choosePublished(req: SandboxCreateRequest, isolation: Isolation)
     throw invalidField(
       "publish",
       "a sandbox without isolation (none) shares the host's network: its servers are reachable at their own port",
+    );
+  }
+  if (isolation === "slurm") {
+    throw invalidField(
+      "publish",
+      "a sandbox on Slurm runs on a node the scheduler chooses: a port published on the daemon's machine would not reach it",
     );
   }
   if (asked.length > MAX_PUBLISHED) throw invalidField("publish", `at most ${MAX_PUBLISHED} published ports`);

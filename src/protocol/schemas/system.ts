@@ -4,9 +4,9 @@
 import { Count, described, named, Nullable, type Static, StringEnum, Timestamp, Type } from "./base.js";
 import { NAME_PATTERN } from "../types.js";
 
-export const Isolation = named("Isolation", StringEnum(["none", "bwrap"]));
+export const Isolation = named("Isolation", StringEnum(["none", "bwrap", "slurm"]));
 export type Isolation = Static<typeof Isolation>;
-/** `auto`: bwrap where it works, else none. */
+/** `auto`: the daemon's Slurm driver when it was started with one (`--driver slurm`), else bwrap where it works, else none. */
 export type IsolationRequest = Isolation | "auto";
 
 export const DriverProbeStatus = named(
@@ -25,6 +25,9 @@ export const IsolationStatus = named(
     default: described(Isolation, "What `auto` (and the `default` sandbox) gets on this backend."),
     bwrap: DriverProbeStatus,
     none: DriverProbeStatus,
+    slurm: Type.Optional(
+      described(DriverProbeStatus, "The Slurm driver (sbx daemon run --driver slurm): whether the cluster answers."),
+    ),
     user_network: Type.Optional(
       described(DriverProbeStatus, "What carries network_mode user (slirp4netns), and whether it can here (sbx)."),
     ),
@@ -192,7 +195,7 @@ export const SandboxCreateRequest = named(
   Type.Object(
     {
       name: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
-      isolation: Type.Optional(StringEnum(["auto", "none", "bwrap"], { default: "auto" })),
+      isolation: Type.Optional(StringEnum(["auto", "none", "bwrap", "slurm"], { default: "auto" })),
       network: Type.Optional(
         Type.Boolean({ default: false, description: "true: a network (network_mode user unless said); false: none." }),
       ),
@@ -288,6 +291,22 @@ export const SandboxDetails = named(
       namespaces: Type.Array(Type.String()),
       host_paths_read_only: Nullable(Type.Array(Type.String())),
       syscall_filter: Nullable(Type.String({ description: "The syscall filter commands run under; null: none." })),
+      slurm: Type.Optional(
+        Type.Object(
+          {
+            job_id: Nullable(
+              Type.String({ description: "The allocation's Slurm job id; null before one is submitted." }),
+            ),
+            state: Type.String({ description: "Slurm's state of the allocation (PENDING, RUNNING…), or none." }),
+            reason: Nullable(
+              Type.String({ description: "Slurm's reason while it is pending (Resources, Priority…)." }),
+            ),
+            node: Nullable(Type.String({ description: "The node Slurm chose; null until it runs." })),
+            partition: Nullable(Type.String()),
+          },
+          { description: '(sbx) The sandbox\'s allocation, for isolation slurm (docs/drivers.md, "Slurm").' },
+        ),
+      ),
       available: Type.Boolean({ description: "Whether this sandbox's driver can run commands on this backend now." }),
       reason: Nullable(Type.String()),
     }),

@@ -175,6 +175,7 @@ export class Limiter {
     if (isolation === "none") {
       return { how: null, reason: "isolation none runs commands as plain processes of the daemon's: no limits" };
     }
+    if (isolation === "slurm") return slurmMechanism(limit);
     const controller = controllerOf(limit);
     if (controller !== null) {
       const cgroups = this.opts.cgroups;
@@ -221,4 +222,20 @@ export class Limiter {
         }
       : { how: null, reason: problem };
   }
+}
+
+/**
+ * A limit of a sandbox on Slurm: memory and CPUs are the allocation's request (--mem,
+ * --cpus-per-task), which the scheduler reserves and the node confines only where the
+ * cluster confines jobs (TaskPlugin task/cgroup); the rest are not carried to a node yet.
+ */
+function slurmMechanism(limit: LimitName): { how: string | null; reason: string | null } {
+  if (limit === "memory" || limit === "cpu") {
+    const flag = limit === "memory" ? "--mem" : "--cpus-per-task (rounded up to whole CPUs)";
+    return {
+      how: `Slurm allocation ${flag}: reserved by the scheduler; confined on the node where the cluster uses task/cgroup`,
+      reason: null,
+    };
+  }
+  return { how: null, reason: `the ${limit} limit is not carried to a Slurm allocation yet` };
 }

@@ -59,6 +59,13 @@ function declareRun(noun: Command, bind: Bind): void {
     .option("--retain-size <size>", "keep at most this much; the oldest finished outputs go first (default: 5GiB)")
     .option("--job-concurrency <n>", "jobs running at once per sandbox; the rest wait queued (default: 4)")
     .option("--job-output-max <size>", "output kept per job: its first and last halves (default: 8MiB)")
+    .option(
+      "--driver <name>",
+      "where sandboxes run: local (bwrap or none, default) or slurm (allocations on a cluster)",
+    )
+    .option("--slurm-partition <name>", "the Slurm partition sandboxes are allocated in (default: the cluster's)")
+    .option("--slurm-account <name>", "the Slurm account allocations are charged to (default: the user's)")
+    .option("--slurm-shared-dir <dir>", "a directory every node sees at the same path; with --driver slurm")
     .action(bind(() => import("./run.js")));
   cmd.addHelpText("after", `\n${RETENTION_HELP}\n`);
   cmd.addHelpText("after", `\n${FAULT_SPEC_HELP}\n`);
@@ -69,6 +76,10 @@ function declareRun(noun: Command, bind: Bind): void {
       description: "the next exec gets 503 not_started",
     },
     { command: "sbx daemon run --job-concurrency 8", description: "run up to 8 jobs at once per sandbox" },
+    {
+      command: "SBX_HOME=/nfs/sbx sbx daemon run --driver slurm --slurm-shared-dir /nfs",
+      description: "sandboxes as Slurm allocations, workspaces on the shared directory",
+    },
     {
       command: "SBX_DAEMON_TOKEN=... sbx daemon run --listen 0.0.0.0:7070",
       description: "a shared backend for a team",

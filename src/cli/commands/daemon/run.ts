@@ -24,6 +24,8 @@ export interface DaemonRunOptions {
   retainBytes: number | undefined;
   jobConcurrency: number | undefined;
   jobOutputMaxBytes: number | undefined;
+  /** --driver slurm: sandboxes are Slurm allocations (docs/drivers.md, "Slurm"). */
+  slurm: { partition: string | null; account: string | null; sharedDir: string } | undefined;
 }
 
 function sizeFlag(flag: string, text: string | undefined): number | undefined {
@@ -57,6 +59,10 @@ export function parseDaemonRunOptions(raw: {
   retainSize?: string;
   jobConcurrency?: string;
   jobOutputMax?: string;
+  driver?: string;
+  slurmPartition?: string;
+  slurmAccount?: string;
+  slurmSharedDir?: string;
 }): DaemonRunOptions {
   if (raw.jobConcurrency !== undefined && !/^[1-9][0-9]{0,3}$/.test(raw.jobConcurrency)) {
     throw new UsageError(`--job-concurrency ${JSON.stringify(raw.jobConcurrency)}: a whole number from 1 to 9999`);
@@ -66,6 +72,7 @@ export function parseDaemonRunOptions(raw: {
     throw new UsageError("--job-output-max must be at least 1k");
   }
   return {
+    slurm: parseSlurmOptions(raw),
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
     faults: raw.faults,
     idleExitMs: durationFlag("--idle-exit", raw.idleExit),
@@ -77,6 +84,35 @@ export function parseDaemonRunOptions(raw: {
     retainBytes: sizeFlag("--retain-size", raw.retainSize),
     jobConcurrency: raw.jobConcurrency === undefined ? undefined : Number(raw.jobConcurrency),
     jobOutputMaxBytes,
+  };
+}
+
+/** --driver and the Slurm settings: every --slurm-* option needs --driver slurm, which needs a shared directory. */
+function parseSlurmOptions(raw: {
+  driver?: string;
+  slurmPartition?: string;
+  slurmAccount?: string;
+  slurmSharedDir?: string;
+}): DaemonRunOptions["slurm"] {
+  const driver = raw.driver ?? "local";
+  if (driver !== "local" && driver !== "slurm") {
+    throw new UsageError(`--driver ${JSON.stringify(driver)}: use local (bwrap or none on this machine) or slurm`);
+  }
+  const given = [raw.slurmPartition, raw.slurmAccount, raw.slurmSharedDir].some((v) => v !== undefined);
+  if (driver === "local") {
+    if (given) throw new UsageError("--slurm-partition, --slurm-account and --slurm-shared-dir need --driver slurm");
+    return undefined;
+  }
+  if (raw.slurmSharedDir === undefined) {
+    throw new UsageError(
+      "--driver slurm needs --slurm-shared-dir DIR: a directory every node sees at the same path (workspaces live there)",
+    );
+  }
+  if (!path.isAbsolute(raw.slurmSharedDir)) throw new UsageError("--slurm-shared-dir must be an absolute path");
+  return {
+    partition: raw.slurmPartition ?? null,
+    account: raw.slurmAccount ?? null,
+    sharedDir: raw.slurmSharedDir,
   };
 }
 
@@ -163,6 +199,7 @@ async function startDaemon(
     ...(opts.retainBytes === undefined ? {} : { retainBytes: opts.retainBytes }),
     ...(opts.jobConcurrency === undefined ? {} : { jobConcurrency: opts.jobConcurrency }),
     ...(opts.jobOutputMaxBytes === undefined ? {} : { jobOutputBudgetBytes: opts.jobOutputMaxBytes }),
+    ...(opts.slurm === undefined ? {} : { drivers: { slurm: { ...opts.slurm, env: ctx.env } } }),
     log,
   });
 }
