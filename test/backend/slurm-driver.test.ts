@@ -7,7 +7,8 @@ import path from "node:path";
 import { beforeAll, expect } from "vitest";
 import { describeNeeding, itNeeding } from "../support/requirements.js";
 import { fileSlurmCluster, type SlurmCluster } from "../support/slurm.js";
-import { EXECUTE, startTestBackend, type TestBackend } from "./support.js";
+import { executionPath } from "./stream-support.js";
+import { EXECUTE, processesWithArg, startTestBackend, type TestBackend, uniqueSleep, until } from "./support.js";
 
 describeNeeding("slurm", "the Slurm driver", () => {
   let cluster: SlurmCluster;
@@ -91,6 +92,59 @@ describeNeeding("slurm", "the Slurm driver", () => {
       expect(after).toBe(before);
       const res = await backend.api("POST", "/api/v1/sandbox/later/execute", { body: { command: ["true"] } });
       expect(res.json.exit_code).toBe(0);
+    },
+  );
+
+  itNeeding(
+    "slurm",
+    "cancel ends the step on the node (scancel --signal of the step): cancelled, SIGTERM",
+    async () => {
+      const sleep = uniqueSleep(3600);
+      const answer = backend.api("POST", EXECUTE, { body: { command: ["sleep", sleep] } });
+      await until(() => processesWithArg(sleep).length > 0, 30_000, "the step's sleep to run on the node");
+      const list = (await backend.api("GET", "/api/v1/sandbox/default/executions?outcome=pending")).json;
+      const id = list.executions.find((e: { command: string }) => e.command.includes(sleep)).execution_id;
+      const jobId = (await backend.api("GET", "/api/v1/sandbox/default")).json.driver.slurm.job_id as string;
+      expect(cluster.run("squeue", ["-h", "-s", "-j", jobId, "-o", "%j"]).stdout).toMatch(/sbx-[0-9a-f]{8}-sbx_/);
+      expect((await backend.api("POST", executionPath(id, "/cancel"), { body: {} })).status).toBe(202);
+      const record = (await answer) as { json: Record<string, unknown> };
+      expect(record.json).toMatchObject({ outcome: "cancelled", exit_code: null, signal: "SIGTERM" });
+      await until(() => processesWithArg(sleep).length === 0, 30_000, "the sleep to end");
+    },
+  );
+
+  itNeeding(
+    "slurm",
+    "queued is visible: a sandbox whose allocation waits says PENDING and Slurm's reason",
+    async () => {
+      // The allocations of the tests before end (sandbox stop: scancel); then one sandbox
+    // takes every CPU of the one node, and the next waits for Resources.
+    for (const name of ["default", "later"]) {
+      // (404: that test did not run in this file's run)
+      expect([200, 404]).toContain((await backend.api("POST", `/api/v1/sandbox/${name}/stop`, { body: {} })).status);
+    }
+      const cpus = Number(cluster.run("sinfo", ["-h", "-o", "%c"]).stdout.trim());
+      for (const name of ["big", "waits"]) {
+        const made = await backend.api("POST", "/api/v1/sandbox/create", {
+          body: { name, limits: { cpus, memory_bytes: 64 * 1024 ** 2 } },
+        });
+        expect(made.status).toBe(201);
+      }
+      expect((await backend.api("POST", "/api/v1/sandbox/big/start", { body: {} })).status).toBe(200);
+      const waiting = backend.api("POST", "/api/v1/sandbox/waits/execute", { body: { command: ["true"] } });
+      const pending = await until(
+        async () => {
+          const show = (await backend.api("GET", "/api/v1/sandbox/waits")).json;
+          return show.driver.slurm?.state === "PENDING" && show.driver.slurm.reason !== null ? show : undefined;
+        },
+        30_000,
+        "the second allocation to be pending",
+      );
+      expect(pending.driver.slurm).toMatchObject({ state: "PENDING", reason: "Resources", node: null });
+      expect(pending.environment.state).toBe("starting");
+      // Once the first is stopped (scancel), Slurm runs the second, and the execution with it.
+      expect((await backend.api("POST", "/api/v1/sandbox/big/stop", { body: {} })).status).toBe(200);
+      expect(((await waiting) as { json: { exit_code: number } }).json.exit_code).toBe(0);
     },
   );
 });
