@@ -118,11 +118,11 @@ describeNeeding("slurm", "the Slurm driver", () => {
     "queued is visible: a sandbox whose allocation waits says PENDING and Slurm's reason",
     async () => {
       // The allocations of the tests before end (sandbox stop: scancel); then one sandbox
-    // takes every CPU of the one node, and the next waits for Resources.
-    for (const name of ["default", "later"]) {
-      // (404: that test did not run in this file's run)
-      expect([200, 404]).toContain((await backend.api("POST", `/api/v1/sandbox/${name}/stop`, { body: {} })).status);
-    }
+      // takes every CPU of the one node, and the next waits for Resources.
+      for (const name of ["default", "later"]) {
+        // (404: that test did not run in this file's run)
+        expect([200, 404]).toContain((await backend.api("POST", `/api/v1/sandbox/${name}/stop`, { body: {} })).status);
+      }
       const cpus = Number(cluster.run("sinfo", ["-h", "-o", "%c"]).stdout.trim());
       for (const name of ["big", "waits"]) {
         const made = await backend.api("POST", "/api/v1/sandbox/create", {
