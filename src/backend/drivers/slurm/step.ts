@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import os from "node:os";
 import type { Writable } from "node:stream";
 import type { CommandEnd, SandboxChild } from "../driver.js";
+import { unmeasured } from "../limits/usage.js";
 import { runMembers, signalProcessGroup } from "../proc.js";
 import type { SlurmCluster } from "./cluster.js";
 
@@ -125,12 +126,19 @@ export class SlurmStep implements SandboxChild {
 
   /** How the command ended, from srun's status and what srun said. */
   private ending(code: number | null, signal: NodeJS.Signals | null): CommandEnd {
-    const none = { endReason: null };
-    if (this.failure !== null) return { code, signal, startFailure: this.failure, ...none };
+    // What a step used is the node's to measure (sstat/sacct): not read yet.
+    const none = { endReason: null, usage: unmeasured("a step on a Slurm node is not measured yet") };
+    if (this.failure !== null) return { code, signal, startFailure: this.failure, endReason: null, usage: null };
     const said = this.srunSaid.join("\n");
     if (/Unable to confirm allocation|Invalid job id|Job has expired|Expired or invalid job/i.test(said)) {
       this.req.onAllocationGone();
-      return { code, signal, startFailure: `the allocation is gone: ${this.srunSaid[0] ?? ""}`, ...none };
+      return {
+        code,
+        signal,
+        startFailure: `the allocation is gone: ${this.srunSaid[0] ?? ""}`,
+        endReason: null,
+        usage: null,
+      };
     }
     // "srun: error: NODE: task 0: Killed": the command ended by a signal; srun exits 128+N.
     const task = /task 0: (.+)$/m.exec(said)?.[1] ?? "";
