@@ -62,6 +62,8 @@ _sbx_subcommand() {
     "sandbox|update") REPLY="sandbox update" ;;
     "sandbox|stop") REPLY="sandbox stop" ;;
     "sandbox|start") REPLY="sandbox start" ;;
+    "sandbox|pause") REPLY="sandbox pause" ;;
+    "sandbox|resume") REPLY="sandbox resume" ;;
     "sandbox|rm") REPLY="sandbox rm" ;;
     "image|pull") REPLY="image pull" ;;
     "image|import") REPLY="image import" ;;
@@ -314,7 +316,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox")
-      _sbx_commands="create list ls show stats update stop start rm"
+      _sbx_commands="create list ls show stats update stop start pause resume rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -356,6 +358,18 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox start")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox pause")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox resume")
       _sbx_commands=""
       _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
@@ -624,6 +638,8 @@ _sbx_values() {
     "sandbox update|#0") _sbx_kind=sandbox-name ;;
     "sandbox stop|#0") _sbx_kind=sandbox-name ;;
     "sandbox start|#0") _sbx_kind=sandbox-name ;;
+    "sandbox pause|#0") _sbx_kind=sandbox-name ;;
+    "sandbox resume|#0") _sbx_kind=sandbox-name ;;
     "sandbox rm|#0") _sbx_kind=sandbox-name ;;
     "port-forward|#0") _sbx_kind=sandbox-name ;;
     "port|#0") _sbx_kind=sandbox-name ;;

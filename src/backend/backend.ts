@@ -71,6 +71,8 @@ export interface BackendOptions {
    * Default 256 MiB.
    */
   executionOutputMaxBytes?: number;
+  /** Bytes past the cap a live reader may fall behind before the run's output is paused (live-output.ts). Default 8 MiB. */
+  liveQueueMaxBytes?: number;
   /** Between `: ping` comments on event streams. Default 15 s. */
   ssePingMs?: number;
   /**
@@ -223,6 +225,7 @@ class Backend {
       ...(opts.eventRetention !== undefined && { retainEvents: opts.eventRetention }),
       ...(opts.eventOutputBudget !== undefined && { outputBudget: opts.eventOutputBudget }),
       ...(opts.executionOutputMaxBytes !== undefined && { outputMaxBytes: opts.executionOutputMaxBytes }),
+      ...(opts.liveQueueMaxBytes !== undefined && { liveQueueMaxBytes: opts.liveQueueMaxBytes }),
     });
     this.executions = new ExecutionManager({
       store,
@@ -341,6 +344,8 @@ class Backend {
       this.jobs.dropAfterCrash();
       this.edge.dropConnections();
     } else {
+      // A paused sandbox's runs can end only once thawed (docs/operations.md, "Pause and resume").
+      this.drivers.limits.thawAll();
       // Blocking requests waiting on these runs get their answers now.
       await this.runs.shutdown();
       this.executions.closeAfterShutdown();

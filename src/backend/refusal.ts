@@ -32,6 +32,8 @@ export const REFUSAL_CODES = [
   ErrorCodes.notStarted,
   ErrorCodes.sandboxStartFailed,
   ErrorCodes.sandboxNotRunning,
+  ErrorCodes.sandboxPaused,
+  ErrorCodes.pauseUnavailable,
   ErrorCodes.connectionRefused,
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];

@@ -200,6 +200,26 @@ export class Api {
     });
   }
 
+  /** Pauses a sandbox (its processes frozen); answers the sandbox once they all stopped. */
+  pauseSandbox(id: string, idempotencyKey: string): Promise<Sandbox & Partial<SandboxDetails>> {
+    return this.call(`pause sandbox ${id}`, {
+      method: "POST",
+      path: routePath("sandbox.pause", { id }),
+      idempotencyKey,
+      deadlineMs: 60_000,
+    });
+  }
+
+  /** Resumes a paused sandbox; answers the sandbox. */
+  resumeSandbox(id: string, idempotencyKey: string): Promise<Sandbox & Partial<SandboxDetails>> {
+    return this.call(`resume sandbox ${id}`, {
+      method: "POST",
+      path: routePath("sandbox.resume", { id }),
+      idempotencyKey,
+      deadlineMs: 60_000,
+    });
+  }
+
   getExecution(sandbox: string, executionId: string, waitMs = 0): Promise<ExecutionRecord> {
     return this.call(`execution ${executionId}`, {
       method: "GET",

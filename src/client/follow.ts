@@ -52,8 +52,11 @@ export class OutputTail {
 }
 
 export interface FollowSinks {
-  /** Bytes not seen before, in order. */
-  onOutput?(stream: StreamName, bytes: Buffer): void;
+  /**
+   * Bytes not seen before, in order; `liveOnly`: past the backend's output cap, sent
+   * live to this reader and kept nowhere (`output` with `kept: false`), from `offset`.
+   */
+  onOutput?(stream: StreamName, bytes: Buffer, liveOnly?: { offset: number }): void;
   /**
    * Bytes the backend did not put into events (read them from the output route);
    * kept: false when it did not keep them at all (past its output cap). What the sink
@@ -333,7 +336,8 @@ export function createEventHandler(
         const fresh = offset >= tail.end ? bytes : bytes.subarray(tail.end - offset);
         if (offset > tail.end) tail.end = offset; // bytes before were never in events
         tail.append(fresh);
-        sinks.onOutput?.(stream, fresh);
+        if (data.kept === false) sinks.onOutput?.(stream, fresh, { offset: offset + bytes.length - fresh.length });
+        else sinks.onOutput?.(stream, fresh);
         return "continue";
       }
       case "gap": {

@@ -177,8 +177,24 @@ export const ERRORS = {
   },
   sandbox_not_running: {
     status: 409,
-    meaning: "a port forward to a sandbox whose environment does not run (stopped): nothing in it listens",
-    details: { sandbox_id: Type.String(), port: Count() },
+    meaning:
+      "a port forward to a sandbox whose environment does not run (stopped): nothing in it listens; or a pause of one: nothing to pause",
+    details: { sandbox_id: Type.String(), port: Type.Optional(Count({ description: "The port (a port forward)." })) },
+  },
+  sandbox_paused: {
+    status: 409,
+    meaning:
+      "a command (execute, process start) asked of a paused sandbox: nothing ran; resume it first (`details.next`)",
+    details: {
+      sandbox_id: Type.String(),
+      next: Type.String({ description: "The command that resumes it: sbx sandbox resume NAME." }),
+    },
+  },
+  pause_unavailable: {
+    status: 400,
+    meaning:
+      "a pause where no cgroup freezer holds the sandbox's processes (isolation none, not root); `details.reason`",
+    details: { reason: Type.String() },
   },
   connection_refused: {
     status: 502,

@@ -173,6 +173,10 @@ export const ErrorCodes = {
   invalidCursor: "invalid_cursor",
   /** A port forward to a sandbox whose environment does not run (stopped): nothing in it listens (sbx). */
   sandboxNotRunning: "sandbox_not_running",
+  /** A command (execute, process start) asked of a paused sandbox; nothing ran; `sbx sandbox resume` (sbx). */
+  sandboxPaused: "sandbox_paused",
+  /** A pause asked where no cgroup freezer holds the sandbox's processes; details.reason says why (sbx). */
+  pauseUnavailable: "pause_unavailable",
   /** A port forward whose port inside the sandbox takes no connection: nothing listens there (sbx). */
   connectionRefused: "connection_refused",
   /** A WebSocket route (terminal, port forward) asked without a WebSocket upgrade. */

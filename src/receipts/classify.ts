@@ -245,6 +245,7 @@ const REFUSING_CONFLICTS: readonly string[] = [
   ErrorCodes.jobIdConflict,
   ErrorCodes.requestIdConflict,
   ErrorCodes.processNameInUse,
+  ErrorCodes.sandboxPaused,
 ];
 
 function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Purpose, kind: RequestKind): Classified {

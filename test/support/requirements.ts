@@ -31,6 +31,7 @@ const cgroupControllers = (() => {
     memory: probe.controller("memory"),
     pids: probe.controller("pids"),
     cpu: probe.controller("cpu"),
+    freezer: probe.controller("freezer"),
     cpuTime: probe.measuredPlaces("probe").cpuacct,
   };
   probe.close();
@@ -121,6 +122,8 @@ const NEEDS = {
   cgroupPids: { met: !("problem" in cgroupControllers.pids), why: cgroupWhy("pids") },
   /** The cpu controller likewise. */
   cgroupCpu: { met: !("problem" in cgroupControllers.cpu), why: cgroupWhy("cpu") },
+  /** The cgroup freezer (v1's freezer controller as root, or v2's cgroup.freeze in a delegated subtree): sandbox pause. */
+  cgroupFreezer: { met: !("problem" in cgroupControllers.freezer), why: cgroupWhy("freezer") },
   /** CPU time counted per cgroup (v1's cpuacct, or v2's cpu.stat): a command's own CPU time (limits/usage.ts). */
   cgroupCpuTime: { met: !("problem" in cgroupControllers.cpuTime), why: cgroupWhy("cpuTime") },
   /** A workspace of its own size can be made here (root, loop devices, mkfs.ext4), as the backend finds it. */

@@ -186,8 +186,6 @@ export async function createTrafficValidator(document: Doc): Promise<(ex: WireEx
             problems.push(`event type ${JSON.stringify(event.event)} is not documented`);
             return;
           }
-          if (event.id === undefined || !/^[1-9][0-9]*$/.test(event.id))
-            problems.push(`event id ${event.id} is not a sequence`);
           let data: unknown;
           try {
             data = JSON.parse(event.data);
@@ -195,6 +193,10 @@ export async function createTrafficValidator(document: Doc): Promise<(ex: WireEx
             problems.push(`event ${event.event} data does not parse`);
             return;
           }
+          // Output past the cap, sent live (docs/protocol.md): an `output` with kept: false and no id.
+          const liveOnly = event.event === "output" && (data as { kept?: unknown }).kept === false;
+          if (liveOnly ? event.id !== undefined : event.id === undefined || !/^[1-9][0-9]*$/.test(event.id))
+            problems.push(liveOnly ? `live output has an id (${event.id})` : `event id ${event.id} is not a sequence`);
           const validate = eventValidator(schema);
           if (!validate(data)) problems.push(`event ${event.event} ${event.id}: ${describeErrors(validate.errors)}`);
         },

@@ -257,7 +257,8 @@ export class EnvironmentEndedError extends Error {
 }
 
 export interface EnvironmentStatus {
-  state: "running" | "starting" | "stopped";
+  /** paused: its processes frozen (the registry says it; a driver never answers it). */
+  state: "running" | "starting" | "paused" | "stopped";
   /** When the running environment started (ISO 8601), or null. */
   started_at: string | null;
   /** The host pid of its init, or null. */

@@ -30,6 +30,7 @@ import {
   readOutputRange,
 } from "./output-files.js";
 import { type DraftEvent, EventDrafter, type StreamEnds } from "./event-drafter.js";
+import { LIVE_QUEUE_MAX_BYTES, LiveOutput, type LiveReader } from "./live-output.js";
 
 export const DEFAULT_EVENT_FLUSH_MS = 25;
 /** Events kept per execution; older ones are folded into a `reset` snapshot. */
@@ -47,6 +48,8 @@ export interface EventLogOptions {
   outputBudget?: number;
   /** Bytes of each stream an execution's output file keeps. Default 256 MiB. */
   outputMaxBytes?: number;
+  /** Bytes past the cap a live reader may be behind before the run is paused (live-output.ts). */
+  liveQueueMaxBytes?: number;
   log?: (line: string) => void;
   /** The backend's clock: every event's `at`, and when a gap event is due. Default Date.now. */
   now?: () => number;
@@ -77,6 +80,7 @@ export class EventLog {
   private readonly retainEvents: number | null;
   private readonly outputBudget: number;
   private readonly outputMaxBytes: number;
+  private readonly liveQueueMaxBytes: number;
   private readonly log: (line: string) => void;
   /** The backend's clock (EventLogOptions.now). */
   readonly now: () => number;
@@ -97,6 +101,7 @@ export class EventLog {
     this.retainEvents = retain === null ? null : Math.max(2, retain);
     this.outputBudget = opts.outputBudget ?? EVENT_OUTPUT_BUDGET;
     this.outputMaxBytes = opts.outputMaxBytes ?? DEFAULT_EXECUTION_OUTPUT_MAX_BYTES;
+    this.liveQueueMaxBytes = opts.liveQueueMaxBytes ?? LIVE_QUEUE_MAX_BYTES;
     this.log = opts.log ?? (() => {});
     this.now = opts.now ?? Date.now;
   }
@@ -114,7 +119,7 @@ export class EventLog {
   open(executionId: string, sandboxId: string): EventWriter {
     const files = OutputFiles.create(this.outputDir(sandboxId, executionId), this.outputMaxBytes);
     const drafter = new EventDrafter(this.outputBudget, EVENT_OUTPUT_CHUNK_LIMIT, this.outputMaxBytes);
-    const writer = new EventWriter(this, executionId, files, drafter);
+    const writer = new EventWriter(this, executionId, files, drafter, this.liveQueueMaxBytes);
     this.writers.set(executionId, writer);
     return writer;
   }
@@ -239,6 +244,14 @@ export class EventLog {
     this.notify(executionId);
   }
 
+  /**
+   * A reader of the output a running execution writes past the cap from now on
+   * (live-output.ts), or null when it does not run here (any more).
+   */
+  followLive(executionId: string): LiveReader | null {
+    return this.writers.get(executionId)?.live.follow() ?? null;
+  }
+
   /** Calls `fn` after each committed batch of an execution's events. Returns the unsubscribe. */
   subscribe(executionId: string, fn: () => void): () => void {
     return this.subscribers.watch(executionId, fn);
@@ -345,13 +358,22 @@ export class EventLog {
 /** Writes one running execution's events and full output. */
 export class EventWriter {
   private sequence = 0;
+  /** Its readers of the output past the cap (delivered live, never kept). */
+  readonly live: LiveOutput;
 
   constructor(
     private readonly owner: EventLog,
     readonly executionId: string,
     readonly files: OutputFiles,
     readonly drafter: EventDrafter,
-  ) {}
+    liveQueueMaxBytes: number,
+  ) {
+    // Paused for a reader behind: the gaps it waits for are drafted now, not within the second.
+    this.live = new LiveOutput(liveQueueMaxBytes, () => {
+      this.drafter.releaseGaps(this.owner.now(), true);
+      this.owner.schedule();
+    });
+  }
 
   /**
    * The first event. Put first even if output was already drafted (a program that
@@ -387,7 +409,10 @@ export class EventWriter {
   output(stream: OutputStream, chunk: Buffer): void {
     // The file first: once an event covers these bytes, they are readable by offset
     // (up to the file's cap; past it only `output` events, if any, have them).
-    this.files.append(stream, chunk);
+    const offset = this.files.offered(stream);
+    const kept = this.files.append(stream, chunk);
+    // Past the cap: to the readers following it live, and to no file or event.
+    if (kept < chunk.length && this.live.hasReaders) this.live.offer(stream, offset + kept, chunk.subarray(kept));
     this.drafter.output(stream, chunk, this.owner.nowIso());
     this.owner.schedule();
   }
@@ -402,6 +427,7 @@ export class EventWriter {
     this.drafter.releaseGaps(this.owner.now(), true);
     this.drafter.push("exit", ending.exit, at);
     this.drafter.push("end", ending.end, at);
+    this.live.release();
     try {
       this.files.close({ sync: true });
     } catch {

@@ -263,6 +263,8 @@ export class ExecutionManager {
       writer.finish(endingOf(end), () => this.store.finishExecution(executionId, end));
       return this.get(executionId)!;
     }
+    // A reader behind on the output past the cap holds the command's output back (live-output.ts).
+    writer.live.pacedBy({ pause: () => handle.pauseOutput(), resume: () => handle.resumeOutput() });
     const startedAt = handle.startedAt.toISOString();
     const group = {
       pgid: handle.pgid,

@@ -54,19 +54,25 @@ export class OutputFiles {
     return this.droppedBytes[stream] > 0;
   }
 
-  /** Appends what fits under the cap; the rest is only counted. */
-  append(stream: OutputStream, chunk: Buffer): void {
+  /** Bytes of the stream offered so far, kept or not: the offset of the next chunk. */
+  offered(stream: OutputStream): number {
+    return this.keptBytes[stream] + this.droppedBytes[stream];
+  }
+
+  /** Appends what fits under the cap; the rest is only counted. Returns how many bytes of the chunk fit. */
+  append(stream: OutputStream, chunk: Buffer): number {
     const room = Math.max(0, this.maxBytes - this.keptBytes[stream]);
     const keep = Math.min(room, chunk.length);
     this.droppedBytes[stream] += chunk.length - keep;
     const fd = this.fds[stream];
-    if (fd === null || keep === 0) return;
+    if (fd === null || keep === 0) return keep;
     let written = 0;
     try {
       while (written < keep) written += fs.writeSync(fd, chunk, written, keep - written);
     } finally {
       this.keptBytes[stream] += written;
     }
+    return keep;
   }
 
   /** Closes both files; with `sync`, their data reaches the disk first (a file with none has nothing to sync). */

@@ -82,6 +82,13 @@ export interface RunHandle {
   discard(): void;
   /** The run's terminal while it runs on one; null otherwise. */
   readonly terminal: RunTerminal | null;
+  /**
+   * Stops reading the command's output (its pipes fill and its writes wait) until
+   * resumeOutput(): a reader of its output past the cap is behind (live-output.ts). A
+   * no-op on a terminal, and once the run is being ended (its output then flows again).
+   */
+  pauseOutput(): void;
+  resumeOutput(): void;
 }
 
 export interface ExecutionRunnerOptions {
@@ -126,6 +133,8 @@ class LocalRun implements RunHandle {
   private startFailure: string | null = null;
   private ending: "timed_out" | "cancelled" | null = null;
   private settled = false;
+  /** pauseOutput() holds the command's output back. */
+  private outputPaused = false;
   /** The timeout, until the run proceeds (then its timer is armed). */
   private timeoutMs: number | null = null;
 
@@ -202,6 +211,24 @@ class LocalRun implements RunHandle {
     this.end("cancelled");
   }
 
+  pauseOutput(): void {
+    if (this.settled || this.ending !== null) return;
+    this.outputPaused = true;
+    for (const pipe of this.outputPipes()) pipe.pause();
+  }
+
+  resumeOutput(): void {
+    if (!this.outputPaused) return;
+    this.outputPaused = false;
+    for (const pipe of this.outputPipes()) pipe.resume();
+  }
+
+  private outputPipes(): NodeJS.ReadableStream[] {
+    const child = this.group.child;
+    if (!child || this.group.terminal !== null) return [];
+    return [child.stdout, child.stderr].filter((p): p is NonNullable<typeof p> => p !== null);
+  }
+
   abandon(): void {
     if (this.settled) return;
     this.settled = true;
@@ -212,6 +239,8 @@ class LocalRun implements RunHandle {
     // Once the leader exited, the outcome is its exit; only the linger is left.
     if (this.settled || this.ending !== null || this.pgid === null || this.exit !== null) return;
     this.ending = reason;
+    // A run being ended is never held back by a reader: its output flows until it is gone.
+    this.resumeOutput();
     this.group.terminate(this.killGraceMs, () => this.finish());
   }
 

@@ -33,6 +33,8 @@ import {
   sandboxStatsReply,
   listSandboxes,
   startSandbox,
+  pauseSandbox,
+  resumeSandbox,
   stopSandbox,
   updateSandbox,
 } from "./handlers/sandboxes.js";
@@ -68,6 +70,8 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.delete": deleteSandbox,
   "sandbox.stop": stopSandbox,
   "sandbox.start": startSandbox,
+  "sandbox.pause": pauseSandbox,
+  "sandbox.resume": resumeSandbox,
   "sandbox.portforward": terminalWithoutUpgrade,
   execute,
   "executions.list": listExecutions,

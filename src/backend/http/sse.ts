@@ -6,8 +6,8 @@
 // force a `reset`) are applied here.
 
 import type { ServerResponse } from "node:http";
-import type { ExecutionEventType } from "../../protocol/types.js";
-import type { EventLog, EventRow } from "../executions/index.js";
+import { EVENT_OUTPUT_CHUNK_LIMIT, type ExecutionEventType, type GapEventData } from "../../protocol/types.js";
+import type { EventLog, EventRow, LiveReader } from "../executions/index.js";
 import type { EventShaper, StreamFault } from "./faults.js";
 import { parseWholeNumber, type Reply } from "./replies.js";
 
@@ -21,9 +21,13 @@ const READ_BATCH = 256;
  */
 export const STREAMED: Reply = { kind: "json", status: 200, body: null };
 
-/** One SSE frame. `data` is one line of JSON (JSON.stringify never writes a newline). */
-export function formatSseFrame(id: number, type: string, data: string): string {
-  return `id: ${id}\nevent: ${type}\ndata: ${data}\n\n`;
+/**
+ * One SSE frame. `data` is one line of JSON (JSON.stringify never writes a newline).
+ * Without an id (null): output past the cap, sent live and in no log, leaves a
+ * reader's Last-Event-ID where it was.
+ */
+export function formatSseFrame(id: number | null, type: string, data: string): string {
+  return `${id === null ? "" : `id: ${id}\n`}event: ${type}\ndata: ${data}\n\n`;
 }
 
 export const SSE_PING = ": ping\n\n";
@@ -82,6 +86,8 @@ export async function serveEventStream(spec: EventStreamSpec): Promise<void> {
     wake?.();
   };
   const unsubscribe = events.subscribe(executionId, poke);
+  // Output past the cap, from now on, is sent live in place of its `gap` (live-output.ts).
+  const live = events.followLive(executionId);
   signal.addEventListener("abort", poke);
   const ping = setInterval(() => {
     if (!res.destroyed && !res.writableEnded) res.write(SSE_PING);
@@ -125,6 +131,15 @@ export async function serveEventStream(spec: EventStreamSpec): Promise<void> {
           continue;
         }
         const isEnd = row.type === "end";
+        if (live !== null && row.type === "gap") {
+          const gap = JSON.parse(row.data) as GapEventData & { kept?: boolean };
+          if (gap.kept === false) {
+            if (!(await sendLive(frames, live, row.sequence, gap))) return;
+            cursor = row.sequence;
+            rows = rows.slice(1);
+            continue;
+          }
+        }
         if (!(await frames.write(row.sequence, row.type, frameData(row, spec.shapeEvent), isEnd))) return;
         cursor = row.sequence;
         if (isEnd) return;
@@ -144,9 +159,40 @@ export async function serveEventStream(spec: EventStreamSpec): Promise<void> {
   } finally {
     clearInterval(ping);
     unsubscribe();
+    live?.close();
     signal.removeEventListener("abort", poke);
     if (!res.destroyed && !res.writableEnded) res.end();
   }
+}
+
+/**
+ * A `gap` of bytes past the cap, for a reader that followed them live: what it holds
+ * of them as `output` events without an id (`kept: false` in their data), and a `gap`
+ * with `kept: false` for each part it does not hold. The gap's id goes on its last
+ * frame only when that frame is a gap: after a reconnection the range comes again as
+ * a gap, and the reader skips what it already has by offset.
+ */
+async function sendLive(frames: FrameWriter, live: LiveReader, sequence: number, gap: GapEventData): Promise<boolean> {
+  const end = gap.offset + gap.bytes;
+  const pieces = live.take(gap.stream, gap.offset, gap.bytes);
+  let at = gap.offset;
+  const hole = (to: number) =>
+    frames.write(
+      to === end ? sequence : null,
+      "gap",
+      JSON.stringify({ stream: gap.stream, offset: at, bytes: to - at, kept: false }),
+      false,
+    );
+  for (const piece of pieces) {
+    if (piece.offset > at && !(await hole(piece.offset))) return false;
+    for (let i = 0; i < piece.bytes.length; i += EVENT_OUTPUT_CHUNK_LIMIT) {
+      const bytes = piece.bytes.subarray(i, i + EVENT_OUTPUT_CHUNK_LIMIT);
+      const data = { stream: gap.stream, offset: piece.offset + i, data: bytes.toString("base64"), kept: false };
+      if (!(await frames.write(null, "output", JSON.stringify(data), false))) return false;
+    }
+    at = piece.offset + piece.bytes.length;
+  }
+  return at >= end || hole(end);
 }
 
 function isOutput(type: string): boolean {
@@ -169,7 +215,7 @@ class FrameWriter {
   ) {}
 
   /** False when the stream must stop (cut, or the client left). */
-  async write(id: number, type: ExecutionEventType | string, data: string, isLast: boolean): Promise<boolean> {
+  async write(id: number | null, type: ExecutionEventType | string, data: string, isLast: boolean): Promise<boolean> {
     if (this.res.destroyed || this.signal.aborted) return false;
     const frame = formatSseFrame(id, type, data);
     this.written++;

@@ -26,6 +26,7 @@ import { workspaceOwner } from "./workspace-files.js";
 import { choosePublished, networkModeOf, networkStatus, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
+import { pauseSandbox, requireUnpaused, withPause } from "./pause.js";
 import { sandboxStats } from "./stats.js";
 import { checkedLimits, chooseIsolation, isolationUnavailable, limitsOf, noIsolationWarning } from "./settings.js";
 import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
@@ -200,10 +201,25 @@ export class SandboxRegistry {
     return this.drivers.driver(row.isolation);
   }
 
-  /** Refuses (isolation_unavailable) when the sandbox's driver cannot run commands on this backend. */
+  /**
+   * Refuses (isolation_unavailable) when the sandbox's driver cannot run commands on this
+   * backend, and (sandbox_paused) while it is paused (pause.ts).
+   */
   requireRunnable(row: SandboxRow): void {
     const probe = this.drivers.probe(row.isolation);
     if (!probe.available) throw isolationUnavailable(row.isolation, `sandbox ${row.name}: ${probe.reason}`);
+    requireUnpaused(this.drivers.limits, row);
+  }
+
+  /** Freezes every process of the sandbox (pause.ts); refused saying why it cannot be. */
+  async pause(row: SandboxRow): Promise<void> {
+    const target = { name: row.name, sandboxId: row.sandbox_id, isolation: row.isolation };
+    await pauseSandbox(this.drivers.limits, { ...target, driver: this.driver(row), placement: this.placement(row) });
+  }
+
+  /** Thaws the sandbox's processes (nothing when it is not paused). */
+  resume(row: SandboxRow): void {
+    this.drivers.limits.thaw(row.sandbox_id);
   }
 
   /** The sandbox with its driver, host workspace and (when asked) its size on disk. */
@@ -220,7 +236,10 @@ export class SandboxRegistry {
       limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
       network_status: networkStatus(networkModeOf(row), this.drivers.userNetwork),
       published: this.published.list(row.sandbox_id, publishedOf(row)),
-      environment: this.driver(row).environment?.(placement) ?? null,
+      environment: withPause(
+        this.driver(row).environment?.(placement) ?? null,
+        this.drivers.limits.frozen(row.sandbox_id),
+      ),
     };
   }
 
@@ -279,6 +298,7 @@ export class SandboxRegistry {
 
   /** Ends the sandbox's live environment and what is left in it; says what that was. */
   async stopEnvironment(row: SandboxRow): Promise<EnvironmentStopped> {
+    this.resume(row);
     return (await this.driver(row).stop?.(this.placement(row))) ?? { was_running: false, ended: [] };
   }
 
@@ -298,7 +318,11 @@ export class SandboxRegistry {
 
   /** The sandbox as listed: with its published ports, as bound and whether listened on now. */
   withPorts(row: SandboxRow): Sandbox {
-    return { ...toSandbox(row), published: this.published.list(row.sandbox_id, publishedOf(row)) };
+    return {
+      ...toSandbox(row),
+      ...(this.drivers.limits.frozen(row.sandbox_id) && { status: "paused" }),
+      published: this.published.list(row.sandbox_id, publishedOf(row)),
+    };
   }
 
   /** At start-up: uploads an earlier run was staging never completed; nothing of them was placed. */

@@ -13,7 +13,7 @@ export interface StatsSource {
   sandboxId: string;
   name: string;
   /** The sandbox's environment: running with its init's host pid, or not. */
-  state: "running" | "starting" | "stopped" | "none";
+  state: "running" | "starting" | "paused" | "stopped" | "none";
   initPid: number | null;
   limits: SandboxLimits;
   network: NetworkMode;

@@ -174,6 +174,8 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   const live = opts.stream && !opts.json && !opts.detach;
   // What of the output is not printed (live: counted as the stream goes).
   const liveMissing: OutputMissing = { stdout: 0, stderr: 0 };
+  // What was shown live past the backend's cap: in no record or replay.
+  const liveOnly = new LiveOnly();
   // `sbx exec --stream … | head -1`: once stdout has no reader, following stops at once.
   const readerGone = new AbortController();
   if (live) ctx.io.onStdoutGone(() => readerGone.abort());
@@ -195,7 +197,7 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     },
     {
       detach: opts.detach,
-      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox, liveMissing, readerGone.signal) } : {}),
+      ...(live ? { sinks: liveSinks(ctx, api, opts.sandbox, liveMissing, readerGone.signal, liveOnly) } : {}),
       ...(live ? { readerGone: readerGone.signal } : {}),
       ...(endpoint.autoStart ? { revive: () => reviveLocalDaemon(ctx, endpoint) } : {}),
       beforeSend: (receiptId, path) => {
@@ -224,7 +226,10 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
     : live
       ? liveMissing
       : await printExactOutput(ctx, api, doc);
-  if (live) sayLiveIncomplete(ctx, liveMissing);
+  if (live) {
+    liveOnly.say(ctx);
+    sayLiveIncomplete(ctx, liveMissing);
+  }
   const code = printDispatchOutcome(ctx, doc, opts.json, {
     outputShown: !opts.json,
     ...(opts.json && { jsonExtra: { output_complete: outputIsComplete(missing), output_not_kept_bytes: missing } }),
@@ -260,6 +265,30 @@ function stdoutClosed(ctx: Context, doc: ReceiptDocument, unrecorded: Error | nu
   return ExitCodes.stdoutClosed;
 }
 
+/** Bytes shown live past the backend's output cap, per stream: from which offset, how many. */
+class LiveOnly {
+  private readonly seen: Record<"stdout" | "stderr", { from: number; bytes: number } | null> = {
+    stdout: null,
+    stderr: null,
+  };
+
+  notKept(stream: "stdout" | "stderr", offset: number, bytes: number): void {
+    const was = this.seen[stream];
+    this.seen[stream] = { from: Math.min(was?.from ?? offset, offset), bytes: (was?.bytes ?? 0) + bytes };
+  }
+
+  /** After the stream: shown, but not kept (a replay or `sbx logs` will not have it). */
+  say(ctx: Context): void {
+    for (const stream of ["stdout", "stderr"] as const) {
+      const s = this.seen[stream];
+      if (s === null) continue;
+      ctx.io.info(
+        `sbx: ${s.bytes} bytes of ${stream} past byte ${s.from} were shown live but not kept by the backend (its output cap): no replay or record has them`,
+      );
+    }
+  }
+}
+
 /** After a live stream, once more at its end: what of it was not shown. */
 function sayLiveIncomplete(ctx: Context, missing: OutputMissing): void {
   for (const stream of ["stdout", "stderr"] as const) {
@@ -289,6 +318,7 @@ function liveSinks(
   sandbox: string,
   missing: OutputMissing,
   readerGone: AbortSignal,
+  shown: LiveOnly,
 ): FollowSinks {
   let executionId: string | null = null;
   const write = (stream: "stdout" | "stderr", bytes: Buffer) =>
@@ -297,7 +327,10 @@ function liveSinks(
     onStarted: (eid) => {
       executionId = eid;
     },
-    onOutput: write,
+    onOutput: (stream, bytes, liveOnly) => {
+      write(stream, bytes);
+      if (liveOnly) shown.notKept(stream, liveOnly.offset, bytes.length);
+    },
     onGap: async (stream, offset, bytes, kept, fill) => {
       const notShown = (n: number | null) => {
         const was = missing[stream];

@@ -170,6 +170,12 @@ export const OutputEventData = named(
     stream: OutputStream,
     offset: Count({ description: "Byte offset of this chunk in its stream." }),
     data: Base64({ description: "At most 64 KiB of raw bytes." }),
+    kept: Type.Optional(
+      Type.Literal(false, {
+        description:
+          "false: bytes past the backend's full-output cap, sent live to this reader only (an SSE frame without id); no replay has them.",
+      }),
+    ),
   }),
 );
 export type OutputEventData = Static<typeof OutputEventData>;

@@ -8,8 +8,9 @@ export const SandboxStats = named(
   Type.Object({
     sandbox_id: Type.String(),
     name: Type.String(),
-    state: StringEnum(["running", "starting", "stopped", "none"], {
-      description: "Its environment's state; none: its driver keeps no environment (none).",
+    state: StringEnum(["running", "starting", "paused", "stopped", "none"], {
+      description:
+        "Its environment's state (paused: frozen by sbx sandbox pause); none: its driver keeps no environment (none).",
     }),
     sampled_at: Type.String({ description: "When these figures were read (ISO 8601)." }),
     cpu_usage_us: Nullable(

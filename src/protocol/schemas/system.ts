@@ -222,8 +222,9 @@ export type SandboxCreateRequest = Omit<Static<typeof SandboxCreateRequest>, "is
 export const SandboxEnvironment = named(
   "SandboxEnvironment",
   Type.Object({
-    state: StringEnum(["running", "starting", "stopped"], {
-      description: "stopped: nothing runs; the next command (or POST …/start) starts it.",
+    state: StringEnum(["running", "starting", "paused", "stopped"], {
+      description:
+        "stopped: nothing runs; the next command (or POST …/start) starts it. paused: every process frozen (POST …/pause); POST …/resume thaws them.",
     }),
     started_at: Nullable(Timestamp()),
     init_pid: Nullable(Type.Integer({ description: "The host pid of its init." })),
@@ -235,7 +236,10 @@ export type SandboxEnvironment = Static<typeof SandboxEnvironment>;
 const sandboxFields = {
   sandbox_id: Type.String({ description: "sbx_…" }),
   name: Type.String(),
-  status: Type.String({ description: '"ready"; "deleted" in the answer of a DELETE.' }),
+  status: Type.String({
+    description:
+      '"ready"; "paused" while its processes are frozen (POST …/pause); "deleted" in the answer of a DELETE.',
+  }),
   isolation: Isolation,
   network: Type.Boolean({ description: "Whether its commands have a network beyond their own loopback." }),
   network_mode: NetworkMode,

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { SandboxLimits } from "../../../protocol/types.js";
+import { freeze, isFrozen, thaw } from "./freezer.js";
 import {
   type CgroupSetting,
   type CgroupVersion,
@@ -29,12 +30,21 @@ import {
 
 export const CONTROLLERS: readonly Controller[] = ["memory", "pids", "cpu"];
 
+/**
+ * The hierarchies a sandbox's processes join: the limits' controllers, and the freezer
+ * that pauses them (freezer.ts): v1's `freezer` controller, or v2's cgroup.freeze, which
+ * every non-root v2 cgroup has (no controller to enable).
+ */
+export type Hierarchy = Controller | "freezer";
+export const HIERARCHIES: readonly Hierarchy[] = [...CONTROLLERS, "freezer"];
+
 /** The file that lists a cgroup v1 controller's knob, to tell a hierarchy that has it. */
-const V1_MARKER: Record<Controller | "cpuacct", string> = {
+const V1_MARKER: Record<Hierarchy | "cpuacct", string> = {
   cpuacct: "cpuacct.usage",
   memory: "memory.limit_in_bytes",
   pids: "pids.max",
   cpu: "cpu.cfs_quota_us",
+  freezer: "freezer.state",
 };
 
 /** Where one controller can be used: the daemon's own cgroup directory in its hierarchy. */
@@ -45,7 +55,7 @@ export interface ControllerPlace {
 }
 
 /** Per controller: where it is mounted for this process, or why it is not. */
-export type CgroupPlan = Record<Controller, ControllerPlace | { missing: string }>;
+export type CgroupPlan = Record<Hierarchy, ControllerPlace | { missing: string }>;
 
 /**
  * Where each controller is, from /proc/self/mountinfo and /proc/self/cgroup (pure).
@@ -58,7 +68,7 @@ export function planCgroups(
   selfCgroup: string,
   v2Controllers: (ownDir: string) => string[] | null,
 ): CgroupPlan {
-  return planFor(mountinfo, selfCgroup, v2Controllers, CONTROLLERS) as CgroupPlan;
+  return planFor(mountinfo, selfCgroup, v2Controllers, HIERARCHIES) as CgroupPlan;
 }
 
 /**
@@ -107,8 +117,9 @@ function planFor(
   for (const controller of controllers) {
     const v1Dir = v1.get(controller);
     if (v1Dir !== undefined) plan[controller] = { version: 1, ownDir: v1Dir };
-    else if (v2 !== null && offered?.includes(controller)) plan[controller] = { version: 2, ownDir: v2 };
-    else if (v2 !== null) {
+    else if (v2 !== null && (controller === "freezer" || offered?.includes(controller))) {
+      plan[controller] = { version: 2, ownDir: v2 };
+    } else if (v2 !== null) {
       plan[controller] = {
         missing: `the ${controller} controller is not delegated to the daemon's cgroup (${v2}: cgroup.controllers has ${offered?.join(" ") || "nothing"})`,
       };
@@ -160,7 +171,7 @@ const LEAVE_TRIES = 100;
 
 /** The cgroups of one backend's sandboxes. */
 export class CgroupLimits {
-  private readonly state: Record<Controller, ControllerState>;
+  private readonly state: Record<Hierarchy, ControllerState>;
   /** Where CPU time is counted (no limit: cpuacct in v1, cpu.stat in v2). */
   private readonly accounting: ControllerState;
   readonly name: string;
@@ -172,8 +183,8 @@ export class CgroupLimits {
       opts.selfCgroup ?? readText("/proc/self/cgroup") ?? "",
       (dir) => readText(path.join(dir, "cgroup.controllers"))?.trim().split(/\s+/).filter(Boolean) ?? null,
     );
-    this.state = {} as Record<Controller, ControllerState>;
-    for (const controller of CONTROLLERS) this.state[controller] = this.check(controller, plan[controller]);
+    this.state = {} as Record<Hierarchy, ControllerState>;
+    for (const controller of HIERARCHIES) this.state[controller] = this.check(controller, plan[controller]);
     this.accounting = this.check(
       "cpuacct",
       planAccounting(
@@ -194,7 +205,7 @@ export class CgroupLimits {
   }
 
   /** How each controller is used here, or why not (for limit_status and /health). */
-  controller(controller: Controller): { version: CgroupVersion; base: string } | { problem: string } {
+  controller(controller: Hierarchy): { version: CgroupVersion; base: string } | { problem: string } {
     return this.state[controller];
   }
 
@@ -302,8 +313,36 @@ export class CgroupLimits {
     return gone;
   }
 
+  /**
+   * Freezes every process of the sandbox (freezer.ts); resolves once they all stopped.
+   * Throws saying why not: no freezer here, or the sandbox has no cgroup (not running).
+   */
+  async freeze(sandboxId: string): Promise<void> {
+    const st = this.state.freezer;
+    if ("problem" in st) throw new Error(st.problem);
+    if (!SANDBOX_DIR.test(sandboxId)) throw new Error(`not a sandbox id: ${JSON.stringify(sandboxId)}`);
+    const dir = path.join(st.base, sandboxId);
+    if (!fs.existsSync(dir)) throw new Error("the sandbox has no cgroup: it does not run");
+    await freeze(dir, st.version);
+  }
+
+  /** Thaws the sandbox's processes (nothing when it is not frozen, or has no freezer here). */
+  thaw(sandboxId: string): void {
+    const st = this.state.freezer;
+    if (!("problem" in st)) thaw(path.join(st.base, sandboxId), st.version);
+  }
+
+  /** Whether the sandbox's processes are frozen (or freezing) now. */
+  frozen(sandboxId: string): boolean {
+    const st = this.state.freezer;
+    if ("problem" in st || !SANDBOX_DIR.test(sandboxId)) return false;
+    return isFrozen(path.join(st.base, sandboxId), st.version);
+  }
+
   /** Ends every process left in the sandbox's cgroup and removes it (sandbox removed, daemon stopping or recovering). */
   remove(sandboxId: string): { killed: number; removed: boolean } {
+    // A frozen process (v1) dies of SIGKILL only once thawed.
+    this.thaw(sandboxId);
     let killed = 0;
     for (let attempt = 0; attempt < 100; attempt++) {
       const pids = this.processes(sandboxId);
@@ -346,6 +385,8 @@ export class CgroupLimits {
     const removed: string[] = [];
     let killed = 0;
     for (const sandboxId of this.sandboxes()) {
+      // Paused when that daemon died: its processes could not even die (v1) until thawed.
+      this.thaw(sandboxId);
       if (exists(sandboxId)) {
         if (this.removeIfEmpty(sandboxId)) removed.push(sandboxId);
         continue;
@@ -381,7 +422,7 @@ export class CgroupLimits {
   }
 
   /** Whether the controller's place can be used: the base made (and, v2, the controller enabled down to it). */
-  private check(controller: Controller | "cpuacct", place: ControllerPlace | { missing: string }): ControllerState {
+  private check(controller: Hierarchy | "cpuacct", place: ControllerPlace | { missing: string }): ControllerState {
     if ("missing" in place) return { problem: place.missing };
     const base = path.join(place.ownDir, this.name);
     try {
@@ -389,10 +430,17 @@ export class CgroupLimits {
     } catch (err) {
       return { problem: `cannot make cgroup ${base}: ${errno(err)}` };
     }
-    if (!fs.existsSync(path.join(base, place.version === 1 ? V1_MARKER[controller] : "cgroup.procs"))) {
-      return { problem: `${base} is not a cgroup with the ${controller} controller` };
+    const marker =
+      place.version === 1 ? V1_MARKER[controller] : controller === "freezer" ? "cgroup.freeze" : "cgroup.procs";
+    if (!fs.existsSync(path.join(base, marker))) {
+      return {
+        problem:
+          controller === "freezer" && place.version === 2
+            ? `${base} has no cgroup.freeze (the cgroup v2 freezer needs Linux 5.2 or later)`
+            : `${base} is not a cgroup with the ${controller} controller`,
+      };
     }
-    if (place.version === 2 && controller !== "cpuacct") {
+    if (place.version === 2 && controller !== "freezer" && controller !== "cpuacct") {
       // v2: a controller reaches a cgroup only when every parent enables it for its children.
       for (const dir of [place.ownDir, base]) {
         const problem = enableV2(dir, controller);

@@ -116,6 +116,53 @@ export class Limiter {
   }
 
   /**
+   * Why a sandbox of this isolation cannot be paused here, or null when it can: its
+   * processes are in a freezer cgroup (cgroups.ts, freezer.ts).
+   */
+  pauseProblem(isolation: Isolation): string | null {
+    if (isolation === "none")
+      return "isolation none runs commands as plain processes of the daemon's, in no cgroup of the sandbox's";
+    const cgroups = this.opts.cgroups;
+    if ("problem" in cgroups) return `no cgroup freezer: ${cgroups.problem}`;
+    const st = cgroups.controller("freezer");
+    return "problem" in st ? `no cgroup freezer: ${st.problem}` : null;
+  }
+
+  /** How a pause is done here (for sandbox show and the docs' words), or null where it cannot be. */
+  pauseMechanism(): string | null {
+    const cgroups = this.opts.cgroups;
+    if ("problem" in cgroups) return null;
+    const st = cgroups.controller("freezer");
+    if ("problem" in st) return null;
+    return st.version === 1 ? "cgroup v1 freezer (freezer.state)" : "cgroup v2 freezer (cgroup.freeze)";
+  }
+
+  /** Freezes the sandbox's processes; resolves once they all stopped (throws saying why not). */
+  freeze(sandboxId: string): Promise<void> {
+    const cgroups = this.opts.cgroups;
+    if ("problem" in cgroups) return Promise.reject(new Error(cgroups.problem));
+    return cgroups.freeze(sandboxId);
+  }
+
+  /** Thaws the sandbox's processes (nothing when they are not frozen). */
+  thaw(sandboxId: string): void {
+    const cgroups = this.opts.cgroups;
+    if (!("problem" in cgroups)) cgroups.thaw(sandboxId);
+  }
+
+  /** Whether the sandbox's processes are frozen now. */
+  frozen(sandboxId: string): boolean {
+    const cgroups = this.opts.cgroups;
+    return !("problem" in cgroups) && cgroups.frozen(sandboxId);
+  }
+
+  /** The backend stops: every paused sandbox is thawed, so that its runs can be ended. */
+  thawAll(): void {
+    const cgroups = this.opts.cgroups;
+    if (!("problem" in cgroups)) for (const id of cgroups.sandboxes()) cgroups.thaw(id);
+  }
+
+  /**
    * How a command about to start in a live sandbox is measured (usage.ts): a cgroup of its
    * own below the sandbox's, named `cmd-<run>`; or, without cgroups, nothing, said why.
    */

@@ -1,5 +1,5 @@
 // Sandbox routes: POST /sandbox/create, GET /sandboxes, GET, PATCH and DELETE /sandbox/{id},
-// POST /sandbox/{id}/stop and /start (its live environment).
+// POST /sandbox/{id}/stop and /start (its live environment), /pause and /resume (its processes frozen).
 
 import type {
   SandboxCreateRequest,
@@ -76,6 +76,8 @@ export function deleteSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
     const { sandboxes, runs, executions, processes, jobs } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
+    // A paused sandbox's processes end only once thawed.
+    sandboxes.resume(row);
     if (ctx.query.get("force") === "true") {
       // Executions cancelled, processes stopped, jobs cancelled (queued ones first); once their ends are stored.
       sandboxes.disconnect(row, "the sandbox was removed");
@@ -101,6 +103,8 @@ export function stopSandbox(ctx: RequestContext): Promise<Reply> {
     const { sandboxes, runs } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
     const live = runs.countIn(row.sandbox_id);
+    // A paused sandbox's processes end only once thawed.
+    sandboxes.resume(row);
     // Connections to its ports end first, saying so (not as if their server had closed them).
     sandboxes.disconnect(row, "the sandbox stopped");
     const unstarted = await runs.endAllIn(row.sandbox_id, "sandbox_stopped");
@@ -124,6 +128,32 @@ export function startSandbox(ctx: RequestContext): Promise<Reply> {
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
     sandboxes.ensureWorkspace(row.sandbox_id, row);
     await sandboxes.startEnvironment(row);
+    const details = sandboxes.details(row, false);
+    return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
+  });
+}
+
+/**
+ * Freezes every process of the sandbox (docs/operations.md, "Pause and resume");
+ * answers the sandbox once they all stopped. Refused where no freezer holds them
+ * (pause_unavailable) and when its environment does not run (sandbox_not_running).
+ */
+export function pauseSandbox(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const { sandboxes } = ctx.services;
+    const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
+    await sandboxes.pause(row);
+    const details = sandboxes.details(row, false);
+    return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
+  });
+}
+
+/** Thaws the sandbox's processes: they go on where they stopped. One not paused is answered as it is. */
+export function resumeSandbox(ctx: RequestContext): Promise<Reply> {
+  return runFixedAnswerMutation(ctx, async () => {
+    const { sandboxes } = ctx.services;
+    const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
+    sandboxes.resume(row);
     const details = sandboxes.details(row, false);
     return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
   });

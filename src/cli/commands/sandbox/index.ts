@@ -1,4 +1,4 @@
-// sbx sandbox: create, list, show, stop, start and remove sandboxes.
+// sbx sandbox: create, list, show, stop, start, pause, resume and remove sandboxes.
 // Here: the declarations of its verbs (what --help, the man page and the completions
 // read); each verb's run code is its own module, loaded only when that verb runs.
 
@@ -14,7 +14,18 @@ export function register(program: Command, bind: Bind): void {
     description:
       "A sandbox is a workspace where commands run; inside it /workspace is its own directory.\n" +
       "The embedded backend creates `default` on first use.",
-    verbs: [declareCreate, declareList, declareShow, declareStats, declareUpdate, declareStop, declareStart, declareRm],
+    verbs: [
+      declareCreate,
+      declareList,
+      declareShow,
+      declareStats,
+      declareUpdate,
+      declareStop,
+      declareStart,
+      declarePause,
+      declareResume,
+      declareRm,
+    ],
     examples: [
       { command: "sbx sandbox create build", description: "a sandbox named build" },
       { command: "sbx sandbox list", description: "all sandboxes" },
@@ -181,6 +192,36 @@ function declareStart(noun: Command, bind: Bind): void {
     .action(bind(() => import("./start.js")));
   declareCompletion(cmd, "<id>", "sandbox-name");
   withExamples(cmd, [{ command: "sbx sandbox start web", description: "start web's environment" }]);
+}
+
+function declarePause(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("pause")
+    .summary("freeze every process of a sandbox")
+    .description(
+      "Freeze every process of a running sandbox (the cgroup freezer): they use no CPU and\n" +
+        "stay where they are, with their memory, /tmp, connections and terminals, until\n" +
+        "`sbx sandbox resume`. Meanwhile a new command in it is refused (409 sandbox_paused),\n" +
+        "timeouts keep counting, and bytes to its ports and terminals wait. Refused, saying\n" +
+        "why, where no freezer holds its processes (isolation none, a daemon not root).",
+    )
+    .argument("<id>", "sandbox id or name")
+    .option("--json", "print the sandbox as JSON")
+    .action(bind(() => import("./pause.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
+  withExamples(cmd, [{ command: "sbx sandbox pause build", description: "freeze build; resume it later" }]);
+}
+
+function declareResume(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("resume")
+    .summary("thaw a paused sandbox")
+    .description("Thaw a paused sandbox's processes: they go on where they stopped.")
+    .argument("<id>", "sandbox id or name")
+    .option("--json", "print the sandbox as JSON")
+    .action(bind(() => import("./resume.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
+  withExamples(cmd, [{ command: "sbx sandbox resume build", description: "build's processes go on" }]);
 }
 
 function declareRm(noun: Command, bind: Bind): void {

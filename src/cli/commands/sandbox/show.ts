@@ -68,7 +68,7 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
       "environment",
       env.state === "stopped"
         ? "stopped (the next command starts it)"
-        : `${env.state} since ${env.started_at ?? "?"}, ${env.processes} process${env.processes === 1 ? "" : "es"} (init pid ${env.init_pid ?? "?"})`,
+        : `${env.state === "paused" ? "paused (frozen; sbx sandbox resume thaws it), started" : env.state} since ${env.started_at ?? "?"}, ${env.processes} process${env.processes === 1 ? "" : "es"} (init pid ${env.init_pid ?? "?"})`,
     ]);
   }
   // Without isolation commands see the workspace at its host path, not at /workspace.
