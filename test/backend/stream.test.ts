@@ -75,6 +75,8 @@ describe("execute with stream: true", () => {
       system_error: null,
       record_pending: false,
       finished_at: expect.any(String),
+      // What the command used (docs/operations.md, "Per-command usage"): its own figures or why not.
+      usage: expect.objectContaining({ measured_by: expect.any(String), limits_hit: [] }),
     });
     expect(frames[4]!.data).toEqual({ state: "complete" });
 

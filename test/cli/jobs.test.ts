@@ -35,6 +35,7 @@ const JOB_SUMMARY_FIELDS = [
   "finished_at",
   "output_bytes",
   "output_omitted_bytes",
+  "usage",
 ];
 const JOB_RECORD_FIELDS = [...JOB_SUMMARY_FIELDS, "output", "output_next_seq"];
 const CHUNK_FIELDS = ["seq", "stream", "offset", "data"];
