@@ -67,6 +67,7 @@ describeIsolations("cancel", (isolation) => {
             system_error: null,
             record_pending: false,
             finished_at: expect.any(String),
+            usage: expect.objectContaining({ measured_by: expect.any(String) }),
           },
         ],
         ["end", { state: "complete" }],

@@ -63,6 +63,8 @@ describeIsolations("executions", (isolation) => {
         // started, output, exit, end
         last_event_id: 4,
         recovery: null,
+        // What the command used, or why it was not measured (docs/operations.md, "Per-command usage").
+        usage: expect.objectContaining({ measured_by: expect.any(String), limits_hit: [] }),
       });
     });
 

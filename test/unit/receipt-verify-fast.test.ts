@@ -100,7 +100,7 @@ const TAMPERS: Array<[string, (ids: string[]) => Array<[string, ...unknown[]]>]>
     "a forged receipt",
     ([a]) => [
       [
-        "INSERT INTO receipts SELECT 'rcp_forged', kind, api_url, sandbox_id, idempotency_key, method, path, body, body_sha256, created_at, NULL, 'dispatched', NULL, NULL, profile FROM receipts WHERE receipt_id = ?",
+        "INSERT INTO receipts SELECT 'rcp_forged', kind, api_url, sandbox_id, idempotency_key, method, path, body, body_sha256, created_at, NULL, 'dispatched', NULL, NULL, profile, mcp_tool, mcp_request_id FROM receipts WHERE receipt_id = ?",
         a,
       ],
     ],
