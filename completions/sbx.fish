@@ -111,8 +111,6 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox list'
         case 'sandbox|show'
             set -g __sbx_next 'sandbox show'
-        case 'sandbox|stats'
-            set -g __sbx_next 'sandbox stats'
         case 'sandbox|update'
             set -g __sbx_next 'sandbox update'
         case 'sandbox|stop'
@@ -227,43 +225,45 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--image' 'sandbox create|--memory'
             return 0
-        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url'
+        case 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url'
             return 0
-        case 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|--memory' 'sandbox update|--pids'
+        case 'sandbox list|-l' 'sandbox list|--label' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url'
             return 0
-        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|--profile'
+        case 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
+            return 0
+        case 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile'
             return 0
         case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile'
             return 0
-        case 'sandbox resume|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
+        case 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
             return 0
-        case 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
+        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile'
             return 0
-        case 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url'
+        case 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
             return 0
-        case 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes'
+        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
-        case 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
+        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
             return 0
-        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account'
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver'
             return 0
-        case 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
             return 0
-        case 'version|--api-url'
+        case 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -803,7 +803,7 @@ complete -c sbx -n '__sbx_at "jobs"' -s h -l help -d 'show help'
 # sbx jobs submit
 complete -c sbx -n '__sbx_at "jobs submit"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs submit"' -l wait -d 'wait until every job has ended; exit with what they did'
-complete -c sbx -n '__sbx_at "jobs submit"' -l timeout -x -d 'with --wait: stop waiting after this long (default: 1h; exit 124, nothing cancelled)'
+complete -c sbx -n '__sbx_at "jobs submit"' -l timeout -x -d 'with --wait: stop waiting after this long (the jobs are not cancelled)'
 complete -c sbx -n '__sbx_at "jobs submit"' -l json -d 'print {receipt_id, request_id, sandbox_id, classification, error, jobs, waited, timed_out, exit}'
 complete -c sbx -n '__sbx_at "jobs submit"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "jobs submit"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -875,7 +875,7 @@ complete -c sbx -n '__sbx_arg "jobs logs" 0' -a '(__sbx_backend_words job-id)' -
 # sbx jobs wait
 complete -c sbx -n '__sbx_at "jobs wait"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'
 complete -c sbx -n '__sbx_at "jobs wait"' -l request -x -d 'every job of this request id'
-complete -c sbx -n '__sbx_at "jobs wait"' -l timeout -x -d 'stop waiting after this long (default: 1h; exit 124, the jobs keep running)'
+complete -c sbx -n '__sbx_at "jobs wait"' -l timeout -x -d 'stop waiting after this long (exit 124; the jobs keep running)'
 complete -c sbx -n '__sbx_at "jobs wait"' -l json -d 'print {jobs: [...], timed_out, exit}'
 complete -c sbx -n '__sbx_at "jobs wait"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "jobs wait"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -904,8 +904,7 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a create -d 'create a sandbox'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
-complete -c sbx -n '__sbx_arg "sandbox" 0' -a stats -d 'what sandboxes use now: CPU, memory, processes, /tmp, workspace, network'
-complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits and labels'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a pause -d 'freeze every process of a sandbox'
@@ -925,7 +924,8 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap no
 complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback) or host'
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
-complete -c sbx -n '__sbx_at "sandbox create"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)'
+complete -c sbx -n '__sbx_at "sandbox create"' -s l -l label -x -d 'a label to select it by (repeatable; key [prefix/]name)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (oci:DIR[:TAG] or a registry reference)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox create"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox create"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
@@ -941,6 +941,8 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l verbose -d 'say more on stderr
 complete -c sbx -n '__sbx_at "sandbox create"' -s h -l help -d 'show help'
 
 # sbx sandbox list
+complete -c sbx -n '__sbx_at "sandbox list"' -s l -l label -x -d 'only sandboxes with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
+complete -c sbx -n '__sbx_at "sandbox list"' -l show-labels -d 'a LABELS column'
 complete -c sbx -n '__sbx_at "sandbox list"' -l json -d 'print {sandboxes: [...]}'
 complete -c sbx -n '__sbx_at "sandbox list"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -961,19 +963,8 @@ complete -c sbx -n '__sbx_at "sandbox show"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox show"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox show" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
-# sbx sandbox stats
-complete -c sbx -n '__sbx_at "sandbox stats"' -s f -l follow -d 'refresh every second (JSON Lines with --json)'
-complete -c sbx -n '__sbx_at "sandbox stats"' -l json -d 'print one JSON document (JSON Lines with -f)'
-complete -c sbx -n '__sbx_at "sandbox stats"' -s V -l version -d 'print the version'
-complete -c sbx -n '__sbx_at "sandbox stats"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
-complete -c sbx -n '__sbx_at "sandbox stats"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
-complete -c sbx -n '__sbx_at "sandbox stats"' -l no-color -d 'no colour (also NO_COLOR)'
-complete -c sbx -n '__sbx_at "sandbox stats"' -s q -l quiet -d 'print only data'
-complete -c sbx -n '__sbx_at "sandbox stats"' -l verbose -d 'say more on stderr'
-complete -c sbx -n '__sbx_at "sandbox stats"' -s h -l help -d 'show help'
-complete -c sbx -n '__sbx_arg "sandbox stats" 0 more' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox ids or names'
-
 # sbx sandbox update
+complete -c sbx -n '__sbx_at "sandbox update"' -s l -l label -x -d 'set a label, or remove it with key- (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox update"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox update"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox update"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
@@ -990,6 +981,8 @@ complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox stop
+complete -c sbx -n '__sbx_at "sandbox stop"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
+complete -c sbx -n '__sbx_at "sandbox stop"' -s y -l yes -d 'with --label: do not ask'
 complete -c sbx -n '__sbx_at "sandbox stop"' -l json -d 'print what was ended as JSON'
 complete -c sbx -n '__sbx_at "sandbox stop"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -1034,6 +1027,8 @@ complete -c sbx -n '__sbx_at "sandbox resume"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox resume" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
+complete -c sbx -n '__sbx_at "sandbox rm"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
+complete -c sbx -n '__sbx_at "sandbox rm"' -s y -l yes -d 'with --label: do not ask'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'remove without asking, cancelling its executions and stopping its processes first'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l json -d 'print {removed}'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s V -l version -d 'print the version'
@@ -1138,7 +1133,6 @@ complete -c sbx -n '__sbx_arg "port" 0' -a '(__sbx_backend_words sandbox-name)' 
 complete -c sbx -n '__sbx_at "mcp"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'the sandbox tools act on when a call names none (default: default)'
 complete -c sbx -n '__sbx_at "mcp"' -l tools -x -d 'tools to offer: names, read-only (tools that change nothing), all (default)'
 complete -c sbx -n '__sbx_at "mcp"' -l max-output-bytes -x -d 'bytes of each output stream a result carries at most (default: 65536)'
-complete -c sbx -n '__sbx_at "mcp"' -l manage-sandboxes -d 'offer sandbox_create and sandbox_stop (default: the agent uses the sandboxes there are)'
 complete -c sbx -n '__sbx_at "mcp"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "mcp"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "mcp"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -138,9 +138,10 @@ export class Api {
     });
   }
 
-  async listSandboxes(): Promise<Sandbox[]> {
-    return (await this.call<SandboxList>("list sandboxes", { method: "GET", path: routePath("sandboxes.list", {}) }))
-      .sandboxes;
+  /** Every sandbox, or (with a selector, `k=v,k2,k3!=v`) those whose labels satisfy all of it. */
+  async listSandboxes(selector?: string): Promise<Sandbox[]> {
+    const path = routePath("sandboxes.list", {}, { selector: selector || undefined });
+    return (await this.call<SandboxList>("list sandboxes", { method: "GET", path })).sandboxes;
   }
 
   /** The sandbox; the embedded backend adds its driver and host workspace (and its size with `usage`). */
@@ -157,7 +158,7 @@ export class Api {
     return this.call(`stats of sandbox ${id}`, { method: "GET", path: routePath("sandbox.stats", { id }) });
   }
 
-  /** Changes a sandbox's limits (sbx); answers the sandbox as `sandbox show` reads it. */
+  /** Changes a sandbox's limits and labels (sbx); answers the sandbox as `sandbox show` reads it. */
   updateSandbox(
     id: string,
     req: SandboxUpdateRequest,

@@ -22,6 +22,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   NAME_PATTERN,
 } from "./types.js";
+import { checkLabels } from "./labels.js";
 
 export interface FieldProblem {
   field: string;
@@ -42,10 +43,10 @@ export const KNOWN_FIELDS = {
   ExecuteRequest: ["command", "working_dir", "env", "stream", "timeout", "stdin", "tty"],
   TerminalSize: ["cols", "rows"],
   CancelRequest: ["reason"],
-  SandboxCreateRequest: ["name", "isolation", "network", "network_mode", "publish", "limits", "image"],
+  SandboxCreateRequest: ["name", "isolation", "network", "network_mode", "publish", "limits", "labels", "image"],
   PublishRequest: ["port", "host_port", "host_ip"],
   SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
-  SandboxUpdateRequest: ["limits"],
+  SandboxUpdateRequest: ["limits", "labels"],
   ProcessStartRequest: ["command", "working_dir", "env", "name", "stdin", "timeout_ms", "restart", "tty"],
   RestartPolicy: ["policy", "max_restarts", "backoff_ms", "max_backoff_ms"],
   ProcessStdinRequest: ["data", "eof"],
@@ -262,6 +263,10 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
       if (problem !== null) return { field: "publish", message: problem };
     }
   }
+  if (req.labels !== undefined) {
+    const problem = checkLabels(req.labels, false);
+    if (problem) return problem;
+  }
   if (req.limits !== undefined) return checkSandboxLimits(req.limits);
   return null;
 }
@@ -309,14 +314,18 @@ export function checkSandboxLimits(asked: unknown): FieldProblem | null {
   return null;
 }
 
-/** A PATCH of a sandbox (SandboxUpdateRequest): only `limits`, checked as at create. */
+/** A PATCH of a sandbox (SandboxUpdateRequest): `limits`, checked as at create, and `labels` (null removes one). */
 export function checkSandboxUpdateRequest(body: unknown): FieldProblem | null {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { field: "body", message: "body must be a JSON object" };
   }
   const unknown = unknownFields(body, KNOWN_FIELDS.SandboxUpdateRequest);
-  if (unknown) return { ...unknown, message: `${unknown.message}: only limits can be changed` };
-  const limits = (body as Record<string, unknown>).limits;
+  if (unknown) return { ...unknown, message: `${unknown.message}: only limits and labels can be changed` };
+  const { limits, labels } = body as Record<string, unknown>;
+  if (labels !== undefined) {
+    const problem = checkLabels(labels, true);
+    if (problem) return problem;
+  }
   return limits === undefined ? null : checkSandboxLimits(limits);
 }
 

@@ -138,6 +138,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       network_mode: null,
       publish: null,
       image: null,
+      labels: null,
       created_at: at,
     });
     store.transaction(() =>

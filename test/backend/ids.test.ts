@@ -82,6 +82,7 @@ describe("BackendStore ids", () => {
           network_mode: null,
           publish: null,
           image: null,
+          labels: null,
         });
       for (const id of ["sbx_aaaaaaaa00000000", "sbx_aaaaaaaa00000001", "sbx_aaaaaaab00000000"]) sandbox(id);
       expect(store.idsStartingWith("sandboxes", "sbx_aaaaaaaa", 10)).toEqual([

@@ -83,6 +83,7 @@ const SANDBOX_FIELDS = [
   "workspace",
   "created_at",
   "limits",
+  "labels",
   "image",
   "published",
 ];

@@ -17,11 +17,14 @@ import {
   type SandboxDetails,
   type SandboxStats,
   type SandboxLimitsRequest,
+  type SandboxUpdateRequest,
   WORKSPACE,
 } from "../../protocol/types.js";
 import { isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
+import { labelsOf, mergeLabels, storedLabels } from "./labels.js";
+import { type LabelRequirement, MAX_LABELS, matchesSelector } from "../../protocol/labels.js";
 import { workspaceOwner } from "./workspace-files.js";
 import { choosePublished, networkModeOf, networkStatus, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
@@ -71,6 +74,7 @@ export function toSandbox(row: SandboxRow): Sandbox {
     workspace: WORKSPACE,
     created_at: row.created_at,
     limits: limitsOf(row),
+    labels: labelsOf(row),
     image: storedImageOf(row),
   };
 }
@@ -311,9 +315,12 @@ export class SandboxRegistry {
     return this.dirs.incomingDir(sandboxId);
   }
 
-  /** Every sandbox, as the wire shows it. */
-  list(): Sandbox[] {
-    return this.store.listSandboxes().map((row) => this.withPorts(row));
+  /** Every sandbox whose labels satisfy the selector (all of it), as the wire shows it. */
+  list(selector: readonly LabelRequirement[] = []): Sandbox[] {
+    return this.store
+      .listSandboxes()
+      .filter((row) => matchesSelector(labelsOf(row), selector))
+      .map((row) => this.withPorts(row));
   }
 
   /** The sandbox as listed: with its published ports, as bound and whether listened on now. */
@@ -390,6 +397,7 @@ export class SandboxRegistry {
         networkMode,
         publish,
         limits: req.limits ?? null,
+        labels: storedLabels(req.labels),
         image:
           image === null
             ? null
@@ -441,10 +449,25 @@ export class SandboxRegistry {
   }
 
   /**
-   * Changes a sandbox's limits (a missing field stays, null lifts it); what runs in it
-   * now gets them where the mechanism allows (cgroups), the next run gets every one.
+   * Changes a sandbox's labels (a label not named stays, null removes one) and limits (a
+   * missing field stays, null lifts it); what runs in it now gets the limits where the
+   * mechanism allows (cgroups), the next run gets every one.
    */
-  update(row: SandboxRow, asked: SandboxLimitsRequest): SandboxRow {
+  update(row: SandboxRow, req: SandboxUpdateRequest): SandboxRow {
+    let updated = row;
+    if (req.labels !== undefined) {
+      const labels = mergeLabels(labelsOf(row), req.labels);
+      if (Object.keys(labels).length > MAX_LABELS) {
+        throw invalidField("labels", `a sandbox has at most ${MAX_LABELS} labels, not ${Object.keys(labels).length}`);
+      }
+      const text = storedLabels(labels);
+      this.store.transaction(() => this.store.setSandboxLabels(row.sandbox_id, text));
+      updated = { ...updated, labels: text };
+    }
+    return req.limits === undefined ? updated : this.updateLimits(updated, req.limits);
+  }
+
+  private updateLimits(row: SandboxRow, asked: SandboxLimitsRequest): SandboxRow {
     const stored = row.limits === null ? {} : (JSON.parse(row.limits) as SandboxLimitsRequest);
     const merged: SandboxLimitsRequest = { ...stored, ...asked };
     if (asked.workspace_bytes !== undefined && withDefaults(merged).workspace_bytes !== limitsOf(row).workspace_bytes) {
@@ -555,6 +578,7 @@ export class SandboxRegistry {
     networkMode: NetworkMode;
     publish?: PublishSpec[];
     limits?: SandboxLimitsRequest | null;
+    labels?: string | null;
     image?: string | null;
   }): SandboxRow {
     const sandboxId = spec.sandboxId ?? this.store.db.newId("sandboxes");
@@ -570,6 +594,7 @@ export class SandboxRegistry {
       network_mode: spec.networkMode,
       publish: spec.publish === undefined || spec.publish.length === 0 ? null : JSON.stringify(spec.publish),
       image: spec.image ?? null,
+      labels: spec.labels ?? null,
     };
     this.ensureWorkspace(sandboxId, row);
     try {

@@ -22,6 +22,8 @@ export interface SandboxRow {
   publish: string | null;
   /** The image its root was made from, as JSON ({reference, digest, platform}); null: the host's. */
   image: string | null;
+  /** Its labels as a JSON object (docs/protocol.md, "Labels"); null: none. */
+  labels: string | null;
 }
 
 export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
@@ -36,6 +38,7 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   network_mode: true,
   publish: true,
   image: true,
+  labels: true,
 });
 
 export class SandboxStore extends TableAccess {
@@ -67,6 +70,10 @@ export class SandboxStore extends TableAccess {
 
   setSandboxLimits(sandboxId: string, limits: string): void {
     this.db.statement("UPDATE sandboxes SET limits = ? WHERE sandbox_id = ?").run(limits, sandboxId);
+  }
+
+  setSandboxLabels(sandboxId: string, labels: string | null): void {
+    this.db.statement("UPDATE sandboxes SET labels = ? WHERE sandbox_id = ?").run(labels, sandboxId);
   }
 
   listSandboxes(): SandboxRow[] {

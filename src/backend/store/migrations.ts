@@ -241,4 +241,8 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE executions ADD COLUMN usage TEXT;
   ALTER TABLE jobs ADD COLUMN usage TEXT;
   `,
+  // Sandbox labels (docs/protocol.md, "Labels"), as a JSON object; null: none.
+  `
+  ALTER TABLE sandboxes ADD COLUMN labels TEXT;
+  `,
 ];

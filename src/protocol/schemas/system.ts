@@ -190,6 +190,16 @@ export const PublishedPort = named(
 );
 export type PublishedPort = Static<typeof PublishedPort>;
 
+/** A sandbox's labels (docs/protocol.md, "Labels"): Kubernetes' label syntax. */
+export const Labels = named(
+  "Labels",
+  Type.Record(Type.String({ maxLength: 317 }), Type.String({ maxLength: 63 }), {
+    maxProperties: 64,
+    description:
+      "(sbx) key: value. A key is [prefix/]name: name 1-63 of A-Z a-z 0-9 - _ . with an alphanumeric at each end, prefix a DNS subdomain; a value is empty or as a name.",
+  }),
+);
+
 export const SandboxCreateRequest = named(
   "SandboxCreateRequest",
   Type.Object(
@@ -202,6 +212,7 @@ export const SandboxCreateRequest = named(
       network_mode: Type.Optional(NetworkMode),
       publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
       limits: Type.Optional(SandboxLimitsRequest),
+      labels: Type.Optional(Labels),
       image: Type.Optional(
         Type.String({
           minLength: 1,
@@ -246,6 +257,7 @@ const sandboxFields = {
   workspace: Type.Literal("/workspace"),
   created_at: Timestamp(),
   limits: Type.Optional(described(SandboxLimits, "The sandbox's resource limits (sbx).")),
+  labels: Type.Optional(Labels),
   image: Type.Optional(
     Nullable(
       Type.Object({
@@ -340,10 +352,20 @@ export const SandboxDetails = named(
 );
 export type SandboxDetails = Static<typeof SandboxDetails>;
 
-/** PATCH /sandbox/{id} (sbx): what changes; limits apply to what runs now where the mechanism allows. */
+/** PATCH /sandbox/{id} (sbx): what changes (limits, labels); limits apply to what runs now where the mechanism allows. */
 export const SandboxUpdateRequest = named(
   "SandboxUpdateRequest",
-  Type.Object({ limits: Type.Optional(SandboxLimitsRequest) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      limits: Type.Optional(SandboxLimitsRequest),
+      labels: Type.Optional(
+        Type.Record(Type.String({ maxLength: 317 }), Nullable(Type.String({ maxLength: 63 })), {
+          description: "(sbx) Labels to set (added or replaced) and, with null, to remove; a label not named stays.",
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type SandboxUpdateRequest = Static<typeof SandboxUpdateRequest>;
 

@@ -7,6 +7,7 @@ import type {
   SandboxStopped,
   SandboxUpdateRequest,
 } from "../../../protocol/types.js";
+import { type LabelRequirement, parseSelector } from "../../../protocol/labels.js";
 import { checkSandboxCreateRequest, checkSandboxUpdateRequest } from "../../../protocol/validate.js";
 import type { RequestContext } from "../context.js";
 import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
@@ -25,8 +26,15 @@ export function createSandbox(ctx: RequestContext): Promise<Reply> {
   });
 }
 
+/** Every sandbox, or with `?selector=` those whose labels satisfy all of it (docs/protocol.md, "Labels"). */
 export async function listSandboxes(ctx: RequestContext): Promise<Reply> {
-  const body: SandboxList = { sandboxes: ctx.services.sandboxes.list() };
+  let selector: LabelRequirement[];
+  try {
+    selector = parseSelector(ctx.query.get("selector") ?? "");
+  } catch (err) {
+    throw invalidRequest("selector", (err as Error).message);
+  }
+  const body: SandboxList = { sandboxes: ctx.services.sandboxes.list(selector) };
   return jsonReply(200, body);
 }
 
@@ -49,7 +57,7 @@ export async function sandboxStatsReply(ctx: RequestContext): Promise<Reply> {
 }
 
 /**
- * Changes a sandbox's limits (sbx): stored for its next runs, and applied at once to
+ * Changes a sandbox's labels and limits (sbx): labels at once; limits stored for its next runs, and applied at once to
  * what runs in it where the mechanism allows (cgroups: memory, pids, CPU). Answers the
  * sandbox as GET does. Refused (limit_unavailable) for a limit this backend cannot enforce.
  */
@@ -60,7 +68,7 @@ export function updateSandbox(ctx: RequestContext): Promise<Reply> {
     if (problem) throw invalidRequest(problem.field, problem.message);
     const { sandboxes } = ctx.services;
     const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
-    const updated = sandboxes.update(row, (body as SandboxUpdateRequest).limits ?? {});
+    const updated = sandboxes.update(row, body as SandboxUpdateRequest);
     const details = sandboxes.details(updated, false);
     return jsonReply(200, ctx.overTcp ? { ...details, host_workspace: null } : details);
   });

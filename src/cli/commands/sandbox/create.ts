@@ -12,6 +12,8 @@ import { refusalIsUsage } from "../../refusal.js";
 import { printJson } from "../../render/outcome.js";
 import { printSandboxes, sandboxDocument } from "./render.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import type { Labels } from "../../../protocol/labels.js";
+import { parseLabelFlags } from "./labels.js";
 
 export interface CreateOptions {
   name: string | undefined;
@@ -20,6 +22,7 @@ export interface CreateOptions {
   limits: SandboxLimitsRequest;
   networkMode: NetworkMode | undefined;
   publish: PublishRequest[];
+  labels: Labels;
   /** An image reference, an oci: directory made absolute here. */
   image: string | undefined;
   json: boolean;
@@ -33,6 +36,7 @@ export function parseCreateOptions(
     isolation?: string;
     network?: boolean | string;
     publish?: string[];
+    label?: string[];
     image?: string;
     json?: boolean;
   } & LimitFlagValues,
@@ -52,6 +56,7 @@ export function parseCreateOptions(
     network: typeof network === "boolean" ? network : undefined,
     networkMode: typeof network === "string" ? (network as NetworkMode) : undefined,
     publish: (raw.publish ?? []).map(parsePublish),
+    labels: parseLabelFlags(raw.label),
     limits: parseLimitFlags(raw),
     image: raw.image === undefined ? undefined : imageArg(raw.image),
     json: raw.json === true,
@@ -84,6 +89,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(Object.keys(opts.limits).length === 0 ? {} : { limits: opts.limits }),
           ...(opts.networkMode === undefined ? {} : { network_mode: opts.networkMode }),
           ...(opts.publish.length === 0 ? {} : { publish: opts.publish }),
+          ...(Object.keys(opts.labels).length === 0 ? {} : { labels: opts.labels }),
           ...(opts.image === undefined ? {} : { image: opts.image }),
         },
         `sbx-${randomUUID()}`,

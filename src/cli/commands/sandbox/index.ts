@@ -38,10 +38,24 @@ function declareList(noun: Command, bind: Bind): void {
     .command("list")
     .alias("ls")
     .summary("list sandboxes")
-    .description("List the backend's sandboxes.")
+    .description(
+      "List the backend's sandboxes; with --label, only those whose labels satisfy every\n" +
+        "selector given (KEY=VALUE, KEY!=VALUE, KEY: has it, !KEY: has it not). A selector\n" +
+        "that matches nothing is said, exit 125.",
+    )
+    .option(
+      "-l, --label <selector>",
+      "only sandboxes with this label (k=v, k!=v, k, !k; repeatable: all must hold)",
+      collect,
+    )
+    .option("--show-labels", "a LABELS column")
     .option("--json", "print {sandboxes: [...]}")
     .action(bind(() => import("./list.js")));
-  withExamples(cmd, [{ command: "sbx sandbox list", description: "all sandboxes" }]);
+  withExamples(cmd, [
+    { command: "sbx sandbox list", description: "all sandboxes" },
+    { command: "sbx sandbox list --label team=web --label '!ci'", description: "web's sandboxes, not labelled ci" },
+    { command: "sbx sandbox list --show-labels", description: "with their labels" },
+  ]);
 }
 
 function declareCreate(noun: Command, bind: Bind): void {
@@ -66,6 +80,7 @@ function declareCreate(noun: Command, bind: Bind): void {
     .option("--network [mode]", "user (the default: outbound, not the host's loopback) or host")
     .option("--no-network", "only its own loopback (needs bwrap)")
     .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect)
+    .option("-l, --label <key=value>", "a label to select it by (repeatable; key [prefix/]name)", collect)
     .option(
       "--image <ref>",
       "its root is this OCI image's filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)",
@@ -83,6 +98,7 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
     { command: "sbx sandbox create tools --image oci:/srv/tools:2", description: "its root from an OCI image" },
     { command: "sbx sandbox create ci --memory 4g --pids 512 --cpus 2", description: "with limits of its own" },
+    { command: "sbx sandbox create w1 --label team=web --label tier=ci", description: "labelled, to select later" },
   ]);
 }
 
@@ -103,19 +119,22 @@ function limitOptions(cmd: Command, defaults: string): void {
 function declareUpdate(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("update")
-    .summary("change a sandbox's limits")
+    .summary("change a sandbox's limits and labels")
     .description(
-      "Change a sandbox's limits. What runs in it now gets the new memory, process and CPU\n" +
-        "limits at once (cgroups); /tmp's size applies when its environment next starts\n" +
-        "(sbx sandbox stop ends it). A limit not given stays; none lifts one.",
+      "Change a sandbox's limits and labels. What runs in it now gets the new memory,\n" +
+        "process and CPU limits at once (cgroups); /tmp's size applies when its environment\n" +
+        "next starts (sbx sandbox stop ends it). A limit not given stays; none lifts one.\n" +
+        "--label k=v adds or replaces a label, --label k- removes it (as kubectl label).",
     )
-    .argument("<id>", "sandbox id or name");
+    .argument("<id>", "sandbox id or name")
+    .option("-l, --label <key=value|key->", "set a label, or remove it with key- (repeatable)", collect);
   limitOptions(cmd, "as at create");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./update.js")));
   declareCompletion(cmd, "<id>", "sandbox-name");
   withExamples(cmd, [
     { command: "sbx sandbox update build --memory 8g", description: "more memory, also for what runs now" },
     { command: "sbx sandbox update build --cpus none", description: "lift the CPU limit" },
+    { command: "sbx sandbox update build --label team=api --label tier-", description: "relabel; tier removed" },
   ]);
 }
 
@@ -167,15 +186,24 @@ function declareStop(noun: Command, bind: Bind): void {
       "End everything that runs in a sandbox: its executions are cancelled, its supervised\n" +
         "processes stopped, its jobs cancelled (queued ones too), and whatever else runs in it\n" +
         "is killed with its environment (/tmp goes with it). The workspace stays. The next\n" +
-        "command in it, or `sbx sandbox start`, starts a new environment.",
+        "command in it, or `sbx sandbox start`, starts a new environment.\n" +
+        "With --label instead of a name: every sandbox the selectors match, said by name and\n" +
+        "asked on a terminal first (--yes: not asked; off a terminal --yes is needed).",
     )
-    .argument("<id>", "sandbox id or name")
+    .argument("[id]", "sandbox id or name")
+    .option(
+      "-l, --label <selector>",
+      "every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)",
+      collect,
+    )
+    .option("-y, --yes", "with --label: do not ask")
     .option("--json", "print what was ended as JSON")
     .action(bind(() => import("./stop.js")));
   declareCompletion(cmd, "<id>", "sandbox-name");
   withExamples(cmd, [
     { command: "sbx sandbox stop web", description: "end everything running in web" },
     { command: "sbx sandbox stop web --json | jq .ended", description: "what was ended, for a script" },
+    { command: "sbx sandbox stop --label team=web --yes", description: "every sandbox labelled team=web" },
   ]);
 }
 
@@ -233,9 +261,17 @@ function declareRm(noun: Command, bind: Bind): void {
         "When its workspace holds files, sbx says what will be lost and asks on a terminal;\n" +
         "off a terminal it is refused without --force. Refused while an execution runs or a\n" +
         "supervised process is not ended in it, unless --force: then those are cancelled and\n" +
-        "stopped first.",
+        "stopped first. With --label instead of a name: every sandbox the selectors match,\n" +
+        "said by name and asked on a terminal first (--yes: not asked; off a terminal --yes\n" +
+        "is needed); one that is busy is said and left unless --force, the rest still go.",
     )
-    .argument("<id>", "sandbox id or name")
+    .argument("[id]", "sandbox id or name")
+    .option(
+      "-l, --label <selector>",
+      "every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)",
+      collect,
+    )
+    .option("-y, --yes", "with --label: do not ask")
     .option("-f, --force", "remove without asking, cancelling its executions and stopping its processes first")
     .option("--json", "print {removed}")
     .action(bind(() => import("./rm.js")));
@@ -243,5 +279,6 @@ function declareRm(noun: Command, bind: Bind): void {
   withExamples(cmd, [
     { command: "sbx sandbox rm build", description: "remove the build sandbox" },
     { command: "sbx sandbox rm build --force", description: "even while something runs in it" },
+    { command: "sbx sandbox rm --label tier=ci --yes", description: "every sandbox labelled tier=ci" },
   ]);
 }

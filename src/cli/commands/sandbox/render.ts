@@ -4,11 +4,14 @@
 import type { LimitStatus, PublishedPort, Sandbox, SandboxDetails, SandboxLimits } from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
+import { labelsText } from "../../../protocol/labels.js";
 
-export async function printSandboxes(io: IO, sandboxes: Sandbox[]): Promise<void> {
+/** The sandboxes as a table; `labels`: with a LABELS column (k=v,… ; "-" for none). */
+export async function printSandboxes(io: IO, sandboxes: Sandbox[], opts: { labels?: boolean } = {}): Promise<void> {
+  const withLabels = opts.labels === true;
   await printTable(
     io,
-    ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "PORTS", "CREATED"],
+    ["SANDBOX", "NAME", "STATUS", "ISOLATION", "NETWORK", "PORTS", "CREATED", ...(withLabels ? ["LABELS"] : [])],
     sandboxes.map((s) => [
       s.sandbox_id,
       s.name,
@@ -17,6 +20,7 @@ export async function printSandboxes(io: IO, sandboxes: Sandbox[]): Promise<void
       networkColumn(s),
       portsColumn(s.published ?? []),
       formatTime(io, s.created_at),
+      ...(withLabels ? [labelsText(s.labels ?? {}) || "-"] : []),
     ]),
   );
 }
@@ -49,6 +53,8 @@ export interface SandboxDocument {
   created_at: string;
   /** Its resource limits (null fields: no limit); null when the backend does not say. */
   limits: SandboxLimits | null;
+  /** Its labels; {} for none (or a backend without labels). */
+  labels: Record<string, string>;
   /** The image its root was made from; null: the host's system directories. */
   image: { reference: string; digest: string; platform: string } | null;
   /** Its published ports, the host port as bound; [] when none (or the backend does not say). */
@@ -66,6 +72,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     workspace: s.workspace,
     created_at: s.created_at,
     limits: s.limits ?? null,
+    labels: s.labels ?? {},
     image: s.image ?? null,
     published: s.published ?? [],
   };

@@ -8,6 +8,7 @@ import { ExitCodes } from "../../../common/exit-codes.js";
 import { JobsApi } from "../../../client/jobs.js";
 import { ProcessesApi } from "../../../client/processes.js";
 import { wholeSandboxRef } from "../../id-prefix.js";
+import { confirmSelected, forEachSandbox, matchingSandboxes, refOrSelector } from "./labels.js";
 
 /** What removing a sandbox loses with its workspace: its files and the records kept with it. */
 export interface Losses {
@@ -95,13 +96,34 @@ export async function run(opts: { ref: string; force: boolean; json: boolean }, 
   return ExitCodes.ok;
 }
 
+/**
+ * `--label`: removes every sandbox the selector matches, once asked (or --yes); one
+ * still busy is refused and said unless --force, and the rest still go.
+ */
+export async function runSelected(
+  opts: { selector: string; yes: boolean; force: boolean; json: boolean },
+  ctx: Context,
+) {
+  const matched = await matchingSandboxes(ctx, opts.selector);
+  await confirmSelected(ctx, "remove", opts.selector, matched, opts.yes);
+  const api = await ctx.api();
+  const removed: string[] = [];
+  const code = await forEachSandbox(ctx, matched, async (s) => {
+    await api.removeSandbox(s.name, { force: opts.force });
+    removed.push(s.name);
+    if (!opts.json) ctx.io.info(`sbx: removed sandbox ${s.name} and its workspace`);
+  });
+  if (opts.json) printJson(ctx, { removed });
+  return code;
+}
+
 /** Bound to `sbx sandbox rm` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) =>
-  run(
-    {
-      ref: await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!)),
-      force: c.opts().force === true,
-      json: c.optsWithGlobals().json === true,
-    },
-    ctx,
-  );
+export const action: RunFn = async (ctx, c) => {
+  const o = c.optsWithGlobals() as { label?: string[]; yes?: boolean; force?: boolean; json?: boolean };
+  const chosen = refOrSelector(c.args[0], o.label, "rm");
+  const [force, json] = [o.force === true, o.json === true];
+  if (chosen.selector !== undefined) {
+    return runSelected({ selector: chosen.selector, yes: o.yes === true, force, json }, ctx);
+  }
+  return run({ ref: await wholeSandboxRef(ctx, checkSandboxRef(chosen.ref)), force, json }, ctx);
+};

@@ -1,5 +1,6 @@
 // sbx sandbox show
 
+import { labelsText } from "../../../protocol/labels.js";
 import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
@@ -31,6 +32,7 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     ["sandbox", s.sandbox_id],
     ["name", s.name],
     ["status", s.status],
+    ...(Object.keys(s.labels ?? {}).length === 0 ? [] : [["labels", labelsText(s.labels!)] as [string, string]]),
     ["isolation", isolation],
     ["root", describeRoot(s)],
     ["network", describeNetwork(s)],

@@ -7,6 +7,7 @@ import type { Context } from "../../context.js";
 import { checkSandboxRef } from "../../command-flags.js";
 import { printJson } from "../../render/outcome.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { confirmSelected, forEachSandbox, matchingSandboxes, refOrSelector } from "./labels.js";
 
 export async function run(opts: { ref: string; json: boolean }, ctx: Context): Promise<number> {
   const progress = ctx.io.progress(`stopping ${opts.ref}: ending what runs in it…`);
@@ -19,6 +20,21 @@ export async function run(opts: { ref: string; json: boolean }, ctx: Context): P
   if (opts.json) printJson(ctx, stopped);
   else ctx.io.info(`sbx: ${describeStop(stopped)}`);
   return ExitCodes.ok;
+}
+
+/** `--label`: stops every sandbox the selector matches, saying what each ended. */
+export async function runSelected(opts: { selector: string; yes: boolean; json: boolean }, ctx: Context) {
+  const matched = await matchingSandboxes(ctx, opts.selector);
+  await confirmSelected(ctx, "stop", opts.selector, matched, opts.yes);
+  const api = await ctx.api();
+  const all: SandboxStopped[] = [];
+  const code = await forEachSandbox(ctx, matched, async (s) => {
+    const stopped = await api.stopSandbox(s.name, `sbx-${randomUUID()}`);
+    all.push(stopped);
+    if (!opts.json) ctx.io.info(`sbx: ${describeStop(stopped)}`);
+  });
+  if (opts.json) printJson(ctx, { stopped: all });
+  return code;
 }
 
 /** One line: what stopping the sandbox ended. */
@@ -43,5 +59,10 @@ function count(n: number, one: string, done: string, many = `${one}s`): string |
 }
 
 /** Bound to `sbx sandbox stop` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) =>
-  run({ ref: checkSandboxRef(c.args[0]!), json: c.optsWithGlobals().json === true }, ctx);
+export const action: RunFn = async (ctx, c) => {
+  const o = c.optsWithGlobals() as { label?: string[]; yes?: boolean; json?: boolean };
+  const chosen = refOrSelector(c.args[0], o.label, "stop");
+  const json = o.json === true;
+  if (chosen.selector !== undefined) return runSelected({ selector: chosen.selector, yes: o.yes === true, json }, ctx);
+  return run({ ref: checkSandboxRef(chosen.ref), json }, ctx);
+};

@@ -12,31 +12,49 @@ import { refusalIsUsage } from "../../refusal.js";
 import { type LimitFlagValues, limitLines, parseLimitFlags } from "../../render/limits.js";
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
+import { parseLabelChanges } from "./labels.js";
+import { labelsText } from "../../../protocol/labels.js";
 
-export async function run(
-  opts: { ref: string; limits: SandboxLimitsRequest; json: boolean },
-  ctx: Context,
-): Promise<number> {
-  if (Object.keys(opts.limits).length === 0) {
-    throw new UsageError("nothing to change: give a limit (--memory, --pids, --cpus, --tmp-size, --disk)");
+export interface UpdateOptions {
+  ref: string;
+  limits: SandboxLimitsRequest;
+  /** Labels to set, and (null) to remove. */
+  labels: Record<string, string | null>;
+  json: boolean;
+}
+
+export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
+  const [limits, labels] = [Object.keys(opts.limits).length > 0, Object.keys(opts.labels).length > 0];
+  if (!limits && !labels) {
+    throw new UsageError(
+      "nothing to change: give a limit (--memory, --pids, --cpus, --tmp-size, --disk) or a label (--label k=v, --label k-)",
+    );
   }
   const api = await ctx.api();
   const sandbox = await refusalIsUsage(
-    () => api.updateSandbox(opts.ref, { limits: opts.limits }, `sbx-${randomUUID()}`),
-    "its limits were not changed",
+    () =>
+      api.updateSandbox(
+        opts.ref,
+        { ...(limits ? { limits: opts.limits } : {}), ...(labels ? { labels: opts.labels } : {}) },
+        `sbx-${randomUUID()}`,
+      ),
+    "nothing was changed",
   );
   if (opts.json) {
     printJson(ctx, sandboxDetailsDocument(sandbox));
     return ExitCodes.ok;
   }
   ctx.io.info(`sbx: updated sandbox ${sandbox.name}`);
-  for (const [k, v] of limitLines(sandbox.limit_status ?? [])) ctx.io.out(`${k}\t${v}`);
+  if (labels) ctx.io.out(`labels\t${labelsText(sandbox.labels ?? {}) || "none"}`);
+  if (limits) for (const [k, v] of limitLines(sandbox.limit_status ?? [])) ctx.io.out(`${k}\t${v}`);
   return ExitCodes.ok;
 }
 
 /** Bound to `sbx sandbox update` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
-  const raw = c.optsWithGlobals() as LimitFlagValues & { json?: boolean };
+  const raw = c.optsWithGlobals() as LimitFlagValues & { json?: boolean; label?: string[] };
   const limits = parseLimitFlags(raw);
-  return run({ ref: await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!)), limits, json: raw.json === true }, ctx);
+  const labels = parseLabelChanges(raw.label);
+  const ref = await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!));
+  return run({ ref, limits, labels, json: raw.json === true }, ctx);
 };
