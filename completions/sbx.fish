@@ -247,19 +247,21 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
             return 0
-        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
+        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account'
             return 0
-        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
+        case 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
             return 0
-        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
+        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
             return 0
-        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
+        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
             return 0
-        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
+        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
             return 0
-        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
             return 0
-        case 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+            return 0
+        case 'version|--api-url'
             return 0
     end
     return 1
@@ -1154,6 +1156,10 @@ complete -c sbx -n '__sbx_at "daemon run"' -l retain -x -d 'keep finished execut
 complete -c sbx -n '__sbx_at "daemon run"' -l retain-size -x -d 'keep at most this much; the oldest finished outputs go first (default: 5GiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -l job-concurrency -x -d 'jobs running at once per sandbox; the rest wait queued (default: 4)'
 complete -c sbx -n '__sbx_at "daemon run"' -l job-output-max -x -d 'output kept per job: its first and last halves (default: 8MiB)'
+complete -c sbx -n '__sbx_at "daemon run"' -l driver -x -d 'where sandboxes run: local (bwrap or none, default) or slurm (allocations on a cluster)'
+complete -c sbx -n '__sbx_at "daemon run"' -l slurm-partition -x -d 'the Slurm partition sandboxes are allocated in (default: the cluster\'s)'
+complete -c sbx -n '__sbx_at "daemon run"' -l slurm-account -x -d 'the Slurm account allocations are charged to (default: the user\'s)'
+complete -c sbx -n '__sbx_at "daemon run"' -l slurm-shared-dir -x -d 'a directory every node sees at the same path; with --driver slurm'
 complete -c sbx -n '__sbx_at "daemon run"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
