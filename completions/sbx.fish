@@ -119,6 +119,10 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox stop'
         case 'sandbox|start'
             set -g __sbx_next 'sandbox start'
+        case 'sandbox|pause'
+            set -g __sbx_next 'sandbox pause'
+        case 'sandbox|resume'
+            set -g __sbx_next 'sandbox resume'
         case 'sandbox|rm'
             set -g __sbx_next 'sandbox rm'
         case 'image|pull'
@@ -233,35 +237,35 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l'
             return 0
-        case 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox rm|-l'
+        case 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile'
             return 0
-        case 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
+        case 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile'
             return 0
-        case 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
+        case 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile'
             return 0
-        case 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url'
+        case 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile'
             return 0
-        case 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes'
+        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url'
             return 0
-        case 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
+        case 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url'
             return 0
-        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
+        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention'
             return 0
-        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account'
+        case 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency'
             return 0
-        case 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
             return 0
-        case 'version|--api-url'
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -906,6 +910,8 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a stats -d 'what sandboxes use now: 
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits and labels'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a pause -d 'freeze every process of a sandbox'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a resume -d 'thaw a paused sandbox'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a rm -d 'remove a sandbox and its workspace'
 complete -c sbx -n '__sbx_at "sandbox"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -1012,6 +1018,28 @@ complete -c sbx -n '__sbx_at "sandbox start"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "sandbox start"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox start"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox start" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox pause
+complete -c sbx -n '__sbx_at "sandbox pause"' -l json -d 'print the sandbox as JSON'
+complete -c sbx -n '__sbx_at "sandbox pause"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox pause"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox pause"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox pause"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox pause"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox pause"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox pause"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox pause" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox resume
+complete -c sbx -n '__sbx_at "sandbox resume"' -l json -d 'print the sandbox as JSON'
+complete -c sbx -n '__sbx_at "sandbox resume"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox resume"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox resume"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox resume"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox resume"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox resume"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox resume"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox resume" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
 complete -c sbx -n '__sbx_at "sandbox rm"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'

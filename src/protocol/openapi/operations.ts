@@ -1,12 +1,12 @@
 // What each route of the table (routes.ts) takes and answers, for the OpenAPI
 // document (document.ts builds it from this, the route table, the wire schemas and
-// the error table). A new route: its line in routes.ts, then its entry here (the
+// the error table); the sandbox routes' are in sandbox-operations.ts. A new route: its line in routes.ts, then its entry here (the
 // type checker asks for it); a new error code a route answers: its name in `errors`.
 // See docs/protocol.md, "The OpenAPI document".
 
 import { JOB_OUTPUT_PAGE_DEFAULT, JOB_OUTPUT_PAGE_MAX, JOB_STATUSES_ALL, JOB_WAIT_MAX_MS } from "../jobs.js";
 import type { RouteName } from "../routes.js";
-import { Outcome, StringEnum, type TSchema, Type } from "../schemas/base.js";
+import { Outcome, StringEnum, Type } from "../schemas/base.js";
 import {
   CancelAnswer,
   CancelRequest,
@@ -36,22 +36,9 @@ import {
   ProcessStdinRequest,
   ProcessStopAnswer,
 } from "../schemas/processes.js";
-import {
-  FileStat,
-  FileUpload,
-  Health,
-  Sandbox,
-  SandboxCreateRequest,
-  SandboxDetails,
-  SandboxUpdateRequest,
-  SandboxList,
-  SandboxStopped,
-  StorageReport,
-} from "../schemas/system.js";
-import { SandboxStats } from "../schemas/stats.js";
+import { FileStat, FileUpload, Health, StorageReport } from "../schemas/system.js";
 import {
   BOOT_PATTERN,
-  type ErrorCode,
   EXECUTION_EVENTS_LIMIT_DEFAULT,
   EXECUTION_EVENTS_LIMIT_MAX,
   EXECUTION_LIST_LIMIT_DEFAULT,
@@ -60,7 +47,6 @@ import {
   EXECUTION_OUTPUT_LIMIT_MAX,
   FILE_MODE_HEADER,
   FILE_TYPE_HEADER,
-  IDEMPOTENCY_KEY_PATTERN,
   OCTET_STREAM,
   PROCESS_LOG_LIMIT_DEFAULT,
   PROCESS_LOG_LIMIT_MAX,
@@ -71,59 +57,21 @@ import {
   TAR_CONTENT_TYPE,
   WAIT_MAX_MS,
 } from "../types.js";
+import {
+  EVENT_STREAM,
+  flag,
+  header,
+  int,
+  json,
+  key,
+  type OperationSpec,
+  type ParameterSpec,
+  type ResponseSpec,
+  replayed,
+} from "./operation-spec.js";
+import { SANDBOX_OPERATIONS } from "./sandbox-operations.js";
 
-export interface ParameterSpec {
-  schema: TSchema;
-  description: string;
-  required?: boolean;
-}
-
-export interface ResponseSpec {
-  description: string;
-  /** Media type → schema. `text/event-stream` is described by the execution event schemas. */
-  content?: Record<string, TSchema>;
-  headers?: Record<string, ParameterSpec>;
-}
-
-export interface OperationSpec {
-  summary: string;
-  description?: string;
-  tag: "system" | "sandboxes" | "files" | "executions" | "processes" | "jobs";
-  query?: Record<string, ParameterSpec>;
-  /** Request headers besides Idempotency-Key (every mutation takes that one) and Authorization. */
-  headers?: Record<string, ParameterSpec>;
-  body?: { required: boolean; description?: string; content: Record<string, TSchema> };
-  /** Successful answers by status. */
-  responses: Record<number, ResponseSpec>;
-  /**
-   * Error codes of this route beyond those every route may answer (document.ts adds
-   * those: the not-found code of each path parameter, invalid_request where a route takes
-   * input, the idempotency conflicts of mutations, 401, 500 and 503 not_started).
-   */
-  errors: readonly ErrorCode[];
-}
-
-const JSON_TYPE = "application/json";
-export const EVENT_STREAM = "text/event-stream";
-
-function int(min: number, max: number, description: string, dflt?: number): ParameterSpec {
-  return {
-    schema: Type.Integer({ minimum: min, maximum: max, ...(dflt !== undefined && { default: dflt }) }),
-    description,
-  };
-}
-
-function flag(description: string): ParameterSpec {
-  return { schema: StringEnum(["true", "false", "1", "0"]), description };
-}
-
-const key = (description: string): ParameterSpec => ({
-  schema: Type.String({ pattern: IDEMPOTENCY_KEY_PATTERN }),
-  description,
-});
-
-const json = (schema: TSchema) => ({ [JSON_TYPE]: schema });
-const header = (description: string, schema: TSchema = Type.String()): ParameterSpec => ({ schema, description });
+export { EVENT_STREAM, type OperationSpec, type ParameterSpec, type ResponseSpec };
 
 const streamParam: ParameterSpec = {
   schema: StringEnum(["stdout", "stderr"], { default: "stdout" }),
@@ -163,13 +111,6 @@ function terminalOperation(tag: "executions" | "processes", summary: string, wha
   };
 }
 
-const replayed = {
-  "Idempotent-Replayed": header(
-    "true: the answer of an earlier request with the same Idempotency-Key.",
-    Type.Literal("true"),
-  ),
-};
-
 const run: ParameterSpec = {
   schema: Type.Integer({ minimum: 0 }),
   description:
@@ -208,98 +149,7 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     responses: { 200: { description: "The storage report.", content: json(StorageReport) } },
     errors: [],
   },
-  "sandbox.create": {
-    summary: "Create a sandbox",
-    tag: "sandboxes",
-    body: { required: false, description: "None: a sandbox with the defaults.", content: json(SandboxCreateRequest) },
-    responses: { 201: { description: "The new sandbox.", content: json(Sandbox), headers: replayed } },
-    errors: [
-      "isolation_unavailable",
-      "network_unavailable",
-      "sandbox_exists",
-      "limit_unavailable",
-      "image_pull_failed",
-    ],
-  },
-  "sandboxes.list": {
-    summary: "List sandboxes",
-    tag: "sandboxes",
-    query: {
-      selector: {
-        schema: Type.String({ maxLength: 8192 }),
-        description:
-          "(sbx) Only sandboxes whose labels satisfy every requirement, comma-separated: k=v (or k==v), k!=v (holds where k is missing), k (has it), !k (has it not), as a Kubernetes labelSelector.",
-      },
-    },
-    responses: {
-      200: { description: "Every sandbox (that the selector matches).", content: json(SandboxList) },
-    },
-    errors: [],
-  },
-  "sandbox.get": {
-    summary: "A sandbox, with its driver and workspace",
-    tag: "sandboxes",
-    query: {
-      usage: flag("Also measure the workspace: its size on disk (workspace_bytes) and its files (workspace_files)."),
-    },
-    responses: { 200: { description: "The sandbox.", content: json(SandboxDetails) } },
-    errors: [],
-  },
-  "sandbox.stats": {
-    summary: "What a sandbox uses now (sbx)",
-    description:
-      'CPU time so far, memory now and at its peak, processes, /tmp, workspace and network bytes, each against its limit, from its cgroup (v1 or v2) and /proc (docs/operations.md, "Sandbox stats"). A figure that cannot be had here is null and `unavailable` says why. CPU % is the difference of two samples.',
-    tag: "sandboxes",
-    responses: { 200: { description: "One sample.", content: json(SandboxStats) } },
-    errors: [],
-  },
-  "sandbox.update": {
-    summary: "Change a sandbox's limits and labels (sbx)",
-    description:
-      "Labels: one named is set (added or replaced), null removes it, one not named stays. Limits: a missing limit stays, null lifts it. Stored for the sandbox's next runs and applied at once to what runs in it where the mechanism allows (cgroups: memory, pids, CPU); /tmp's size applies when the sandbox's environment next starts (a tmpfs is sized when mounted).",
-    tag: "sandboxes",
-    body: { required: true, content: json(SandboxUpdateRequest) },
-    responses: {
-      200: { description: "The sandbox, as GET answers it.", content: json(SandboxDetails), headers: replayed },
-    },
-    errors: ["limit_unavailable"],
-  },
-  "sandbox.delete": {
-    summary: "Remove a sandbox and its workspace",
-    tag: "sandboxes",
-    query: { force: flag("Stop what still runs in it first (else 409 sandbox_busy).") },
-    responses: {
-      200: { description: 'The sandbox, with status "deleted".', content: json(Sandbox), headers: replayed },
-    },
-    errors: ["sandbox_busy"],
-  },
-  "sandbox.stop": {
-    summary: "End a sandbox's environment and everything in it (sbx)",
-    description:
-      "Executions are cancelled, supervised processes stopped, jobs cancelled (queued ones too), then whatever else runs in the sandbox is killed with its environment. The workspace stays; the next command, or POST …/start, starts a new environment (an empty /tmp).",
-    tag: "sandboxes",
-    responses: { 200: { description: "What was ended.", content: json(SandboxStopped), headers: replayed } },
-    errors: [],
-  },
-  "sandbox.start": {
-    summary: "Start a sandbox's environment now (sbx)",
-    description:
-      "Answers once it is running; one already running is answered as it is. A sandbox without isolation (none) has none.",
-    tag: "sandboxes",
-    responses: { 200: { description: "The sandbox.", content: json(SandboxDetails), headers: replayed } },
-    errors: ["isolation_unavailable", "sandbox_start_failed"],
-  },
-  "sandbox.portforward": {
-    summary: "Connect to a port inside a sandbox (WebSocket; sbx)",
-    description:
-      'One WebSocket (Connection: Upgrade, Upgrade: websocket) is one TCP connection to `port` on the sandbox\'s own loopback, joined before the switch: binary messages are its bytes both ways; the text message {"type":"eof"} says a side sends nothing more. Never starts the sandbox. Closed 1000 when the connection inside ends, 4001 when the sandbox stops. See docs/protocol.md, "Port forwarding".',
-    tag: "sandboxes",
-    headers: {
-      Upgrade: { schema: StringEnum(["websocket"]), description: "Required: the route is a WebSocket." },
-    },
-    responses: { 101: { description: "Switching Protocols: the connection's WebSocket." } },
-    errors: ["sandbox_not_running", "connection_refused", "upgrade_required", "invalid_request"],
-  },
+  ...SANDBOX_OPERATIONS,
   execute: {
     summary: "Run one bounded command",
     description:
@@ -313,7 +163,13 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
         headers: replayed,
       },
     },
-    errors: ["isolation_unavailable", "execution_result_unconfirmed", "sandbox_start_failed", "terminal_unavailable"],
+    errors: [
+      "isolation_unavailable",
+      "execution_result_unconfirmed",
+      "sandbox_start_failed",
+      "terminal_unavailable",
+      "sandbox_paused",
+    ],
   },
   "executions.list": {
     summary: "Executions of a sandbox, newest first",
@@ -407,7 +263,13 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     tag: "processes",
     body: { required: true, content: json(ProcessStartRequest) },
     responses: { 201: { description: "The process.", content: json(ProcessRecord), headers: replayed } },
-    errors: ["isolation_unavailable", "sandbox_start_failed", "terminal_unavailable", "process_name_in_use"],
+    errors: [
+      "isolation_unavailable",
+      "sandbox_start_failed",
+      "terminal_unavailable",
+      "process_name_in_use",
+      "sandbox_paused",
+    ],
   },
   "processes.list": {
     summary: "Supervised processes of a sandbox",

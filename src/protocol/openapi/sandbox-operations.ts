@@ -2,7 +2,7 @@
 // takes and answers. See docs/protocol.md, "Sandboxes".
 
 import type { RouteName } from "../routes.js";
-import { StringEnum } from "../schemas/base.js";
+import { StringEnum, Type } from "../schemas/base.js";
 import {
   Sandbox,
   SandboxCreateRequest,
@@ -33,7 +33,16 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
   "sandboxes.list": {
     summary: "List sandboxes",
     tag: "sandboxes",
-    responses: { 200: { description: "Every sandbox.", content: json(SandboxList) } },
+    query: {
+      selector: {
+        schema: Type.String({ maxLength: 8192 }),
+        description:
+          "(sbx) Only sandboxes whose labels satisfy every requirement, comma-separated: k=v (or k==v), k!=v (holds where k is missing), k (has it), !k (has it not), as a Kubernetes labelSelector.",
+      },
+    },
+    responses: {
+      200: { description: "Every sandbox (that the selector matches).", content: json(SandboxList) },
+    },
     errors: [],
   },
   "sandbox.get": {
@@ -54,9 +63,9 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
     errors: [],
   },
   "sandbox.update": {
-    summary: "Change a sandbox's limits (sbx)",
+    summary: "Change a sandbox's limits and labels (sbx)",
     description:
-      "A missing limit stays, null lifts it. Stored for the sandbox's next runs and applied at once to what runs in it where the mechanism allows (cgroups: memory, pids, CPU); /tmp's size applies when the sandbox's environment next starts (a tmpfs is sized when mounted).",
+      "Labels: one named is set (added or replaced), null removes it, one not named stays. Limits: a missing limit stays, null lifts it. Stored for the sandbox's next runs and applied at once to what runs in it where the mechanism allows (cgroups: memory, pids, CPU); /tmp's size applies when the sandbox's environment next starts (a tmpfs is sized when mounted).",
     tag: "sandboxes",
     body: { required: true, content: json(SandboxUpdateRequest) },
     responses: {
