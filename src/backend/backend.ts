@@ -5,6 +5,7 @@
 // run left, and serves them at the HTTP edge (http/server.ts). `sbx daemon run` runs
 // it (daemon.ts); tests start it in-process.
 
+import { resolverFrom } from "./egress/index.js";
 import fs from "node:fs";
 import path from "node:path";
 import { DAEMON_TOKEN_MIN_LENGTH, REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
@@ -144,6 +145,8 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     host,
     dataDir: opts.dataDir,
     bwrap: { runDir: path.join(opts.dataDir, "run"), log: opts.log ?? (() => {}), ...opts.drivers?.bwrap },
+    // Names the egress proxies resolve: the system's, or a hosts file's only (docs/network.md, "Names").
+    egress: opts.drivers?.egress ?? { resolve: resolverFrom(process.env.SBX_EGRESS_HOSTS) },
   });
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   preparePrivateDir(opts.dataDir);

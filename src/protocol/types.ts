@@ -48,6 +48,8 @@ export type {
   SandboxDetails,
   SandboxEnvironment,
   NetworkMode,
+  EgressPolicy,
+  EgressPolicyRequest,
   PublishRequest,
   PublishedPort,
   SandboxStopped,

@@ -43,10 +43,21 @@ export const KNOWN_FIELDS = {
   ExecuteRequest: ["command", "working_dir", "env", "stream", "timeout", "stdin", "tty"],
   TerminalSize: ["cols", "rows"],
   CancelRequest: ["reason"],
-  SandboxCreateRequest: ["name", "isolation", "network", "network_mode", "publish", "limits", "labels", "image"],
+  SandboxCreateRequest: [
+    "name",
+    "isolation",
+    "network",
+    "network_mode",
+    "egress",
+    "publish",
+    "limits",
+    "labels",
+    "image",
+  ],
+  EgressPolicyRequest: ["allow_domains", "deny_domains", "allow_cidrs"],
   PublishRequest: ["port", "host_port", "host_ip"],
   SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
-  SandboxUpdateRequest: ["limits", "labels"],
+  SandboxUpdateRequest: ["limits", "labels", "egress"],
   ProcessStartRequest: ["command", "working_dir", "env", "name", "stdin", "timeout_ms", "restart", "tty"],
   RestartPolicy: ["policy", "max_restarts", "backoff_ms", "max_backoff_ms"],
   ProcessStdinRequest: ["data", "eof"],
@@ -249,8 +260,12 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   if (req.image !== undefined && (typeof req.image !== "string" || req.image === "" || req.image.length > 4096)) {
     return { field: "image", message: "image must be an image reference (1-4096 characters)" };
   }
-  if (req.network_mode !== undefined && !["none", "user", "host"].includes(req.network_mode as string)) {
-    return { field: "network_mode", message: 'network_mode must be "none", "user" or "host"' };
+  if (req.network_mode !== undefined && !["none", "allow-list", "user", "host"].includes(req.network_mode as string)) {
+    return { field: "network_mode", message: 'network_mode must be "none", "allow-list", "user" or "host"' };
+  }
+  if (req.egress !== undefined) {
+    const problem = checkEgressPolicy(req.egress);
+    if (problem !== null) return problem;
   }
   if (req.publish !== undefined) {
     if (!Array.isArray(req.publish)) return { field: "publish", message: "publish must be an array" };
@@ -320,13 +335,38 @@ export function checkSandboxUpdateRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object" };
   }
   const unknown = unknownFields(body, KNOWN_FIELDS.SandboxUpdateRequest);
-  if (unknown) return { ...unknown, message: `${unknown.message}: only limits and labels can be changed` };
-  const { limits, labels } = body as Record<string, unknown>;
+  if (unknown) return { ...unknown, message: `${unknown.message}: only limits, labels and egress can be changed` };
+  const { limits, labels, egress } = body as Record<string, unknown>;
   if (labels !== undefined) {
     const problem = checkLabels(labels, true);
     if (problem) return problem;
   }
+  if (egress !== undefined) {
+    const problem = checkEgressPolicy(egress);
+    if (problem !== null) return problem;
+  }
   return limits === undefined ? null : checkSandboxLimits(limits);
+}
+
+/** An egress policy's shape (EgressPolicyRequest): lists of strings; what each entry says is the backend's to check. */
+function checkEgressPolicy(egress: unknown): FieldProblem | null {
+  if (typeof egress !== "object" || egress === null || Array.isArray(egress)) {
+    return { field: "egress", message: "egress must be an object" };
+  }
+  const extra = unknownFields(egress, KNOWN_FIELDS.EgressPolicyRequest, "egress.");
+  if (extra) return extra;
+  for (const key of KNOWN_FIELDS.EgressPolicyRequest) {
+    const list = (egress as Record<string, unknown>)[key];
+    if (list === undefined) continue;
+    if (
+      !Array.isArray(list) ||
+      list.length > 256 ||
+      !list.every((e) => typeof e === "string" && e.length > 0 && e.length <= 255)
+    ) {
+      return { field: `egress.${key}`, message: `egress.${key} must be a list of at most 256 non-empty strings` };
+    }
+  }
+  return null;
 }
 
 // ── supervised processes ──

@@ -31,6 +31,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { EGRESS_FLAG, startEgressForwarders } from "./egress.js";
 
 /** The argument that makes sbx (the release binary) or this file (on Node) act as the init. */
 export const INIT_VERB = "__sandbox-init";
@@ -334,7 +335,11 @@ export function runInit(): void {
   });
   process.stdin.on("end", () => process.exit(0));
   process.stdin.on("error", () => process.exit(0));
-  send({ ev: "ready", pid: process.pid });
+  // With an egress proxy (network allow-list): ready once its loopback port listens.
+  const egress = process.argv.slice(3).includes(EGRESS_FLAG)
+    ? startEgressForwarders(RUN_DIR_INSIDE, (line) => process.stderr.write(`${line}\n`))
+    : Promise.resolve();
+  void egress.then(() => send({ ev: "ready", pid: process.pid }));
 }
 
 /**

@@ -139,6 +139,7 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       publish: null,
       image: null,
       labels: null,
+      egress: null,
       created_at: at,
     });
     store.transaction(() =>

@@ -83,6 +83,7 @@ describe("BackendStore ids", () => {
           publish: null,
           image: null,
           labels: null,
+          egress: null,
         });
       for (const id of ["sbx_aaaaaaaa00000000", "sbx_aaaaaaaa00000001", "sbx_aaaaaaab00000000"]) sandbox(id);
       expect(store.idsStartingWith("sandboxes", "sbx_aaaaaaaa", 10)).toEqual([

@@ -63,6 +63,7 @@ const EDGE_WIRING = [path.join("backend", "backend.ts"), path.join("backend", "d
  */
 const DOMAIN_FOLDERS = [
   "drivers",
+  "egress",
   "executions",
   "images",
   "jobs",

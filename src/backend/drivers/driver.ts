@@ -13,7 +13,9 @@ import type { Readable, Writable } from "node:stream";
 import type { Duplex } from "node:stream";
 import type { CommandUsage, EndReason, Isolation, NetworkMode, SandboxLimits } from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
+import type { EgressPolicy } from "../egress/index.js";
 import type { HostIdentity } from "./identity.js";
+import { EGRESS_HTTP_PORT, EGRESS_SOCKS_PORT } from "../../sandbox-init/egress.js";
 
 /** Where a sandbox's commands run. */
 export interface SandboxPlacement {
@@ -40,6 +42,8 @@ export interface SandboxPlacement {
   rootDir?: string | null;
   /** The image's Env, under what sbx sets and what the request asks for. */
   imageEnv?: Record<string, string>;
+  /** Network allow-list: the sandbox's egress policy as it is now (read at each connection); null or absent otherwise. */
+  egressPolicy?: (() => EgressPolicy | null) | null;
 }
 
 export interface SpawnRequest {
@@ -323,6 +327,27 @@ const IDENTITY_VARIABLE: Record<RunIdentity["kind"], string> = {
  * The environment every command starts from (docs/drivers.md), whatever the driver:
  * a small documented set plus what the request sets — never the daemon's own.
  */
+/**
+ * Network allow-list: where a command's programs find the sandbox's proxy (its init's
+ * ports on the sandbox's loopback; docs/network.md), in both spellings programs read.
+ * SOCKS with names resolved by the proxy (socks5h): the sandbox resolves nothing.
+ */
+const PROXY_URL = `http://127.0.0.1:${EGRESS_HTTP_PORT}`;
+const SOCKS_URL = `socks5h://127.0.0.1:${EGRESS_SOCKS_PORT}`;
+const NO_PROXY = "localhost,127.0.0.1,::1";
+export const PROXY_ENVIRONMENT: Record<string, string> = {
+  HTTP_PROXY: PROXY_URL,
+  HTTPS_PROXY: PROXY_URL,
+  ALL_PROXY: SOCKS_URL,
+  NO_PROXY,
+  http_proxy: PROXY_URL,
+  https_proxy: PROXY_URL,
+  all_proxy: SOCKS_URL,
+  no_proxy: NO_PROXY,
+  // Node 22.21 and 24 read the variables above for fetch only when told to.
+  NODE_USE_ENV_PROXY: "1",
+};
+
 export function commandEnvironment(
   driver: SandboxDriver,
   placement: SandboxPlacement,
@@ -341,6 +366,7 @@ export function commandEnvironment(
     SBX_WORKSPACE: workspace,
     [IDENTITY_VARIABLE[identity.kind]]: identity.id,
     ...(identity.kind === "process" && { SBX_PROCESS_GENERATION: String(identity.generation) }),
+    ...(placement.network === "allow-list" && PROXY_ENVIRONMENT),
     ...requested,
   };
 }

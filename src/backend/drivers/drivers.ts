@@ -12,11 +12,12 @@ import { findOnPath } from "./bwrap/path-lookup.js";
 import { probeUserNet, type UserNetProbe } from "./bwrap/user-net.js";
 import { SlurmCluster, type SlurmSettings } from "./slurm/cluster.js";
 import { SlurmDriver } from "./slurm/driver.js";
+import { EgressHub, type EgressHubOptions } from "../egress/index.js";
 
 export interface DriverSetOptions {
   /** Who the daemon runs as and its PATH (daemonHost(), where the backend starts). */
   host: DriverHost;
-  bwrap?: Omit<BwrapDriverOptions, "host" | "userNet">;
+  bwrap?: Omit<BwrapDriverOptions, "host" | "userNet" | "egress">;
   /** Pretend bwrap cannot run here (tests of the fallback, `--isolation none` daemons). */
   disableBwrap?: boolean;
   /** The backend's data directory: its sandboxes' cgroups are named after it (limits/cgroups.ts). None: no cgroups. */
@@ -32,6 +33,8 @@ export interface DriverSetOptions {
    * slurm. `env` is where SLURM_CONF (and MUNGE_SOCKET) are read from: the daemon's.
    */
   slurm?: SlurmSettings & { env: NodeJS.ProcessEnv };
+  /** The egress proxies' resolver and bounds (network allow-list; tests name their destinations here). */
+  egress?: EgressHubOptions;
 }
 
 export class DriverSet {
@@ -43,8 +46,11 @@ export class DriverSet {
   readonly workspaceDisks: WorkspaceDisks;
   /** What carries network mode `user` (slirp4netns), probed once. */
   readonly userNetwork: UserNetProbe;
+  /** Each allow-list sandbox's egress proxy and its recent connections. */
+  readonly egress: EgressHub;
 
   constructor(opts: DriverSetOptions) {
+    this.egress = new EgressHub(opts.egress);
     this.userNetwork = probeUserNet({
       hostPath: opts.host.path,
       asRoot: opts.host.uid === 0,
@@ -71,7 +77,13 @@ export class DriverSet {
       tmpSize: () => bwrap?.tmpSizeSupport() ?? { supported: false, reason: "bwrap is not set up" },
       workspace: this.workspaceDisks,
     });
-    bwrap = new BwrapDriver({ ...opts.bwrap, host: opts.host, limits: this.limits, userNet: this.userNetwork });
+    bwrap = new BwrapDriver({
+      ...opts.bwrap,
+      host: opts.host,
+      limits: this.limits,
+      userNet: this.userNetwork,
+      egress: this.egress,
+    });
     const slurm =
       opts.slurm === undefined
         ? null

@@ -3,7 +3,15 @@
 // the drivers carry them out, published.ts listens.
 
 import net from "node:net";
-import { ErrorCodes, type Isolation, type NetworkMode, type SandboxCreateRequest } from "../../protocol/types.js";
+import {
+  type EgressPolicy,
+  type EgressPolicyRequest,
+  ErrorCodes,
+  type Isolation,
+  type NetworkMode,
+  type SandboxCreateRequest,
+} from "../../protocol/types.js";
+import { normalPolicy, policyProblem } from "../egress/index.js";
 import type { SandboxRow } from "./store.js";
 import { invalidField, Refusal } from "../refusal.js";
 import type { PublishSpec } from "./published.js";
@@ -14,7 +22,7 @@ export const MAX_PUBLISHED = 32;
 /** A sandbox's network mode as stored, or as sandboxes made before modes had it. */
 export function networkModeOf(row: Pick<SandboxRow, "network" | "network_mode">): NetworkMode {
   const mode = row.network_mode;
-  if (mode === "none" || mode === "user" || mode === "host") return mode;
+  if (mode === "none" || mode === "allow-list" || mode === "user" || mode === "host") return mode;
   return row.network === 1 ? "host" : "none";
 }
 
@@ -40,15 +48,19 @@ export function chooseNetworkMode(
   isolation: Isolation,
   userNet: { available: boolean; reason: string | null },
 ): NetworkMode {
-  const asked: NetworkMode | undefined = req.network_mode ?? (req.network === true ? "user" : undefined);
-  if (req.network_mode !== undefined && req.network !== undefined && req.network !== (req.network_mode !== "none")) {
-    throw invalidField("network", `network: ${req.network} contradicts network_mode: ${req.network_mode}`);
+  const asked: NetworkMode | undefined =
+    req.network_mode ?? (req.egress !== undefined ? "allow-list" : req.network === true ? "user" : undefined);
+  if (asked !== undefined && req.network !== undefined && req.network !== (asked !== "none")) {
+    throw invalidField("network", `network: ${req.network} contradicts network_mode: ${asked}`);
+  }
+  if (req.egress !== undefined && asked !== "allow-list") {
+    throw invalidField("egress", `an egress policy is for network_mode allow-list, not ${asked}`);
   }
   if (isolation === "none") {
     // Without isolation there is only the host's network: `network: true` gets it (as it
     // always did); a mode asked for by name that is not the host's is refused.
-    const named = req.network_mode;
-    if (named === "none" || named === "user") {
+    const named = req.network_mode ?? (req.egress !== undefined ? "allow-list" : undefined);
+    if (named === "none" || named === "user" || named === "allow-list") {
       throw networkUnavailable(named, "a sandbox without isolation (none) has the host's network and only that");
     }
     return "host";
@@ -117,4 +129,40 @@ function networkUnavailable(mode: NetworkMode, reason: string): Refusal {
     network_mode: mode,
     reason,
   });
+}
+
+/** A sandbox's egress policy as stored (network allow-list), or null. */
+export function egressOf(row: Pick<SandboxRow, "egress"> | undefined): EgressPolicy | null {
+  if (row === undefined || row.egress === null) return null;
+  try {
+    return JSON.parse(row.egress) as EgressPolicy;
+  } catch {
+    return null;
+  }
+}
+
+/** The egress policy a sandbox of `mode` starts with: what was asked (checked, normalised) for allow-list, else null. */
+export function chooseEgress(asked: EgressPolicyRequest | undefined, mode: NetworkMode): EgressPolicy | null {
+  if (mode !== "allow-list") return null;
+  return checkedPolicy({
+    allow_domains: asked?.allow_domains ?? [],
+    deny_domains: asked?.deny_domains ?? [],
+    allow_cidrs: asked?.allow_cidrs ?? [],
+  });
+}
+
+/** A sandbox's policy with the lists asked for replacing its own; refused for a mode other than allow-list. */
+export function updatedEgress(row: SandboxRow, asked: EgressPolicyRequest): EgressPolicy {
+  const mode = networkModeOf(row);
+  const stored = egressOf(row);
+  if (mode !== "allow-list" || stored === null) {
+    throw invalidField("egress", `sandbox ${row.name} has network ${mode}: an egress policy is for network allow-list`);
+  }
+  return checkedPolicy({ ...stored, ...asked } as EgressPolicy);
+}
+
+function checkedPolicy(policy: EgressPolicy): EgressPolicy {
+  const problem = policyProblem(policy);
+  if (problem !== null) throw invalidField(`egress.${problem.field}`, problem.message);
+  return normalPolicy(policy);
 }

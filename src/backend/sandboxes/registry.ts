@@ -12,6 +12,8 @@ import {
   ErrorCodes,
   type Isolation,
   type NetworkMode,
+  type EgressPolicy,
+  type EgressPolicyRequest,
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
@@ -26,7 +28,15 @@ import { type SandboxRow, SandboxStore } from "./store.js";
 import { labelsOf, mergeLabels, storedLabels } from "./labels.js";
 import { type LabelRequirement, MAX_LABELS, matchesSelector } from "../../protocol/labels.js";
 import { workspaceOwner } from "./workspace-files.js";
-import { choosePublished, networkModeOf, networkStatus, publishedOf } from "./network.js";
+import {
+  chooseEgress,
+  choosePublished,
+  egressOf,
+  networkModeOf,
+  networkStatus,
+  publishedOf,
+  updatedEgress,
+} from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
 import { pauseSandbox, requireUnpaused, withPause } from "./pause.js";
@@ -71,6 +81,7 @@ export function toSandbox(row: SandboxRow): Sandbox {
     isolation: row.isolation,
     network: networkModeOf(row) !== "none",
     network_mode: networkModeOf(row),
+    ...(row.egress !== null && { egress: egressOf(row) ?? undefined }),
     workspace: WORKSPACE,
     created_at: row.created_at,
     limits: limitsOf(row),
@@ -175,6 +186,8 @@ export class SandboxRegistry {
       limits: limitsOf(row),
       rootDir: row.image === null ? null : imageRootOf(this.sandboxDir(row.sandbox_id)),
       imageEnv: row.image === null ? {} : envOf((JSON.parse(row.image) as StoredImage).env),
+      // Read at each connection through its proxy: a changed policy applies to the next one.
+      egressPolicy: () => egressOf(this.store.getSandboxById(row.sandbox_id)),
     };
   }
 
@@ -364,6 +377,7 @@ export class SandboxRegistry {
   async create(req: SandboxCreateRequest): Promise<SandboxRow> {
     const { isolation, network, networkMode } = chooseIsolation(this.drivers, req);
     const asked = choosePublished(req, isolation);
+    const egress = chooseEgress(req.egress, networkMode);
     if (req.name !== undefined) {
       if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
         throw invalidField("name", `the name ${JSON.stringify(req.name)} is reserved`);
@@ -395,6 +409,7 @@ export class SandboxRegistry {
         isolation,
         network,
         networkMode,
+        egress,
         publish,
         limits: req.limits ?? null,
         labels: storedLabels(req.labels),
@@ -455,6 +470,11 @@ export class SandboxRegistry {
    */
   update(row: SandboxRow, req: SandboxUpdateRequest): SandboxRow {
     let updated = row;
+    if (req.egress !== undefined) {
+      const policy = JSON.stringify(updatedEgress(row, req.egress));
+      this.store.transaction(() => this.store.setSandboxEgress(row.sandbox_id, policy));
+      updated = { ...updated, egress: policy };
+    }
     if (req.labels !== undefined) {
       const labels = mergeLabels(labelsOf(row), req.labels);
       if (Object.keys(labels).length > MAX_LABELS) {
@@ -576,6 +596,7 @@ export class SandboxRegistry {
     isolation: Isolation;
     network: boolean;
     networkMode: NetworkMode;
+    egress?: EgressPolicy | null;
     publish?: PublishSpec[];
     limits?: SandboxLimitsRequest | null;
     labels?: string | null;
@@ -595,6 +616,7 @@ export class SandboxRegistry {
       publish: spec.publish === undefined || spec.publish.length === 0 ? null : JSON.stringify(spec.publish),
       image: spec.image ?? null,
       labels: spec.labels ?? null,
+      egress: spec.egress == null ? null : JSON.stringify(spec.egress),
     };
     this.ensureWorkspace(sandboxId, row);
     try {

@@ -24,6 +24,8 @@ export interface SandboxRow {
   image: string | null;
   /** Its labels as a JSON object (docs/protocol.md, "Labels"); null: none. */
   labels: string | null;
+  /** Its egress policy as JSON (EgressPolicy; network allow-list), or null. */
+  egress: string | null;
 }
 
 export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
@@ -39,6 +41,7 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   publish: true,
   image: true,
   labels: true,
+  egress: true,
 });
 
 export class SandboxStore extends TableAccess {
@@ -66,6 +69,10 @@ export class SandboxStore extends TableAccess {
 
   setSandboxUid(sandboxId: string, uid: number): void {
     this.db.statement("UPDATE sandboxes SET uid = ? WHERE sandbox_id = ?").run(uid, sandboxId);
+  }
+
+  setSandboxEgress(sandboxId: string, egress: string): void {
+    this.db.statement("UPDATE sandboxes SET egress = ? WHERE sandbox_id = ?").run(egress, sandboxId);
   }
 
   setSandboxLimits(sandboxId: string, limits: string): void {

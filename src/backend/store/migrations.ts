@@ -245,4 +245,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE sandboxes ADD COLUMN labels TEXT;
   `,
+  // Egress by policy (docs/network.md): a sandbox's egress policy as JSON
+  // ({allow_domains, deny_domains, allow_cidrs}) for network_mode allow-list; null otherwise.
+  `
+  ALTER TABLE sandboxes ADD COLUMN egress TEXT;
+  `,
 ];

@@ -151,11 +151,45 @@ export const StorageReport = named(
 export type StorageReport = Static<typeof StorageReport>;
 
 /** How a sandbox reaches the network (docs/drivers.md, "Network modes"). */
-export const NetworkMode = StringEnum(["none", "user", "host"], {
+export const NetworkMode = StringEnum(["none", "allow-list", "user", "host"], {
   description:
-    "none: only the sandbox's own loopback; user: outbound through a user-mode stack (slirp4netns), never the host's loopback; host: the host's network itself (isolation none always has it).",
+    "none: only the sandbox's own loopback; allow-list: no route out, only the destinations its egress policy allows, through a proxy of the backend's (sbx; docs/network.md); user: outbound through a user-mode stack (slirp4netns), never the host's loopback; host: the host's network itself (isolation none always has it).",
 });
 export type NetworkMode = Static<typeof NetworkMode>;
+
+const domainList = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 256, description });
+
+/** A sandbox's egress policy as asked (sbx; docs/network.md): each list optional (empty). */
+export const EgressPolicyRequest = named(
+  "EgressPolicyRequest",
+  Type.Object(
+    {
+      allow_domains: Type.Optional(
+        domainList("Names that may be reached: exact (pypi.org), or *.domain for every name below it."),
+      ),
+      deny_domains: Type.Optional(domainList("Names refused even where an allow pattern matches.")),
+      allow_cidrs: Type.Optional(
+        domainList(
+          "Address ranges that may be reached (203.0.113.0/24, 2001:db8::/32, or one address), by literal or by what an allowed name resolves to; loopback, private and link-local ranges only so.",
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type EgressPolicyRequest = Static<typeof EgressPolicyRequest>;
+
+/** A sandbox's egress policy as it stands (sbx). */
+export const EgressPolicy = named(
+  "EgressPolicy",
+  Type.Object({
+    allow_domains: Type.Array(Type.String()),
+    deny_domains: Type.Array(Type.String()),
+    allow_cidrs: Type.Array(Type.String()),
+  }),
+);
+export type EgressPolicy = Static<typeof EgressPolicy>;
 
 /** A port to publish, as asked at create (sbx): the backend listens on the host and joins each connection to `port` inside. */
 export const PublishRequest = named(
@@ -210,6 +244,12 @@ export const SandboxCreateRequest = named(
         Type.Boolean({ default: false, description: "true: a network (network_mode user unless said); false: none." }),
       ),
       network_mode: Type.Optional(NetworkMode),
+      egress: Type.Optional(
+        described(
+          EgressPolicyRequest,
+          "(sbx) The destinations it may reach: network_mode allow-list (the default when this is given).",
+        ),
+      ),
       publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
       limits: Type.Optional(SandboxLimitsRequest),
       labels: Type.Optional(Labels),
@@ -254,6 +294,11 @@ const sandboxFields = {
   isolation: Isolation,
   network: Type.Boolean({ description: "Whether its commands have a network beyond their own loopback." }),
   network_mode: NetworkMode,
+  egress: Type.Optional(
+    Nullable(EgressPolicy, {
+      description: "(sbx) Its egress policy (network_mode allow-list); null for every other mode.",
+    }),
+  ),
   workspace: Type.Literal("/workspace"),
   created_at: Timestamp(),
   limits: Type.Optional(described(SandboxLimits, "The sandbox's resource limits (sbx).")),
@@ -362,6 +407,12 @@ export const SandboxUpdateRequest = named(
         Type.Record(Type.String({ maxLength: 317 }), Nullable(Type.String({ maxLength: 63 })), {
           description: "(sbx) Labels to set (added or replaced) and, with null, to remove; a label not named stays.",
         }),
+      ),
+      egress: Type.Optional(
+        described(
+          EgressPolicyRequest,
+          "(sbx) Its egress policy, each list given replacing the one it had (network_mode allow-list only); new connections follow it at once.",
+        ),
       ),
     },
     { additionalProperties: false },

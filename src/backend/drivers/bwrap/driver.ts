@@ -11,6 +11,7 @@
 //   environment.ts  one live sandbox: bwrap, held until placed, whose command is the init
 //   entered-run.ts  one command the init started on request, as the backend sees it
 //   io-socket.ts    the socket a sandbox's init connects each command's streams to
+//   egress-proxy.ts network allow-list: the sandbox's egress proxy (docs/network.md)
 //   status.ts       bwrap's --json-status-fd: the sandbox's pid 1
 //   start-failure.ts  why a sandbox could not be set up, without host paths
 //   probe.ts        can bwrap run here, and do our options work
@@ -30,6 +31,8 @@ import { WORKSPACE } from "../../../protocol/types.js";
 import { terminalAddonFile } from "../../../platform/pty.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
 import { INIT_VERB, TERMINAL_ADDON_FLAG } from "../../../sandbox-init/init.js";
+import type { EgressHub } from "../../egress/index.js";
+import { closeEgressProxy, EGRESS_FLAG, openEgressProxy } from "./egress-proxy.js";
 import { hostLoaderFor } from "./image-root.js";
 import {
   type DriverDescription,
@@ -84,6 +87,8 @@ export interface BwrapDriverOptions {
   log?: (line: string) => void;
   /** What carries network mode user (user-net.ts), as the driver set probed it; default: none here. */
   userNet?: UserNetProbe;
+  /** The sandboxes' egress proxies (network allow-list; ../../egress); without it allow-list cannot start. */
+  egress?: EgressHub;
 }
 
 /**
@@ -382,7 +387,9 @@ export class BwrapDriver implements SandboxDriver {
       unshare === null ? null : identity === null ? daemonIds() : { uid: INSIDE_ID, gid: INSIDE_ID };
     const runDir = this.newRunDir(identity);
     const io = new StreamSocket(path.join(runDir, "io.sock"));
-    const ioReady = io.listen(identity);
+    // Network allow-list: the sandbox's proxy, on sockets beside the io socket (docs/network.md).
+    const proxy = openEgressProxy(this.opts.egress, placement, runDir, identity);
+    const ioReady = proxy === null ? io.listen(identity) : Promise.all([io.listen(identity), proxy]).then(() => {});
     const fds: number[] = [];
     const open = (file: string, flags: number) => {
       const fd = fs.openSync(file, flags);
@@ -417,9 +424,10 @@ export class BwrapDriver implements SandboxDriver {
         tmpBytes: this.tmpSize ? placement.limits.tmp_bytes : null,
         root: rootDir === null ? null : { path: gate === null ? rootDir : gate.pathFor(rootDir) },
       });
+      const egressFlag = proxy === null ? [] : [EGRESS_FLAG];
       const initArgv =
         scriptFd === null
-          ? [fdPath(FD.initExecutable), INIT_VERB]
+          ? [fdPath(FD.initExecutable), INIT_VERB, ...egressFlag]
           : [
               // In an image's root the host's loader starts the init (image-root.ts).
               ...(loader === null ? [] : [loader.loader, "--library-path", loader.libraryPath]),
@@ -428,6 +436,7 @@ export class BwrapDriver implements SandboxDriver {
               fdPath(FD.initScript),
               INIT_VERB,
               ...(addonFd === null ? [] : [TERMINAL_ADDON_FLAG, fdPath(FD.terminalAddon)]),
+              ...egressFlag,
             ];
       const commandLine = bwrapCommandLine(FD.args, initArgv);
       // bwrap, or (a user-mode network) unshare starting bwrap; as root, through the gate as the sandbox's uid.
@@ -459,6 +468,7 @@ export class BwrapDriver implements SandboxDriver {
       });
     } catch (err) {
       io.close();
+      closeEgressProxy(proxy);
       removeRunDir(runDir);
       if (gate !== null) gate.release(runDir);
       throw new SpawnError("EBWRAP", withoutHostPaths((err as Error).message));
@@ -501,6 +511,7 @@ export class BwrapDriver implements SandboxDriver {
       ioReady,
       onEnded: (sandbox) => {
         limits.done();
+        closeEgressProxy(proxy);
         if (this.live.get(environmentKey(placement)) === sandbox) this.live.delete(environmentKey(placement));
         removeRunDir(runDir);
         if (gate !== null) gate.release(runDir);

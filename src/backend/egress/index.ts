@@ -1,0 +1,81 @@
+// Egress by policy (docs/network.md): each sandbox with network allow-list gets a proxy
+// of its own (proxy.ts), decided by its policy (policy.ts), names resolved by the
+// proxy (resolver.ts). The hub makes them and keeps each sandbox's recent connections.
+
+import { EgressProxy, type EgressConnection } from "./proxy.js";
+import type { EgressPolicy } from "./policy.js";
+import { type Resolver, systemResolver } from "./resolver.js";
+
+export { BLOCKED, type EgressConnection, type EgressProxy, parseAuthority } from "./proxy.js";
+export * from "./policy.js";
+export { mapResolver, parseHosts, type Resolver, resolverFrom, systemResolver } from "./resolver.js";
+
+/** Connections a sandbox may have through its proxy at once. */
+export const DEFAULT_MAX_CONNECTIONS = 128;
+/** Connections kept per sandbox for `sbx sandbox egress` (oldest dropped). */
+export const KEPT_CONNECTIONS = 1000;
+
+export interface EgressHubOptions {
+  resolve?: Resolver;
+  maxConnections?: number;
+  now?: () => number;
+}
+
+export class EgressHub {
+  private readonly kept = new Map<string, EgressConnection[]>();
+  private readonly listeners = new Set<(sandboxId: string, c: EgressConnection) => void>();
+  readonly maxConnections: number;
+
+  constructor(private readonly opts: EgressHubOptions = {}) {
+    this.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  }
+
+  /** A sandbox's proxy on its sockets in `runDir`, listening, decided by `policy` at each connection. */
+  async open(
+    sandboxId: string,
+    runDir: string,
+    owner: { uid: number; gid: number } | null,
+    policy: () => EgressPolicy,
+  ): Promise<EgressProxy> {
+    const proxy = new EgressProxy({
+      runDir,
+      owner,
+      policy,
+      resolve: this.opts.resolve ?? systemResolver,
+      maxConnections: this.maxConnections,
+      now: this.opts.now ?? Date.now,
+      onConnection: (c) => this.record(sandboxId, c),
+    });
+    await proxy.listen();
+    return proxy;
+  }
+
+  /** A sandbox's recent connections, oldest first. */
+  connections(sandboxId: string): EgressConnection[] {
+    return [...(this.kept.get(sandboxId) ?? [])];
+  }
+
+  /** Tells `fn` of every connection decided (ended_at null) and ended; returns how to stop. */
+  subscribe(fn: (sandboxId: string, c: EgressConnection) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** A removed sandbox's connections go. */
+  forget(sandboxId: string): void {
+    this.kept.delete(sandboxId);
+  }
+
+  private record(sandboxId: string, c: EgressConnection): void {
+    let list = this.kept.get(sandboxId);
+    if (list === undefined) {
+      list = [];
+      this.kept.set(sandboxId, list);
+    }
+    if (!list.includes(c)) {
+      list.push(c);
+      if (list.length > KEPT_CONNECTIONS) list.splice(0, list.length - KEPT_CONNECTIONS);
+    }
+    for (const fn of this.listeners) fn(sandboxId, c);
+  }
+}
