@@ -13,7 +13,7 @@ import { mapResolver } from "../../src/backend/egress/index.js";
 import { type CountingListener, countingListener } from "../support/listeners.js";
 import { REPO_ROOT } from "../support/cli.js";
 import { describeNeeding } from "../support/requirements.js";
-import { startTestBackend, type TestBackend, until } from "./support.js";
+import { startTestBackend, type TestBackend, tempDir, until } from "./support.js";
 
 const SERVER_IP = "127.0.0.2";
 
@@ -250,6 +250,30 @@ describeNeeding(["bwrap", "tools"], "egress by policy (network allow-list)", () 
         ])
       ).stdout,
     ).toBe("403");
+  });
+});
+
+describeNeeding(["bwrap"], "an egress policy across a daemon restart", () => {
+  it("keeps a sandbox's policy when the daemon starts again", async () => {
+    const dir = tempDir();
+    const first = await startTestBackend({}, dir);
+    const made = await first.api("POST", "/api/v1/sandbox/create", {
+      body: {
+        name: "kept",
+        isolation: "bwrap",
+        egress: { allow_domains: ["pypi.org"], allow_cidrs: ["203.0.113.0/24"] },
+      },
+    });
+    expect(made.status, made.text).toBe(201);
+    await first.api("PATCH", "/api/v1/sandbox/kept", { body: { egress: { deny_domains: ["evil.pypi.org"] } } });
+    await first.stop();
+    const second = await startTestBackend({}, dir);
+    const shown = await second.api("GET", "/api/v1/sandbox/kept");
+    expect(shown.json).toMatchObject({
+      network_mode: "allow-list",
+      egress: { allow_domains: ["pypi.org"], deny_domains: ["evil.pypi.org"], allow_cidrs: ["203.0.113.0/24"] },
+    });
+    await second.stop();
   });
 });
 

@@ -80,6 +80,7 @@ const SANDBOX_FIELDS = [
   "isolation",
   "network",
   "network_mode",
+  "egress",
   "workspace",
   "created_at",
   "limits",

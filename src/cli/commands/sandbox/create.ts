@@ -2,7 +2,14 @@
 
 import path from "node:path";
 import { randomUUID } from "../../../platform/random.js";
-import type { IsolationRequest, NetworkMode, PublishRequest, SandboxLimitsRequest } from "../../../protocol/types.js";
+import type {
+  EgressPolicyRequest,
+  IsolationRequest,
+  NetworkMode,
+  PublishRequest,
+  SandboxLimitsRequest,
+} from "../../../protocol/types.js";
+import { type EgressFlagValues, egressFromFlags } from "./egress-flags.js";
 import { type LimitFlagValues, parseLimitFlags } from "../../render/limits.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
 import type { RunFn } from "../../command.js";
@@ -21,6 +28,8 @@ export interface CreateOptions {
   network: boolean | undefined;
   limits: SandboxLimitsRequest;
   networkMode: NetworkMode | undefined;
+  /** The egress policy asked for (network allow-list), or undefined. */
+  egress: EgressPolicyRequest | undefined;
   publish: PublishRequest[];
   labels: Labels;
   /** An image reference, an oci: directory made absolute here. */
@@ -28,7 +37,7 @@ export interface CreateOptions {
   json: boolean;
 }
 
-const NETWORK_MODES: readonly string[] = ["none", "user", "host"];
+const NETWORK_MODES: readonly string[] = ["none", "user", "host", "allow-list"];
 
 export function parseCreateOptions(
   name: string | undefined,
@@ -39,7 +48,8 @@ export function parseCreateOptions(
     label?: string[];
     image?: string;
     json?: boolean;
-  } & LimitFlagValues,
+  } & LimitFlagValues &
+    EgressFlagValues,
 ): CreateOptions {
   if (name !== undefined && !isValidSandboxRef(name)) {
     throw new UsageError(`invalid sandbox name ${JSON.stringify(name)}: letters, digits, _ . - (at most 63)`);
@@ -47,7 +57,7 @@ export function parseCreateOptions(
   const network = raw.network;
   if (typeof network === "string" && !NETWORK_MODES.includes(network)) {
     throw new UsageError(
-      `--network takes user or host, not ${JSON.stringify(network)} (a name goes first: sbx sandbox create NAME --network)`,
+      `--network takes user, host or allow-list, not ${JSON.stringify(network)} (a name goes first: sbx sandbox create NAME --network)`,
     );
   }
   return {
@@ -55,6 +65,7 @@ export function parseCreateOptions(
     isolation: raw.isolation as IsolationRequest | undefined,
     network: typeof network === "boolean" ? network : undefined,
     networkMode: typeof network === "string" ? (network as NetworkMode) : undefined,
+    egress: egressFromFlags(raw),
     publish: (raw.publish ?? []).map(parsePublish),
     labels: parseLabelFlags(raw.label),
     limits: parseLimitFlags(raw),
@@ -88,6 +99,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(opts.network === undefined ? {} : { network: opts.network }),
           ...(Object.keys(opts.limits).length === 0 ? {} : { limits: opts.limits }),
           ...(opts.networkMode === undefined ? {} : { network_mode: opts.networkMode }),
+          ...(opts.egress === undefined ? {} : { egress: opts.egress }),
           ...(opts.publish.length === 0 ? {} : { publish: opts.publish }),
           ...(Object.keys(opts.labels).length === 0 ? {} : { labels: opts.labels }),
           ...(opts.image === undefined ? {} : { image: opts.image }),

@@ -69,6 +69,9 @@ function declareCreate(noun: Command, bind: Bind): void {
         "without --network that is all the network they have. --network (user) lets them\n" +
         "reach out through a user-mode stack (slirp4netns) that never reaches the host's\n" +
         "loopback services; --network host gives them the host's network itself.\n" +
+        "--allow-domain (and --allow-cidr, --egress-policy) gives no route out but the\n" +
+        "destinations named, through the daemon's proxy (network allow-list; every other\n" +
+        "name, address, loopback and private range refused: docs/network.md).\n" +
         "--publish makes a server inside reachable from the host (127.0.0.1 unless an\n" +
         "address is given), with or without a network. With none, commands run as you, on\n" +
         "the host, and see what you see.",
@@ -77,14 +80,15 @@ function declareCreate(noun: Command, bind: Bind): void {
     .addOption(
       new Option("--isolation <kind>", "auto (bwrap where it works, else none), bwrap or none").choices(ISOLATIONS),
     )
-    .option("--network [mode]", "user (the default: outbound, not the host's loopback) or host")
+    .option("--network [mode]", "user (the default: outbound, not the host's loopback), host or allow-list")
     .option("--no-network", "only its own loopback (needs bwrap)")
     .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect)
-    .option("-l, --label <key=value>", "a label to select it by (repeatable; key [prefix/]name)", collect)
-    .option(
-      "--image <ref>",
-      "its root is this OCI image's filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)",
-    );
+    .option("-l, --label <key=value>", "a label to select it by (repeatable; key [prefix/]name)", collect);
+  egressOptions(cmd, "may reach");
+  cmd.option(
+    "--image <ref>",
+    "its root is this OCI image's filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)",
+  );
   limitOptions(cmd, "by default 2GiB, 1024 processes, no CPU limit, /tmp 256MiB");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./create.js")));
   declareChoices(cmd, "--isolation", ISOLATIONS);
@@ -93,6 +97,10 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx cp ./src build:/workspace/src", description: "copy the project in" },
     { command: "sbx exec -s build -- make", description: "then run in it" },
     { command: "sbx sandbox create fetch --network", description: "its commands may reach out (not the host)" },
+    {
+      command: "sbx sandbox create ci --allow-domain pypi.org --allow-domain '*.pypi.org'",
+      description: "only those names, through the daemon's proxy",
+    },
     { command: "sbx sandbox create web -p 8080:8000", description: "127.0.0.1:8080 reaches port 8000 inside" },
     { command: "sbx sandbox create dev --network host", description: "the host's own network, by choice" },
     { command: "sbx sandbox create legacy --isolation none", description: "no isolation, said loudly" },
@@ -100,6 +108,19 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx sandbox create ci --memory 4g --pids 512 --cpus 2", description: "with limits of its own" },
     { command: "sbx sandbox create w1 --label team=web --label tier=ci", description: "labelled, to select later" },
   ]);
+}
+
+/** The egress flags of create and update (docs/network.md). */
+function egressOptions(cmd: Command, verb: string): void {
+  cmd
+    .option(
+      "--allow-domain <pattern>",
+      `a name it ${verb}: pypi.org, or *.domain for every name below (repeatable)`,
+      collect,
+    )
+    .option("--deny-domain <pattern>", "a name refused even where an allow pattern matches (repeatable)", collect)
+    .option("--allow-cidr <cidr>", `an address range it ${verb}, e.g. 203.0.113.0/24 (repeatable)`, collect)
+    .option("--egress-policy <file>", "a JSON file {allow_domains, deny_domains, allow_cidrs}");
 }
 
 /** The limit flags of create and update (docs/drivers.md, "Limits"). */
@@ -119,22 +140,27 @@ function limitOptions(cmd: Command, defaults: string): void {
 function declareUpdate(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("update")
-    .summary("change a sandbox's limits and labels")
+    .summary("change a sandbox's limits, labels or egress policy")
     .description(
-      "Change a sandbox's limits and labels. What runs in it now gets the new memory,\n" +
-        "process and CPU limits at once (cgroups); /tmp's size applies when its environment\n" +
-        "next starts (sbx sandbox stop ends it). A limit not given stays; none lifts one.\n" +
-        "--label k=v adds or replaces a label, --label k- removes it (as kubectl label).",
+      "Change a sandbox's limits, labels or egress policy. What runs in it now gets the new\n" +
+        "memory, process and CPU limits at once (cgroups); /tmp's size applies when its\n" +
+        "environment next starts (sbx sandbox stop ends it). A limit not given stays; none\n" +
+        "lifts one. --label k=v adds or replaces a label, --label k- removes it (as kubectl label).\n" +
+        "For a sandbox with network allow-list, --allow-domain/--allow-cidr add to its\n" +
+        "policy, --deny-domain refuses a name (and takes it off the allow-list), and\n" +
+        "--egress-policy FILE replaces the policy: new connections follow it at once.",
     )
     .argument("<id>", "sandbox id or name")
     .option("-l, --label <key=value|key->", "set a label, or remove it with key- (repeatable)", collect);
   limitOptions(cmd, "as at create");
+  egressOptions(cmd, "may reach too");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./update.js")));
   declareCompletion(cmd, "<id>", "sandbox-name");
   withExamples(cmd, [
     { command: "sbx sandbox update build --memory 8g", description: "more memory, also for what runs now" },
     { command: "sbx sandbox update build --cpus none", description: "lift the CPU limit" },
     { command: "sbx sandbox update build --label team=api --label tier-", description: "relabel; tier removed" },
+    { command: "sbx sandbox update ci --allow-domain github.com", description: "one more destination, at once" },
   ]);
 }
 

@@ -1,7 +1,14 @@
 // Sandboxes for people, and the --json document of one (its fields are the contract:
 // a backend's extra fields are not passed through).
 
-import type { LimitStatus, PublishedPort, Sandbox, SandboxDetails, SandboxLimits } from "../../../protocol/types.js";
+import type {
+  EgressPolicy,
+  LimitStatus,
+  PublishedPort,
+  Sandbox,
+  SandboxDetails,
+  SandboxLimits,
+} from "../../../protocol/types.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
 import { labelsText } from "../../../protocol/labels.js";
@@ -47,8 +54,10 @@ export interface SandboxDocument {
   status: string;
   isolation: string;
   network: boolean;
-  /** none, user or host; a backend without modes: host when it has a network, else none. */
+  /** none, allow-list, user or host; a backend without modes: host when it has a network, else none. */
   network_mode: string;
+  /** Its egress policy (network allow-list); null for every other mode. */
+  egress: EgressPolicy | null;
   workspace: string;
   created_at: string;
   /** Its resource limits (null fields: no limit); null when the backend does not say. */
@@ -69,6 +78,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     isolation: s.isolation,
     network: s.network,
     network_mode: (s as Partial<Sandbox>).network_mode ?? (s.network ? "host" : "none"),
+    egress: s.egress ?? null,
     workspace: s.workspace,
     created_at: s.created_at,
     limits: s.limits ?? null,

@@ -9,6 +9,7 @@ import { formatBytes } from "../../render/bytes.js";
 import { limitLines } from "../../render/limits.js";
 import { printJson } from "../../render/outcome.js";
 import { hostPort, sandboxDetailsDocument } from "./render.js";
+import { policyLines } from "./egress-flags.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { wholeSandboxRef } from "../../id-prefix.js";
 
@@ -37,6 +38,7 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
     ["root", describeRoot(s)],
     ["network", describeNetwork(s)],
   ];
+  if (s.egress) rows.push(...policyLines(s.egress));
   if (s.network_status?.available === false) {
     rows.push([
       "network_available",
@@ -100,6 +102,8 @@ export function describeNetwork(s: Pick<Sandbox, "network" | "network_mode">): s
       return "user (outbound through slirp4netns; not the host's loopback, no host port bound)";
     case "host":
       return "host (the host's network itself: its loopback services too)";
+    case "allow-list":
+      return "allow-list (no route out; only what its egress policy allows, through the daemon's proxy)";
     default:
       return "none (only its own loopback, shared by its commands)";
   }

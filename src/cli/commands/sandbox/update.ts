@@ -3,7 +3,8 @@
 import { randomUUID } from "../../../platform/random.js";
 import { UsageError } from "../../../common/errors.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
-import type { SandboxLimitsRequest } from "../../../protocol/types.js";
+import type { EgressPolicy, SandboxLimitsRequest } from "../../../protocol/types.js";
+import { type EgressFlagValues, policyLines, updatedPolicy } from "./egress-flags.js";
 import type { RunFn } from "../../command.js";
 import { checkSandboxRef } from "../../command-flags.js";
 import type { Context } from "../../context.js";
@@ -20,22 +21,37 @@ export interface UpdateOptions {
   limits: SandboxLimitsRequest;
   /** Labels to set, and (null) to remove. */
   labels: Record<string, string | null>;
+  egress: EgressFlagValues;
   json: boolean;
 }
 
 export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
   const [limits, labels] = [Object.keys(opts.limits).length > 0, Object.keys(opts.labels).length > 0];
-  if (!limits && !labels) {
+  const egressAsked = Object.values(opts.egress).some((v) => v !== undefined);
+  if (!limits && !labels && !egressAsked) {
     throw new UsageError(
-      "nothing to change: give a limit (--memory, --pids, --cpus, --tmp-size, --disk) or a label (--label k=v, --label k-)",
+      "nothing to change: give a limit (--memory, --pids, --cpus, --tmp-size, --disk), a label (--label k=v, --label k-) or an egress flag (--allow-domain, --deny-domain, --allow-cidr, --egress-policy)",
     );
   }
   const api = await ctx.api();
+  // The flags add to the policy the sandbox has now (a file replaces it).
+  const current: EgressPolicy = egressAsked
+    ? ((await api.getSandbox(opts.ref, { usage: false })).egress ?? {
+        allow_domains: [],
+        deny_domains: [],
+        allow_cidrs: [],
+      })
+    : { allow_domains: [], deny_domains: [], allow_cidrs: [] };
+  const egress = egressAsked ? updatedPolicy(current, opts.egress) : undefined;
   const sandbox = await refusalIsUsage(
     () =>
       api.updateSandbox(
         opts.ref,
-        { ...(limits ? { limits: opts.limits } : {}), ...(labels ? { labels: opts.labels } : {}) },
+        {
+          ...(limits ? { limits: opts.limits } : {}),
+          ...(labels ? { labels: opts.labels } : {}),
+          ...(egress === undefined ? {} : { egress }),
+        },
         `sbx-${randomUUID()}`,
       ),
     "nothing was changed",
@@ -47,14 +63,23 @@ export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
   ctx.io.info(`sbx: updated sandbox ${sandbox.name}`);
   if (labels) ctx.io.out(`labels\t${labelsText(sandbox.labels ?? {}) || "none"}`);
   if (limits) for (const [k, v] of limitLines(sandbox.limit_status ?? [])) ctx.io.out(`${k}\t${v}`);
+  if (egress !== undefined && sandbox.egress) {
+    for (const [k, v] of policyLines(sandbox.egress)) ctx.io.out(`${k}\t${v}`);
+  }
   return ExitCodes.ok;
 }
 
 /** Bound to `sbx sandbox update` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
-  const raw = c.optsWithGlobals() as LimitFlagValues & { json?: boolean; label?: string[] };
+  const raw = c.optsWithGlobals() as LimitFlagValues & EgressFlagValues & { json?: boolean; label?: string[] };
   const limits = parseLimitFlags(raw);
   const labels = parseLabelChanges(raw.label);
+  const egress: EgressFlagValues = {
+    allowDomain: raw.allowDomain,
+    denyDomain: raw.denyDomain,
+    allowCidr: raw.allowCidr,
+    egressPolicy: raw.egressPolicy,
+  };
   const ref = await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!));
-  return run({ ref, limits, labels, json: raw.json === true }, ctx);
+  return run({ ref, limits, labels, egress, json: raw.json === true }, ctx);
 };
