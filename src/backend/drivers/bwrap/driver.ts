@@ -11,7 +11,6 @@
 //   environment.ts  one live sandbox: bwrap, held until placed, whose command is the init
 //   entered-run.ts  one command the init started on request, as the backend sees it
 //   io-socket.ts    the socket a sandbox's init connects each command's streams to
-//   egress-proxy.ts network allow-list: the sandbox's egress proxy (docs/network.md)
 //   status.ts       bwrap's --json-status-fd: the sandbox's pid 1
 //   start-failure.ts  why a sandbox could not be set up, without host paths
 //   probe.ts        can bwrap run here, and do our options work
@@ -31,8 +30,7 @@ import { WORKSPACE } from "../../../protocol/types.js";
 import { terminalAddonFile } from "../../../platform/pty.js";
 import { sandboxInitProgram } from "../../../platform/self.js";
 import { INIT_VERB, TERMINAL_ADDON_FLAG } from "../../../sandbox-init/init.js";
-import type { EgressHub } from "../../egress/index.js";
-import { closeEgressProxy, EGRESS_FLAG, openEgressProxy } from "./egress-proxy.js";
+import { closeEgressProxy, EGRESS_FLAG, type EgressHub, openEgressProxy } from "./egress-proxy.js";
 import { hostLoaderFor } from "./image-root.js";
 import {
   type DriverDescription,
@@ -387,7 +385,6 @@ export class BwrapDriver implements SandboxDriver {
       unshare === null ? null : identity === null ? daemonIds() : { uid: INSIDE_ID, gid: INSIDE_ID };
     const runDir = this.newRunDir(identity);
     const io = new StreamSocket(path.join(runDir, "io.sock"));
-    // Network allow-list: the sandbox's proxy, on sockets beside the io socket (docs/network.md).
     const proxy = openEgressProxy(this.opts.egress, placement, runDir, identity);
     const ioReady = proxy === null ? io.listen(identity) : Promise.all([io.listen(identity), proxy]).then(() => {});
     const fds: number[] = [];

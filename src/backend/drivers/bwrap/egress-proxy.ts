@@ -7,6 +7,7 @@ import { SpawnError, type SandboxPlacement } from "../driver.js";
 import type { HostIdentity } from "../identity.js";
 
 export { EGRESS_FLAG } from "../../../sandbox-init/egress.js";
+export type { EgressHub } from "../../egress/index.js";
 
 /** The sandbox's proxy, listening once the promise settles; null for every mode but allow-list. */
 export function openEgressProxy(
