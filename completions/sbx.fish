@@ -227,45 +227,45 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--image' 'sandbox create|--memory'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain' 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy'
             return 0
-        case 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url'
+        case 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk'
             return 0
-        case 'sandbox list|-l' 'sandbox list|--label' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url'
+        case 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url'
             return 0
-        case 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--memory' 'sandbox update|--pids'
+        case 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
             return 0
-        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l'
+        case 'sandbox update|--disk' 'sandbox update|--allow-domain' 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile'
             return 0
-        case 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile'
+        case 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile'
             return 0
-        case 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile'
+        case 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
             return 0
-        case 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile'
+        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile'
             return 0
-        case 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile'
+        case 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
             return 0
-        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url'
+        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
-        case 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url'
+        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
             return 0
-        case 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency'
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver'
             return 0
-        case 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile'
+        case 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
             return 0
-        case 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
             return 0
-        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
+        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
             return 0
-        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
             return 0
-        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
             return 0
-        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
             return 0
-        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -907,7 +907,7 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stats -d 'what sandboxes use now: CPU, memory, processes, /tmp, workspace, network'
-complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits and labels'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits or egress policy'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a pause -d 'freeze every process of a sandbox'
@@ -924,10 +924,13 @@ complete -c sbx -n '__sbx_at "sandbox"' -s h -l help -d 'show help'
 
 # sbx sandbox create
 complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap none' -d 'auto (bwrap where it works, else none), bwrap or none'
-complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback) or host'
+complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback), host or allow-list'
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
-complete -c sbx -n '__sbx_at "sandbox create"' -s l -l label -x -d 'a label to select it by (repeatable; key [prefix/]name)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l allow-domain -x -d 'a name it may reach: pypi.org, or *.domain for every name below (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l deny-domain -x -d 'a name refused even where an allow pattern matches (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l allow-cidr -x -d 'an address range it may reach, e.g. 203.0.113.0/24 (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l egress-policy -x -d 'a JSON file {allow_domains, deny_domains, allow_cidrs}'
 complete -c sbx -n '__sbx_at "sandbox create"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (oci:DIR[:TAG], oci-archive:FILE[:TAG] or a registry reference)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox create"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
@@ -944,8 +947,6 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l verbose -d 'say more on stderr
 complete -c sbx -n '__sbx_at "sandbox create"' -s h -l help -d 'show help'
 
 # sbx sandbox list
-complete -c sbx -n '__sbx_at "sandbox list"' -s l -l label -x -d 'only sandboxes with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
-complete -c sbx -n '__sbx_at "sandbox list"' -l show-labels -d 'a LABELS column'
 complete -c sbx -n '__sbx_at "sandbox list"' -l json -d 'print {sandboxes: [...]}'
 complete -c sbx -n '__sbx_at "sandbox list"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -979,12 +980,15 @@ complete -c sbx -n '__sbx_at "sandbox stats"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox stats" 0 more' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox ids or names'
 
 # sbx sandbox update
-complete -c sbx -n '__sbx_at "sandbox update"' -s l -l label -x -d 'set a label, or remove it with key- (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox update"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox update"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox update"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox update"' -l tmp-size -x -d 'size of /tmp, /var/tmp and /dev/shm (each a tmpfs): a write past it fails with ENOSPC'
 complete -c sbx -n '__sbx_at "sandbox update"' -l disk -x -d 'workspace disk: a file system of its own (create only; root)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l allow-domain -x -d 'a name it may reach too: pypi.org, or *.domain for every name below (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l deny-domain -x -d 'a name refused even where an allow pattern matches (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l allow-cidr -x -d 'an address range it may reach too, e.g. 203.0.113.0/24 (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l egress-policy -x -d 'a JSON file {allow_domains, deny_domains, allow_cidrs}'
 complete -c sbx -n '__sbx_at "sandbox update"' -l json -d 'print the sandbox as JSON'
 complete -c sbx -n '__sbx_at "sandbox update"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox update"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -996,8 +1000,6 @@ complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox stop
-complete -c sbx -n '__sbx_at "sandbox stop"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
-complete -c sbx -n '__sbx_at "sandbox stop"' -s y -l yes -d 'with --label: do not ask'
 complete -c sbx -n '__sbx_at "sandbox stop"' -l json -d 'print what was ended as JSON'
 complete -c sbx -n '__sbx_at "sandbox stop"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -1042,8 +1044,6 @@ complete -c sbx -n '__sbx_at "sandbox resume"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox resume" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
-complete -c sbx -n '__sbx_at "sandbox rm"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
-complete -c sbx -n '__sbx_at "sandbox rm"' -s y -l yes -d 'with --label: do not ask'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'remove without asking, cancelling its executions and stopping its processes first'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l json -d 'print {removed}'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s V -l version -d 'print the version'
