@@ -323,14 +323,14 @@ _sbx_spec() {
       ;;
     "sandbox create")
       _sbx_commands=""
-      _sbx_options="--isolation --network --no-network -p --publish --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--isolation -p --publish --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
+      _sbx_options="--isolation --network --no-network -p --publish -l --label --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--isolation -p --publish -l --label --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox list")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--profile --api-url"
+      _sbx_options="-l --label --show-labels --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-l --label --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "sandbox show")
@@ -347,14 +347,14 @@ _sbx_spec() {
       ;;
     "sandbox update")
       _sbx_commands=""
-      _sbx_options="--memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --profile --api-url"
+      _sbx_options="-l --label --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-l --label --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox stop")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--profile --api-url"
+      _sbx_options="-l --label -y --yes --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-l --label --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox start")
@@ -377,8 +377,8 @@ _sbx_spec() {
       ;;
     "sandbox rm")
       _sbx_commands=""
-      _sbx_options="-f --force --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--profile --api-url"
+      _sbx_options="-l --label -y --yes -f --force --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-l --label --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "image")

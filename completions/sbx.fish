@@ -227,45 +227,49 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain' 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain'
             return 0
-        case 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk'
+        case 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
             return 0
-        case 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url'
+        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|-l' 'sandbox list|--label'
             return 0
-        case 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
+        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url'
+            return 0
+        case 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
             return 0
         case 'sandbox update|--disk' 'sandbox update|--allow-domain' 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile'
             return 0
-        case 'sandbox update|--api-url' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile'
+        case 'sandbox update|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
             return 0
-        case 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
+        case 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l'
             return 0
-        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile'
+        case 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
             return 0
-        case 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
+        case 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
             return 0
-        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
+        case 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url'
             return 0
-        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
+        case 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes'
             return 0
-        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
+        case 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
             return 0
-        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver'
+        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
             return 0
-        case 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
+        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account'
             return 0
-        case 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url'
+        case 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
             return 0
-        case 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url'
+        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
             return 0
-        case 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile'
+        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
             return 0
-        case 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile'
+        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
             return 0
-        case 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile'
+        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
             return 0
-        case 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+            return 0
+        case 'version|--api-url'
             return 0
     end
     return 1
@@ -907,7 +911,7 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a list -d 'list sandboxes'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of list)'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stats -d 'what sandboxes use now: CPU, memory, processes, /tmp, workspace, network'
-complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits or egress policy'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits, labels or egress policy'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a pause -d 'freeze every process of a sandbox'
@@ -927,6 +931,7 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l isolation -x -a 'auto bwrap no
 complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default: outbound, not the host\'s loopback), host or allow-list'
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
+complete -c sbx -n '__sbx_at "sandbox create"' -s l -l label -x -d 'a label to select it by (repeatable; key [prefix/]name)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l allow-domain -x -d 'a name it may reach: pypi.org, or *.domain for every name below (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l deny-domain -x -d 'a name refused even where an allow pattern matches (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l allow-cidr -x -d 'an address range it may reach, e.g. 203.0.113.0/24 (repeatable)'
@@ -947,6 +952,8 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l verbose -d 'say more on stderr
 complete -c sbx -n '__sbx_at "sandbox create"' -s h -l help -d 'show help'
 
 # sbx sandbox list
+complete -c sbx -n '__sbx_at "sandbox list"' -s l -l label -x -d 'only sandboxes with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
+complete -c sbx -n '__sbx_at "sandbox list"' -l show-labels -d 'a LABELS column'
 complete -c sbx -n '__sbx_at "sandbox list"' -l json -d 'print {sandboxes: [...]}'
 complete -c sbx -n '__sbx_at "sandbox list"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -980,6 +987,7 @@ complete -c sbx -n '__sbx_at "sandbox stats"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox stats" 0 more' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox ids or names'
 
 # sbx sandbox update
+complete -c sbx -n '__sbx_at "sandbox update"' -s l -l label -x -d 'set a label, or remove it with key- (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox update"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox update"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox update"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
@@ -1000,6 +1008,8 @@ complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox stop
+complete -c sbx -n '__sbx_at "sandbox stop"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
+complete -c sbx -n '__sbx_at "sandbox stop"' -s y -l yes -d 'with --label: do not ask'
 complete -c sbx -n '__sbx_at "sandbox stop"' -l json -d 'print what was ended as JSON'
 complete -c sbx -n '__sbx_at "sandbox stop"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox stop"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
@@ -1044,6 +1054,8 @@ complete -c sbx -n '__sbx_at "sandbox resume"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox resume" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox rm
+complete -c sbx -n '__sbx_at "sandbox rm"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'
+complete -c sbx -n '__sbx_at "sandbox rm"' -s y -l yes -d 'with --label: do not ask'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s f -l force -d 'remove without asking, cancelling its executions and stopping its processes first'
 complete -c sbx -n '__sbx_at "sandbox rm"' -l json -d 'print {removed}'
 complete -c sbx -n '__sbx_at "sandbox rm"' -s V -l version -d 'print the version'

@@ -1,10 +1,11 @@
 // Sandboxes: the registry and workspace files. What the rest of the backend may use of
 // them; everything else in this folder is their own.
 
-export { SandboxRegistry, toSandbox } from "./registry.js";
+export { SandboxRegistry } from "./registry.js";
+export { toSandbox } from "./sandbox-view.js";
 export { storedImageOf } from "./image-root.js";
 export { noIsolationWarning } from "./settings.js";
-export { confineToWorkspace } from "./workspace-dirs.js";
+export { confineToWorkspace, freeBytes } from "./workspace-dirs.js";
 export type { SandboxRow } from "./store.js";
 export {
   openForReading,

@@ -41,7 +41,16 @@ import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
 import { pauseSandbox, requireUnpaused, withPause } from "./pause.js";
 import { sandboxStats } from "./stats.js";
-import { checkedLimits, chooseIsolation, isolationUnavailable, limitsOf, noIsolationWarning } from "./settings.js";
+import { toSandbox } from "./sandbox-view.js";
+import { createWorkspaceDisk } from "./workspace-disk-create.js";
+import {
+  checkNewName,
+  checkedLimits,
+  chooseIsolation,
+  isolationUnavailable,
+  limitsOf,
+  noIsolationWarning,
+} from "./settings.js";
 import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
 import {
   envOf,
@@ -70,25 +79,6 @@ import {
 } from "../drivers/index.js";
 
 export const DEFAULT_SANDBOX = "default";
-/** Names that would read as a route segment. */
-const RESERVED_NAMES = ["create"];
-
-export function toSandbox(row: SandboxRow): Sandbox {
-  return {
-    sandbox_id: row.sandbox_id,
-    name: row.name,
-    status: row.status,
-    isolation: row.isolation,
-    network: networkModeOf(row) !== "none",
-    network_mode: networkModeOf(row),
-    ...(row.egress !== null && { egress: egressOf(row) ?? undefined }),
-    workspace: WORKSPACE,
-    created_at: row.created_at,
-    limits: limitsOf(row),
-    labels: labelsOf(row),
-    image: storedImageOf(row),
-  };
-}
 
 export interface ResolveOptions {
   /** Create `default` when it is named and does not exist yet. */
@@ -278,20 +268,6 @@ export class SandboxRegistry {
   }
 
   /**
-   * Bytes that can still be written into a sandbox's workspace: what its disk has left
-   * for unprivileged writers (a workspace limit would bound it too; none is enforced
-   * here: drivers/limits/limiter.ts). Null when the disk cannot be asked.
-   */
-  workspaceRoom(row: SandboxRow): number | null {
-    try {
-      const st = fs.statfsSync(this.ensureWorkspace(row.sandbox_id, row));
-      return st.bavail * st.bsize;
-    } catch {
-      return null;
-    }
-  }
-
-  /**
    * Starts the sandbox's live environment when its driver keeps one and it is not
    * running (docs/drivers.md, "One sandbox, one environment"). Refused
    * (sandbox_start_failed, nothing ran) saying why it could not start.
@@ -378,16 +354,7 @@ export class SandboxRegistry {
     const { isolation, network, networkMode } = chooseIsolation(this.drivers, req);
     const asked = choosePublished(req, isolation);
     const egress = chooseEgress(req.egress, networkMode);
-    if (req.name !== undefined) {
-      if (RESERVED_NAMES.includes(req.name) || req.name.startsWith("sbx_")) {
-        throw invalidField("name", `the name ${JSON.stringify(req.name)} is reserved`);
-      }
-      if (this.store.getSandboxByName(req.name) || this.store.getSandboxById(req.name)) {
-        throw new Refusal(ErrorCodes.sandboxExists, `a sandbox named ${JSON.stringify(req.name)} exists`, {
-          name: req.name,
-        });
-      }
-    }
+    if (req.name !== undefined) checkNewName(this.store, req.name);
     const limits = checkedLimits(this.drivers, withDefaults(req.limits), isolation);
     if (req.image !== undefined && isolation !== "bwrap") {
       throw invalidField("image", "a sandbox from an image needs bwrap isolation (its root is mounted by bwrap)");
@@ -431,36 +398,28 @@ export class SandboxRegistry {
       try {
         await makeImageRoot(this.dataDir, this.sandboxDir(row.sandbox_id), image, this.identity(row), req.image!);
       } catch (err) {
-        this.published.close(sandboxId);
-        this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
-        fs.rmSync(this.sandboxDir(row.sandbox_id), { recursive: true, force: true });
+        this.undoCreate(row.sandbox_id);
         throw err;
       }
     }
     if (limits.workspace_bytes !== null) {
       // A workspace of its own size: made now (its size is fixed), or no sandbox at all.
-      const sandboxDir = this.sandboxDir(row.sandbox_id);
-      try {
-        this.drivers.workspaceDisks.create(
-          sandboxDir,
-          this.workspaceDir(row.sandbox_id),
-          limits.workspace_bytes,
-          this.identity(row),
-        );
-      } catch (err) {
-        this.published.close(sandboxId);
-        this.drivers.workspaceDisks.release(this.workspaceDir(row.sandbox_id));
-        this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
-        fs.rmSync(sandboxDir, { recursive: true, force: true });
-        const reason = (err as Error).message;
-        throw new Refusal(ErrorCodes.limitUnavailable, `the workspace limit cannot be set up: ${reason}`, {
-          field: "limits.workspace_bytes",
-          limit: "workspace",
-          reason,
-        });
-      }
+      createWorkspaceDisk(this.drivers.workspaceDisks, {
+        sandboxDir: this.sandboxDir(row.sandbox_id),
+        workspaceDir: this.workspaceDir(row.sandbox_id),
+        bytes: limits.workspace_bytes,
+        identity: this.identity(row),
+        undo: () => this.undoCreate(row.sandbox_id),
+      });
     }
     return row;
+  }
+
+  /** A create that failed after its row was made: nothing of the sandbox stays. */
+  private undoCreate(sandboxId: string): void {
+    this.published.close(sandboxId);
+    this.store.transaction(() => this.store.deleteSandbox(sandboxId));
+    fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
   }
 
   /**

@@ -11,10 +11,10 @@ import {
   type SandboxCreateRequest,
   type SandboxLimits,
 } from "../../protocol/types.js";
-import { Refusal } from "../refusal.js";
+import { invalidField, Refusal } from "../refusal.js";
 import { type DriverSet, withDefaults } from "../drivers/index.js";
 import { chooseNetworkMode } from "./network.js";
-import type { SandboxRow } from "./store.js";
+import type { SandboxRow, SandboxStore } from "./store.js";
 
 /** A sandbox's limits: what it asked for over the defaults (drivers/limits/spec.ts). */
 export function limitsOf(row: SandboxRow): SandboxLimits {
@@ -80,4 +80,17 @@ export function isolationUnavailable(isolation: Isolation, reason: string): Refu
     isolation,
     reason,
   });
+}
+
+/** Names that would read as a route segment. */
+const RESERVED_NAMES = ["create"];
+
+/** A new sandbox's name: not reserved, not an id's shape, and no sandbox's name or id yet. */
+export function checkNewName(store: SandboxStore, name: string): void {
+  if (RESERVED_NAMES.includes(name) || name.startsWith("sbx_")) {
+    throw invalidField("name", `the name ${JSON.stringify(name)} is reserved`);
+  }
+  if (store.getSandboxByName(name) || store.getSandboxById(name)) {
+    throw new Refusal(ErrorCodes.sandboxExists, `a sandbox named ${JSON.stringify(name)} exists`, { name });
+  }
 }

@@ -155,3 +155,17 @@ function makePrivateDir(dir: string): void {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }
 }
+
+/**
+ * Bytes that can still be written under `dir` (a sandbox's workspace): what its disk has
+ * left for unprivileged writers (a workspace limit would bound it too; none is enforced
+ * here: drivers/limits/limiter.ts). Null when the disk cannot be asked.
+ */
+export function freeBytes(dir: string): number | null {
+  try {
+    const st = fs.statfsSync(dir);
+    return st.bavail * st.bsize;
+  } catch {
+    return null;
+  }
+}

@@ -26,6 +26,7 @@ import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../
 import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
 import { STREAMED } from "../sse.js";
 import {
+  freeBytes,
   openForReading,
   placeFile,
   placeTree,
@@ -49,7 +50,7 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
   const target = inWorkspace(requested, () => uploadTarget(workspaceDir, requested));
   // An upload that says its size and cannot fit is refused before anything is written.
   const size = parseSize(ctx.query.get("size"));
-  const room = size === null ? null : sandboxes.workspaceRoom(sandbox);
+  const room = size === null ? null : freeBytes(workspaceDir);
   if (size !== null && room !== null && size > room) {
     await discardRest(ctx.request);
     throw new ApiError(
