@@ -2,13 +2,12 @@
 // its size is fixed then, so a workspace that cannot be made means no sandbox at all.
 
 import { ErrorCodes } from "../../protocol/types.js";
-import type { HostIdentity } from "../drivers/index.js";
-import type { WorkspaceDisks } from "../drivers/limits/workspace-disk.js";
+import type { DriverSet, HostIdentity } from "../drivers/index.js";
 import { Refusal } from "../refusal.js";
 
 /** Makes the workspace's file system; on failure releases it, calls `undo` (the sandbox goes) and refuses with the reason. */
 export function createWorkspaceDisk(
-  disks: WorkspaceDisks,
+  disks: DriverSet["workspaceDisks"],
   at: { sandboxDir: string; workspaceDir: string; bytes: number; identity: HostIdentity | null; undo: () => void },
 ): void {
   try {
