@@ -323,8 +323,8 @@ _sbx_spec() {
       ;;
     "sandbox create")
       _sbx_commands=""
-      _sbx_options="--isolation --network --no-network -p --publish -l --label --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--isolation -p --publish -l --label --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
+      _sbx_options="--isolation --network --no-network -p --publish -l --label --idle-timeout --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--isolation -p --publish -l --label --idle-timeout --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox list")
@@ -347,8 +347,8 @@ _sbx_spec() {
       ;;
     "sandbox update")
       _sbx_commands=""
-      _sbx_options="-l --label --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="-l --label --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --profile --api-url"
+      _sbx_options="-l --label --idle-timeout --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="-l --label --idle-timeout --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox stop")
@@ -443,14 +443,14 @@ _sbx_spec() {
       ;;
     "daemon run")
       _sbx_commands=""
-      _sbx_options="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --driver --slurm-partition --slurm-account --slurm-shared-dir -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--listen --faults --idle-exit --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --driver --slurm-partition --slurm-account --slurm-shared-dir --profile --api-url"
+      _sbx_options="--listen --faults --idle-exit --sandbox-idle-timeout --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --driver --slurm-partition --slurm-account --slurm-shared-dir -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--listen --faults --idle-exit --sandbox-idle-timeout --key-retention --process-log-segment --process-log-keep --execution-output-max --retain --retain-size --job-concurrency --job-output-max --driver --slurm-partition --slurm-account --slurm-shared-dir --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "daemon start")
       _sbx_commands=""
-      _sbx_options="--idle-exit -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--idle-exit --profile --api-url"
+      _sbx_options="--idle-exit --sandbox-idle-timeout -V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--idle-exit --sandbox-idle-timeout --profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "daemon stop")

@@ -227,49 +227,49 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--idle-timeout' 'sandbox create|--allow-domain'
             return 0
-        case 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
+        case 'sandbox create|--deny-domain' 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids'
             return 0
-        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|-l' 'sandbox list|--label'
+        case 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|-l'
             return 0
-        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url'
+        case 'sandbox list|--label' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile'
             return 0
-        case 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size'
+        case 'sandbox stats|--api-url' 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--idle-timeout' 'sandbox update|--memory' 'sandbox update|--pids'
             return 0
-        case 'sandbox update|--disk' 'sandbox update|--allow-domain' 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile'
+        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--allow-domain' 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr'
             return 0
-        case 'sandbox update|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
+        case 'sandbox update|--egress-policy' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile'
             return 0
-        case 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l'
+        case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile'
             return 0
-        case 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
+        case 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
             return 0
-        case 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
+        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile'
             return 0
-        case 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url'
+        case 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
             return 0
-        case 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes'
+        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
-        case 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults'
+        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'daemon run|--idle-exit' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout' 'daemon run|--key-retention' 'daemon run|--process-log-segment'
             return 0
-        case 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account'
+        case 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max'
             return 0
-        case 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'daemon start|--idle-exit' 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
             return 0
-        case 'version|--api-url'
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -932,6 +932,7 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l network -d 'user (the default:
 complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own loopback (needs bwrap)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s l -l label -x -d 'a label to select it by (repeatable; key [prefix/]name)'
+complete -c sbx -n '__sbx_at "sandbox create"' -l idle-timeout -x -d 'stop its environment after this long with nothing running (1s and up; 0/off: never; default: the daemon\'s)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l allow-domain -x -d 'a name it may reach: pypi.org, or *.domain for every name below (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l deny-domain -x -d 'a name refused even where an allow pattern matches (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l allow-cidr -x -d 'an address range it may reach, e.g. 203.0.113.0/24 (repeatable)'
@@ -988,6 +989,7 @@ complete -c sbx -n '__sbx_arg "sandbox stats" 0 more' -a '(__sbx_backend_words s
 
 # sbx sandbox update
 complete -c sbx -n '__sbx_at "sandbox update"' -s l -l label -x -d 'set a label, or remove it with key- (repeatable)'
+complete -c sbx -n '__sbx_at "sandbox update"' -l idle-timeout -x -d 'stop its environment after this long idle (0/off: never; default: the daemon\'s)'
 complete -c sbx -n '__sbx_at "sandbox update"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
 complete -c sbx -n '__sbx_at "sandbox update"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
 complete -c sbx -n '__sbx_at "sandbox update"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
@@ -1188,6 +1190,7 @@ complete -c sbx -n '__sbx_at "daemon"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_at "daemon run"' -l listen -x -d 'also listen on TCP (requires the token)'
 complete -c sbx -n '__sbx_at "daemon run"' -l faults -x -d 'inject faults (see below) to rehearse recovery'
 complete -c sbx -n '__sbx_at "daemon run"' -l idle-exit -x -d 'exit after this long idle with nothing running'
+complete -c sbx -n '__sbx_at "daemon run"' -l sandbox-idle-timeout -x -d 'stop a sandbox\'s environment after this long with nothing running in it, unless it sets its own (default: off)'
 complete -c sbx -n '__sbx_at "daemon run"' -l key-retention -x -d 'how long idempotency keys are kept (default: 7d)'
 complete -c sbx -n '__sbx_at "daemon run"' -l process-log-segment -x -d 'rotate process log files at this size (default: 8MiB)'
 complete -c sbx -n '__sbx_at "daemon run"' -l process-log-keep -x -d 'process log bytes kept per stream (default: 64MiB)'
@@ -1211,6 +1214,7 @@ complete -c sbx -n '__sbx_at "daemon run"' -s h -l help -d 'show help'
 
 # sbx daemon start
 complete -c sbx -n '__sbx_at "daemon start"' -l idle-exit -x -d 'exit after this long idle with nothing running (default: never)'
+complete -c sbx -n '__sbx_at "daemon start"' -l sandbox-idle-timeout -x -d 'stop idle sandboxes\' environments after this long (default: off)'
 complete -c sbx -n '__sbx_at "daemon start"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "daemon start"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "daemon start"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

@@ -27,7 +27,8 @@ import { DEFAULT_SSE_PING_MS } from "./http/sse.js";
 import { JobManager } from "./jobs/index.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES, ProcessSupervisor } from "./processes/index.js";
 import { LiveRuns } from "./runs/index.js";
-import { SandboxRegistry } from "./sandboxes/index.js";
+import { IDLE_SWEEP_MS, IdleStop, type SandboxRow, SandboxRegistry } from "./sandboxes/index.js";
+import { formatDuration } from "../common/duration.js";
 import { BackendStore } from "./store/index.js";
 import { DEFAULT_RETAIN_BYTES, DEFAULT_RETAIN_MS, Retention } from "./retention/index.js";
 
@@ -93,6 +94,13 @@ export interface BackendOptions {
    * still wait real time; a test moves this clock instead of sleeping.
    */
   now?: () => number;
+  /**
+   * Sandboxes with no idle timeout of their own stop their environment after this long
+   * with nothing running in them (docs/operations.md, "Idle stop"). Default: off.
+   */
+  sandboxIdleTimeoutMs?: number | null;
+  /** Between idle-stop sweeps (real time; the idle time itself is read from `now`). Default 1 s. */
+  idleSweepMs?: number;
   /** Jobs running at once per sandbox; the rest wait as `queued`. Default 4. */
   jobConcurrency?: number;
   /** Output bytes kept per job (the first half and the last half; the middle is omitted). Default 8 MiB. */
@@ -172,6 +180,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
     backend.jobs.recover();
     backend.recoverLimits();
     backend.retention.start(opts.retentionSweepMs);
+    backend.idle.start();
     await backend.sandboxes.openPublishedPorts();
     await backend.edge.listen();
   } catch (err) {
@@ -187,6 +196,8 @@ class Backend {
   readonly processes: ProcessSupervisor;
   readonly retention: Retention;
   readonly jobs: JobManager;
+  /** Stops the environments of sandboxes idle for their timeout (sandboxes/idle.ts). */
+  readonly idle: IdleStop;
   /** Every run the backend holds (executions, processes, jobs): shutdown, a simulated crash, idleness. */
   private readonly runs = new LiveRuns();
   readonly edge: HttpEdge;
@@ -278,6 +289,19 @@ class Backend {
       log,
       now,
     });
+    this.idle = new IdleStop({
+      now,
+      defaultTimeoutMs: opts.sandboxIdleTimeoutMs ?? null,
+      sweepMs: opts.idleSweepMs ?? IDLE_SWEEP_MS,
+      rows: () => sandboxes.rows(),
+      // A paused sandbox is left as it is: its pause was asked for (its processes keep their state).
+      running: (row) => ["running", "starting"].includes(sandboxes.environment(row)?.state ?? "stopped"),
+      work: (sandboxId) => this.workIn(sandboxId),
+      stop: (row, idleMs) => this.stopIdle(row, idleMs),
+      log,
+    });
+    this.runs.onChange = (sandboxId) => this.idle.touch(sandboxId);
+    sandboxes.watchIdle(this.idle);
     const services: Services = {
       sandboxes,
       drivers,
@@ -313,6 +337,27 @@ class Backend {
     });
   }
 
+  /** What runs in a sandbox, in words, for idle stop: [] when nothing. */
+  private workIn(sandboxId: string): string[] {
+    const live = this.runs.countIn(sandboxId);
+    const jobs = Math.max(live.job, this.jobs.unfinishedIn(sandboxId));
+    const said = (n: number, one: string, many: string) => (n === 0 ? [] : [`${n} ${n === 1 ? one : many}`]);
+    return [
+      ...said(live.execution, "execution", "executions"),
+      ...said(live.process, "supervised process", "supervised processes"),
+      ...said(jobs, "job", "jobs"),
+    ];
+  }
+
+  /** An idle sandbox's environment stops as `sandbox stop` stops it (nothing runs in it), kept as last_stop idle. */
+  private async stopIdle(row: SandboxRow, idleMs: number): Promise<void> {
+    this.sandboxes.disconnect(row, "the sandbox stopped: idle");
+    const stopped = await this.sandboxes.stopEnvironment(row, "idle");
+    if (stopped.was_running) {
+      this.log(`sandbox ${row.name} stopped: idle (nothing ran in it for ${formatDuration(idleMs)})`);
+    }
+  }
+
   /** The cgroups an earlier backend of this data directory left (it was killed): removed, said in one line. */
   recoverLimits(): void {
     const sandboxes = new Set(this.sandboxes.rows().map((r) => r.sandbox_id));
@@ -339,6 +384,7 @@ class Backend {
 
   private async shutdown(opts: CloseOptions): Promise<void> {
     this.retention.stop();
+    await this.idle.close();
     this.sandboxes.closePublishedPorts();
     const stopped = this.edge.stopListening();
     if (opts.simulateCrash) {

@@ -65,3 +65,20 @@ export function longerWorkHint(text: string, ms: number): string {
   ].filter((w) => w !== null);
   return `longer work runs as ${ways.join(", or as ")}`;
 }
+
+/**
+ * `--idle-timeout`: a duration of at least one second, or 0/off (no idle stop); with
+ * `allowDefault` (update), `default` is null: the daemon's default again.
+ */
+export function idleTimeoutOption(text: string, allowDefault = false): number | null {
+  const t = text.trim();
+  if (t === "0" || t === "off") return 0;
+  if (allowDefault && t === "default") return null;
+  const ms = parseDuration(t);
+  if (ms === null || ms < 1000 || ms > 365 * 86_400_000) {
+    throw new UsageError(
+      `--idle-timeout ${JSON.stringify(text)}: a duration from 1s to 365d (e.g. 30s, 15m, 2h), or 0/off${allowDefault ? ", or default" : ""}`,
+    );
+  }
+  return ms;
+}

@@ -57,6 +57,7 @@ export type {
   SandboxLimits,
   SandboxLimitsRequest,
   SandboxUpdateRequest,
+  IdleStatus,
   LimitName,
   LimitStatus,
   FileUpload,

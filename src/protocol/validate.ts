@@ -23,6 +23,7 @@ import {
   NAME_PATTERN,
 } from "./types.js";
 import { checkLabels } from "./labels.js";
+import { checkIdleTimeout } from "./idle.js";
 
 export interface FieldProblem {
   field: string;
@@ -52,12 +53,13 @@ export const KNOWN_FIELDS = {
     "publish",
     "limits",
     "labels",
+    "idle_timeout_ms",
     "image",
   ],
   EgressPolicyRequest: ["allow_domains", "deny_domains", "allow_cidrs"],
   PublishRequest: ["port", "host_port", "host_ip"],
   SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
-  SandboxUpdateRequest: ["limits", "labels", "egress"],
+  SandboxUpdateRequest: ["limits", "labels", "egress", "idle_timeout_ms"],
   ProcessStartRequest: ["command", "working_dir", "env", "name", "stdin", "timeout_ms", "restart", "tty"],
   RestartPolicy: ["policy", "max_restarts", "backoff_ms", "max_backoff_ms"],
   ProcessStdinRequest: ["data", "eof"],
@@ -282,6 +284,10 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
     const problem = checkLabels(req.labels, false);
     if (problem) return problem;
   }
+  if (req.idle_timeout_ms !== undefined) {
+    const problem = checkIdleTimeout(req.idle_timeout_ms, false);
+    if (problem) return problem;
+  }
   if (req.limits !== undefined) return checkSandboxLimits(req.limits);
   return null;
 }
@@ -335,8 +341,17 @@ export function checkSandboxUpdateRequest(body: unknown): FieldProblem | null {
     return { field: "body", message: "body must be a JSON object" };
   }
   const unknown = unknownFields(body, KNOWN_FIELDS.SandboxUpdateRequest);
-  if (unknown) return { ...unknown, message: `${unknown.message}: only limits, labels and egress can be changed` };
-  const { limits, labels, egress } = body as Record<string, unknown>;
+  if (unknown) {
+    return {
+      ...unknown,
+      message: `${unknown.message}: only limits, labels, egress and idle_timeout_ms can be changed`,
+    };
+  }
+  const { limits, labels, egress, idle_timeout_ms } = body as Record<string, unknown>;
+  if (idle_timeout_ms !== undefined) {
+    const problem = checkIdleTimeout(idle_timeout_ms, true);
+    if (problem) return problem;
+  }
   if (labels !== undefined) {
     const problem = checkLabels(labels, true);
     if (problem) return problem;

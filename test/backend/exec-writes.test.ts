@@ -140,6 +140,8 @@ describeNeeding("tmpfs", "a start the event log cannot store at once (real SQLit
       image: null,
       labels: null,
       egress: null,
+      idle_timeout_ms: null,
+      last_stop: null,
       created_at: at,
     });
     store.transaction(() =>

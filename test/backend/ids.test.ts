@@ -84,6 +84,8 @@ describe("BackendStore ids", () => {
           image: null,
           labels: null,
           egress: null,
+          idle_timeout_ms: null,
+          last_stop: null,
         });
       for (const id of ["sbx_aaaaaaaa00000000", "sbx_aaaaaaaa00000001", "sbx_aaaaaaab00000000"]) sandbox(id);
       expect(store.idsStartingWith("sandboxes", "sbx_aaaaaaaa", 10)).toEqual([

@@ -85,6 +85,7 @@ const SANDBOX_FIELDS = [
   "created_at",
   "limits",
   "labels",
+  "idle_timeout_ms",
   "image",
   "published",
 ];
@@ -110,6 +111,7 @@ const SANDBOX_DETAILS_FIELDS = [
   "limit_status",
   "network_status",
   "environment",
+  "idle",
 ];
 const STORAGE_FIELDS = ["executions", "processes", "bytes", "retention", "last_sweep"];
 const SETTINGS_FIELDS = ["sandbox", "timeout", "detach_keys", "color"];

@@ -32,6 +32,26 @@ export interface KindOptions {
   endUnstartedIn?(sandboxId: string): number;
 }
 
+/** A kind's runs by id, telling each change's sandbox (a run starting or ending is activity). */
+class WatchedRuns<T extends LiveRun> extends Map<string, T> {
+  constructor(private readonly changed: (sandboxId: string) => void) {
+    super();
+  }
+
+  override set(id: string, run: T): this {
+    super.set(id, run);
+    this.changed?.(run.sandboxId);
+    return this;
+  }
+
+  override delete(id: string): boolean {
+    const run = this.get(id);
+    const had = super.delete(id);
+    if (run !== undefined) this.changed(run.sandboxId);
+    return had;
+  }
+}
+
 /** A new boot id: drawn once each time a backend starts. */
 export function newBoot(): string {
   return `boot_${randomBytes(8).toString("hex")}`;
@@ -45,6 +65,8 @@ export class LiveRuns {
   readonly boot: string;
   private readonly kinds = new Map<RunKind, { runs: Map<string, LiveRun>; opts: KindOptions }>();
   private state: "accepting" | "shutting_down" | "abandoned" = "accepting";
+  /** Told the sandbox of every run registered or forgotten (idle stop: sandboxes/idle.ts). */
+  onChange: (sandboxId: string) => void = () => {};
 
   constructor(boot: string = newBoot()) {
     this.boot = boot;
@@ -54,7 +76,7 @@ export class LiveRuns {
   of<T extends LiveRun>(kind: RunKind, opts: KindOptions = {}): Map<string, T> {
     let entry = this.kinds.get(kind);
     if (!entry) {
-      entry = { runs: new Map(), opts };
+      entry = { runs: new WatchedRuns((sandboxId) => this.onChange(sandboxId)), opts };
       this.kinds.set(kind, entry);
     }
     return entry.runs as Map<string, T>;

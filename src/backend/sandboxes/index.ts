@@ -3,6 +3,7 @@
 
 export { SandboxRegistry } from "./registry.js";
 export { toSandbox } from "./sandbox-view.js";
+export { IDLE_SWEEP_MS, IdleStop } from "./idle.js";
 export { storedImageOf } from "./image-root.js";
 export { noIsolationWarning } from "./settings.js";
 export { confineToWorkspace, freeBytes } from "./workspace-dirs.js";

@@ -25,18 +25,11 @@ import {
 import { isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
-import { labelsOf, mergeLabels, storedLabels } from "./labels.js";
-import { type LabelRequirement, MAX_LABELS, matchesSelector } from "../../protocol/labels.js";
+import { labelsOf, storedLabels } from "./labels.js";
+import { type IdleStop, keepLastStop } from "./idle.js";
+import { type LabelRequirement, matchesSelector } from "../../protocol/labels.js";
 import { workspaceOwner } from "./workspace-files.js";
-import {
-  chooseEgress,
-  choosePublished,
-  egressOf,
-  networkModeOf,
-  networkStatus,
-  publishedOf,
-  updatedEgress,
-} from "./network.js";
+import { chooseEgress, choosePublished, egressOf, networkModeOf, networkStatus, publishedOf } from "./network.js";
 import { type PublishSpec, PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
 import { pauseSandbox, requireUnpaused, withPause } from "./pause.js";
@@ -50,6 +43,7 @@ import {
   isolationUnavailable,
   limitsOf,
   noIsolationWarning,
+  updateSettings,
 } from "./settings.js";
 import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
 import {
@@ -68,6 +62,7 @@ import { invalidField, Refusal } from "../refusal.js";
 import {
   chownTree,
   type DriverSet,
+  type EnvironmentStatus,
   type EnvironmentStopped,
   type HostIdentity,
   hostIdentityOf,
@@ -100,6 +95,8 @@ export class SandboxRegistry {
   private readonly published: PublishedPorts;
   /** Where each sandbox lives on the host. */
   private readonly dirs: SandboxDirs;
+  /** Idle stop (idle.ts), told of connections and asked for `show`; wired by the backend. */
+  private idle: IdleStop | null = null;
 
   constructor(
     store: BackendStore,
@@ -144,8 +141,24 @@ export class SandboxRegistry {
    * A connection to `port` on the sandbox's own loopback (a published port, a port
    * forward); never starts its environment. Refused as connect.ts says.
    */
-  connect(row: SandboxRow, port: number): Promise<Duplex> {
-    return connectToPort(this.driver(row), this.placement(row), { sandboxId: row.sandbox_id, name: row.name }, port);
+  async connect(row: SandboxRow, port: number): Promise<Duplex> {
+    const ref = { sandboxId: row.sandbox_id, name: row.name };
+    const conn = await connectToPort(this.driver(row), this.placement(row), ref, port);
+    this.idle?.connected(row.sandbox_id, conn);
+    return conn;
+  }
+
+  /** Its environment as `show` says it ("paused" while frozen, so idle stop leaves it alone); null: none. */
+  environment(row: SandboxRow): EnvironmentStatus | null {
+    return withPause(
+      this.driver(row).environment?.(this.placement(row)) ?? null,
+      this.drivers.limits.frozen(row.sandbox_id),
+    );
+  }
+
+  /** Idle stop: told of each connection, and says each sandbox's idle status. */
+  watchIdle(idle: IdleStop): void {
+    this.idle = idle;
   }
 
   /** The sandbox with this id, or undefined. */
@@ -243,10 +256,8 @@ export class SandboxRegistry {
       limit_status: this.drivers.limits.sandboxStatus(placement.limits, row.isolation),
       network_status: networkStatus(networkModeOf(row), this.drivers.userNetwork),
       published: this.published.list(row.sandbox_id, publishedOf(row)),
-      environment: withPause(
-        this.driver(row).environment?.(placement) ?? null,
-        this.drivers.limits.frozen(row.sandbox_id),
-      ),
+      environment: this.environment(row),
+      ...(this.idle === null ? {} : { idle: this.idle.status(row) }),
     };
   }
 
@@ -289,10 +300,15 @@ export class SandboxRegistry {
     this.driver(row).disconnect?.(this.placement(row), why);
   }
 
-  /** Ends the sandbox's live environment and what is left in it; says what that was. */
-  async stopEnvironment(row: SandboxRow): Promise<EnvironmentStopped> {
+  /**
+   * Ends the sandbox's live environment and what is left in it; says what that was.
+   * A stop that ended a running environment is kept on the sandbox (last_stop, with why).
+   */
+  async stopEnvironment(row: SandboxRow, reason: "idle" | "requested" = "requested"): Promise<EnvironmentStopped> {
     this.resume(row);
-    return (await this.driver(row).stop?.(this.placement(row))) ?? { was_running: false, ended: [] };
+    const stopped = (await this.driver(row).stop?.(this.placement(row))) ?? { was_running: false, ended: [] };
+    if (stopped.was_running) keepLastStop(this.store, row.sandbox_id, this.now(), reason);
+    return stopped;
   }
 
   sandboxDir(sandboxId: string): string {
@@ -380,6 +396,7 @@ export class SandboxRegistry {
         publish,
         limits: req.limits ?? null,
         labels: storedLabels(req.labels),
+        idleTimeoutMs: req.idle_timeout_ms ?? null,
         image:
           image === null
             ? null
@@ -428,21 +445,7 @@ export class SandboxRegistry {
    * mechanism allows (cgroups), the next run gets every one.
    */
   update(row: SandboxRow, req: SandboxUpdateRequest): SandboxRow {
-    let updated = row;
-    if (req.egress !== undefined) {
-      const policy = JSON.stringify(updatedEgress(row, req.egress));
-      this.store.transaction(() => this.store.setSandboxEgress(row.sandbox_id, policy));
-      updated = { ...updated, egress: policy };
-    }
-    if (req.labels !== undefined) {
-      const labels = mergeLabels(labelsOf(row), req.labels);
-      if (Object.keys(labels).length > MAX_LABELS) {
-        throw invalidField("labels", `a sandbox has at most ${MAX_LABELS} labels, not ${Object.keys(labels).length}`);
-      }
-      const text = storedLabels(labels);
-      this.store.transaction(() => this.store.setSandboxLabels(row.sandbox_id, text));
-      updated = { ...updated, labels: text };
-    }
+    const updated = updateSettings(this.store, row, req);
     return req.limits === undefined ? updated : this.updateLimits(updated, req.limits);
   }
 
@@ -559,6 +562,7 @@ export class SandboxRegistry {
     publish?: PublishSpec[];
     limits?: SandboxLimitsRequest | null;
     labels?: string | null;
+    idleTimeoutMs?: number | null;
     image?: string | null;
   }): SandboxRow {
     const sandboxId = spec.sandboxId ?? this.store.db.newId("sandboxes");
@@ -576,6 +580,8 @@ export class SandboxRegistry {
       image: spec.image ?? null,
       labels: spec.labels ?? null,
       egress: spec.egress == null ? null : JSON.stringify(spec.egress),
+      idle_timeout_ms: spec.idleTimeoutMs ?? null,
+      last_stop: null,
     };
     this.ensureWorkspace(sandboxId, row);
     try {

@@ -20,6 +20,7 @@ export function toSandbox(row: SandboxRow): Sandbox {
     created_at: row.created_at,
     limits: limitsOf(row),
     labels: labelsOf(row),
+    idle_timeout_ms: row.idle_timeout_ms,
     image: storedImageOf(row),
   };
 }

@@ -10,10 +10,13 @@ import {
   type NetworkMode,
   type SandboxCreateRequest,
   type SandboxLimits,
+  type SandboxUpdateRequest,
 } from "../../protocol/types.js";
+import { MAX_LABELS } from "../../protocol/labels.js";
+import { labelsOf, mergeLabels, storedLabels } from "./labels.js";
 import { invalidField, Refusal } from "../refusal.js";
 import { type DriverSet, withDefaults } from "../drivers/index.js";
-import { chooseNetworkMode } from "./network.js";
+import { chooseNetworkMode, updatedEgress } from "./network.js";
 import type { SandboxRow, SandboxStore } from "./store.js";
 
 /** A sandbox's limits: what it asked for over the defaults (drivers/limits/spec.ts). */
@@ -93,4 +96,32 @@ export function checkNewName(store: SandboxStore, name: string): void {
   if (store.getSandboxByName(name) || store.getSandboxById(name)) {
     throw new Refusal(ErrorCodes.sandboxExists, `a sandbox named ${JSON.stringify(name)} exists`, { name });
   }
+}
+
+/**
+ * A PATCH's settings other than limits (egress, labels, idle timeout), checked and stored;
+ * the row as it is now. Limits are the registry's (they reach the drivers).
+ */
+export function updateSettings(store: SandboxStore, row: SandboxRow, req: SandboxUpdateRequest): SandboxRow {
+  let updated = row;
+  if (req.egress !== undefined) {
+    const policy = JSON.stringify(updatedEgress(row, req.egress));
+    store.transaction(() => store.setSandboxEgress(row.sandbox_id, policy));
+    updated = { ...updated, egress: policy };
+  }
+  if (req.labels !== undefined) {
+    const labels = mergeLabels(labelsOf(row), req.labels);
+    if (Object.keys(labels).length > MAX_LABELS) {
+      throw invalidField("labels", `a sandbox has at most ${MAX_LABELS} labels, not ${Object.keys(labels).length}`);
+    }
+    const text = storedLabels(labels);
+    store.transaction(() => store.setSandboxLabels(row.sandbox_id, text));
+    updated = { ...updated, labels: text };
+  }
+  if (req.idle_timeout_ms !== undefined) {
+    const ms = req.idle_timeout_ms;
+    store.transaction(() => store.setSandboxIdleTimeout(row.sandbox_id, ms));
+    updated = { ...updated, idle_timeout_ms: ms };
+  }
+  return updated;
 }

@@ -26,6 +26,10 @@ export interface SandboxRow {
   labels: string | null;
   /** Its egress policy as JSON (EgressPolicy; network allow-list), or null. */
   egress: string | null;
+  /** Its own idle timeout (0: off); null: the daemon's default (idle.ts). */
+  idle_timeout_ms: number | null;
+  /** Its environment's last stop by the backend, as JSON ({at, reason: idle|requested}); null: none. */
+  last_stop: string | null;
 }
 
 export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
@@ -42,6 +46,8 @@ export const SANDBOX_COLUMNS = columnsOf<SandboxRow>({
   image: true,
   labels: true,
   egress: true,
+  idle_timeout_ms: true,
+  last_stop: true,
 });
 
 export class SandboxStore extends TableAccess {
@@ -81,6 +87,14 @@ export class SandboxStore extends TableAccess {
 
   setSandboxLabels(sandboxId: string, labels: string | null): void {
     this.db.statement("UPDATE sandboxes SET labels = ? WHERE sandbox_id = ?").run(labels, sandboxId);
+  }
+
+  setSandboxIdleTimeout(sandboxId: string, ms: number | null): void {
+    this.db.statement("UPDATE sandboxes SET idle_timeout_ms = ? WHERE sandbox_id = ?").run(ms, sandboxId);
+  }
+
+  setSandboxLastStop(sandboxId: string, lastStop: string): void {
+    this.db.statement("UPDATE sandboxes SET last_stop = ? WHERE sandbox_id = ?").run(lastStop, sandboxId);
   }
 
   listSandboxes(): SandboxRow[] {

@@ -250,4 +250,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE sandboxes ADD COLUMN egress TEXT;
   `,
+  // Idle stop (docs/operations.md): a sandbox's own idle timeout (0: off; null: the
+  // daemon's default) and its environment's last stop by the backend ({at, reason} JSON).
+  `
+  ALTER TABLE sandboxes ADD COLUMN idle_timeout_ms INTEGER;
+  ALTER TABLE sandboxes ADD COLUMN last_stop TEXT;
+  `,
 ];

@@ -253,6 +253,13 @@ export const SandboxCreateRequest = named(
       publish: Type.Optional(Type.Array(PublishRequest, { description: "(sbx) Ports to publish on the host." })),
       limits: Type.Optional(SandboxLimitsRequest),
       labels: Type.Optional(Labels),
+      idle_timeout_ms: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          description:
+            "(sbx) Stop its environment after this long with nothing running in it (docs/operations.md, Idle stop): 0 off, else at least 1000. Missing: the daemon's default.",
+        }),
+      ),
       image: Type.Optional(
         Type.String({
           minLength: 1,
@@ -303,6 +310,11 @@ const sandboxFields = {
   created_at: Timestamp(),
   limits: Type.Optional(described(SandboxLimits, "The sandbox's resource limits (sbx).")),
   labels: Type.Optional(Labels),
+  idle_timeout_ms: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0 }), {
+      description: "(sbx) Its own idle timeout (0: off); null: the daemon's default (IdleStatus says which applies).",
+    }),
+  ),
   image: Type.Optional(
     Nullable(
       Type.Object({
@@ -325,6 +337,34 @@ const sandboxFields = {
 
 export const Sandbox = named("Sandbox", Type.Object(sandboxFields));
 export type Sandbox = Static<typeof Sandbox>;
+
+/** Whether and when a sandbox's environment stops for idleness (docs/operations.md, "Idle stop"). */
+export const IdleStatus = named(
+  "IdleStatus",
+  Type.Object({
+    timeout_ms: Nullable(Type.Integer({ minimum: 1000 }), { description: "The timeout that applies; null: off." }),
+    from: StringEnum(["sandbox", "daemon"], {
+      description: "Whose it is: the sandbox's own, or the daemon's default.",
+    }),
+    stops_at: Nullable(Timestamp(), {
+      description:
+        "When its environment stops if nothing runs before; null when it runs something, is stopped or has no timeout.",
+    }),
+    awake: Type.Array(Type.String(), {
+      description: 'What keeps it awake now, e.g. "1 execution", "2 supervised processes", "1 connection".',
+    }),
+    last_stop: Nullable(
+      Type.Object({
+        at: Timestamp(),
+        reason: StringEnum(["idle", "requested"], {
+          description: "idle: nothing ran for its timeout; requested: POST …/stop.",
+        }),
+      }),
+      { description: "Its environment's last stop by the backend, or null." },
+    ),
+  }),
+);
+export type IdleStatus = Static<typeof IdleStatus>;
 
 /** GET /sandbox/{id}: the sandbox with where and how its commands run (sbx). */
 export const SandboxDetails = named(
@@ -393,6 +433,7 @@ export const SandboxDetails = named(
     environment: Nullable(SandboxEnvironment, {
       description: "The sandbox's live environment (bwrap); null where each command runs on its own (none).",
     }),
+    idle: Type.Optional(described(IdleStatus, "(sbx) Its idle stop: the timeout, when, and what keeps it awake.")),
   }),
 );
 export type SandboxDetails = Static<typeof SandboxDetails>;
@@ -413,6 +454,11 @@ export const SandboxUpdateRequest = named(
           EgressPolicyRequest,
           "(sbx) Its egress policy, each list given replacing the one it had (network_mode allow-list only); new connections follow it at once.",
         ),
+      ),
+      idle_timeout_ms: Type.Optional(
+        Nullable(Type.Integer({ minimum: 0 }), {
+          description: "(sbx) Its idle timeout: 0 off, else at least 1000; null: the daemon's default.",
+        }),
       ),
     },
     { additionalProperties: false },

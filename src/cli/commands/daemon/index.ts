@@ -48,6 +48,10 @@ function declareRun(noun: Command, bind: Bind): void {
     .option("--listen <host:port>", "also listen on TCP (requires the token)")
     .option("--faults <spec>", "inject faults (see below) to rehearse recovery")
     .option("--idle-exit <dur>", "exit after this long idle with nothing running")
+    .option(
+      "--sandbox-idle-timeout <dur>",
+      "stop a sandbox's environment after this long with nothing running in it, unless it sets its own (default: off)",
+    )
     .option("--key-retention <dur>", "how long idempotency keys are kept (default: 7d)")
     .option("--process-log-segment <size>", "rotate process log files at this size (default: 8MiB)")
     .option("--process-log-keep <size>", "process log bytes kept per stream (default: 64MiB)")
@@ -120,6 +124,7 @@ function declareStart(noun: Command, bind: Bind): void {
     .summary("start the local daemon in the background")
     .description("Start `sbx daemon run` in the background (output in daemon.log) and wait until it answers.")
     .option("--idle-exit <dur>", "exit after this long idle with nothing running (default: never)")
+    .option("--sandbox-idle-timeout <dur>", "stop idle sandboxes' environments after this long (default: off)")
     .action(bind(() => import("./start.js")));
   withExamples(cmd, [{ command: "sbx daemon start", description: "start it ahead of time" }]);
 }

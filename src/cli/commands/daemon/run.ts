@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
-import { durationOption } from "../../duration.js";
+import { durationOption, idleTimeoutOption } from "../../duration.js";
 import { SbxError, UsageError } from "../../../common/errors.js";
 import { clearStartFailure, recordStartFailure } from "../../daemon-start-failure.js";
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
@@ -16,6 +16,8 @@ export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
   faults: string | undefined;
   idleExitMs: number | undefined;
+  /** The sandboxes' default idle timeout (0: off). */
+  sandboxIdleTimeoutMs: number | undefined;
   keyRetentionMs: number | undefined;
   processLogSegmentBytes: number | undefined;
   processLogKeepBytes: number | undefined;
@@ -51,6 +53,7 @@ export function parseDaemonRunOptions(raw: {
   listen?: string;
   faults?: string;
   idleExit?: string;
+  sandboxIdleTimeout?: string;
   keyRetention?: string;
   processLogSegment?: string;
   processLogKeep?: string;
@@ -76,6 +79,8 @@ export function parseDaemonRunOptions(raw: {
     listen: raw.listen === undefined ? undefined : parseListen(raw.listen),
     faults: raw.faults,
     idleExitMs: durationFlag("--idle-exit", raw.idleExit),
+    sandboxIdleTimeoutMs:
+      raw.sandboxIdleTimeout === undefined ? undefined : (idleTimeoutOption(raw.sandboxIdleTimeout) ?? undefined),
     keyRetentionMs: durationFlag("--key-retention", raw.keyRetention),
     processLogSegmentBytes: sizeFlag("--process-log-segment", raw.processLogSegment),
     processLogKeepBytes: sizeFlag("--process-log-keep", raw.processLogKeep),
@@ -191,6 +196,7 @@ async function startDaemon(
     ...(opts.faults === undefined ? {} : { faults: opts.faults }),
     ...(ctx.env.SBX_WIRE_RECORD ? { wireRecord: ctx.env.SBX_WIRE_RECORD } : {}),
     ...(opts.idleExitMs === undefined ? {} : { idleExitMs: opts.idleExitMs }),
+    ...(opts.sandboxIdleTimeoutMs ? { sandboxIdleTimeoutMs: opts.sandboxIdleTimeoutMs } : {}),
     ...(opts.keyRetentionMs === undefined ? {} : { keyRetentionMs: opts.keyRetentionMs }),
     ...(opts.processLogSegmentBytes === undefined ? {} : { processLogSegmentBytes: opts.processLogSegmentBytes }),
     ...(opts.processLogKeepBytes === undefined ? {} : { processLogKeepBytes: opts.processLogKeepBytes }),

@@ -8,13 +8,20 @@ import { BackendError } from "../../../common/errors.js";
 import { daemonStatus } from "./status.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 
-export async function run(opts: { idleExit: string | undefined }, ctx: Context): Promise<number> {
+export async function run(
+  opts: { idleExit: string | undefined; sandboxIdleTimeout: string | undefined },
+  ctx: Context,
+): Promise<number> {
   const before = await daemonStatus(ctx);
   if (before.running) {
     ctx.io.info(`sbx: the daemon is already running (pid ${before.pid ?? "?"})`);
     return ExitCodes.ok;
   }
-  const pid = spawnDaemon(ctx, opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]);
+  const args = [
+    ...(opts.idleExit === undefined ? [] : ["--idle-exit", opts.idleExit]),
+    ...(opts.sandboxIdleTimeout === undefined ? [] : ["--sandbox-idle-timeout", opts.sandboxIdleTimeout]),
+  ];
+  const pid = spawnDaemon(ctx, args);
   const [{ HttpClient }, { Api }] = await Promise.all([
     import("../../../client/http.js"),
     import("../../../client/api.js"),
@@ -35,4 +42,5 @@ export async function run(opts: { idleExit: string | undefined }, ctx: Context):
 }
 
 /** Bound to `sbx daemon start` by the command tree (loaded when that command runs). */
-export const action: RunFn = async (ctx, c) => run({ idleExit: c.opts().idleExit }, ctx);
+export const action: RunFn = async (ctx, c) =>
+  run({ idleExit: c.opts().idleExit, sandboxIdleTimeout: c.opts().sandboxIdleTimeout }, ctx);

@@ -21,6 +21,7 @@ import { printSandboxes, sandboxDocument } from "./render.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import type { Labels } from "../../../protocol/labels.js";
 import { parseLabelFlags } from "./labels.js";
+import { idleTimeoutOption } from "../../duration.js";
 
 export interface CreateOptions {
   name: string | undefined;
@@ -32,6 +33,8 @@ export interface CreateOptions {
   egress: EgressPolicyRequest | undefined;
   publish: PublishRequest[];
   labels: Labels;
+  /** Its idle timeout in ms (0: off); undefined: the daemon's default. */
+  idleTimeoutMs: number | undefined;
   /** An image reference, an oci: directory made absolute here. */
   image: string | undefined;
   json: boolean;
@@ -46,6 +49,7 @@ export function parseCreateOptions(
     network?: boolean | string;
     publish?: string[];
     label?: string[];
+    idleTimeout?: string;
     image?: string;
     json?: boolean;
   } & LimitFlagValues &
@@ -68,6 +72,7 @@ export function parseCreateOptions(
     egress: egressFromFlags(raw),
     publish: (raw.publish ?? []).map(parsePublish),
     labels: parseLabelFlags(raw.label),
+    idleTimeoutMs: raw.idleTimeout === undefined ? undefined : (idleTimeoutOption(raw.idleTimeout) ?? undefined),
     limits: parseLimitFlags(raw),
     image: raw.image === undefined ? undefined : imageArg(raw.image),
     json: raw.json === true,
@@ -102,6 +107,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(opts.egress === undefined ? {} : { egress: opts.egress }),
           ...(opts.publish.length === 0 ? {} : { publish: opts.publish }),
           ...(Object.keys(opts.labels).length === 0 ? {} : { labels: opts.labels }),
+          ...(opts.idleTimeoutMs === undefined ? {} : { idle_timeout_ms: opts.idleTimeoutMs }),
           ...(opts.image === undefined ? {} : { image: opts.image }),
         },
         `sbx-${randomUUID()}`,

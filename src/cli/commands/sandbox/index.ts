@@ -83,7 +83,11 @@ function declareCreate(noun: Command, bind: Bind): void {
     .option("--network [mode]", "user (the default: outbound, not the host's loopback), host or allow-list")
     .option("--no-network", "only its own loopback (needs bwrap)")
     .option("-p, --publish <[ip:]host:port>", "publish port (host port 0: any free one; repeatable)", collect)
-    .option("-l, --label <key=value>", "a label to select it by (repeatable; key [prefix/]name)", collect);
+    .option("-l, --label <key=value>", "a label to select it by (repeatable; key [prefix/]name)", collect)
+    .option(
+      "--idle-timeout <dur>",
+      "stop its environment after this long with nothing running (1s and up; 0/off: never; default: the daemon's)",
+    );
   egressOptions(cmd, "may reach");
   cmd.option(
     "--image <ref>",
@@ -151,7 +155,8 @@ function declareUpdate(noun: Command, bind: Bind): void {
         "--egress-policy FILE replaces the policy: new connections follow it at once.",
     )
     .argument("<id>", "sandbox id or name")
-    .option("-l, --label <key=value|key->", "set a label, or remove it with key- (repeatable)", collect);
+    .option("-l, --label <key=value|key->", "set a label, or remove it with key- (repeatable)", collect)
+    .option("--idle-timeout <dur>", "stop its environment after this long idle (0/off: never; default: the daemon's)");
   limitOptions(cmd, "as at create");
   egressOptions(cmd, "may reach too");
   cmd.option("--json", "print the sandbox as JSON").action(bind(() => import("./update.js")));
@@ -161,6 +166,7 @@ function declareUpdate(noun: Command, bind: Bind): void {
     { command: "sbx sandbox update build --cpus none", description: "lift the CPU limit" },
     { command: "sbx sandbox update build --label team=api --label tier-", description: "relabel; tier removed" },
     { command: "sbx sandbox update ci --allow-domain github.com", description: "one more destination, at once" },
+    { command: "sbx sandbox update build --idle-timeout 15m", description: "stop it after 15 minutes idle" },
   ]);
 }
 

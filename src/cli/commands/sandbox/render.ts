@@ -64,6 +64,8 @@ export interface SandboxDocument {
   limits: SandboxLimits | null;
   /** Its labels; {} for none (or a backend without labels). */
   labels: Record<string, string>;
+  /** Its own idle timeout (0: off); null: the daemon's default (or a backend without idle stop). */
+  idle_timeout_ms: number | null;
   /** The image its root was made from; null: the host's system directories. */
   image: { reference: string; digest: string; platform: string } | null;
   /** Its published ports, the host port as bound; [] when none (or the backend does not say). */
@@ -83,6 +85,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     created_at: s.created_at,
     limits: s.limits ?? null,
     labels: s.labels ?? {},
+    idle_timeout_ms: s.idle_timeout_ms ?? null,
     image: s.image ?? null,
     published: s.published ?? [],
   };
@@ -98,6 +101,8 @@ export interface SandboxDetailsDocument extends SandboxDocument {
   /** Whether its network mode can be had here now, and why not; null when the backend does not say. */
   network_status: SandboxDetails["network_status"] | null;
   environment: SandboxDetails["environment"];
+  /** Its idle stop: the timeout that applies, when, what keeps it awake; null when the backend does not say. */
+  idle: SandboxDetails["idle"] | null;
 }
 
 export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): SandboxDetailsDocument {
@@ -121,6 +126,7 @@ export function sandboxDetailsDocument(s: Sandbox & Partial<SandboxDetails>): Sa
     limit_status: s.limit_status ?? null,
     network_status: s.network_status ?? null,
     environment: s.environment ?? null,
+    idle: s.idle ?? null,
     published: s.published ?? [],
   };
 }

@@ -1,5 +1,6 @@
 // sbx sandbox show
 
+import { describeIdle, describeLastStop } from "./idle.js";
 import { labelsText } from "../../../protocol/labels.js";
 import type { Sandbox, SandboxDetails } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
@@ -74,6 +75,11 @@ function detailRows(s: Sandbox & Partial<SandboxDetails>): Array<[string, string
         ? "stopped (the next command starts it)"
         : `${env.state === "paused" ? "paused (frozen; sbx sandbox resume thaws it), started" : env.state} since ${env.started_at ?? "?"}, ${env.processes} process${env.processes === 1 ? "" : "es"} (init pid ${env.init_pid ?? "?"})`,
     ]);
+  }
+  if (s.idle !== undefined) {
+    rows.push(["idle_stop", describeIdle(s.idle, s.environment ?? null)]);
+    const last = describeLastStop(s.idle);
+    if (last !== null) rows.push(["last_stop", last]);
   }
   // Without isolation commands see the workspace at its host path, not at /workspace.
   rows.push([

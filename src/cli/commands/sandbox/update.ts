@@ -14,6 +14,8 @@ import { type LimitFlagValues, limitLines, parseLimitFlags } from "../../render/
 import { printJson } from "../../render/outcome.js";
 import { sandboxDetailsDocument } from "./render.js";
 import { parseLabelChanges } from "./labels.js";
+import { idleTimeoutOption } from "../../duration.js";
+import { describeIdle } from "./idle.js";
 import { labelsText } from "../../../protocol/labels.js";
 
 export interface UpdateOptions {
@@ -22,15 +24,18 @@ export interface UpdateOptions {
   /** Labels to set, and (null) to remove. */
   labels: Record<string, string | null>;
   egress: EgressFlagValues;
+  /** Its idle timeout in ms (0: off, null: the daemon's default); undefined: unchanged. */
+  idleTimeoutMs: number | null | undefined;
   json: boolean;
 }
 
 export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
   const [limits, labels] = [Object.keys(opts.limits).length > 0, Object.keys(opts.labels).length > 0];
   const egressAsked = Object.values(opts.egress).some((v) => v !== undefined);
-  if (!limits && !labels && !egressAsked) {
+  const idle = opts.idleTimeoutMs !== undefined;
+  if (!limits && !labels && !egressAsked && !idle) {
     throw new UsageError(
-      "nothing to change: give a limit (--memory, --pids, --cpus, --tmp-size, --disk), a label (--label k=v, --label k-) or an egress flag (--allow-domain, --deny-domain, --allow-cidr, --egress-policy)",
+      "nothing to change: give a limit (--memory, --pids, --cpus, --tmp-size, --disk), a label (--label k=v, --label k-), an egress flag (--allow-domain, --deny-domain, --allow-cidr, --egress-policy) or --idle-timeout",
     );
   }
   const api = await ctx.api();
@@ -51,6 +56,7 @@ export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
           ...(limits ? { limits: opts.limits } : {}),
           ...(labels ? { labels: opts.labels } : {}),
           ...(egress === undefined ? {} : { egress }),
+          ...(idle ? { idle_timeout_ms: opts.idleTimeoutMs } : {}),
         },
         `sbx-${randomUUID()}`,
       ),
@@ -62,6 +68,7 @@ export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
   }
   ctx.io.info(`sbx: updated sandbox ${sandbox.name}`);
   if (labels) ctx.io.out(`labels\t${labelsText(sandbox.labels ?? {}) || "none"}`);
+  if (idle) ctx.io.out(`idle_stop\t${describeIdle(sandbox.idle, sandbox.environment ?? null)}`);
   if (limits) for (const [k, v] of limitLines(sandbox.limit_status ?? [])) ctx.io.out(`${k}\t${v}`);
   if (egress !== undefined && sandbox.egress) {
     for (const [k, v] of policyLines(sandbox.egress)) ctx.io.out(`${k}\t${v}`);
@@ -71,7 +78,9 @@ export async function run(opts: UpdateOptions, ctx: Context): Promise<number> {
 
 /** Bound to `sbx sandbox update` by the command tree (loaded when that command runs). */
 export const action: RunFn = async (ctx, c) => {
-  const raw = c.optsWithGlobals() as LimitFlagValues & EgressFlagValues & { json?: boolean; label?: string[] };
+  const raw = c.optsWithGlobals() as LimitFlagValues &
+    EgressFlagValues & { json?: boolean; label?: string[]; idleTimeout?: string };
+  const idleTimeoutMs = raw.idleTimeout === undefined ? undefined : idleTimeoutOption(raw.idleTimeout, true);
   const limits = parseLimitFlags(raw);
   const labels = parseLabelChanges(raw.label);
   const egress: EgressFlagValues = {
@@ -81,5 +90,5 @@ export const action: RunFn = async (ctx, c) => {
     egressPolicy: raw.egressPolicy,
   };
   const ref = await wholeSandboxRef(ctx, checkSandboxRef(c.args[0]!));
-  return run({ ref, limits, labels, egress, json: raw.json === true }, ctx);
+  return run({ ref, limits, labels, egress, idleTimeoutMs, json: raw.json === true }, ctx);
 };
