@@ -109,6 +109,44 @@ describeNeeding(["bwrap", "pty"], "idle stop", () => {
   });
 });
 
+// A paused sandbox's pause was asked for: idle stop leaves it (frozen, its processes
+// kept) and its idle time starts again when it is resumed.
+describeNeeding(["bwrap", "cgroupFreezer"], "idle stop and pause", () => {
+  let b: TestBackend;
+  let t = AT;
+  beforeAll(async () => {
+    b = await startTestBackend({ now: () => t, idleSweepMs: 20 });
+  });
+  afterAll(async () => {
+    await b?.stop();
+  });
+
+  const show = async (name: string) => (await b.api("GET", `/api/v1/sandbox/${name}`)).json;
+  const state = async (name: string) => (await show(name)).environment.state as string;
+
+  it("leaves a paused sandbox alone and counts its idle time again from its resume", async () => {
+    // Oldest first: a sweep looks at `frozen` before `witness`, so once `witness` stopped it was judged.
+    for (const name of ["frozen", "witness"]) {
+      const res = await b.api("POST", "/api/v1/sandbox/create", {
+        body: { name, isolation: "bwrap", idle_timeout_ms: MINUTE },
+      });
+      expect(res.status, res.text).toBe(201);
+      expect((await b.api("POST", `/api/v1/sandbox/${name}/execute`, { body: { command: "true" } })).status).toBe(200);
+    }
+    const paused = await b.api("POST", "/api/v1/sandbox/frozen/pause");
+    expect(paused.status, paused.text).toBe(200);
+    t = AT + 2 * MINUTE;
+    await until(async () => (await state("witness")) === "stopped", 30_000, "the idle witness to stop");
+    expect(await state("frozen")).toBe("paused");
+    expect((await show("frozen")).idle).toMatchObject({ stops_at: null, last_stop: null });
+
+    expect((await b.api("POST", "/api/v1/sandbox/frozen/resume")).status).toBe(200);
+    expect(await state("frozen")).toBe("running");
+    expect((await show("frozen")).idle.stops_at).toBe(new Date(t + MINUTE).toISOString());
+    expect((await b.api("POST", "/api/v1/sandbox/frozen/stop")).status).toBe(200);
+  });
+});
+
 describe("idle timeouts on the wire", () => {
   let b: TestBackend;
   beforeAll(async () => {
