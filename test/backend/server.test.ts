@@ -156,6 +156,7 @@ describe("sandboxes", () => {
       network_status: { available: true, reason: null },
       // Its root is the host's, not an image's.
       image: null,
+      labels: {},
       published: [],
       // Nothing has run in it yet: no environment (none has no environment of its own).
       environment: BWRAP.available ? { state: "stopped", started_at: null, init_pid: null, processes: 0 } : null,
