@@ -17,6 +17,7 @@ _sbx_subcommand() {
     "|jobs") REPLY="jobs" ;;
     "|sandbox") REPLY="sandbox" ;;
     "|image") REPLY="image" ;;
+    "|volume") REPLY="volume" ;;
     "|cp") REPLY="cp" ;;
     "|port-forward") REPLY="port-forward" ;;
     "|port") REPLY="port" ;;
@@ -69,6 +70,10 @@ _sbx_subcommand() {
     "image|import") REPLY="image import" ;;
     "image|list" | "image|ls") REPLY="image list" ;;
     "image|rm") REPLY="image rm" ;;
+    "volume|create") REPLY="volume create" ;;
+    "volume|list" | "volume|ls") REPLY="volume list" ;;
+    "volume|show") REPLY="volume show" ;;
+    "volume|rm") REPLY="volume rm" ;;
     "daemon|run") REPLY="daemon run" ;;
     "daemon|start") REPLY="daemon start" ;;
     "daemon|stop") REPLY="daemon stop" ;;
@@ -88,7 +93,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox image cp port-forward port mcp daemon init profile config completion help version"
+      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox image volume cp port-forward port mcp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -323,8 +328,8 @@ _sbx_spec() {
       ;;
     "sandbox create")
       _sbx_commands=""
-      _sbx_options="--isolation --network --no-network -p --publish -l --label --idle-timeout --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--isolation -p --publish -l --label --idle-timeout --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
+      _sbx_options="--isolation --network --no-network -p --publish -l --label --idle-timeout -v --volume --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--isolation -p --publish -l --label --idle-timeout -v --volume --allow-domain --deny-domain --allow-cidr --egress-policy --image --memory --pids --cpus --tmp-size --disk --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox list")
@@ -406,6 +411,36 @@ _sbx_spec() {
       _sbx_nargs=0 _sbx_variadic=0
       ;;
     "image rm")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "volume")
+      _sbx_commands="create list ls show rm"
+      _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "volume create")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "volume list")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=0 _sbx_variadic=0
+      ;;
+    "volume show")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "volume rm")
       _sbx_commands=""
       _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"

@@ -29,6 +29,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox'
         case '|image'
             set -g __sbx_next 'image'
+        case '|volume'
+            set -g __sbx_next 'volume'
         case '|cp'
             set -g __sbx_next 'cp'
         case '|port-forward'
@@ -133,6 +135,14 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'image list'
         case 'image|rm'
             set -g __sbx_next 'image rm'
+        case 'volume|create'
+            set -g __sbx_next 'volume create'
+        case 'volume|list' 'volume|ls'
+            set -g __sbx_next 'volume list'
+        case 'volume|show'
+            set -g __sbx_next 'volume show'
+        case 'volume|rm'
+            set -g __sbx_next 'volume rm'
         case 'daemon|run'
             set -g __sbx_next 'daemon run'
         case 'daemon|start'
@@ -227,27 +237,31 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--idle-timeout' 'sandbox create|--allow-domain'
+        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--idle-timeout' 'sandbox create|-v'
             return 0
-        case 'sandbox create|--deny-domain' 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids'
+        case 'sandbox create|--volume' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain' 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image'
             return 0
-        case 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|-l'
+        case 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile'
             return 0
-        case 'sandbox list|--label' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile'
+        case 'sandbox create|--api-url' 'sandbox list|-l' 'sandbox list|--label' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile'
             return 0
-        case 'sandbox stats|--api-url' 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--idle-timeout' 'sandbox update|--memory' 'sandbox update|--pids'
+        case 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--idle-timeout'
             return 0
-        case 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--allow-domain' 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr'
+        case 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--allow-domain'
             return 0
-        case 'sandbox update|--egress-policy' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile'
+        case 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l'
             return 0
-        case 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile'
+        case 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile'
             return 0
-        case 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile'
+        case 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile'
             return 0
-        case 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile'
+        case 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile'
             return 0
-        case 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
+        case 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'volume|--profile'
+            return 0
+        case 'volume|--api-url' 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile' 'volume list|--api-url' 'volume show|--profile'
+            return 0
+        case 'volume show|--api-url' 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
             return 0
         case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
@@ -352,6 +366,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a ps -d 'list supervised processes (sbx pro
 complete -c sbx -n '__sbx_arg "" 0' -a jobs -d 'one-shot jobs with dependencies and queue keys'
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
 complete -c sbx -n '__sbx_arg "" 0' -a image -d 'pull, list and remove images'
+complete -c sbx -n '__sbx_arg "" 0' -a volume -d 'create, list, show and remove named volumes'
 complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a port-forward -d 'reach a port inside a sandbox from this machine'
 complete -c sbx -n '__sbx_arg "" 0' -a port -d 'show a sandbox\'s published ports'
@@ -933,6 +948,7 @@ complete -c sbx -n '__sbx_at "sandbox create"' -l no-network -d 'only its own lo
 complete -c sbx -n '__sbx_at "sandbox create"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -s l -l label -x -d 'a label to select it by (repeatable; key [prefix/]name)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l idle-timeout -x -d 'stop its environment after this long with nothing running (1s and up; 0/off: never; default: the daemon\'s)'
+complete -c sbx -n '__sbx_at "sandbox create"' -s v -l volume -x -d 'mount a named volume (sbx volume create) at /path, read-only with :ro (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l allow-domain -x -d 'a name it may reach: pypi.org, or *.domain for every name below (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l deny-domain -x -d 'a name refused even where an allow pattern matches (repeatable)'
 complete -c sbx -n '__sbx_at "sandbox create"' -l allow-cidr -x -d 'an address range it may reach, e.g. 203.0.113.0/24 (repeatable)'
@@ -1123,6 +1139,61 @@ complete -c sbx -n '__sbx_at "image rm"' -l no-color -d 'no colour (also NO_COLO
 complete -c sbx -n '__sbx_at "image rm"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "image rm"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "image rm"' -s h -l help -d 'show help'
+
+# sbx volume
+complete -c sbx -n '__sbx_arg "volume" 0' -a create -d 'create a named volume'
+complete -c sbx -n '__sbx_arg "volume" 0' -a list -d 'list named volumes'
+complete -c sbx -n '__sbx_arg "volume" 0' -a ls -d 'list named volumes (alias of list)'
+complete -c sbx -n '__sbx_arg "volume" 0' -a show -d 'show a named volume'
+complete -c sbx -n '__sbx_arg "volume" 0' -a rm -d 'remove a named volume and its files'
+complete -c sbx -n '__sbx_at "volume"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "volume"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "volume"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "volume"' -l json -d 'print JSON documents and nothing else on stdout'
+complete -c sbx -n '__sbx_at "volume"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "volume"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "volume"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "volume"' -s h -l help -d 'show help'
+
+# sbx volume create
+complete -c sbx -n '__sbx_at "volume create"' -l json -d 'print the volume as JSON'
+complete -c sbx -n '__sbx_at "volume create"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "volume create"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "volume create"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "volume create"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "volume create"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "volume create"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "volume create"' -s h -l help -d 'show help'
+
+# sbx volume list
+complete -c sbx -n '__sbx_at "volume list"' -l json -d 'print {volumes: [...]}'
+complete -c sbx -n '__sbx_at "volume list"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "volume list"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "volume list"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "volume list"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "volume list"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "volume list"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "volume list"' -s h -l help -d 'show help'
+
+# sbx volume show
+complete -c sbx -n '__sbx_at "volume show"' -l json -d 'print the volume as JSON'
+complete -c sbx -n '__sbx_at "volume show"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "volume show"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "volume show"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "volume show"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "volume show"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "volume show"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "volume show"' -s h -l help -d 'show help'
+
+# sbx volume rm
+complete -c sbx -n '__sbx_at "volume rm"' -l json -d 'print the removed volume as JSON'
+complete -c sbx -n '__sbx_at "volume rm"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "volume rm"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "volume rm"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "volume rm"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "volume rm"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "volume rm"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "volume rm"' -s h -l help -d 'show help'
 
 # sbx cp
 complete -c sbx -n '__sbx_at "cp"' -s L -l follow-link -d 'follow a symlink named as SANDBOX:PATH (only where it stays inside /workspace)'

@@ -33,6 +33,9 @@ export const REFUSAL_CODES = [
   ErrorCodes.sandboxStartFailed,
   ErrorCodes.sandboxNotRunning,
   ErrorCodes.sandboxPaused,
+  ErrorCodes.volumeNotFound,
+  ErrorCodes.volumeExists,
+  ErrorCodes.volumeInUse,
   ErrorCodes.pauseUnavailable,
   ErrorCodes.connectionRefused,
 ] as const;

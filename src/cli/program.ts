@@ -28,6 +28,7 @@ import * as processCmd from "./commands/process/index.js";
 import * as profile from "./commands/profile/index.js";
 import * as receipts from "./commands/receipts/index.js";
 import * as sandbox from "./commands/sandbox/index.js";
+import * as volume from "./commands/volume/index.js";
 
 type Declare = (program: Command, bind: Bind) => void;
 
@@ -48,6 +49,7 @@ const TOP_LEVEL: Record<string, Declare> = {
   jobs: jobs.register,
   sandbox: sandbox.register,
   image: image.register,
+  volume: volume.register,
   cp: declareCp,
   "port-forward": declarePortForward,
   port: declarePort,

@@ -18,6 +18,8 @@ import {
   type SandboxUpdateRequest,
   type SandboxStopped,
   type StorageReport,
+  type Volume,
+  type VolumeList,
 } from "../protocol/types.js";
 import type { Requests, SendRequest } from "./http.js";
 
@@ -168,6 +170,34 @@ export class Api {
       method: "PATCH",
       path: routePath("sandbox.update", { id }),
       body: Buffer.from(JSON.stringify(req)),
+      idempotencyKey,
+    });
+  }
+
+  /** Creates a named volume (docs/operations.md, "Named volumes"). */
+  createVolume(name: string, idempotencyKey: string): Promise<Volume> {
+    return this.call(`create volume ${name}`, {
+      method: "POST",
+      path: routePath("volume.create", {}),
+      body: Buffer.from(JSON.stringify({ name })),
+      idempotencyKey,
+    });
+  }
+
+  async listVolumes(): Promise<Volume[]> {
+    return (await this.call<VolumeList>("list volumes", { method: "GET", path: routePath("volumes.list", {}) }))
+      .volumes;
+  }
+
+  getVolume(name: string): Promise<Volume> {
+    return this.call(`volume ${name}`, { method: "GET", path: routePath("volume.get", { volume: name }) });
+  }
+
+  /** Removes a volume and its files; refused while a sandbox mounts it. */
+  removeVolume(name: string, idempotencyKey: string): Promise<Volume> {
+    return this.call(`remove volume ${name}`, {
+      method: "DELETE",
+      path: routePath("volume.delete", { volume: name }),
       idempotencyKey,
     });
   }

@@ -181,6 +181,13 @@ export const ERRORS = {
       "a port forward to a sandbox whose environment does not run (stopped): nothing in it listens; or a pause of one: nothing to pause",
     details: { sandbox_id: Type.String(), port: Type.Optional(Count({ description: "The port (a port forward)." })) },
   },
+  volume_not_found: { status: 404, meaning: "no volume with that name", details: { volume: Type.String() } },
+  volume_exists: { status: 409, meaning: "a volume with that name exists" },
+  volume_in_use: {
+    status: 409,
+    meaning: "a volume removal while sandboxes mount it (`details.sandboxes`); nothing was removed",
+    details: { volume: Type.String(), sandboxes: Type.Array(Type.String()) },
+  },
   sandbox_paused: {
     status: 409,
     meaning:

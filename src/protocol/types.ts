@@ -64,6 +64,7 @@ export type {
   FileStat,
 } from "./schemas/system.js";
 export type { SandboxStats } from "./schemas/stats.js";
+export { Volume, VolumeCreateRequest, VolumeList, VolumeMount } from "./schemas/volumes.js";
 
 import type { Outcome } from "./schemas/base.js";
 import type { ProcessLogChunk, RestartPolicy } from "./schemas/processes.js";
@@ -178,6 +179,12 @@ export const ErrorCodes = {
   sandboxNotRunning: "sandbox_not_running",
   /** A command (execute, process start) asked of a paused sandbox; nothing ran; `sbx sandbox resume` (sbx). */
   sandboxPaused: "sandbox_paused",
+  /** No volume with that name (sbx). */
+  volumeNotFound: "volume_not_found",
+  /** A volume with that name exists (sbx). */
+  volumeExists: "volume_exists",
+  /** A volume removal while sandboxes mount it; details.sandboxes names them (sbx). */
+  volumeInUse: "volume_in_use",
   /** A pause asked where no cgroup freezer holds the sandbox's processes; details.reason says why (sbx). */
   pauseUnavailable: "pause_unavailable",
   /** A port forward whose port inside the sandbox takes no connection: nothing listens there (sbx). */

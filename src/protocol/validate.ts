@@ -1,6 +1,7 @@
 // Runtime checks of wire documents, shared by client (to refuse bad input before
 // dispatch, and to judge answers) and backend (to answer 400 with details.field).
 
+import { mountsProblem } from "./volumes.js";
 import path from "node:path/posix";
 import {
   type ExecuteRequest,
@@ -55,9 +56,12 @@ export const KNOWN_FIELDS = {
     "labels",
     "idle_timeout_ms",
     "image",
+    "volumes",
   ],
   EgressPolicyRequest: ["allow_domains", "deny_domains", "allow_cidrs"],
   PublishRequest: ["port", "host_port", "host_ip"],
+  VolumeMount: ["name", "path", "read_only"],
+  VolumeCreateRequest: ["name"],
   SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
   SandboxUpdateRequest: ["limits", "labels", "egress", "idle_timeout_ms"],
   ProcessStartRequest: ["command", "working_dir", "env", "name", "stdin", "timeout_ms", "restart", "tty"],
@@ -268,6 +272,12 @@ export function checkSandboxCreateRequest(body: unknown): FieldProblem | null {
   if (req.egress !== undefined) {
     const problem = checkEgressPolicy(req.egress);
     if (problem !== null) return problem;
+  }
+  if (req.volumes !== undefined) {
+    const problem = mountsProblem(req.volumes);
+    if (problem !== null) {
+      return { field: problem.index < 0 ? "volumes" : `volumes[${problem.index}]`, message: problem.message };
+    }
   }
   if (req.publish !== undefined) {
     if (!Array.isArray(req.publish)) return { field: "publish", message: "publish must be an array" };

@@ -88,6 +88,7 @@ const SANDBOX_FIELDS = [
   "idle_timeout_ms",
   "image",
   "published",
+  "volumes",
 ];
 const PROFILE_FIELDS = ["profile", "api_url", "api_key", "insecure", "current"];
 const INIT_FIELDS = [...PROFILE_FIELDS, "backend", "health"];

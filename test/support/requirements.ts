@@ -126,6 +126,11 @@ const NEEDS = {
   cgroupFreezer: { met: !("problem" in cgroupControllers.freezer), why: cgroupWhy("freezer") },
   /** CPU time counted per cgroup (v1's cpuacct, or v2's cpu.stat): a command's own CPU time (limits/usage.ts). */
   cgroupCpuTime: { met: !("problem" in cgroupControllers.cpuTime), why: cgroupWhy("cpuTime") },
+  /** Named volumes shared between sandboxes' own uids (root): setfacl sets a volume's default ACL. */
+  setfacl: {
+    met: !isRoot || hasTool("setfacl", ["--version"]),
+    why: "setfacl is not installed (Debian package acl)",
+  },
   /** A workspace of its own size can be made here (root, loop devices, mkfs.ext4), as the backend finds it. */
   workspaceDisk: { met: workspaceDisks.problem === null, why: workspaceDisks.problem ?? "" },
   /** util-linux's prlimit: the rlimits that stand in for missing cgroup controllers. */

@@ -72,6 +72,7 @@ const DOMAIN_FOLDERS = [
   "runs",
   "sandboxes",
   "store",
+  "volumes",
 ];
 
 /** The folder of src/backend a file is in, or null (outside the backend, or at its top). */

@@ -44,6 +44,11 @@ export interface SandboxPlacement {
   imageEnv?: Record<string, string>;
   /** Network allow-list: the sandbox's egress policy as it is now (read at each connection); null or absent otherwise. */
   egressPolicy?: (() => EgressPolicy | null) | null;
+  /**
+   * Named volumes it mounts (docs/operations.md, "Named volumes"): the host directory,
+   * where inside, read-only or not, and the group its commands need to reach it (null: none).
+   */
+  volumes?: Array<{ hostDir: string; path: string; readOnly: boolean; gid: number | null }>;
 }
 
 export interface SpawnRequest {

@@ -47,6 +47,7 @@ import {
 } from "./handlers/terminals.js";
 import { OPERATIONS } from "../../protocol/openapi/operations.js";
 import { ApiError } from "./replies.js";
+import { createVolume, deleteVolume, getVolume, listVolumes } from "./handlers/volumes.js";
 
 /** The port-forward route, a WebSocket of its own kind (docs/protocol.md, "Port forwarding"). */
 export const FORWARD_ROUTE: RouteName = "sandbox.portforward";
@@ -71,6 +72,10 @@ const HANDLERS: Record<RouteName, Handler> = {
   "sandbox.stop": stopSandbox,
   "sandbox.start": startSandbox,
   "sandbox.pause": pauseSandbox,
+  "volume.create": createVolume,
+  "volumes.list": listVolumes,
+  "volume.get": getVolume,
+  "volume.delete": deleteVolume,
   "sandbox.resume": resumeSandbox,
   "sandbox.portforward": terminalWithoutUpgrade,
   execute,

@@ -10,10 +10,6 @@ import path from "node:path";
 import type { Duplex } from "node:stream";
 import {
   ErrorCodes,
-  type Isolation,
-  type NetworkMode,
-  type EgressPolicy,
-  type EgressPolicyRequest,
   type Sandbox,
   type SandboxCreateRequest,
   type SandboxDetails,
@@ -45,6 +41,8 @@ import {
   noIsolationWarning,
   updateSettings,
 } from "./settings.js";
+import { VolumeRegistry } from "../volumes/index.js";
+import { type NewSandbox, newSandboxRow } from "./new-row.js";
 import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
 import {
   envOf,
@@ -55,7 +53,6 @@ import {
   resolveImage,
   rootCwd,
   type StoredImage,
-  storedImageOf,
 } from "./image-root.js";
 import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
@@ -97,6 +94,8 @@ export class SandboxRegistry {
   private readonly dirs: SandboxDirs;
   /** Idle stop (idle.ts), told of connections and asked for `show`; wired by the backend. */
   private idle: IdleStop | null = null;
+  /** The named volumes sandboxes mount (volumes/registry.ts). */
+  readonly volumes: VolumeRegistry;
 
   constructor(
     store: BackendStore,
@@ -110,6 +109,17 @@ export class SandboxRegistry {
   ) {
     this.store = new SandboxStore(store);
     this.dirs = new SandboxDirs(dataDir, drivers.workspaceDisks);
+    this.volumes = new VolumeRegistry({
+      dataDir,
+      asRoot,
+      now,
+      path: process.env.PATH ?? "",
+      takenIds: () => this.store.sandboxUids(),
+      sandboxes: () =>
+        this.store
+          .listSandboxes()
+          .map((r) => ({ sandboxId: r.sandbox_id, name: r.name, dir: this.sandboxDir(r.sandbox_id) })),
+    });
     this.published = new PublishedPorts(
       (sandboxId, port) => this.connectInside(sandboxId, port),
       log,
@@ -191,6 +201,7 @@ export class SandboxRegistry {
       imageEnv: row.image === null ? {} : envOf((JSON.parse(row.image) as StoredImage).env),
       // Read at each connection through its proxy: a changed policy applies to the next one.
       egressPolicy: () => egressOf(this.store.getSandboxById(row.sandbox_id)),
+      volumes: this.volumes.placed(this.sandboxDir(row.sandbox_id)),
     };
   }
 
@@ -249,6 +260,7 @@ export class SandboxRegistry {
     const used = usage ? diskUsage(placement.workspaceDir) : null;
     return {
       ...toSandbox(row),
+      volumes: this.volumes.mountsOf(this.sandboxDir(row.sandbox_id)),
       host_workspace: placement.workspaceDir,
       workspace_bytes: used?.bytes ?? null,
       workspace_files: used?.files ?? null,
@@ -333,6 +345,7 @@ export class SandboxRegistry {
     return {
       ...toSandbox(row),
       ...(this.drivers.limits.frozen(row.sandbox_id) && { status: "paused" }),
+      volumes: this.volumes.mountsOf(this.sandboxDir(row.sandbox_id)),
       published: this.published.list(row.sandbox_id, publishedOf(row)),
     };
   }
@@ -372,6 +385,11 @@ export class SandboxRegistry {
     const egress = chooseEgress(req.egress, networkMode);
     if (req.name !== undefined) checkNewName(this.store, req.name);
     const limits = checkedLimits(this.drivers, withDefaults(req.limits), isolation);
+    const mounts = req.volumes ?? [];
+    if (mounts.length > 0 && isolation !== "bwrap") {
+      throw invalidField("volumes", "a sandbox with volumes needs bwrap isolation (bwrap mounts them)");
+    }
+    this.volumes.check(mounts);
     if (req.image !== undefined && isolation !== "bwrap") {
       throw invalidField("image", "a sandbox from an image needs bwrap isolation (its root is mounted by bwrap)");
     }
@@ -411,6 +429,7 @@ export class SandboxRegistry {
       this.published.close(sandboxId);
       throw err;
     }
+    this.volumes.attach(this.sandboxDir(row.sandbox_id), mounts);
     if (image !== null) {
       try {
         await makeImageRoot(this.dataDir, this.sandboxDir(row.sandbox_id), image, this.identity(row), req.image!);
@@ -552,37 +571,9 @@ export class SandboxRegistry {
     return this.dirs.ensureWorkspace(sandboxId, row ? this.identity(row) : null);
   }
 
-  private insert(spec: {
-    sandboxId?: string;
-    name: string | undefined;
-    isolation: Isolation;
-    network: boolean;
-    networkMode: NetworkMode;
-    egress?: EgressPolicy | null;
-    publish?: PublishSpec[];
-    limits?: SandboxLimitsRequest | null;
-    labels?: string | null;
-    idleTimeoutMs?: number | null;
-    image?: string | null;
-  }): SandboxRow {
+  private insert(spec: Omit<NewSandbox, "sandboxId"> & { sandboxId?: string }): SandboxRow {
     const sandboxId = spec.sandboxId ?? this.store.db.newId("sandboxes");
-    const row: SandboxRow = {
-      sandbox_id: sandboxId,
-      name: spec.name ?? sandboxId,
-      status: "ready",
-      isolation: spec.isolation,
-      network: spec.network ? 1 : 0,
-      created_at: new Date(this.now()).toISOString(),
-      uid: pickSandboxUid(this.store.sandboxUids()),
-      limits: spec.limits == null ? null : JSON.stringify(spec.limits),
-      network_mode: spec.networkMode,
-      publish: spec.publish === undefined || spec.publish.length === 0 ? null : JSON.stringify(spec.publish),
-      image: spec.image ?? null,
-      labels: spec.labels ?? null,
-      egress: spec.egress == null ? null : JSON.stringify(spec.egress),
-      idle_timeout_ms: spec.idleTimeoutMs ?? null,
-      last_stop: null,
-    };
+    const row = newSandboxRow({ ...spec, sandboxId }, this.now(), pickSandboxUid(this.store.sandboxUids()));
     this.ensureWorkspace(sandboxId, row);
     try {
       this.store.transaction(() => this.store.insertSandbox(row));

@@ -25,6 +25,7 @@ const PATH_PARAMETERS: Record<string, { description: string; notFound: ErrorCode
   eid: { description: "An execution id (exe_…).", notFound: "execution_not_found" },
   pid: { description: "A process id (prc_…).", notFound: "process_not_found" },
   jid: { description: "A job id.", notFound: "job_not_found" },
+  volume: { description: "A volume's name.", notFound: "volume_not_found" },
   port: {
     description: "A TCP port on the sandbox's own loopback (1–65535).",
     notFound: "invalid_request",

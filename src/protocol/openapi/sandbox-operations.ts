@@ -11,10 +11,11 @@ import {
   SandboxStopped,
   SandboxUpdateRequest,
 } from "../schemas/system.js";
-import { flag, json, type OperationSpec, replayed } from "./operation-spec.js";
 import { SandboxStats } from "../schemas/stats.js";
+import { Volume, VolumeCreateRequest, VolumeList } from "../schemas/volumes.js";
+import { flag, json, type OperationSpec, replayed } from "./operation-spec.js";
 
-type SandboxRoute = Extract<RouteName, `sandbox.${string}` | "sandboxes.list">;
+type SandboxRoute = Extract<RouteName, `sandbox.${string}` | "sandboxes.list" | `volume.${string}` | "volumes.list">;
 
 export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
   "sandbox.create": {
@@ -28,6 +29,7 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
       "sandbox_exists",
       "limit_unavailable",
       "image_pull_failed",
+      "volume_not_found",
     ],
   },
   "sandboxes.list": {
@@ -112,6 +114,33 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
     tag: "sandboxes",
     responses: { 200: { description: "The sandbox.", content: json(SandboxDetails), headers: replayed } },
     errors: [],
+  },
+  "volume.create": {
+    summary: "Create a named volume (sbx)",
+    description:
+      'A directory the backend owns that sandboxes mount (`volumes` at sandbox create). See docs/operations.md, "Named volumes".',
+    tag: "sandboxes",
+    body: { required: true, content: json(VolumeCreateRequest) },
+    responses: { 201: { description: "The new volume.", content: json(Volume), headers: replayed } },
+    errors: ["volume_exists", "limit_unavailable"],
+  },
+  "volumes.list": {
+    summary: "List named volumes (sbx)",
+    tag: "sandboxes",
+    responses: { 200: { description: "Every volume, by name.", content: json(VolumeList) } },
+    errors: [],
+  },
+  "volume.get": {
+    summary: "A named volume, with the sandboxes that mount it (sbx)",
+    tag: "sandboxes",
+    responses: { 200: { description: "The volume.", content: json(Volume) } },
+    errors: [],
+  },
+  "volume.delete": {
+    summary: "Remove a named volume and its files (sbx)",
+    tag: "sandboxes",
+    responses: { 200: { description: "The volume as it was.", content: json(Volume), headers: replayed } },
+    errors: ["volume_in_use"],
   },
   "sandbox.portforward": {
     summary: "Connect to a port inside a sandbox (WebSocket; sbx)",

@@ -1,6 +1,7 @@
 // Wire schemas of the backend itself, its sandboxes and their files (docs/protocol.md),
 // each declared once: types.ts re-exports their types; openapi/document.ts publishes them.
 
+import { VolumeMount } from "./volumes.js";
 import { Count, described, named, Nullable, type Static, StringEnum, Timestamp, Type } from "./base.js";
 import { NAME_PATTERN } from "../types.js";
 
@@ -260,6 +261,9 @@ export const SandboxCreateRequest = named(
             "(sbx) Stop its environment after this long with nothing running in it (docs/operations.md, Idle stop): 0 off, else at least 1000. Missing: the daemon's default.",
         }),
       ),
+      volumes: Type.Optional(
+        Type.Array(VolumeMount, { description: '(sbx) Named volumes to mount (docs/operations.md, "Named volumes").' }),
+      ),
       image: Type.Optional(
         Type.String({
           minLength: 1,
@@ -315,6 +319,7 @@ const sandboxFields = {
       description: "(sbx) Its own idle timeout (0: off); null: the daemon's default (IdleStatus says which applies).",
     }),
   ),
+  volumes: Type.Optional(Type.Array(VolumeMount, { description: "(sbx) The named volumes it mounts." })),
   image: Type.Optional(
     Nullable(
       Type.Object({

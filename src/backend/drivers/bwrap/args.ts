@@ -83,6 +83,8 @@ export interface SandboxSpec {
    * host's loader there) instead of the host's system directories. Null or absent: the host's.
    */
   root?: WorkspaceSource | null;
+  /** Named volumes (docs/operations.md, "Named volumes"): each bound at its path, read-only where asked. */
+  volumes?: Array<{ source: WorkspaceSource & { path: string }; path: string; readOnly: boolean }>;
 }
 
 /** The options (everything before `--` and the command) for one run. Pure. */
@@ -148,6 +150,8 @@ export function bwrapArguments(spec: SandboxSpec): string[] {
   // The workspace.
   if ("fd" in spec.workspace) args.push("--bind-fd", String(spec.workspace.fd), WORKSPACE);
   else args.push("--bind", spec.workspace.path, WORKSPACE);
+  // Named volumes, each where it was asked (never under /workspace: protocol/volumes.ts).
+  for (const v of spec.volumes ?? []) args.push(v.readOnly ? "--ro-bind" : "--bind", v.source.path, v.path);
   // The backend's socket for this sandbox, read-only: nothing inside can replace it.
   if (spec.runDir !== null) {
     if ("fd" in spec.runDir) args.push("--ro-bind-fd", String(spec.runDir.fd), RUN_DIR_INSIDE);

@@ -21,7 +21,7 @@
 // own unprivileged uid, so the user namespace it makes maps to that uid, never to the
 // host's root.
 
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -57,7 +57,7 @@ import { type HostView, readHostView } from "./host-view.js";
 import { StreamSocket } from "./io-socket.js";
 import { USER_NET_RESOLV_CONF, UserNetLink, type UserNetProbe, daemonIds, unshareOptions } from "./user-net.js";
 import { findOnPath, missingProgram } from "./path-lookup.js";
-import { type Launcher, probeBwrap } from "./probe.js";
+import { gateLauncher, probeBwrap, supportsTmpSize } from "./probe.js";
 import { withoutHostPaths } from "./start-failure.js";
 
 export interface BwrapDriverOptions {
@@ -213,6 +213,7 @@ export class BwrapDriver implements SandboxDriver {
         nsenter: find("nsenter"),
         mount: find("mount"),
         umount: find("umount"),
+        setpriv: findOnPath("setpriv", searchPath),
       });
     }
     sharedGate.start();
@@ -378,6 +379,7 @@ export class BwrapDriver implements SandboxDriver {
     }
     const loader = rootDir === null ? null : hostLoaderFor(init.executable);
     const userNet = placement.network === "user" ? this.requireUserNet() : null;
+    const volumes = placement.volumes ?? [];
     // A user-mode network's user and network namespaces are made for bwrap by unshare, as
     // the uid bwrap runs as (user-net.ts): what commands are inside is said to bwrap.
     const unshare = userNet?.unshare ?? null;
@@ -420,6 +422,11 @@ export class BwrapDriver implements SandboxDriver {
         env: INIT_ENVIRONMENT,
         tmpBytes: this.tmpSize ? placement.limits.tmp_bytes : null,
         root: rootDir === null ? null : { path: gate === null ? rootDir : gate.pathFor(rootDir) },
+        volumes: volumes.map((v) => ({
+          source: { path: gate === null ? v.hostDir : gate.pathFor(v.hostDir) },
+          path: v.path,
+          readOnly: v.readOnly,
+        })),
       });
       const egressFlag = proxy === null ? [] : [EGRESS_FLAG];
       const initArgv =
@@ -441,7 +448,9 @@ export class BwrapDriver implements SandboxDriver {
         unshare === null
           ? { file: program, args: commandLine }
           : { file: unshare, args: [...unshareOptions(), program, ...commandLine] };
-      const leader = gate !== null && identity !== null ? gate.enter(identity, started.file, started.args) : started;
+      const groups = volumes.flatMap((v) => (v.gid === null ? [] : [v.gid]));
+      const leader =
+        gate !== null && identity !== null ? gate.enter(identity, started.file, started.args, groups) : started;
       // Under the rlimits that stand in for cgroup controllers missing here (limits/limiter.ts).
       const launch = this.opts.limits?.launch(placement.limits, leader) ?? leader;
       child = spawn(launch.file, launch.args, {
@@ -560,21 +569,6 @@ export class BwrapDriver implements SandboxDriver {
     if (view === null) return [];
     return ["/usr", ...view.system.filter((e) => e.kind === "dir").map((e) => e.path), view.etcDir];
   }
-}
-
-/** Whether this bwrap takes `--size` (sizes the next --tmpfs), as its --help says. */
-function supportsTmpSize(program: string): boolean {
-  const help = spawnSync(program, ["--help"], { encoding: "utf8", timeout: 5000, env: {} });
-  return /^\s*--size\b/m.test(`${help.stdout ?? ""}${help.stderr ?? ""}`);
-}
-
-/** How the probe starts a trial as a sandbox uid: through the gate, the workspace bound there. */
-function gateLauncher(gate: WorkspaceGate): Launcher {
-  return {
-    workspace: (dir) => ({ path: gate.pathFor(dir) }),
-    command: (identity, program, args) => gate.enter(identity, program, args),
-    done: (dir) => gate.release(dir),
-  };
 }
 
 /** Which live environment a placement is: a sandbox, with its workspace. */

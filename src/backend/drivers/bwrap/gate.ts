@@ -28,6 +28,8 @@ const HELPER_TIMEOUT_MS = 10_000;
 export interface GatePrograms {
   bwrap: string;
   nsenter: string;
+  /** util-linux's setpriv: a run with supplementary groups (a sandbox's volumes) starts through it; null: not installed. */
+  setpriv?: string | null;
   mount: string;
   umount: string;
 }
@@ -133,8 +135,36 @@ export class WorkspaceGate {
    * The program and arguments that run `program args` in the gate's mount namespace as
    * `identity` (no supplementary groups): nsenter, which execs the program in place.
    */
-  enter(identity: HostIdentity, program: string, args: readonly string[]): { file: string; args: string[] } {
+  enter(
+    identity: HostIdentity,
+    program: string,
+    args: readonly string[],
+    groups: readonly number[] = [],
+  ): { file: string; args: string[] } {
     const nsPid = this.start();
+    if (groups.length > 0) {
+      // The groups of the volumes it mounts (docs/operations.md, "Named volumes"): nsenter
+      // clears supplementary groups, setpriv sets exactly these.
+      const setpriv = this.programs.setpriv;
+      if (!setpriv) throw new Error("a sandbox with volumes needs setpriv (util-linux) to run with their groups");
+      return {
+        file: this.programs.nsenter,
+        args: [
+          `--target=${nsPid}`,
+          "--mount",
+          "--root",
+          "--wd",
+          "--",
+          setpriv,
+          `--reuid=${identity.uid}`,
+          `--regid=${identity.gid}`,
+          `--groups=${groups.join(",")}`,
+          "--",
+          program,
+          ...args,
+        ],
+      };
+    }
     return {
       file: this.programs.nsenter,
       args: [

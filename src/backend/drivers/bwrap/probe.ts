@@ -22,6 +22,7 @@ import type { DriverProbe } from "../driver.js";
 import { type HostIdentity, INSIDE_ID } from "../identity.js";
 import { bwrapArguments, type WorkspaceSource } from "./args.js";
 import type { HostView } from "./host-view.js";
+import type { WorkspaceGate } from "./gate.js";
 import { parseStatus } from "./status.js";
 
 const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
@@ -186,4 +187,19 @@ function trial(
 
 function oneLine(text: string): string {
   return text.trim().split("\n").join("; ");
+}
+
+/** Whether this bwrap takes `--size` (sizes the next --tmpfs), as its --help says. */
+export function supportsTmpSize(program: string): boolean {
+  const help = spawnSync(program, ["--help"], { encoding: "utf8", timeout: 5000, env: {} });
+  return /^\s*--size\b/m.test(`${help.stdout ?? ""}${help.stderr ?? ""}`);
+}
+
+/** How the probe starts a trial as a sandbox uid: through the gate, the workspace bound there. */
+export function gateLauncher(gate: WorkspaceGate): Launcher {
+  return {
+    workspace: (dir) => ({ path: gate.pathFor(dir) }),
+    command: (identity, program, args) => gate.enter(identity, program, args),
+    done: (dir) => gate.release(dir),
+  };
 }

@@ -12,6 +12,7 @@ import type {
 import { type EgressFlagValues, egressFromFlags } from "./egress-flags.js";
 import { type LimitFlagValues, parseLimitFlags } from "../../render/limits.js";
 import { isValidSandboxRef } from "../../../protocol/validate.js";
+import { parseVolumeFlag, type VolumeMountRequest } from "../../../protocol/volumes.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { UsageError } from "../../../common/errors.js";
@@ -35,6 +36,8 @@ export interface CreateOptions {
   labels: Labels;
   /** Its idle timeout in ms (0: off); undefined: the daemon's default. */
   idleTimeoutMs: number | undefined;
+  /** Named volumes to mount (--volume NAME:/path[:ro], repeatable). */
+  volumes: VolumeMountRequest[];
   /** An image reference, an oci: directory made absolute here. */
   image: string | undefined;
   json: boolean;
@@ -51,6 +54,7 @@ export function parseCreateOptions(
     label?: string[];
     idleTimeout?: string;
     image?: string;
+    volume?: string[];
     json?: boolean;
   } & LimitFlagValues &
     EgressFlagValues,
@@ -73,6 +77,7 @@ export function parseCreateOptions(
     publish: (raw.publish ?? []).map(parsePublish),
     labels: parseLabelFlags(raw.label),
     idleTimeoutMs: raw.idleTimeout === undefined ? undefined : (idleTimeoutOption(raw.idleTimeout) ?? undefined),
+    volumes: (raw.volume ?? []).map(volumeArg),
     limits: parseLimitFlags(raw),
     image: raw.image === undefined ? undefined : imageArg(raw.image),
     json: raw.json === true,
@@ -109,6 +114,7 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
           ...(Object.keys(opts.labels).length === 0 ? {} : { labels: opts.labels }),
           ...(opts.idleTimeoutMs === undefined ? {} : { idle_timeout_ms: opts.idleTimeoutMs }),
           ...(opts.image === undefined ? {} : { image: opts.image }),
+          ...(opts.volumes.length === 0 ? {} : { volumes: opts.volumes }),
         },
         `sbx-${randomUUID()}`,
       ),
@@ -117,6 +123,15 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
   if (opts.json) printJson(ctx, sandboxDocument(sandbox));
   else await printSandboxes(ctx.io, [sandbox]);
   return ExitCodes.ok;
+}
+
+/** `--volume NAME:/path[:ro]` (protocol/volumes.ts); a usage error saying what is wrong. */
+function volumeArg(text: string): VolumeMountRequest {
+  try {
+    return parseVolumeFlag(text);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 /** `--image REF`: an oci: directory or oci-archive: file is made absolute from where sbx runs (the backend reads it). */

@@ -87,6 +87,11 @@ function declareCreate(noun: Command, bind: Bind): void {
     .option(
       "--idle-timeout <dur>",
       "stop its environment after this long with nothing running (1s and up; 0/off: never; default: the daemon's)",
+    )
+    .option(
+      "-v, --volume <name:/path[:ro]>",
+      "mount a named volume (sbx volume create) at /path, read-only with :ro (repeatable)",
+      collect,
     );
   egressOptions(cmd, "may reach");
   cmd.option(
@@ -111,6 +116,7 @@ function declareCreate(noun: Command, bind: Bind): void {
     { command: "sbx sandbox create tools --image oci:/srv/tools:2", description: "its root from an OCI image" },
     { command: "sbx sandbox create ci --memory 4g --pids 512 --cpus 2", description: "with limits of its own" },
     { command: "sbx sandbox create w1 --label team=web --label tier=ci", description: "labelled, to select later" },
+    { command: "sbx sandbox create b --volume cache:/cache:ro", description: "a named volume, read-only" },
   ]);
 }
 

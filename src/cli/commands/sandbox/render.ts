@@ -70,6 +70,8 @@ export interface SandboxDocument {
   image: { reference: string; digest: string; platform: string } | null;
   /** Its published ports, the host port as bound; [] when none (or the backend does not say). */
   published: PublishedPort[];
+  /** The named volumes it mounts; [] when none (or the backend does not say). */
+  volumes: Array<{ name: string; path: string; read_only?: boolean }>;
 }
 
 export function sandboxDocument(s: Sandbox): SandboxDocument {
@@ -88,6 +90,7 @@ export function sandboxDocument(s: Sandbox): SandboxDocument {
     idle_timeout_ms: s.idle_timeout_ms ?? null,
     image: s.image ?? null,
     published: s.published ?? [],
+    volumes: s.volumes ?? [],
   };
 }
 
