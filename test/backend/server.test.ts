@@ -157,6 +157,9 @@ describe("sandboxes", () => {
       // Its root is the host's, not an image's.
       image: null,
       labels: {},
+      // No idle stop: none set for it, and the daemon's default is off.
+      idle_timeout_ms: null,
+      idle: { awake: [], from: "daemon", last_stop: null, stops_at: null, timeout_ms: null },
       published: [],
       // Nothing has run in it yet: no environment (none has no environment of its own).
       environment: BWRAP.available ? { state: "stopped", started_at: null, init_pid: null, processes: 0 } : null,

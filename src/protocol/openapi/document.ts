@@ -54,7 +54,9 @@ export function routeErrors(name: RouteName): ErrorCode[] {
   for (const segment of route.path.split("/")) {
     if (segment.startsWith(":")) codes.add(PATH_PARAMETERS[segment.slice(1)]!.notFound);
   }
-  if (route.mutation || op.query !== undefined || op.body !== undefined) codes.add("invalid_request");
+  // Every route refuses a query parameter it does not take (docs/protocol.md), so every
+  // route may answer invalid_request, even one that takes no input.
+  codes.add("invalid_request");
   if (route.mutation) {
     codes.add("request_in_progress");
     codes.add("idempotency_key_reused");
