@@ -161,6 +161,7 @@ describe("sandboxes", () => {
       idle_timeout_ms: null,
       idle: { awake: [], from: "daemon", last_stop: null, stops_at: null, timeout_ms: null },
       published: [],
+      volumes: [],
       // Nothing has run in it yet: no environment (none has no environment of its own).
       environment: BWRAP.available ? { state: "stopped", started_at: null, init_pid: null, processes: 0 } : null,
     });
