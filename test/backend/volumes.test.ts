@@ -27,6 +27,13 @@ describeNeeding(["bwrap", "setfacl"], "named volumes", () => {
     const made = await b.api("POST", "/api/v1/volume/create", { body: { name: "cache" } });
     expect(made.status, made.text).toBe(201);
     expect(made.json).toMatchObject({ name: "cache", used_by: [] });
+    // A second volume of that name is refused, naming it; the first is untouched.
+    const again = await b.api("POST", "/api/v1/volume/create", { body: { name: "cache" } });
+    expect([again.status, again.json.error.code, again.json.error.message]).toEqual([
+      409,
+      "volume_exists",
+      'a volume named "cache" exists',
+    ]);
     for (const [name, mount] of [
       ["writer", { name: "cache", path: "/cache" }],
       ["reader", { name: "cache", path: "/data/cache" }],
