@@ -142,43 +142,17 @@ export class WorkspaceGate {
     groups: readonly number[] = [],
   ): { file: string; args: string[] } {
     const nsPid = this.start();
-    if (groups.length > 0) {
-      // The groups of the volumes it mounts (docs/operations.md, "Named volumes"): nsenter
-      // clears supplementary groups, setpriv sets exactly these.
-      const setpriv = this.programs.setpriv;
-      if (!setpriv) throw new Error("a sandbox with volumes needs setpriv (util-linux) to run with their groups");
-      return {
-        file: this.programs.nsenter,
-        args: [
-          `--target=${nsPid}`,
-          "--mount",
-          "--root",
-          "--wd",
-          "--",
-          setpriv,
-          `--reuid=${identity.uid}`,
-          `--regid=${identity.gid}`,
-          `--groups=${groups.join(",")}`,
-          "--",
-          program,
-          ...args,
-        ],
-      };
+    const namespace = [`--target=${nsPid}`, "--mount", "--root", "--wd"];
+    if (groups.length === 0) {
+      const who = [`--setuid=${identity.uid}`, `--setgid=${identity.gid}`];
+      return { file: this.programs.nsenter, args: [...namespace, ...who, "--", program, ...args] };
     }
-    return {
-      file: this.programs.nsenter,
-      args: [
-        `--target=${nsPid}`,
-        "--mount",
-        "--root",
-        "--wd",
-        `--setuid=${identity.uid}`,
-        `--setgid=${identity.gid}`,
-        "--",
-        program,
-        ...args,
-      ],
-    };
+    // The groups of the volumes it mounts (docs/operations.md, "Named volumes"): nsenter
+    // clears supplementary groups, setpriv sets exactly these.
+    const setpriv = this.programs.setpriv;
+    if (!setpriv) throw new Error("a sandbox with volumes needs setpriv (util-linux) to run with their groups");
+    const who = [`--reuid=${identity.uid}`, `--regid=${identity.gid}`, `--groups=${groups.join(",")}`];
+    return { file: this.programs.nsenter, args: [...namespace, "--", setpriv, ...who, "--", program, ...args] };
   }
 
   /** Ends the gate (tests; a backend's gate ends with its process). */
