@@ -61,6 +61,7 @@ _sbx_subcommand() {
     "sandbox|show") REPLY="sandbox show" ;;
     "sandbox|stats") REPLY="sandbox stats" ;;
     "sandbox|update") REPLY="sandbox update" ;;
+    "sandbox|egress") REPLY="sandbox egress" ;;
     "sandbox|stop") REPLY="sandbox stop" ;;
     "sandbox|start") REPLY="sandbox start" ;;
     "sandbox|pause") REPLY="sandbox pause" ;;
@@ -321,7 +322,7 @@ _sbx_spec() {
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox")
-      _sbx_commands="create list ls show stats update stop start pause resume rm"
+      _sbx_commands="create list ls show stats update egress stop start pause resume rm"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -354,6 +355,12 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="-l --label --idle-timeout --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-l --label --idle-timeout --memory --pids --cpus --tmp-size --disk --allow-domain --deny-domain --allow-cidr --egress-policy --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=0
+      ;;
+    "sandbox egress")
+      _sbx_commands=""
+      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "sandbox stop")
@@ -671,6 +678,7 @@ _sbx_values() {
     "sandbox show|#0") _sbx_kind=sandbox-name ;;
     "sandbox stats|#0") _sbx_kind=sandbox-name ;;
     "sandbox update|#0") _sbx_kind=sandbox-name ;;
+    "sandbox egress|#0") _sbx_kind=sandbox-name ;;
     "sandbox stop|#0") _sbx_kind=sandbox-name ;;
     "sandbox start|#0") _sbx_kind=sandbox-name ;;
     "sandbox pause|#0") _sbx_kind=sandbox-name ;;

@@ -117,6 +117,8 @@ function __sbx_subcommand --argument-names path word
             set -g __sbx_next 'sandbox stats'
         case 'sandbox|update'
             set -g __sbx_next 'sandbox update'
+        case 'sandbox|egress'
+            set -g __sbx_next 'sandbox egress'
         case 'sandbox|stop'
             set -g __sbx_next 'sandbox stop'
         case 'sandbox|start'
@@ -249,41 +251,43 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--allow-domain'
             return 0
-        case 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox stop|-l'
+        case 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox egress|--profile'
             return 0
-        case 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile'
+        case 'sandbox egress|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
             return 0
-        case 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile'
+        case 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l'
             return 0
-        case 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile'
+        case 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
             return 0
-        case 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'volume|--profile'
+        case 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
             return 0
-        case 'volume|--api-url' 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile' 'volume list|--api-url' 'volume show|--profile'
+        case 'image rm|--api-url' 'volume|--profile' 'volume|--api-url' 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile'
             return 0
-        case 'volume show|--api-url' 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
+        case 'volume list|--api-url' 'volume show|--profile' 'volume show|--api-url' 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile'
             return 0
-        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
+        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url'
             return 0
-        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
+        case 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url'
             return 0
-        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout' 'daemon run|--key-retention' 'daemon run|--process-log-segment'
+        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout'
             return 0
-        case 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max'
+        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
             return 0
-        case 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url'
+        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir'
             return 0
-        case 'daemon start|--idle-exit' 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
+        case 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url'
             return 0
-        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
+        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
             return 0
-        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
+        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
             return 0
-        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
+        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
             return 0
-        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
+        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
             return 0
-        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+            return 0
+        case 'version|--api-url'
             return 0
     end
     return 1
@@ -927,6 +931,7 @@ complete -c sbx -n '__sbx_arg "sandbox" 0' -a ls -d 'list sandboxes (alias of li
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a show -d 'show one sandbox: isolation, network, workspace and its size'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stats -d 'what sandboxes use now: CPU, memory, processes, /tmp, workspace, network'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a update -d 'change a sandbox\'s limits, labels or egress policy'
+complete -c sbx -n '__sbx_arg "sandbox" 0' -a egress -d 'list a sandbox\'s connections through its egress proxy'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a stop -d 'end a sandbox\'s environment and everything in it'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a start -d 'start a sandbox\'s environment now'
 complete -c sbx -n '__sbx_arg "sandbox" 0' -a pause -d 'freeze every process of a sandbox'
@@ -1024,6 +1029,17 @@ complete -c sbx -n '__sbx_at "sandbox update"' -s q -l quiet -d 'print only data
 complete -c sbx -n '__sbx_at "sandbox update"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
+
+# sbx sandbox egress
+complete -c sbx -n '__sbx_at "sandbox egress"' -l json -d 'print {sandbox_id, name, egress, allowed_total, denied_total, connections}'
+complete -c sbx -n '__sbx_at "sandbox egress"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "sandbox egress"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "sandbox egress"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "sandbox egress"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "sandbox egress"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "sandbox egress"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "sandbox egress"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "sandbox egress" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox stop
 complete -c sbx -n '__sbx_at "sandbox stop"' -s l -l label -x -d 'every sandbox with this label (k=v, k!=v, k, !k; repeatable: all must hold)'

@@ -14,6 +14,7 @@ import {
   type SandboxCreateRequest,
   type SandboxDetails,
   type SandboxStats,
+  type EgressReport,
   type SandboxList,
   type SandboxUpdateRequest,
   type SandboxStopped,
@@ -153,6 +154,11 @@ export class Api {
       path: routePath("sandbox.get", { id }, { usage: opts.usage }),
       deadlineMs: 120_000,
     });
+  }
+
+  /** A sandbox's recent connections through its egress proxy (sbx; docs/network.md). */
+  sandboxEgress(id: string): Promise<EgressReport> {
+    return this.call(`egress of sandbox ${id}`, { method: "GET", path: routePath("sandbox.egress", { id }) });
   }
 
   /** What a sandbox uses now (sbx; docs/operations.md, "Sandbox stats"): one sample. */

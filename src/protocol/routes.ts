@@ -24,6 +24,7 @@ export const ROUTES = {
   "sandbox.delete": { method: "DELETE", path: "sandbox/:id", mutation: true },
   "sandbox.stop": { method: "POST", path: "sandbox/:id/stop", mutation: true },
   "sandbox.start": { method: "POST", path: "sandbox/:id/start", mutation: true },
+  "sandbox.egress": { method: "GET", path: "sandbox/:id/egress", mutation: false },
   "sandbox.pause": { method: "POST", path: "sandbox/:id/pause", mutation: true },
   "sandbox.resume": { method: "POST", path: "sandbox/:id/resume", mutation: true },
   "sandbox.stats": { method: "GET", path: "sandbox/:id/stats", mutation: false },

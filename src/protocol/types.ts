@@ -64,6 +64,7 @@ export type {
   FileStat,
 } from "./schemas/system.js";
 export type { SandboxStats } from "./schemas/stats.js";
+export type { EgressConnection, EgressReport } from "./schemas/egress.js";
 export { Volume, VolumeCreateRequest, VolumeList, VolumeMount } from "./schemas/volumes.js";
 
 import type { Outcome } from "./schemas/base.js";

@@ -116,6 +116,49 @@ describeNeeding(["bwrap", "tools"], "egress by policy (network allow-list)", () 
     expect(server.requests()).toBe(before);
   });
 
+  it("lists each connection, allowed and refused, with bytes and why, in GET …/egress", async () => {
+    await exec("shop", ["curl", "-sS", `http://allowed.test:${server.port}/`]);
+    await exec("shop", ["curl", "-sS", `http://denied.test:${server.port}/x`]);
+    const report = await until(
+      async () => {
+        const got = (await b.api("GET", "/api/v1/sandbox/shop/egress")).json;
+        const last = got.connections.at(-1);
+        return last?.host === "denied.test" ? got : undefined;
+      },
+      30_000,
+      "the refused connection in the report",
+    );
+    expect(report).toMatchObject({ name: "shop", network_mode: "allow-list" });
+    expect(report.denied_total).toBeGreaterThan(0);
+    expect(report.connections.at(-1)).toMatchObject({
+      host: "denied.test",
+      port: server.port,
+      protocol: "http",
+      allowed: false,
+      reason: "denied.test is not on the sandbox's allow-list",
+      address: null,
+    });
+    const reached = await until(
+      async () => {
+        const got = (await b.api("GET", "/api/v1/sandbox/shop/egress")).json;
+        return got.connections.find(
+          (c: { host: string; allowed: boolean; ended_at: string | null }) =>
+            c.host === "allowed.test" && c.allowed && c.ended_at !== null,
+        );
+      },
+      30_000,
+      "an allowed connection that ended",
+    );
+    expect(reached).toMatchObject({ address: SERVER_IP, reason: null });
+    expect(reached.bytes_in).toBeGreaterThan(0);
+    expect(reached.bytes_out).toBeGreaterThan(0);
+    // The other sandbox's connections are its own.
+    const other = (await b.api("GET", "/api/v1/sandbox/other/egress")).json;
+    expect(
+      other.connections.some((c: { host: string }) => c.host === "denied.test" && other.connections.length > 0),
+    ).toBe(false);
+  });
+
   it("refuses IP literals outside the allowed CIDRs, the host's loopback, a private address and a name rebinding to loopback", async () => {
     const before = loopback.accepted();
     for (const [target, reason] of [

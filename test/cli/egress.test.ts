@@ -61,6 +61,11 @@ describeNeeding(["bwrap"], "sbx sandbox create/update/show with an egress policy
     expect(updated.stdout).toMatch(/^deny_domains\tpypi\.org$/m);
     const json = JSON.parse((await local.sbx(["sandbox", "show", "ci", "--json"])).stdout);
     expect(json.egress.deny_domains).toEqual(["pypi.org"]);
+    // Nothing ran yet: its egress report says so.
+    const egress = await local.sbx(["sandbox", "egress", "ci"]);
+    expect(egress.stdout).toBe(
+      "sandbox ci: network allow-list; 0 allowed, 0 refused since the daemon started\n(no connections yet)\n",
+    );
   });
 
   it("refuses what is not a policy, saying why; nothing created or changed", async () => {
@@ -72,6 +77,9 @@ describeNeeding(["bwrap"], "sbx sandbox create/update/show with an egress policy
     expect(missing.code).toBe(125);
     expect(missing.stderr).toContain("--egress-policy /nonexistent/policy.json: no such file");
     await local.sbx(["sandbox", "create", "plain"]);
+    expect((await local.sbx(["sandbox", "egress", "plain"])).stdout).toContain(
+      "(no egress proxy: its network is not an allow-list)",
+    );
     const notAllowList = await local.sbx(["sandbox", "update", "plain", "--allow-domain", "pypi.org"]);
     expect(notAllowList.code).toBe(125);
     expect(notAllowList.stderr).toContain("an egress policy is for network allow-list");

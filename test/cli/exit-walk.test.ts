@@ -61,6 +61,7 @@ const BAD_ARGUMENTS_OF: Record<string, string[]> = {
   "sandbox show": ["sbx_zzzz"],
   "sandbox rm": ["sbx_zzzz"],
   "sandbox stats": ["sbx_zzzz"],
+  "sandbox egress": ["sbx_zzzz"],
   "sandbox create": ["../bad"],
   "port-forward": ["sbx_zzzz", "8000"],
   port: ["sbx_zzzz"],

@@ -23,6 +23,8 @@ export interface EgressHubOptions {
 
 export class EgressHub {
   private readonly kept = new Map<string, EgressConnection[]>();
+  /** Each sandbox's connections that ended (or were refused) since the daemon started, by verdict. */
+  private readonly totals = new Map<string, { allowed: number; denied: number }>();
   private readonly listeners = new Set<(sandboxId: string, c: EgressConnection) => void>();
   readonly maxConnections: number;
 
@@ -55,6 +57,11 @@ export class EgressHub {
     return [...(this.kept.get(sandboxId) ?? [])];
   }
 
+  /** How many of a sandbox's connections were allowed and refused since the daemon started (ended ones). */
+  totalsOf(sandboxId: string): { allowed: number; denied: number } {
+    return { ...(this.totals.get(sandboxId) ?? { allowed: 0, denied: 0 }) };
+  }
+
   /** Tells `fn` of every connection decided (ended_at null) and ended; returns how to stop. */
   subscribe(fn: (sandboxId: string, c: EgressConnection) => void): () => void {
     this.listeners.add(fn);
@@ -64,6 +71,7 @@ export class EgressHub {
   /** A removed sandbox's connections go. */
   forget(sandboxId: string): void {
     this.kept.delete(sandboxId);
+    this.totals.delete(sandboxId);
   }
 
   private record(sandboxId: string, c: EgressConnection): void {
@@ -75,6 +83,12 @@ export class EgressHub {
     if (!list.includes(c)) {
       list.push(c);
       if (list.length > KEPT_CONNECTIONS) list.splice(0, list.length - KEPT_CONNECTIONS);
+    }
+    if (c.ended_at !== null) {
+      const totals = this.totals.get(sandboxId) ?? { allowed: 0, denied: 0 };
+      if (c.allowed) totals.allowed++;
+      else totals.denied++;
+      this.totals.set(sandboxId, totals);
     }
     for (const fn of this.listeners) fn(sandboxId, c);
   }

@@ -2,6 +2,7 @@
 // them; everything else in this folder is their own.
 
 export { SandboxRegistry } from "./registry.js";
+export { egressReport } from "./egress-report.js";
 export { toSandbox } from "./sandbox-view.js";
 export { IDLE_SWEEP_MS, IdleStop } from "./idle.js";
 export { storedImageOf } from "./image-root.js";

@@ -12,6 +12,7 @@ import {
   SandboxUpdateRequest,
 } from "../schemas/system.js";
 import { SandboxStats } from "../schemas/stats.js";
+import { EgressReport } from "../schemas/egress.js";
 import { Volume, VolumeCreateRequest, VolumeList } from "../schemas/volumes.js";
 import { flag, json, type OperationSpec, replayed } from "./operation-spec.js";
 
@@ -63,6 +64,14 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
     tag: "sandboxes",
     responses: { 200: { description: "One sample.", content: json(SandboxStats) } },
     errors: [],
+  },
+  "sandbox.egress": {
+    summary: "A sandbox's connections through its egress proxy (sbx)",
+    description:
+      "Its recent connections (network allow-list), allowed and refused, with times, bytes and why; totals since the daemon started. See docs/network.md.",
+    tag: "sandboxes",
+    responses: { 200: { description: "The sandbox's egress report.", content: json(EgressReport) } },
+    errors: ["sandbox_not_found"],
   },
   "sandbox.update": {
     summary: "Change a sandbox's limits and labels (sbx)",

@@ -12,7 +12,7 @@ import { checkSandboxCreateRequest, checkSandboxUpdateRequest } from "../../../p
 import type { RequestContext } from "../context.js";
 import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
-import { noIsolationWarning, toSandbox } from "../../sandboxes/index.js";
+import { egressReport, noIsolationWarning, toSandbox } from "../../sandboxes/index.js";
 
 export function createSandbox(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
@@ -54,6 +54,13 @@ export async function sandboxStatsReply(ctx: RequestContext): Promise<Reply> {
   const { sandboxes } = ctx.services;
   const row = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
   return jsonReply(200, sandboxes.stats(row));
+}
+
+/** GET /sandbox/{id}/egress (sbx): its recent connections through its egress proxy (docs/network.md). */
+export async function getSandboxEgress(ctx: RequestContext): Promise<Reply> {
+  const { sandboxes, drivers } = ctx.services;
+  const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
+  return jsonReply(200, egressReport(row, drivers.egress));
 }
 
 /**

@@ -20,6 +20,7 @@ export function register(program: Command, bind: Bind): void {
       declareShow,
       declareStats,
       declareUpdate,
+      declareEgress,
       declareStop,
       declareStart,
       declarePause,
@@ -214,6 +215,22 @@ function declareStats(noun: Command, bind: Bind): void {
     { command: "sbx sandbox stats", description: "every sandbox, one sample" },
     { command: "sbx sandbox stats web -f", description: "web, refreshed in place every second" },
   ]);
+}
+
+function declareEgress(noun: Command, bind: Bind): void {
+  const cmd = noun
+    .command("egress")
+    .summary("list a sandbox's connections through its egress proxy")
+    .description(
+      "List the recent connections of a sandbox with network allow-list: when, to which\n" +
+        "host and port, allowed or refused and why, bytes each way (docs/network.md).\n" +
+        "Kept in the daemon's memory (the last 1000), with totals since it started.",
+    )
+    .argument("<id>", "sandbox id or name")
+    .option("--json", "print {sandbox_id, name, egress, allowed_total, denied_total, connections}")
+    .action(bind(() => import("./egress.js")));
+  declareCompletion(cmd, "<id>", "sandbox-name");
+  withExamples(cmd, [{ command: "sbx sandbox egress ci", description: "what ci reached and what it was refused" }]);
 }
 
 function declareStop(noun: Command, bind: Bind): void {

@@ -1,0 +1,42 @@
+// Wire schemas of a sandbox's egress evidence (docs/network.md, "Evidence"; GET
+// /sandbox/{id}/egress), declared once (see base.ts).
+
+import { Count, named, Nullable, type Static, StringEnum, Timestamp, Type } from "./base.js";
+import { EgressPolicy, NetworkMode } from "./system.js";
+
+/** One connection a sandbox asked its egress proxy for (sbx; docs/network.md). */
+export const EgressConnection = named(
+  "EgressConnection",
+  Type.Object({
+    at: Timestamp(),
+    host: Type.String({ description: "The name or address asked for (empty for one refused before it was read)." }),
+    port: Type.Integer(),
+    protocol: StringEnum(["http", "connect", "socks5"]),
+    allowed: Type.Boolean({
+      description: "false: refused by the policy (or the proxy's bound); the program was told so.",
+    }),
+    reason: Nullable(Type.String({ description: "Why it was refused, or why an allowed one failed; null otherwise." })),
+    address: Nullable(Type.String({ description: "The address reached, for an allowed one." })),
+    bytes_out: Count({ description: "Bytes sent to the destination (so far, while open)." }),
+    bytes_in: Count({ description: "Bytes received from it." }),
+    ended_at: Nullable(Timestamp(), { description: "null: still open." }),
+  }),
+);
+export type EgressConnection = Static<typeof EgressConnection>;
+
+/** GET /sandbox/{id}/egress (sbx): the sandbox's recent connections through its proxy. */
+export const EgressReport = named(
+  "EgressReport",
+  Type.Object({
+    sandbox_id: Type.String(),
+    name: Type.String(),
+    network_mode: NetworkMode,
+    egress: Nullable(EgressPolicy),
+    allowed_total: Count({ description: "Connections allowed (and ended) since the daemon started." }),
+    denied_total: Count({ description: "Connections refused since the daemon started." }),
+    connections: Type.Array(EgressConnection, {
+      description: "The most recent (at most 1000), oldest first; kept in the daemon's memory, not across a restart.",
+    }),
+  }),
+);
+export type EgressReport = Static<typeof EgressReport>;
