@@ -1,12 +1,11 @@
 // Sandboxes: rows in backend.db plus a private workspace directory each
 // (<dataDir>/sandboxes/<sandbox_id>/workspace, 0700: workspace-dirs.ts). Resolves the `{id}` of a
 // path (an id or a name), creates `default` on first use, and gives each new sandbox
-// the isolation, network and limits settings.ts and network.ts choose.
+// (create.ts) the isolation, network and limits settings.ts and network.ts choose.
 // Each sandbox has a host uid of its own (drivers/identity.ts); when the backend is
 // root, its workspace belongs to that uid and its bwrap commands run as it.
 
 import fs from "node:fs";
-import path from "node:path";
 import type { Duplex } from "node:stream";
 import {
   ErrorCodes,
@@ -14,46 +13,35 @@ import {
   type SandboxCreateRequest,
   type SandboxDetails,
   type SandboxStats,
-  type SandboxLimitsRequest,
   type SandboxUpdateRequest,
-  WORKSPACE,
 } from "../../protocol/types.js";
-import { isValidSandboxRef, resolveWorkingDir } from "../../protocol/validate.js";
+import { isValidSandboxRef } from "../../protocol/validate.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, SandboxStore } from "./store.js";
-import { labelsOf, storedLabels } from "./labels.js";
+import { labelsOf } from "./labels.js";
 import { type IdleStop, keepLastStop } from "./idle.js";
 import { type LabelRequirement, matchesSelector } from "../../protocol/labels.js";
 import { workspaceOwner } from "./workspace-files.js";
-import { chooseEgress, choosePublished, egressOf, networkModeOf, networkStatus, publishedOf } from "./network.js";
-import { type PublishSpec, PublishedPorts } from "./published.js";
+import { egressOf, networkModeOf, networkStatus, publishedOf } from "./network.js";
+import { PublishedPorts } from "./published.js";
 import { connectToPort } from "./connect.js";
 import { pauseSandbox, requireUnpaused, withPause } from "./pause.js";
 import { sandboxStats } from "./stats.js";
 import { toSandbox } from "./sandbox-view.js";
-import { createWorkspaceDisk } from "./workspace-disk-create.js";
 import {
-  checkNewName,
-  checkedLimits,
   chooseIsolation,
   isolationUnavailable,
   limitsOf,
   noIsolationWarning,
+  updateLimits,
   updateSettings,
 } from "./settings.js";
+import { createSandbox, insertSandbox, type SandboxMaking } from "./create.js";
+import { refuseWhileBusy, type SandboxWork } from "./busy.js";
+import * as cwds from "./command-cwd.js";
 import { VolumeRegistry } from "../volumes/index.js";
-import { type NewSandbox, newSandboxRow } from "./new-row.js";
-import { diskUsage, existingCwd, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
-import {
-  envOf,
-  imageInfo,
-  imageRootOf,
-  imageWorkingDir,
-  makeImageRoot,
-  resolveImage,
-  rootCwd,
-  type StoredImage,
-} from "./image-root.js";
+import { diskUsage, SandboxDirs, type WorkspacePlace } from "./workspace-dirs.js";
+import { envOf, imageRootOf, type StoredImage } from "./image-root.js";
 import type { Owner } from "../../files/handles.js";
 import { invalidField, Refusal } from "../refusal.js";
 import {
@@ -67,7 +55,6 @@ import {
   pickSandboxUid,
   type SandboxDriver,
   type SandboxPlacement,
-  withDefaults,
 } from "../drivers/index.js";
 
 export const DEFAULT_SANDBOX = "default";
@@ -77,13 +64,6 @@ export interface ResolveOptions {
   createDefault: boolean;
   /** Told once, when `default` was just created without isolation. */
   warn?: (message: string) => void;
-}
-
-/** What still runs in a sandbox, by its domains: removal is refused while any of it does. */
-export interface SandboxWork {
-  jobs: number;
-  executions: number;
-  processes: number;
 }
 
 export class SandboxRegistry {
@@ -96,10 +76,12 @@ export class SandboxRegistry {
   private idle: IdleStop | null = null;
   /** The named volumes sandboxes mount (volumes/registry.ts). */
   readonly volumes: VolumeRegistry;
+  /** What making a sandbox uses (create.ts). */
+  private readonly making: SandboxMaking;
 
   constructor(
     store: BackendStore,
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly drivers: DriverSet,
     /** The clock a sandbox's created_at is read from. */
     private readonly now: () => number,
@@ -125,6 +107,18 @@ export class SandboxRegistry {
       log,
       (sandboxId) => this.store.getSandboxById(sandboxId)?.name ?? sandboxId,
     );
+    this.making = {
+      store: this.store,
+      drivers,
+      dataDir,
+      now,
+      published: this.published,
+      volumes: this.volumes,
+      sandboxDir: (sandboxId) => this.sandboxDir(sandboxId),
+      workspaceDir: (sandboxId) => this.workspaceDir(sandboxId),
+      identity: (row) => this.identity(row),
+      ensureWorkspace: (sandboxId, row) => this.ensureWorkspace(sandboxId, row),
+    };
   }
 
   /** At start-up: listens on every sandbox's published ports (one that cannot be had is said, and shown). */
@@ -366,7 +360,7 @@ export class SandboxRegistry {
     const row = this.store.getSandboxById(ref) ?? this.store.getSandboxByName(ref);
     if (row) return row;
     if (opts.createDefault && ref === DEFAULT_SANDBOX) {
-      const created = this.insert({ name: DEFAULT_SANDBOX, ...chooseIsolation(this.drivers, {}) });
+      const created = insertSandbox(this.making, { name: DEFAULT_SANDBOX, ...chooseIsolation(this.drivers, {}) });
       if (created.isolation === "none")
         opts.warn?.(noIsolationWarning(created.name, this.drivers.probe("bwrap").reason));
       return created;
@@ -374,88 +368,9 @@ export class SandboxRegistry {
     throw new Refusal(ErrorCodes.sandboxNotFound, `no sandbox ${JSON.stringify(ref)}`, { sandbox: ref });
   }
 
-  /**
-   * Creates a sandbox from a validated request. Refuses an isolation or network that
-   * cannot be had here, a name that is taken or reserved, and a published port the
-   * backend cannot listen on (nothing is created then).
-   */
-  async create(req: SandboxCreateRequest): Promise<SandboxRow> {
-    const { isolation, network, networkMode } = chooseIsolation(this.drivers, req);
-    const asked = choosePublished(req, isolation);
-    const egress = chooseEgress(req.egress, networkMode);
-    if (req.name !== undefined) checkNewName(this.store, req.name);
-    const limits = checkedLimits(this.drivers, withDefaults(req.limits), isolation);
-    const mounts = req.volumes ?? [];
-    if (mounts.length > 0 && isolation !== "bwrap") {
-      throw invalidField("volumes", "a sandbox with volumes needs bwrap isolation (bwrap mounts them)");
-    }
-    this.volumes.check(mounts);
-    if (req.image !== undefined && isolation !== "bwrap") {
-      throw invalidField("image", "a sandbox from an image needs bwrap isolation (its root is mounted by bwrap)");
-    }
-    // Pulled (or found) before anything of the sandbox exists: a failed pull leaves nothing.
-    const image = req.image === undefined ? null : await resolveImage(this.dataDir, req.image);
-    const sandboxId = this.store.db.newId("sandboxes");
-    let publish: PublishSpec[] = [];
-    try {
-      publish = await this.published.open(sandboxId, asked, true);
-    } catch (err) {
-      throw invalidField("publish", (err as Error).message);
-    }
-    let row: SandboxRow;
-    try {
-      row = this.insert({
-        sandboxId,
-        name: req.name,
-        isolation,
-        network,
-        networkMode,
-        egress,
-        publish,
-        limits: req.limits ?? null,
-        labels: storedLabels(req.labels),
-        idleTimeoutMs: req.idle_timeout_ms ?? null,
-        image:
-          image === null
-            ? null
-            : JSON.stringify({
-                ...imageInfo(image, req.image!),
-                env: image.env,
-                workingDir: image.workingDir,
-                user: image.user,
-              }),
-      });
-    } catch (err) {
-      this.published.close(sandboxId);
-      throw err;
-    }
-    this.volumes.attach(this.sandboxDir(row.sandbox_id), mounts);
-    if (image !== null) {
-      try {
-        await makeImageRoot(this.dataDir, this.sandboxDir(row.sandbox_id), image, this.identity(row), req.image!);
-      } catch (err) {
-        this.undoCreate(row.sandbox_id);
-        throw err;
-      }
-    }
-    if (limits.workspace_bytes !== null) {
-      // A workspace of its own size: made now (its size is fixed), or no sandbox at all.
-      createWorkspaceDisk(this.drivers.workspaceDisks, {
-        sandboxDir: this.sandboxDir(row.sandbox_id),
-        workspaceDir: this.workspaceDir(row.sandbox_id),
-        bytes: limits.workspace_bytes,
-        identity: this.identity(row),
-        undo: () => this.undoCreate(row.sandbox_id),
-      });
-    }
-    return row;
-  }
-
-  /** A create that failed after its row was made: nothing of the sandbox stays. */
-  private undoCreate(sandboxId: string): void {
-    this.published.close(sandboxId);
-    this.store.transaction(() => this.store.deleteSandbox(sandboxId));
-    fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
+  /** Creates a sandbox from a validated request (create.ts); refused with nothing made where it cannot be. */
+  create(req: SandboxCreateRequest): Promise<SandboxRow> {
+    return createSandbox(this.making, req);
   }
 
   /**
@@ -465,23 +380,7 @@ export class SandboxRegistry {
    */
   update(row: SandboxRow, req: SandboxUpdateRequest): SandboxRow {
     const updated = updateSettings(this.store, row, req);
-    return req.limits === undefined ? updated : this.updateLimits(updated, req.limits);
-  }
-
-  private updateLimits(row: SandboxRow, asked: SandboxLimitsRequest): SandboxRow {
-    const stored = row.limits === null ? {} : (JSON.parse(row.limits) as SandboxLimitsRequest);
-    const merged: SandboxLimitsRequest = { ...stored, ...asked };
-    if (asked.workspace_bytes !== undefined && withDefaults(merged).workspace_bytes !== limitsOf(row).workspace_bytes) {
-      throw invalidField(
-        "limits.workspace_bytes",
-        "the workspace limit is set when the sandbox is created (its file system has that size); it cannot be changed",
-      );
-    }
-    const limits = checkedLimits(this.drivers, withDefaults(merged), row.isolation);
-    const text = JSON.stringify(merged);
-    this.store.transaction(() => this.store.setSandboxLimits(row.sandbox_id, text));
-    this.drivers.limits.update(row.sandbox_id, limits);
-    return { ...row, limits: text };
+    return req.limits === undefined ? updated : updateLimits(this.store, this.drivers, updated, req.limits);
   }
 
   /**
@@ -489,29 +388,7 @@ export class SandboxRegistry {
    * while anything runs in it: `work` is what its domains say still runs.
    */
   remove(row: SandboxRow, work: SandboxWork): void {
-    if (work.jobs > 0) {
-      throw new Refusal(
-        ErrorCodes.sandboxBusy,
-        `sandbox ${row.name} has ${work.jobs} job(s) not ended; cancel them (sbx jobs cancel), or remove it with force`,
-        { sandbox_id: row.sandbox_id, jobs: work.jobs },
-      );
-    }
-    const running = work.executions;
-    if (running > 0) {
-      throw new Refusal(
-        ErrorCodes.sandboxBusy,
-        `sandbox ${row.name} has ${running} running execution(s); wait for them, cancel them, or remove it with force`,
-        { sandbox_id: row.sandbox_id, running },
-      );
-    }
-    const processes = work.processes;
-    if (processes > 0) {
-      throw new Refusal(
-        ErrorCodes.sandboxBusy,
-        `sandbox ${row.name} has ${processes} supervised process(es) not ended; stop them, or remove it with force`,
-        { sandbox_id: row.sandbox_id, processes },
-      );
-    }
+    refuseWhileBusy(row, work);
     this.store.transaction(() => this.store.deleteSandbox(row.sandbox_id));
     this.published.close(row.sandbox_id);
     this.driver(row).release?.(this.placement(row));
@@ -529,38 +406,14 @@ export class SandboxRegistry {
     return this.dirs.workspaceCwd(sandboxId, workingDir, row ? this.identity(row) : null);
   }
 
-  /**
-   * workspaceCwd for a request's `working_dir`, which must be a directory that exists and,
-   * symlinks followed, lies in the workspace. `cwd` is its real path. Refuses it (invalid_request) otherwise.
-   */
-  existingWorkspaceCwd(sandbox: SandboxRow, workingDir: string): WorkspacePlace {
-    return existingCwd(this.workspaceCwd(sandbox.sandbox_id, workingDir), workingDir, sandbox.name);
-  }
-
-  /**
-   * Where a request's command starts: `requested` (under /workspace, as existingWorkspaceCwd),
-   * else the image's WorkingDir (docs/images.md), else /workspace. `cwd` is the host path.
-   */
+  /** Where a request's command starts (command-cwd.ts): `cwd` is the host path; refused when it is not a directory there. */
   requestCwd(sandbox: SandboxRow, requested: string | undefined): { workingDir: string; cwd: string } {
-    const fromImage = requested === undefined || requested === "" ? imageWorkingDir(sandbox) : null;
-    const workingDir = fromImage ?? resolveWorkingDir(requested)!;
-    return { workingDir, cwd: this.commandCwd(sandbox, workingDir) };
+    return cwds.requestCwd(this, sandbox, requested);
   }
 
-  /** commandCwd without the checks, for a supervised process's next run (it starts there, or says why not). */
+  /** Where a supervised process's next run starts, unchecked (it starts there, or says why not). */
   runCwd(sandbox: SandboxRow, workingDir: string): string {
-    if (sandbox.image !== null && workingDir !== WORKSPACE && !workingDir.startsWith(`${WORKSPACE}/`)) {
-      return path.join(imageRootOf(this.sandboxDir(sandbox.sandbox_id)), workingDir);
-    }
-    return this.workspaceCwd(sandbox.sandbox_id, workingDir).cwd;
-  }
-
-  /** The host path behind a command's working directory: under /workspace, or in an image sandbox's root. */
-  commandCwd(sandbox: SandboxRow, workingDir: string): string {
-    if (sandbox.image !== null && workingDir !== WORKSPACE && !workingDir.startsWith(`${WORKSPACE}/`)) {
-      return rootCwd(imageRootOf(this.sandboxDir(sandbox.sandbox_id)), workingDir, sandbox.name);
-    }
-    return this.existingWorkspaceCwd(sandbox, workingDir).cwd;
+    return cwds.runCwd(this, sandbox, workingDir);
   }
 
   /**
@@ -569,18 +422,5 @@ export class SandboxRegistry {
    */
   ensureWorkspace(sandboxId: string, row = this.store.getSandboxById(sandboxId)): string {
     return this.dirs.ensureWorkspace(sandboxId, row ? this.identity(row) : null);
-  }
-
-  private insert(spec: Omit<NewSandbox, "sandboxId"> & { sandboxId?: string }): SandboxRow {
-    const sandboxId = spec.sandboxId ?? this.store.db.newId("sandboxes");
-    const row = newSandboxRow({ ...spec, sandboxId }, this.now(), pickSandboxUid(this.store.sandboxUids()));
-    this.ensureWorkspace(sandboxId, row);
-    try {
-      this.store.transaction(() => this.store.insertSandbox(row));
-    } catch (err) {
-      fs.rmSync(this.sandboxDir(sandboxId), { recursive: true, force: true });
-      throw err;
-    }
-    return row;
   }
 }

@@ -10,6 +10,7 @@ import {
   type NetworkMode,
   type SandboxCreateRequest,
   type SandboxLimits,
+  type SandboxLimitsRequest,
   type SandboxUpdateRequest,
 } from "../../protocol/types.js";
 import { MAX_LABELS } from "../../protocol/labels.js";
@@ -100,7 +101,7 @@ export function checkNewName(store: SandboxStore, name: string): void {
 
 /**
  * A PATCH's settings other than limits (egress, labels, idle timeout), checked and stored;
- * the row as it is now. Limits are the registry's (they reach the drivers).
+ * the row as it is now. Limits are updateLimits' (they reach the drivers).
  */
 export function updateSettings(store: SandboxStore, row: SandboxRow, req: SandboxUpdateRequest): SandboxRow {
   let updated = row;
@@ -124,4 +125,30 @@ export function updateSettings(store: SandboxStore, row: SandboxRow, req: Sandbo
     updated = { ...updated, idle_timeout_ms: ms };
   }
   return updated;
+}
+
+/**
+ * A PATCH's limits over the stored ones (a missing field stays, null lifts it), checked
+ * and stored, and given to what runs in the sandbox now (drivers.limits). The workspace
+ * limit cannot change (its file system has that size).
+ */
+export function updateLimits(
+  store: SandboxStore,
+  drivers: DriverSet,
+  row: SandboxRow,
+  asked: SandboxLimitsRequest,
+): SandboxRow {
+  const stored = row.limits === null ? {} : (JSON.parse(row.limits) as SandboxLimitsRequest);
+  const merged: SandboxLimitsRequest = { ...stored, ...asked };
+  if (asked.workspace_bytes !== undefined && withDefaults(merged).workspace_bytes !== limitsOf(row).workspace_bytes) {
+    throw invalidField(
+      "limits.workspace_bytes",
+      "the workspace limit is set when the sandbox is created (its file system has that size); it cannot be changed",
+    );
+  }
+  const limits = checkedLimits(drivers, withDefaults(merged), row.isolation);
+  const text = JSON.stringify(merged);
+  store.transaction(() => store.setSandboxLimits(row.sandbox_id, text));
+  drivers.limits.update(row.sandbox_id, limits);
+  return { ...row, limits: text };
 }
