@@ -19,7 +19,7 @@ const TAG = /\[skipped: needs ([A-Za-z0-9-]+) — /;
 const runs = runArgs.map((arg) => {
   const [name, files] = arg.split("=");
   const [json, leftovers] = files.split(":");
-  const run = { name, passed: 0, failed: 0, skipped: [], unexpected: [], leftovers: "", broken: null, seconds: null };
+  const run = { name, passed: 0, failed: 0, failures: [], skipped: [], unexpected: [], leftovers: "", broken: null, seconds: null };
   try {
     const r = JSON.parse(fs.readFileSync(json, "utf8"));
     run.passed = r.numPassedTests;
@@ -28,8 +28,18 @@ const runs = runArgs.map((arg) => {
     const ends = r.testResults.map((f) => f.endTime).filter((t) => typeof t === "number");
     if (typeof r.startTime === "number" && ends.length > 0) run.seconds = (Math.max(...ends) - r.startTime) / 1000;
     for (const file of r.testResults) {
+      // A file that failed outside any test (an import error, a hook) has no failed test to name.
+      if (file.status === "failed" && !file.assertionResults.some((t) => t.status === "failed")) {
+        run.failures.push(`${file.name.replace(/^.*?\/test\//, "test/")} (the file itself)\n    ${String(file.message ?? "").split("\n")[0].slice(0, 400)}`);
+      }
       for (const t of file.assertionResults) {
-        if (t.status === "passed" || t.status === "failed") continue;
+        if (t.status === "passed") continue;
+        if (t.status === "failed") {
+          // Named in the summary (its tail is what CI shows): a red run says which test and why.
+          const why = (t.failureMessages ?? []).join(" ").split("\n")[0].slice(0, 400);
+          run.failures.push(`${file.name.replace(/^.*?\/test\//, "test/")} > ${t.fullName}\n    ${why}`);
+          continue;
+        }
         const title = `${file.name.replace(/^.*?\/test\//, "test/")} > ${t.fullName}`;
         run.skipped.push(title);
         const need = TAG.exec(t.title)?.[1];
@@ -58,6 +68,11 @@ for (const r of runs) {
   console.log(
     `${r.name}: ${r.passed} passed, ${r.failed} failed, ${r.skipped.length} skipped${took}${r.broken ? `; ${r.broken}` : ""}`,
   );
+}
+const failures = runs.flatMap((r) => r.failures.map((f) => `${r.name}: ${f}`));
+if (failures.length > 0) {
+  console.log(`${failures.length} failure(s):`);
+  for (const f of failures) console.log(`  ${f}`);
 }
 // Times mean little without the machine's load beside them (1, 5 and 15 minutes).
 console.log(`load average: ${fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
