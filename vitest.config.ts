@@ -1,5 +1,12 @@
 import os from "node:os";
 import { defineConfig } from "vitest/config";
+import { loadScale } from "./test/support/load.js";
+
+// A test's timeout only keeps a hung test from stalling the run; it is no claim about speed.
+// The suite itself loads a 2-core machine to 2–3 per core, so the guard is twice the minute a
+// test needs on a quiet machine, and grows with the load the run starts under (at most 4×;
+// CI's own limit bounds the whole run).
+const GUARD_MS = Math.round(120_000 * loadScale());
 
 export default defineConfig({
   test: {
@@ -9,8 +16,8 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     // Before each file: what it made outside its tests is removed when it ends (test/support/temp.ts).
     setupFiles: ["test/support/file-scope.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    testTimeout: GUARD_MS,
+    hookTimeout: GUARD_MS,
     // Child processes, not threads: tests send signals, load a native SQLite module and
     // register process-wide handlers (main() takes SIGINT), which worker threads do not share.
     pool: "forks",

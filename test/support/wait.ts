@@ -1,18 +1,10 @@
 // Waiting for a condition instead of sleeping: polls until it holds, or fails saying what it waited for.
 
-import os from "node:os";
+import { loadScale } from "./load.js";
 
-/**
- * A wait's deadline only keeps a broken test from hanging; it is not a claim about speed.
- * On a machine loaded past its cores (a CI host shared with other work: load 25 on 2 cores
- * was seen) everything the test waits for takes longer in proportion, so the guard grows
- * with the load (at most 4 times; vitest's own 60 s per test still bounds the whole).
- */
-function loadScale(): number {
-  const [oneMinute = 0] = os.loadavg();
-  const perCore = oneMinute / Math.max(1, os.availableParallelism());
-  return Math.min(4, Math.max(1, perCore));
-}
+// A wait's deadline only keeps a broken test from hanging; it is not a claim about speed:
+// it grows with the machine's load (at most 4 times; test/support/load.ts), and vitest's own
+// per-test timeout (vitest.config.ts) still bounds the whole.
 
 /** Polls `check` until it gives a value other than undefined or false, and returns that value. */
 export async function until<T>(
