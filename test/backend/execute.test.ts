@@ -115,7 +115,9 @@ describeIsolations("executions", (isolation) => {
 
     it("answers from the leader's exit when a background job holds the output pipes", async () => {
       const bg = uniqueSleep(3600);
-      const res = await run({ command: `sleep ${bg} & echo started`, timeout: 3000 });
+      // A timeout far beyond the leader's life (it only echoes) and far short of the background
+      // job's hour: an answer that waited for the pipes to close would say timed_out.
+      const res = await run({ command: `sleep ${bg} & echo started`, timeout: 60_000 });
       // Succeeded, not timed_out: answered at the leader's exit, before the timeout, not when the pipes closed.
       expect(res.json).toMatchObject({ outcome: "succeeded", exit_code: 0, signal: null, stdout: "started\n" });
       // The background job was killed with the rest of the group.
@@ -221,7 +223,9 @@ describeIsolations("executions", (isolation) => {
       expect(get.json).toEqual(done.json);
 
       // A running one: started without waiting for its answer.
-      const pending = run({ command: "sleep 1.2; echo late", timeout: 5000 });
+      // It runs until the test lets it end (a file in its workspace), however slow the machine.
+      const gate = path.join(workspace, "let-it-end");
+      const pending = run({ command: "while [ ! -e let-it-end ]; do sleep 0.05; done; echo late", timeout: 120_000 });
       const running = await until(async () => {
         const list = await backend.api("GET", "/api/v1/sandbox/default/executions?outcome=pending");
         return list.json.executions[0];
@@ -232,10 +236,12 @@ describeIsolations("executions", (isolation) => {
       expect(waited.json).toMatchObject({ outcome: "pending", wait_timeout: true });
       const list = await backend.api("GET", "/api/v1/sandbox/default/executions?limit=1");
       expect(list.json.live_count).toBe(1);
-      const finished = await backend.api("GET", `${url}?wait_ms=10000`);
+      fs.writeFileSync(gate, "");
+      const finished = await backend.api("GET", `${url}?wait_ms=50000`);
       expect(finished.json).toMatchObject({ outcome: "succeeded", stdout: "late\n" });
       expect(finished.json.wait_timeout).toBeUndefined();
       expect((await pending).json.execution_id).toBe(running.execution_id);
+      fs.rmSync(gate);
 
       for (const bad of ["-1", "50001", "abc"]) {
         const res = await backend.api("GET", `${url}?wait_ms=${bad}`);
