@@ -371,7 +371,7 @@ complete -c sbx -n '__sbx_arg "" 0' -a jobs -d 'one-shot jobs with dependencies 
 complete -c sbx -n '__sbx_arg "" 0' -a sandbox -d 'manage sandboxes'
 complete -c sbx -n '__sbx_arg "" 0' -a image -d 'pull, list and remove images'
 complete -c sbx -n '__sbx_arg "" 0' -a volume -d 'create, list, show and remove named volumes'
-complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or out of it'
+complete -c sbx -n '__sbx_arg "" 0' -a cp -d 'copy files and directories into a sandbox or a volume, or out of it'
 complete -c sbx -n '__sbx_arg "" 0' -a port-forward -d 'reach a port inside a sandbox from this machine'
 complete -c sbx -n '__sbx_arg "" 0' -a port -d 'show a sandbox\'s published ports'
 complete -c sbx -n '__sbx_arg "" 0' -a mcp -d 'serve sandboxes to an agent (Model Context Protocol, stdio)'

@@ -1,7 +1,8 @@
 // API calls for files in and out of a sandbox (docs/protocol.md, "Files"). Uploads
 // and downloads stream; an upload is a mutation sent once with its Idempotency-Key.
+// The same calls reach a named volume's files (/volume/{volume}/files).
 
-import { routePath } from "../protocol/routes.js";
+import { type QueryParams, routePath } from "../protocol/routes.js";
 import {
   FILE_MODE_HEADER,
   FILE_TYPE_HEADER,
@@ -22,6 +23,25 @@ export interface Download {
   size: number | null;
 }
 
+/** Whose files: a sandbox's workspace (its name or id), or (`volume`) the named volume `sandbox`. */
+export interface FilesPlace {
+  sandbox: string;
+  volume?: boolean;
+}
+
+/** How a place is written in `sbx cp`: NAME, or volume/NAME. */
+export function placeName(at: FilesPlace | string): string {
+  if (typeof at === "string") return at;
+  return at.volume ? `volume/${at.sandbox}` : at.sandbox;
+}
+
+function filesRoute(at: FilesPlace | string, verb: "get" | "put", query: QueryParams): string {
+  if (typeof at === "string") return routePath(`files.${verb}`, { id: at }, query);
+  return at.volume
+    ? routePath(`volume.files.${verb}`, { volume: at.sandbox }, query)
+    : routePath(`files.${verb}`, { id: at.sandbox }, query);
+}
+
 /** Uploads and downloads have no deadline of their own: they take as long as the bytes do. */
 const TRANSFER_DEADLINE_MS = 24 * 60 * 60 * 1000;
 
@@ -30,65 +50,57 @@ export class FilesApi {
 
   /** What a path names, or null when nothing is there; with `nofollow`, a symlink there as itself. */
   async stat(
-    sandbox: string,
+    at: FilesPlace | string,
     path: string,
     opts: { nofollow?: boolean; usage?: boolean } = {},
   ): Promise<FileStat | null> {
     const obs = await this.http.send({
       method: "GET",
-      path: routePath(
-        "files.get",
-        { id: sandbox },
-        { path, stat: true, nofollow: opts.nofollow === true, usage: opts.usage === true },
-      ),
+      path: filesRoute(at, "get", { path, stat: true, nofollow: opts.nofollow === true, usage: opts.usage === true }),
       deadlineMs: 30_000,
     });
     if (obs.kind === "answer" && obs.status === 404) {
       const code = safeJson(obs.body)?.error?.code;
       if (code === "file_not_found") return null;
     }
-    return answerOrThrow(obs, `${sandbox}:${path}`).body as FileStat;
+    return answerOrThrow(obs, `${placeName(at)}:${path}`).body as FileStat;
   }
 
   /** Sends a file's bytes (or a tar stream) to `path`, once, with the key. */
   async upload(
-    sandbox: string,
+    at: FilesPlace | string,
     path: string,
     body: AsyncIterable<Uint8Array>,
     opts: { tar: boolean; mode?: number; idempotencyKey: string; size?: number },
   ): Promise<FileUpload> {
     const obs = await this.http.send({
       method: "PUT",
-      path: routePath(
-        "files.put",
-        { id: sandbox },
-        {
-          path,
-          mode: opts.mode === undefined ? undefined : `0${(opts.mode & 0o7777).toString(8)}`,
-          size: opts.size,
-        },
-      ),
+      path: filesRoute(at, "put", {
+        path,
+        mode: opts.mode === undefined ? undefined : `0${(opts.mode & 0o7777).toString(8)}`,
+        size: opts.size,
+      }),
       body,
       contentType: opts.tar ? TAR_CONTENT_TYPE : "application/octet-stream",
       idempotencyKey: opts.idempotencyKey,
       deadlineMs: TRANSFER_DEADLINE_MS,
     });
-    return answerOrThrow(obs, `copy to ${sandbox}:${path}`, "PUT").body as FileUpload;
+    return answerOrThrow(obs, `copy to ${placeName(at)}:${path}`, "PUT").body as FileUpload;
   }
 
   /**
    * Reads `path`: a file's bytes, or (a directory, or `tar`) a tar stream; with
    * `nofollow` (and `tar`), a symlink there as itself.
    */
-  async download(sandbox: string, path: string, opts: { tar: boolean; nofollow?: boolean }): Promise<Download> {
+  async download(at: FilesPlace | string, path: string, opts: { tar: boolean; nofollow?: boolean }): Promise<Download> {
     const r = await this.http.openRaw({
       method: "GET",
-      path: routePath("files.get", { id: sandbox }, { path, nofollow: opts.nofollow === true }),
+      path: filesRoute(at, "get", { path, nofollow: opts.nofollow === true }),
       ...(opts.tar && { accept: TAR_CONTENT_TYPE }),
       deadlineMs: TRANSFER_DEADLINE_MS,
     });
     if (r.kind !== "raw") {
-      answerOrThrow(r, `${sandbox}:${path}`);
+      answerOrThrow(r, `${placeName(at)}:${path}`);
       throw new Error("unreachable: a 2xx answer is handed over raw");
     }
     const mode = r.headers[FILE_MODE_HEADER.toLowerCase()];

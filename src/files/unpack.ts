@@ -34,6 +34,12 @@ export interface UnpackOptions {
    * on the user's disk (`sbx cp SANDBOX:PATH LOCAL`). Otherwise modes are kept exactly.
    */
   dropSpecialBits?: boolean;
+  /**
+   * A volume shared by a group (docs/operations.md, "Named volumes"): every entry's group
+   * gets what its owner has, directories are setgid (2xxx: what is made in them stays
+   * the group's), and files lose setuid and setgid.
+   */
+  sharedGroup?: boolean;
   /** Every entry made belongs to this owner (the backend writing a sandbox's workspace); default: the caller. */
   owner?: Owner | null;
   /**
@@ -117,6 +123,7 @@ class Unpacker {
   private readonly files: Map<string, Identity>;
   private readonly owner: Owner | null;
   private readonly modeMask: number;
+  private readonly sharedGroup: boolean;
   private readonly layer: boolean;
   /** An image layer's own entries (an opaque directory keeps them). */
   private readonly written = new Set<string>();
@@ -126,7 +133,8 @@ class Unpacker {
     opts: UnpackOptions,
   ) {
     this.owner = opts.owner ?? null;
-    this.modeMask = opts.dropSpecialBits ? 0o777 : 0o7777;
+    this.modeMask = opts.dropSpecialBits ? 0o777 : opts.sharedGroup ? 0o1777 : 0o7777;
+    this.sharedGroup = opts.sharedGroup === true;
     this.layer = opts.layer != null;
     this.files = opts.layer?.files ?? new Map();
   }
@@ -242,6 +250,7 @@ class Unpacker {
         }
         if (st) this.remove(parent, name, segments.slice(0, i + 1).join("/"));
         fd = makeDirAt(parent, name, 0o755, this.owner);
+        if (this.sharedGroup) fs.fchmodSync(fd, this.modeOf(0o755, true));
       }
       this.chain.push({ name, fd });
     }
@@ -305,7 +314,7 @@ class Unpacker {
       for await (const chunk of data) out.write(chunk);
       out.finish();
       chownFd(fd, this.owner);
-      fs.fchmodSync(fd, mode & this.modeMask);
+      fs.fchmodSync(fd, this.modeOf(mode, false));
       if (mtime) fs.futimesSync(fd, mtime, mtime);
       this.files.set(key, identity(fd));
     } finally {
@@ -359,6 +368,13 @@ class Unpacker {
     return fd;
   }
 
+  /** The mode an entry gets: as archived, within the mask; in a shared volume, its group's bits as its owner's. */
+  private modeOf(mode: number, directory: boolean): number {
+    const kept = mode & this.modeMask;
+    if (!this.sharedGroup) return kept;
+    return kept | ((kept & 0o700) >> 3) | (directory ? 0o2000 : 0);
+  }
+
   /**
    * Gives every directory the archive made its mode and mtime, deepest first (a
    * directory after everything below it), through a handle opened with O_NOFOLLOW and
@@ -373,7 +389,7 @@ class Unpacker {
       if (fd === null) continue;
       const now = identity(fd);
       if (now.ino !== fix.ino || now.dev !== fix.dev) continue;
-      fs.fchmodSync(fd, fix.mode & this.modeMask);
+      fs.fchmodSync(fd, this.modeOf(fix.mode, true));
       if (fix.mtime) fs.futimesSync(fd, fix.mtime, fix.mtime);
     }
   }

@@ -32,6 +32,8 @@ export const ROUTES = {
   "volumes.list": { method: "GET", path: "volumes", mutation: false },
   "volume.get": { method: "GET", path: "volume/:volume", mutation: false },
   "volume.delete": { method: "DELETE", path: "volume/:volume", mutation: true },
+  "volume.files.put": { method: "PUT", path: "volume/:volume/files", mutation: true },
+  "volume.files.get": { method: "GET", path: "volume/:volume/files", mutation: false },
   "sandbox.portforward": { method: "GET", path: "sandbox/:id/port-forward/:port", mutation: false },
   execute: { method: "POST", path: "sandbox/:id/execute", mutation: true },
   "executions.list": { method: "GET", path: "sandbox/:id/executions", mutation: false },

@@ -2,32 +2,15 @@
 // backend: an exec into a paused sandbox is refused (exit 125, nothing ran) with the
 // command that resumes it, list and show say paused, resume lets the next exec run.
 
-import { afterEach, expect, it } from "vitest";
-import type { BackendHandle } from "../../src/backend/backend.js";
-import { createBufferIO } from "../../src/cli/io/io.js";
-import { main } from "../../src/cli/main.js";
-import { makeHome, removeHome } from "../support/cli.js";
-import { startHomeBackend } from "../support/home-backend.js";
+import { expect, it } from "vitest";
+import { homeSbx } from "../support/home-backend.js";
 import { describeNeeding } from "../support/requirements.js";
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 describeNeeding(["bwrap", "cgroupFreezer"], "sbx sandbox pause and resume", () => {
-  it("refuses exec into a paused sandbox naming sbx sandbox resume, shows it paused, runs again once resumed", async () => {
-    const home = makeHome("sbx-cli-pause-");
-    const backend: BackendHandle = await startHomeBackend(home, {});
-    cleanups.push(
-      () => removeHome(home),
-      () => backend.close(),
-    );
-    const sbx = async (argv: string[]) => {
-      const io = createBufferIO();
-      const code = await main(argv, io, { SBX_HOME: home });
-      return { code, out: io.stdoutText(), err: io.stderrText() };
-    };
+  it("refuses exec into a paused sandbox naming sbx sandbox resume, shows it paused, runs again once resumed", async ({
+    onTestFinished,
+  }) => {
+    const { sbx } = await homeSbx(onTestFinished, "sbx-cli-pause-");
     expect((await sbx(["sandbox", "create", "build", "--isolation", "bwrap"])).code).toBe(0);
     expect((await sbx(["exec", "-s", "build", "--", "true"])).code).toBe(0);
     const paused = await sbx(["sandbox", "pause", "build"]);

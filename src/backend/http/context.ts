@@ -15,7 +15,7 @@ import type { Retention } from "../retention/index.js";
 import type { SandboxRegistry } from "../sandboxes/index.js";
 
 /** Routes whose handler reads the request body itself, as a stream (files of any size). */
-export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put"];
+export const STREAMED_BODY_ROUTES: readonly RouteName[] = ["files.put", "volume.files.put"];
 
 /** The domains a handler calls (never the store around them). */
 export interface Services {

@@ -13,7 +13,7 @@ import {
   readExecutionOutput,
   streamExecution,
 } from "./handlers/executions.js";
-import { getFile, putFile } from "./handlers/files.js";
+import { getFile, getVolumeFile, putFile, putVolumeFile } from "./handlers/files.js";
 import { health, openapi, storage } from "./handlers/health.js";
 import { cancelJob, getJob, listJobs, submitJobs } from "./handlers/jobs.js";
 import {
@@ -78,6 +78,8 @@ const HANDLERS: Record<RouteName, Handler> = {
   "volumes.list": listVolumes,
   "volume.get": getVolume,
   "volume.delete": deleteVolume,
+  "volume.files.put": putVolumeFile,
+  "volume.files.get": getVolumeFile,
   "sandbox.resume": resumeSandbox,
   "sandbox.portforward": terminalWithoutUpgrade,
   execute,

@@ -10,12 +10,15 @@ export { noIsolationWarning } from "./settings.js";
 export { confineToWorkspace, freeBytes } from "./workspace-dirs.js";
 export type { SandboxRow } from "./store.js";
 export {
+  type FileRoot,
   openForReading,
   placeFile,
   placeTree,
   sandboxPath,
+  SHARED_DIR_MODE,
   statInWorkspace,
   uploadTarget,
   WorkspacePathError,
   workspaceRefusal,
+  workspaceRoot,
 } from "./workspace-files.js";

@@ -5,6 +5,8 @@
 // directory at a time through open handles that refuse symlinks (O_NOFOLLOW): a
 // directory swapped for a symlink meanwhile makes the copy fail, never escape.
 // Uploads land in a private staging area first and are moved into place whole.
+// A named volume's directory is read and written the same way (FileRoot: paths from
+// its own "/", and no absolute symlink followed: each sandbox mounts it elsewhere).
 
 import fs from "node:fs";
 import path from "node:path";
@@ -22,6 +24,32 @@ export class WorkspacePathError extends Refusal {
   }
 }
 
+/**
+ * A directory files are copied in and out of: a sandbox's workspace (`/workspace`
+ * inside), or a named volume (prefix "": paths from the volume's own root, "/").
+ */
+export interface FileRoot {
+  /** Its directory on the host. */
+  dir: string;
+  /** What its root is called in paths: "/workspace", or "" for a volume. */
+  prefix: string;
+  /** A shared volume: directories made in it are 2775, so its group keeps writing (docs/operations.md). */
+  shared?: boolean;
+}
+
+/** The workspace at `dir` as a FileRoot. */
+export function workspaceRoot(dir: string): FileRoot {
+  return { dir, prefix: WORKSPACE };
+}
+
+/** What a root is called in messages. */
+function rootName(prefix: string): string {
+  return prefix === "" ? "the volume" : prefix;
+}
+
+/** A directory made in a shared volume: its group writes too, and what is made in it is the group's (setgid). */
+export const SHARED_DIR_MODE = 0o2775;
+
 /** Symlinks followed while resolving one path, at most (as the kernel's ELOOP). */
 const MAX_SYMLINKS = 40;
 
@@ -29,22 +57,22 @@ const MAX_SYMLINKS = 40;
  * The segments of a path inside the workspace: "/workspace/a/b", or "a/b" relative to
  * it. `..` segments, NUL bytes and absolute paths elsewhere are refused.
  */
-export function workspaceSegments(requested: string): string[] {
+export function workspaceSegments(requested: string, prefix = WORKSPACE): string[] {
   if (requested === "" || requested.includes("\0")) throw invalidPath(requested, "is empty or contains a NUL byte");
   let rest = requested;
   if (requested.startsWith("/")) {
-    if (requested !== WORKSPACE && !requested.startsWith(`${WORKSPACE}/`)) {
-      throw invalidPath(requested, `is outside ${WORKSPACE}`);
+    if (requested !== prefix && !requested.startsWith(`${prefix}/`)) {
+      throw invalidPath(requested, `is outside ${prefix}`);
     }
-    rest = requested.slice(WORKSPACE.length);
+    rest = requested.slice(prefix.length);
   }
   const segments = rest.split("/").filter((s) => s !== "" && s !== ".");
   if (segments.includes("..")) throw invalidPath(requested, "contains ..");
   return segments;
 }
 
-export function sandboxPath(segments: string[]): string {
-  return segments.length === 0 ? WORKSPACE : `${WORKSPACE}/${segments.join("/")}`;
+export function sandboxPath(segments: string[], prefix = WORKSPACE): string {
+  return segments.length === 0 ? prefix || "/" : `${prefix}/${segments.join("/")}`;
 }
 
 function invalidPath(requested: string, why: string): WorkspacePathError {
@@ -57,10 +85,12 @@ function invalidPath(requested: string, why: string): WorkspacePathError {
  * whether the path exists.
  */
 export function resolveInWorkspace(
-  workspaceDir: string,
+  root: FileRoot,
   segments: string[],
   opts: { followLast: boolean },
 ): { segments: string[]; exists: boolean } {
+  const { dir: workspaceDir, prefix } = root;
+  const shown = (s: string[]) => sandboxPath(s, prefix);
   let done: string[] = [];
   let todo = [...segments];
   let hops = 0;
@@ -75,12 +105,12 @@ export function resolveInWorkspace(
     }
     if (!st.isSymbolicLink() || (todo.length === 0 && !opts.followLast)) {
       if (todo.length > 0 && !st.isDirectory()) {
-        throw new WorkspacePathError("path_conflict", `${sandboxPath([...done, s])} is not a directory`);
+        throw new WorkspacePathError("path_conflict", `${shown([...done, s])} is not a directory`);
       }
       done.push(s);
       continue;
     }
-    if (++hops > MAX_SYMLINKS) throw invalidPath(sandboxPath(segments), "has too many levels of symlinks");
+    if (++hops > MAX_SYMLINKS) throw invalidPath(shown(segments), "has too many levels of symlinks");
     let target: string;
     try {
       target = fs.readlinkSync(host);
@@ -92,15 +122,15 @@ export function resolveInWorkspace(
       }
       throw err;
     }
-    const from = sandboxPath([...done, s]);
+    const from = shown([...done, s]);
+    const out = () => invalidPath(shown(segments), `leads outside ${rootName(prefix)} (${from} -> ${target})`);
     let base: string[];
     let rel: string[];
     if (target.startsWith("/")) {
-      if (target !== WORKSPACE && !target.startsWith(`${WORKSPACE}/`)) {
-        throw invalidPath(sandboxPath(segments), `leads outside ${WORKSPACE} (${from} -> ${target})`);
-      }
+      // A volume is mounted elsewhere in each sandbox: an absolute target has no one meaning there.
+      if (prefix === "" || (target !== prefix && !target.startsWith(`${prefix}/`))) throw out();
       base = [];
-      rel = target.slice(WORKSPACE.length).split("/");
+      rel = target.slice(prefix.length).split("/");
     } else {
       base = [...done];
       rel = target.split("/");
@@ -108,9 +138,7 @@ export function resolveInWorkspace(
     for (const part of rel) {
       if (part === "" || part === ".") continue;
       if (part === "..") {
-        if (base.length === 0) {
-          throw invalidPath(sandboxPath(segments), `leads outside ${WORKSPACE} (${from} -> ${target})`);
-        }
+        if (base.length === 0) throw out();
         base.pop();
       } else base.push(part);
     }
@@ -126,11 +154,11 @@ export function resolveInWorkspace(
  * caller closes it.
  */
 export function openWorkspaceDir(
-  workspaceDir: string,
+  root: FileRoot,
   segments: string[],
   opts: { create: boolean; owner?: Owner | null },
 ): number {
-  let fd = fs.openSync(workspaceDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  let fd = fs.openSync(root.dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   try {
     for (const [i, s] of segments.entries()) {
       let next: number;
@@ -138,9 +166,10 @@ export function openWorkspaceDir(
         next = openDirAt(fd, s);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        const here = sandboxPath(segments.slice(0, i + 1));
+        const here = sandboxPath(segments.slice(0, i + 1), root.prefix);
         if (code === "ENOENT" && opts.create) {
-          next = makeDirAt(fd, s, 0o755, opts.owner ?? null);
+          next = makeDirAt(fd, s, root.shared ? SHARED_DIR_MODE : 0o755, opts.owner ?? null);
+          if (root.shared) fs.fchmodSync(next, SHARED_DIR_MODE);
         } else if (code === "ENOENT") {
           throw new WorkspacePathError("file_not_found", `${here} does not exist`);
         } else if (code === "ELOOP") {
@@ -169,22 +198,18 @@ export type WorkspaceEntry =
  * fd). With `nofollow`, a symlink at the path is itself what is read (its target, as
  * it is, never followed nor looked at); symlinks before it are followed as ever.
  */
-export function openForReading(
-  workspaceDir: string,
-  requested: string,
-  opts: { nofollow?: boolean } = {},
-): WorkspaceEntry {
+export function openForReading(root: FileRoot, requested: string, opts: { nofollow?: boolean } = {}): WorkspaceEntry {
   const followLast = opts.nofollow !== true;
-  const resolved = resolveInWorkspace(workspaceDir, workspaceSegments(requested), { followLast });
+  const resolved = resolveInWorkspace(root, workspaceSegments(requested, root.prefix), { followLast });
   if (!resolved.exists)
-    throw new WorkspacePathError("file_not_found", `${sandboxPath(resolved.segments)} does not exist`);
+    throw new WorkspacePathError("file_not_found", `${sandboxPath(resolved.segments, root.prefix)} does not exist`);
   const segments = resolved.segments;
-  const where = sandboxPath(segments);
+  const where = sandboxPath(segments, root.prefix);
   if (segments.length === 0) {
-    const fd = openWorkspaceDir(workspaceDir, [], { create: false });
+    const fd = openWorkspaceDir(root, [], { create: false });
     return { kind: "directory", path: where, fd, mode: fs.fstatSync(fd).mode & 0o7777 };
   }
-  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: false });
+  const parent = openWorkspaceDir(root, segments.slice(0, -1), { create: false });
   try {
     const link = followLast ? null : lstatAt(parent, segments.at(-1)!);
     if (link?.isSymbolicLink()) {
@@ -236,7 +261,7 @@ function notFileOrDirectory(where: string): WorkspacePathError {
  * with `usage` those of a directory's files, walked without following symlinks.
  */
 export function statInWorkspace(
-  workspaceDir: string,
+  root: FileRoot,
   requested: string,
   opts: { nofollow?: boolean; usage?: boolean } = {},
 ): {
@@ -247,7 +272,7 @@ export function statInWorkspace(
   target?: string;
   allocated?: number;
 } {
-  const entry = openForReading(workspaceDir, requested, opts);
+  const entry = openForReading(root, requested, opts);
   if (entry.kind === "symlink") {
     return { path: entry.path, type: "symlink", size: 0, mode: 0o777, target: entry.target };
   }
@@ -271,8 +296,8 @@ export function statInWorkspace(
 }
 
 /** Where an upload to `requested` goes: its canonical segments (the last one named). Throws for the workspace itself as a file. */
-export function uploadTarget(workspaceDir: string, requested: string): string[] {
-  return resolveInWorkspace(workspaceDir, workspaceSegments(requested), { followLast: true }).segments;
+export function uploadTarget(root: FileRoot, requested: string): string[] {
+  return resolveInWorkspace(root, workspaceSegments(requested, root.prefix), { followLast: true }).segments;
 }
 
 /**
@@ -290,7 +315,7 @@ export function workspaceOwner(workspaceDir: string, asRoot: boolean): Owner | n
 
 /** Where an upload staged as `stagedName` in `staging` goes, and who the parents it creates belong to (workspaceOwner). */
 export interface StagedUpload {
-  workspaceDir: string;
+  root: FileRoot;
   /** Its canonical path in the workspace. */
   segments: string[];
   staging: number;
@@ -302,13 +327,13 @@ export interface StagedUpload {
  * Moves a staged file into place at its canonical path (missing parents created),
  * replacing a file or symlink there; refuses a directory in the way.
  */
-export function placeFile({ workspaceDir, segments, staging, stagedName, owner }: StagedUpload): void {
-  if (segments.length === 0) throw new WorkspacePathError("path_conflict", `${WORKSPACE} is a directory`);
-  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true, owner });
+export function placeFile({ root, segments, staging, stagedName, owner }: StagedUpload): void {
+  const where = sandboxPath(segments, root.prefix);
+  if (segments.length === 0) throw new WorkspacePathError("path_conflict", `${where} is a directory`);
+  const parent = openWorkspaceDir(root, segments.slice(0, -1), { create: true, owner });
   try {
     const leaf = segments.at(-1)!;
-    const isDirectory = () =>
-      new WorkspacePathError("path_conflict", `${sandboxPath(segments)} is a directory; nothing written`);
+    const isDirectory = () => new WorkspacePathError("path_conflict", `${where} is a directory; nothing written`);
     if (lstatAt(parent, leaf)?.isDirectory()) throw isDirectory();
     try {
       // Replaces a file or symlink there as one step; never follows one.
@@ -327,19 +352,19 @@ export function placeFile({ workspaceDir, segments, staging, stagedName, owner }
  * directory when nothing is there, is merged into a directory that is there (files
  * and symlinks replaced), and replaces a file or symlink.
  */
-export function placeTree({ workspaceDir, segments, staging, stagedName, owner }: StagedUpload): void {
+export function placeTree({ root, segments, staging, stagedName, owner }: StagedUpload): void {
   if (segments.length === 0) {
-    const root = openWorkspaceDir(workspaceDir, [], { create: false });
+    const top = openWorkspaceDir(root, [], { create: false });
     const staged = openDirAt(staging, stagedName);
     try {
-      mergeTree(staged, root);
+      mergeTree(staged, top);
     } finally {
       fs.closeSync(staged);
-      fs.closeSync(root);
+      fs.closeSync(top);
     }
     return;
   }
-  const parent = openWorkspaceDir(workspaceDir, segments.slice(0, -1), { create: true, owner });
+  const parent = openWorkspaceDir(root, segments.slice(0, -1), { create: true, owner });
   try {
     placeStagedTree(staging, stagedName, parent, segments.at(-1)!);
   } finally {

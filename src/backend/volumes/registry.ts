@@ -20,6 +20,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ErrorCodes, type Volume, type VolumeMount } from "../../protocol/types.js";
 import { volumeNameProblem } from "../../protocol/volumes.js";
+import type { Owner } from "../../files/handles.js";
 import { pickSandboxUid } from "../drivers/index.js";
 import { invalidField, Refusal } from "../refusal.js";
 
@@ -188,6 +189,20 @@ export class VolumeRegistry {
       .sandboxes()
       .filter((s) => this.mountsOf(s.dir).some((m) => m.name === name))
       .map((s) => s.name);
+  }
+
+  /**
+   * Where `sbx cp` reads and writes a volume: its directory, a staging directory beside
+   * it (the same file system, so an upload is renamed into place whole; with the same
+   * group and default ACL, so what is staged is already the group's), and who what is
+   * written belongs to (root and the volume's group; null: the backend's user).
+   */
+  files(name: string): { dir: string; incoming: string; owner: Owner | null } {
+    const record = this.get(name);
+    const incoming = path.join(this.root, name, "incoming");
+    fs.mkdirSync(incoming, { recursive: true, mode: 0o700 });
+    if (record.gid !== null) this.share(incoming, record.gid);
+    return { dir: this.dataDir(name), incoming, owner: record.gid === null ? null : { uid: 0, gid: record.gid } };
   }
 
   dataDir(name: string): string {

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { Download, FilesApi } from "../../client/files.js";
+import { type Download, type FilesApi, placeName } from "../../client/files.js";
 import type { FileStat } from "../../protocol/types.js";
 import { fileErrorWords } from "../../common/file-errors.js";
 import { diskRoom } from "../../files/disk-room.js";
@@ -33,10 +33,10 @@ export async function download(
   // Without -L, a symlink named as the source is copied as itself (as docker cp does).
   const nofollow = !followLink;
   if (dest.kind === "stdio") {
-    const d = await files.download(source.sandbox, source.path, { tar: true, nofollow });
+    const d = await files.download(source, source.path, { tar: true, nofollow });
     let bytes = 0;
     const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
-    const what = `${source.sandbox}:${source.path}`;
+    const what = `${placeName(source)}:${source.path}`;
     for await (const chunk of ownedBy(meter.count(received, untilBroken(d.chunks, what, "-")), owner)) {
       bytes += chunk.length;
       await ctx.io.writeOutPaced(chunk);
@@ -50,15 +50,15 @@ export async function download(
       entries: null,
     };
   }
-  const there = await files.stat(source.sandbox, source.path, { nofollow, usage: true }).catch((err: unknown) => {
+  const there = await files.stat(source, source.path, { nofollow, usage: true }).catch((err: unknown) => {
     throw followLink ? followRefused(err) : err;
   });
   if (there === null) {
-    throw new SbxError("file_not_found", `${source.sandbox}:${source.path}: no such file or directory`, {
+    throw new SbxError("file_not_found", `${placeName(source)}:${source.path}: no such file or directory`, {
       exitCode: ExitCodes.usage,
     });
   }
-  const what = `${source.sandbox}:${there.path}`;
+  const what = `${placeName(source)}:${there.path}`;
   const name = path.posix.basename(there.path);
   const local = localDirectory(dest.path) ? path.join(dest.path, name) : dest.path;
   if (there.type === "symlink") {
@@ -81,7 +81,7 @@ export async function download(
       throw new UsageError(`${local} is a file; a directory cannot be copied onto it`);
     }
     refuseWhatDoesNotFit(local, what, there);
-    const d = await files.download(source.sandbox, source.path, { tar: false, nofollow });
+    const d = await files.download(source, source.path, { tar: false, nofollow });
     let bytes = 0;
     const tallied = (async function* () {
       for await (const chunk of meter.count(received, untilBroken(d.chunks, what, local))) {
@@ -105,7 +105,7 @@ export async function download(
     };
   }
   refuseWhatDoesNotFit(local, what, there);
-  const d = await files.download(source.sandbox, source.path, { tar: false, nofollow });
+  const d = await files.download(source, source.path, { tar: false, nofollow });
   const bytes = await writingLocally(local, what, meter, there.size, () =>
     writeFileBeside(local, there.path, d, meter.count(received, untilBroken(d.chunks, what, local))),
   );

@@ -2,13 +2,15 @@
 // copy goes, what it answers, and the meter that counts, hashes and shows the bytes.
 
 import type { createHash } from "node:crypto";
+import { placeName } from "../../client/files.js";
 import type { Context } from "../context.js";
 import { formatBytes } from "../render/bytes.js";
 
 export type Location =
   | { kind: "local"; path: string }
   | { kind: "stdio" }
-  | { kind: "sandbox"; sandbox: string; path: string };
+  /** A sandbox's workspace, or (`volume`) the named volume `sandbox` (volume/NAME:PATH). */
+  | { kind: "sandbox"; sandbox: string; path: string; volume?: boolean };
 
 export interface CpOptions {
   source: Location;
@@ -33,7 +35,7 @@ export interface CpResult {
 }
 
 export function describe(l: Location): string {
-  return l.kind === "stdio" ? "-" : l.kind === "sandbox" ? `${l.sandbox}:${l.path}` : l.path;
+  return l.kind === "stdio" ? "-" : l.kind === "sandbox" ? `${placeName(l)}:${l.path}` : l.path;
 }
 
 /** Counts and hashes the bytes going by, and shows them on a spinner while they do. */

@@ -1,12 +1,13 @@
 // sbx cp: copy files and directories into a sandbox's /workspace and out of it, as
-// `docker cp` and `kubectl cp` do. Streamed both ways (a directory travels as a tar
+// `docker cp` and `kubectl cp` do, and into and out of a named volume (volume/NAME:PATH). Streamed both ways (a directory travels as a tar
 // stream), byte-exact and with modes kept; an upload is sent once with a fresh
 // Idempotency-Key, and the sha256 the backend received is compared with what was sent.
 
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { FilesApi } from "../../client/files.js";
+import { FilesApi, placeName } from "../../client/files.js";
+import { volumeNameProblem } from "../../protocol/volumes.js";
 import { packTree, readOpenFile } from "../../files/tar.js";
 import type { FileUpload } from "../../protocol/types.js";
 import { isValidSandboxRef } from "../../protocol/validate.js";
@@ -26,10 +27,21 @@ import { type CpOptions, type CpResult, describe, type Location, TransferMeter }
 export type { CpOptions, CpResult, Location } from "./cp-transfer.js";
 
 const SANDBOX_SPEC = /^([A-Za-z0-9][A-Za-z0-9_.-]{0,62}):(.*)$/s;
+/** volume/NAME:PATH — a named volume's files, PATH from its own root (docs/operations.md, "Named volumes"). */
+const VOLUME_SPEC = /^volume\/([^:/]*):(.*)$/s;
 
-/** `-`, SANDBOX:PATH, or a local path (write a local path with a colon as ./a:b). */
+/** `-`, SANDBOX:PATH, volume/NAME:PATH, or a local path (write a local path with a colon as ./a:b). */
 export function parseLocation(arg: string): Location {
   if (arg === "-") return { kind: "stdio" };
+  const v = VOLUME_SPEC.exec(arg);
+  if (v) {
+    const problem = volumeNameProblem(v[1]!);
+    if (problem !== null) throw new UsageError(`${arg}: ${problem}`, "e.g. volume/cache:/deps");
+    if (v[2]!.split("/").includes("..")) {
+      throw new UsageError(`${arg}: a path in a volume may not contain ..`, "name it from the volume's / down");
+    }
+    return { kind: "sandbox", sandbox: v[1]!, path: v[2] === "" ? "/" : v[2]!, volume: true };
+  }
   const m = SANDBOX_SPEC.exec(arg);
   if (m && isValidSandboxRef(m[1]!)) {
     const inside = m[2]!;
@@ -109,7 +121,7 @@ async function upload(
   const sent = createHash("sha256");
   let answer: FileUpload;
   if (source.kind === "stdio") {
-    answer = await files.upload(dest.sandbox, dest.path, meter.count(sent, meter.ctx.io.stdinChunks()), {
+    answer = await files.upload(dest, dest.path, meter.count(sent, meter.ctx.io.stdinChunks()), {
       tar: true,
       idempotencyKey: newKey(),
     });
@@ -121,7 +133,7 @@ async function upload(
       try {
         const treeSize = treeFileBytes(source.path);
         const packed = packTree(dirFd);
-        answer = await files.upload(dest.sandbox, inside, meter.count(sent, packed.stream), {
+        answer = await files.upload(dest, inside, meter.count(sent, packed.stream), {
           tar: true,
           idempotencyKey: newKey(),
           // What its files hold: the backend refuses, before writing, what cannot fit.
@@ -135,7 +147,7 @@ async function upload(
       const fd = fs.openSync(source.path, fs.constants.O_RDONLY);
       try {
         const size = fs.fstatSync(fd).size;
-        answer = await files.upload(dest.sandbox, inside, meter.count(sent, readOpenFile(fd, size, source.path)), {
+        answer = await files.upload(dest, inside, meter.count(sent, readOpenFile(fd, size, source.path)), {
           tar: false,
           mode: st.mode,
           idempotencyKey: newKey(),
@@ -156,7 +168,7 @@ async function upload(
   }
   return {
     source: describe(source),
-    destination: `${dest.sandbox}:${answer.path}`,
+    destination: `${placeName(dest)}:${answer.path}`,
     type: answer.type,
     bytes: answer.bytes,
     sha256,
@@ -189,14 +201,16 @@ function treeFileBytes(dir: string): number | undefined {
  */
 function uploadInDoubt(err: unknown, dest: Extract<Location, { kind: "sandbox" }>, sent: number): unknown {
   if (!(err instanceof BackendError) || err.exitCode !== ExitCodes.inDoubt) return err;
-  const where = dest.path.startsWith("/") ? dest.path : `/workspace/${dest.path}`;
+  const where = dest.path.startsWith("/") ? dest.path : `${dest.volume ? "" : "/workspace"}/${dest.path}`;
   return new SbxError(
     "connection_lost",
-    `copy to ${dest.sandbox}:${dest.path}: the connection to the backend broke after ${formatBytes(sent)} sent; ` +
+    `copy to ${placeName(dest)}:${dest.path}: the connection to the backend broke after ${formatBytes(sent)} sent; ` +
       `an upload is placed only once complete, so ${where} holds all of it or what was there before`,
     {
       exitCode: ExitCodes.inDoubt,
-      hint: `look with sbx exec -s ${dest.sandbox} -- ls -l ${where}, then copy it again`,
+      hint: dest.volume
+        ? `look with sbx cp ${placeName(dest)}:${where} -, then copy it again`
+        : `look with sbx exec -s ${dest.sandbox} -- ls -l ${where}, then copy it again`,
     },
   );
 }
@@ -209,10 +223,10 @@ async function uploadTarget(
   isDirectory: boolean,
 ): Promise<string> {
   if (dest.path.endsWith("/") && !isDirectory) return `${dest.path}${name}`;
-  const there = await files.stat(dest.sandbox, dest.path);
-  if (there?.type === "directory") return `${there.path}/${name}`;
+  const there = await files.stat(dest, dest.path);
+  if (there?.type === "directory") return `${there.path === "/" ? "" : there.path}/${name}`;
   if (there && isDirectory) {
-    throw new UsageError(`${dest.sandbox}:${there.path} is a file; a directory cannot be copied onto it`);
+    throw new UsageError(`${placeName(dest)}:${there.path} is a file; a directory cannot be copied onto it`);
   }
   return dest.path;
 }
@@ -233,6 +247,6 @@ export const action: RunFn = async (ctx, c) => {
   const opts = await suggestingSandbox(ctx, () => parseCpOptions(c.args[0]!, c.args[1]!, c.optsWithGlobals()));
   // sbx_4k2m:PATH (a prefix of a sandbox id) names the sandbox it is the prefix of.
   const whole = async (l: Location): Promise<Location> =>
-    l.kind === "sandbox" ? { ...l, sandbox: await wholeSandboxRef(ctx, l.sandbox) } : l;
+    l.kind === "sandbox" && !l.volume ? { ...l, sandbox: await wholeSandboxRef(ctx, l.sandbox) } : l;
   return run({ ...opts, source: await whole(opts.source), destination: await whole(opts.destination) }, ctx);
 };

@@ -244,7 +244,7 @@ export function declareAttach(program: Command, bind: Bind): void {
 export function declareCp(program: Command, bind: Bind): void {
   const cmd = program
     .command("cp")
-    .summary("copy files and directories into a sandbox or out of it")
+    .summary("copy files and directories into a sandbox or a volume, or out of it")
     .description(
       "Copy a file or a directory between this machine and a sandbox's /workspace, byte for byte\n" +
         "with modes kept (symlinks are copied as symlinks). One side is SANDBOX:PATH, where PATH\n" +
@@ -258,10 +258,14 @@ export function declareCp(program: Command, bind: Bind): void {
         "What is copied out belongs to you (the user running sbx cp), and setuid, setgid and\n" +
         "sticky bits are dropped, as tar does for an ordinary user; a tar stream on stdout says\n" +
         "the same. A directory is unpacked beside its destination and moved into place only once\n" +
-        "it is complete: a copy that fails midway leaves nothing half-written there.",
+        "it is complete: a copy that fails midway leaves nothing half-written there.\n" +
+        "A named volume is volume/NAME:PATH, PATH from the volume's own / (what a sandbox sees\n" +
+        "where it mounts it); the same rules hold, and an absolute symlink in a volume is never\n" +
+        "followed (each sandbox mounts it elsewhere). What is copied in is the volume's group's to\n" +
+        "read and write, as what its sandboxes make there. (A local path with a colon: ./a:b.)",
     )
-    .argument("<source>", "local path, SANDBOX:PATH, or -")
-    .argument("<destination>", "SANDBOX:PATH, local path, or -")
+    .argument("<source>", "local path, SANDBOX:PATH, volume/NAME:PATH, or -")
+    .argument("<destination>", "SANDBOX:PATH, volume/NAME:PATH, local path, or -")
     .option("-L, --follow-link", "follow a symlink named as SANDBOX:PATH (only where it stays inside /workspace)")
     .option("--json", "print {source, destination, type, bytes, sha256, entries} (and target, for a symlink)")
     .action(bind(() => import("./cp.js")));
@@ -272,6 +276,7 @@ export function declareCp(program: Command, bind: Bind): void {
     { command: "tar -c -C dist . | sbx cp - default:/workspace/dist", description: "a tar stream in" },
     { command: "sbx cp default:/workspace/logs - | tar -t", description: "a directory out as a tar stream" },
     { command: "sbx cp -L default:/workspace/current ./build", description: "what a symlink names, not the link" },
+    { command: "sbx cp ./wheels volume/cache:/", description: "a directory into the volume cache" },
   ]);
 }
 

@@ -69,6 +69,7 @@ import {
   type ResponseSpec,
   replayed,
 } from "./operation-spec.js";
+import { filesGet, filesPut } from "./files-operations.js";
 import { SANDBOX_OPERATIONS } from "./sandbox-operations.js";
 
 export { EVENT_STREAM, type OperationSpec, type ParameterSpec, type ResponseSpec };
@@ -360,64 +361,8 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     "Attach to a supervised process's terminal (WebSocket; sbx)",
     "a process started with `tty` (the current run's terminal; a restarted run gets a new one)",
   ),
-  "files.put": {
-    summary: "A file, or a tar stream unpacked, into the workspace",
-    tag: "files",
-    query: {
-      path: { schema: Type.String({ minLength: 1 }), description: "Where, inside /workspace.", required: true },
-      mode: { schema: Type.String({ pattern: "^0?[0-7]{3,4}$" }), description: "Permission bits in octal." },
-      size: {
-        schema: Type.String({ pattern: "^[0-9]+$" }),
-        description:
-          "Bytes the upload will write (a file's size, a tree's file bytes), when the sender knows: refused with 413 workspace_full, before anything is written, when more than the room left (sbx).",
-      },
-    },
-    body: {
-      required: true,
-      content: {
-        [OCTET_STREAM]: Type.String({ format: "binary" }),
-        [TAR_CONTENT_TYPE]: Type.String({ format: "binary" }),
-      },
-    },
-    responses: { 201: { description: "What was written.", content: json(FileUpload), headers: replayed } },
-    errors: ["invalid_path", "invalid_archive", "path_conflict", "workspace_full"],
-  },
-  "files.get": {
-    summary: "A file, or a directory as a tar stream, out of the workspace",
-    tag: "files",
-    query: {
-      path: { schema: Type.String({ minLength: 1 }), description: "What, inside /workspace.", required: true },
-      stat: flag("Only say what the path names (JSON)."),
-      usage: flag(
-        "With stat: a directory's allocated bytes too (its files', walked without following symlinks) (sbx).",
-      ),
-      nofollow: flag(
-        "A symlink at the path is itself what is read (a tar stream of the link, or stat type symlink with its target), never followed (sbx).",
-      ),
-    },
-    headers: { Accept: header(`\`${TAR_CONTENT_TYPE}\`: a file as a tar stream too.`) },
-    responses: {
-      200: {
-        description: "The bytes of a file, a tar stream of a directory, or (stat=true) what the path names.",
-        content: {
-          ...json(FileStat),
-          [OCTET_STREAM]: Type.String({ format: "binary" }),
-          [TAR_CONTENT_TYPE]: Type.String({ format: "binary" }),
-        },
-        headers: {
-          [FILE_TYPE_HEADER]: header(
-            "Bytes and tar answers: file, directory, or (nofollow) symlink.",
-            StringEnum(["file", "directory", "symlink"]),
-          ),
-          [FILE_MODE_HEADER]: header(
-            "Bytes and tar answers: permission bits in octal.",
-            Type.String({ pattern: "^0[0-7]{3,4}$" }),
-          ),
-        },
-      },
-    },
-    errors: ["invalid_path", "file_not_found", "path_conflict"],
-  },
+  "files.put": filesPut("/workspace"),
+  "files.get": filesGet("/workspace"),
   "jobs.submit": {
     summary: "Submit jobs (one-shot commands with dependencies)",
     tag: "jobs",

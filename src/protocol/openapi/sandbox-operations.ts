@@ -14,6 +14,7 @@ import {
 import { SandboxStats } from "../schemas/stats.js";
 import { EgressReport } from "../schemas/egress.js";
 import { Volume, VolumeCreateRequest, VolumeList } from "../schemas/volumes.js";
+import { filesGet, filesPut } from "./files-operations.js";
 import { flag, json, type OperationSpec, replayed } from "./operation-spec.js";
 
 type SandboxRoute = Extract<RouteName, `sandbox.${string}` | "sandboxes.list" | `volume.${string}` | "volumes.list">;
@@ -151,6 +152,8 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
     responses: { 200: { description: "The volume as it was.", content: json(Volume), headers: replayed } },
     errors: ["volume_in_use"],
   },
+  "volume.files.put": filesPut(""),
+  "volume.files.get": filesGet(""),
   "sandbox.portforward": {
     summary: "Connect to a port inside a sandbox (WebSocket; sbx)",
     description:

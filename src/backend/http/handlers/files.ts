@@ -3,7 +3,8 @@
 // (a file's bytes, or a directory as a tar stream; `stat=true` says what is there).
 // Both stream: an upload is staged beside the workspace while it arrives, checked,
 // and moved into place whole once complete; a replayed Idempotency-Key answers what
-// the first upload wrote without writing again.
+// the first upload wrote without writing again. The same two, under /volume/{volume}/files,
+// read and write a named volume's directory (paths from its own "/").
 
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -26,8 +27,10 @@ import { ApiError, invalidRequest, jsonReply, type Reply, sendStream } from "../
 import { runFixedAnswerMutation, streamedRequestDigest } from "../idempotency.js";
 import { STREAMED } from "../sse.js";
 import {
+  type FileRoot,
   freeBytes,
   openForReading,
+  SHARED_DIR_MODE,
   placeFile,
   placeTree,
   sandboxPath,
@@ -35,35 +38,74 @@ import {
   uploadTarget,
   WorkspacePathError,
   workspaceRefusal,
+  workspaceRoot,
 } from "../../sandboxes/index.js";
 
 const DEFAULT_FILE_MODE = 0o644;
 
-export async function putFile(ctx: RequestContext): Promise<Reply> {
+/** What a files route reads or writes: a sandbox's workspace, or a named volume. */
+interface FilesPlace {
+  root: FileRoot;
+  /** What it is, in messages: "sandbox NAME's workspace", "volume NAME". */
+  what: string;
+  /** Where an upload is staged (a directory on the same file system). */
+  incoming: string;
+  /** Who what is written belongs to (null: the backend's user). */
+  owner: Owner | null;
+}
+
+function sandboxPlace(ctx: RequestContext): FilesPlace {
   const { sandboxes } = ctx.services;
   const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
-  const requested = requiredPath(ctx);
-  const mode = parseMode(ctx.query.get("mode"));
-  const isTree = (ctx.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE);
   const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
+  return {
+    root: workspaceRoot(workspaceDir),
+    what: `sandbox ${sandbox.name}'s workspace`,
+    incoming: sandboxes.incomingDir(sandbox.sandbox_id),
+    // What is written belongs to whoever the workspace's commands run as.
+    owner: sandboxes.workspaceOwner(workspaceDir),
+  };
+}
+
+function volumePlace(ctx: RequestContext): FilesPlace {
+  const name = ctx.params.volume!;
+  const files = ctx.services.sandboxes.volumes.files(name);
+  return {
+    root: { dir: files.dir, prefix: "", shared: files.owner !== null },
+    what: `volume ${name}`,
+    incoming: files.incoming,
+    owner: files.owner,
+  };
+}
+
+export const putFile = (ctx: RequestContext) => put(ctx, sandboxPlace(ctx));
+export const getFile = (ctx: RequestContext) => get(ctx, sandboxPlace(ctx));
+export const putVolumeFile = (ctx: RequestContext) => put(ctx, volumePlace(ctx));
+export const getVolumeFile = (ctx: RequestContext) => get(ctx, volumePlace(ctx));
+
+async function put(ctx: RequestContext, place: FilesPlace): Promise<Reply> {
+  const { root, owner } = place;
+  const requested = requiredPath(ctx);
+  const asked = parseMode(ctx.query.get("mode")) ?? DEFAULT_FILE_MODE;
+  // In a shared volume its group gets what the owner has (as the volume's default ACL gives).
+  const mode = root.shared ? (asked & 0o1777) | ((asked & 0o700) >> 3) : asked;
+  const isTree = (ctx.headers["content-type"] ?? "").startsWith(TAR_CONTENT_TYPE);
   // Refused before a byte of the body is read: nothing is staged for a path that cannot be written.
-  const target = inWorkspace(requested, () => uploadTarget(workspaceDir, requested));
+  const target = inWorkspace(requested, () => uploadTarget(root, requested));
   // An upload that says its size and cannot fit is refused before anything is written.
   const size = parseSize(ctx.query.get("size"));
-  const room = size === null ? null : freeBytes(workspaceDir);
+  const room = size === null ? null : freeBytes(root.dir);
   if (size !== null && room !== null && size > room) {
     await discardRest(ctx.request);
     throw new ApiError(
       413,
       ErrorCodes.workspaceFull,
-      `${size} bytes do not fit in sandbox ${sandbox.name}'s workspace: ${room} bytes left on its disk; nothing was written`,
+      `${size} bytes do not fit in ${place.what}: ${room} bytes left on its disk; nothing was written`,
       { needed_bytes: size, available_bytes: room },
     );
   }
-  const staging = fs.mkdtempSync(path.join(sandboxes.incomingDir(sandbox.sandbox_id), "upload-"));
+  const staging = fs.mkdtempSync(path.join(place.incoming, "upload-"));
   const stagingFd = fs.openSync(staging, O_DIR);
-  // What is written belongs to whoever the workspace's commands run as.
-  const owner = sandboxes.workspaceOwner(workspaceDir);
   try {
     const sha256 = createHash("sha256");
     const digest = streamedRequestDigest(ctx.query);
@@ -83,12 +125,13 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
       if (isTree) {
         const tree = makeDirAt(stagingFd, stagedName, 0o755, owner);
         try {
-          entries = (await unpackTree(received(), tree, { owner })).entries;
+          if (root.shared) fs.fchmodSync(tree, SHARED_DIR_MODE);
+          entries = (await unpackTree(received(), tree, { owner, sharedGroup: root.shared === true })).entries;
         } finally {
           fs.closeSync(tree);
         }
       } else {
-        await writeStaged(received(), stagingFd, stagedName, mode ?? DEFAULT_FILE_MODE, owner);
+        await writeStaged(received(), stagingFd, stagedName, mode, owner);
       }
     } catch (err) {
       // Answered once the body is all read: closing on unread bytes resets the connection, answer and all.
@@ -110,14 +153,14 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
       ctx,
       async () => {
         try {
-          const upload = { workspaceDir, segments: target, staging: stagingFd, stagedName, owner };
+          const upload = { root, segments: target, staging: stagingFd, stagedName, owner };
           if (isTree) placeTree(upload);
           else placeFile(upload);
         } catch (err) {
-          throw workspaceRefusal(err, sandboxPath(target)) ?? err;
+          throw workspaceRefusal(err, sandboxPath(target, root.prefix)) ?? err;
         }
         const answer: FileUpload = {
-          path: sandboxPath(target),
+          path: sandboxPath(target, root.prefix),
           type: isTree ? "directory" : "file",
           bytes,
           sha256: sha256.digest("hex"),
@@ -133,21 +176,18 @@ export async function putFile(ctx: RequestContext): Promise<Reply> {
   }
 }
 
-export async function getFile(ctx: RequestContext): Promise<Reply> {
-  const { sandboxes } = ctx.services;
-  const sandbox = sandboxes.resolve(ctx.params.id!, { createDefault: true, warn: ctx.warn });
+async function get(ctx: RequestContext, { root }: FilesPlace): Promise<Reply> {
   const requested = requiredPath(ctx);
-  const workspaceDir = sandboxes.ensureWorkspace(sandbox.sandbox_id);
   // nofollow: a symlink at the path is read as itself, never followed (`sbx cp` without -L).
   const nofollow = isTrue(ctx.query.get("nofollow"));
   if (isTrue(ctx.query.get("stat"))) {
     const st = inWorkspace(requested, () =>
-      statInWorkspace(workspaceDir, requested, { nofollow, usage: isTrue(ctx.query.get("usage")) }),
+      statInWorkspace(root, requested, { nofollow, usage: isTrue(ctx.query.get("usage")) }),
     );
     const answer: FileStat = { ...st, mode: octal(st.mode) };
     return jsonReply(200, answer);
   }
-  const entry = inWorkspace(requested, () => openForReading(workspaceDir, requested, { nofollow }));
+  const entry = inWorkspace(requested, () => openForReading(root, requested, { nofollow }));
   const asTar = entry.kind === "directory" || (ctx.headers.accept ?? "").includes(TAR_CONTENT_TYPE);
   if (entry.kind === "symlink") {
     if (!asTar) {
@@ -229,7 +269,7 @@ function inWorkspace<T>(requested: string, read: () => T): T {
 function requiredPath(ctx: RequestContext): string {
   const requested = ctx.query.get("path");
   if (requested === null || requested === "") {
-    throw invalidRequest("path", "path is required, e.g. ?path=/workspace/src");
+    throw invalidRequest("path", "path is required, e.g. ?path=/workspace/src (a volume: ?path=/src)");
   }
   return requested;
 }
