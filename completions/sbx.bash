@@ -6,6 +6,7 @@
 _sbx_subcommand() {
   case "$1|$2" in
     "|exec") REPLY="exec" ;;
+    "|run") REPLY="run" ;;
     "|shell") REPLY="shell" ;;
     "|attach") REPLY="attach" ;;
     "|receipts") REPLY="receipts" ;;
@@ -94,7 +95,7 @@ _sbx_subcommand() {
 _sbx_spec() {
   case "$1" in
     "")
-      _sbx_commands="exec shell attach receipts recover logs cancel process ps jobs sandbox image volume cp port-forward port mcp daemon init profile config completion help version"
+      _sbx_commands="exec run shell attach receipts recover logs cancel process ps jobs sandbox image volume cp port-forward port mcp daemon init profile config completion help version"
       _sbx_options="-V --version --profile --api-url --json --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=0 _sbx_variadic=0
@@ -103,6 +104,12 @@ _sbx_spec() {
       _sbx_commands=""
       _sbx_options="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --stdin --idempotency-key --stream --detach -i --interactive -t --tty --detach-keys --fail-on-truncated --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="-s --sandbox --shell --timeout --client-timeout --cwd -e --env --env-file --idempotency-key --detach-keys --profile --api-url"
+      _sbx_nargs=1 _sbx_variadic=1
+      ;;
+    "run")
+      _sbx_commands=""
+      _sbx_options="--name --image --keep --isolation --network --no-network -p --publish -l --label -v --volume --allow-domain --deny-domain --allow-cidr --egress-policy --memory --pids --cpus --tmp-size --disk --shell --timeout --client-timeout --cwd -e --env --env-file -i --stdin --stream --fail-on-truncated --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--name --image --isolation -p --publish -l --label -v --volume --allow-domain --deny-domain --allow-cidr --egress-policy --memory --pids --cpus --tmp-size --disk --shell --timeout --client-timeout --cwd -e --env --env-file --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=1
       ;;
     "shell")
@@ -596,6 +603,9 @@ _sbx_values() {
     "exec|--sandbox") _sbx_kind=sandbox-name ;;
     "exec|--env-file") _sbx_kind=file ;;
     "exec|#0") _sbx_kind=command ;;
+    "run|--isolation") _sbx_kind=words _sbx_words="auto bwrap none" ;;
+    "run|--env-file") _sbx_kind=file ;;
+    "run|#0") _sbx_kind=command ;;
     "shell|-s") _sbx_kind=sandbox-name ;;
     "shell|--sandbox") _sbx_kind=sandbox-name ;;
     "attach|-s") _sbx_kind=sandbox-name ;;

@@ -7,6 +7,8 @@ function __sbx_subcommand --argument-names path word
     switch "$path|$word"
         case '|exec'
             set -g __sbx_next 'exec'
+        case '|run'
+            set -g __sbx_next 'run'
         case '|shell'
             set -g __sbx_next 'shell'
         case '|attach'
@@ -179,115 +181,123 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'exec|--client-timeout' 'exec|--cwd' 'exec|-e' 'exec|--env' 'exec|--env-file' 'exec|--idempotency-key'
             return 0
-        case 'exec|--detach-keys' 'exec|--profile' 'exec|--api-url' 'shell|-s' 'shell|--sandbox' 'shell|--cwd'
+        case 'exec|--detach-keys' 'exec|--profile' 'exec|--api-url' 'run|--name' 'run|--image' 'run|--isolation'
             return 0
-        case 'shell|-e' 'shell|--env' 'shell|--timeout' 'shell|--detach-keys' 'shell|--idempotency-key' 'shell|--profile'
+        case 'run|-p' 'run|--publish' 'run|-l' 'run|--label' 'run|-v' 'run|--volume'
             return 0
-        case 'shell|--api-url' 'attach|-s' 'attach|--sandbox' 'attach|--detach-keys' 'attach|--profile' 'attach|--api-url'
+        case 'run|--allow-domain' 'run|--deny-domain' 'run|--allow-cidr' 'run|--egress-policy' 'run|--memory' 'run|--pids'
             return 0
-        case 'receipts|--profile' 'receipts|--api-url' 'receipts list|--classification' 'receipts list|--limit' 'receipts list|--profile' 'receipts list|--api-url'
+        case 'run|--cpus' 'run|--tmp-size' 'run|--disk' 'run|--shell' 'run|--timeout' 'run|--client-timeout'
             return 0
-        case 'receipts show|--profile' 'receipts show|--api-url' 'receipts wait|--timeout' 'receipts wait|--profile' 'receipts wait|--api-url' 'receipts refresh|--profile'
+        case 'run|--cwd' 'run|-e' 'run|--env' 'run|--env-file' 'run|--profile' 'run|--api-url'
             return 0
-        case 'receipts refresh|--api-url' 'receipts resubmit|--client-timeout' 'receipts resubmit|--profile' 'receipts resubmit|--api-url' 'receipts export|--since' 'receipts export|--bundle'
+        case 'shell|-s' 'shell|--sandbox' 'shell|--cwd' 'shell|-e' 'shell|--env' 'shell|--timeout'
             return 0
-        case 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before' 'receipts prune|--profile' 'receipts prune|--api-url' 'receipts verify|--bundle'
+        case 'shell|--detach-keys' 'shell|--idempotency-key' 'shell|--profile' 'shell|--api-url' 'attach|-s' 'attach|--sandbox'
             return 0
-        case 'receipts verify|--key' 'receipts verify|--profile' 'receipts verify|--api-url' 'receipts key|--profile' 'receipts key|--api-url' 'receipts timeline|--since'
+        case 'attach|--detach-keys' 'attach|--profile' 'attach|--api-url' 'receipts|--profile' 'receipts|--api-url' 'receipts list|--classification'
             return 0
-        case 'receipts timeline|--limit' 'receipts timeline|--html' 'receipts timeline|--profile' 'receipts timeline|--api-url' 'recover|--profile' 'recover|--api-url'
+        case 'receipts list|--limit' 'receipts list|--profile' 'receipts list|--api-url' 'receipts show|--profile' 'receipts show|--api-url' 'receipts wait|--timeout'
             return 0
-        case 'logs|-s' 'logs|--sandbox' 'logs|--after' 'logs|--profile' 'logs|--api-url' 'cancel|-s'
+        case 'receipts wait|--profile' 'receipts wait|--api-url' 'receipts refresh|--profile' 'receipts refresh|--api-url' 'receipts resubmit|--client-timeout' 'receipts resubmit|--profile'
             return 0
-        case 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout' 'cancel|--profile' 'cancel|--api-url' 'process|--profile'
+        case 'receipts resubmit|--api-url' 'receipts export|--since' 'receipts export|--bundle' 'receipts export|--profile' 'receipts export|--api-url' 'receipts prune|--before'
             return 0
-        case 'process|--api-url' 'process start|-s' 'process start|--sandbox' 'process start|--name' 'process start|--shell' 'process start|--restart'
+        case 'receipts prune|--profile' 'receipts prune|--api-url' 'receipts verify|--bundle' 'receipts verify|--key' 'receipts verify|--profile' 'receipts verify|--api-url'
             return 0
-        case 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff' 'process start|--timeout' 'process start|--cwd' 'process start|-e'
+        case 'receipts key|--profile' 'receipts key|--api-url' 'receipts timeline|--since' 'receipts timeline|--limit' 'receipts timeline|--html' 'receipts timeline|--profile'
             return 0
-        case 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key' 'process start|--profile' 'process start|--api-url' 'process list|-s'
+        case 'receipts timeline|--api-url' 'recover|--profile' 'recover|--api-url' 'logs|-s' 'logs|--sandbox' 'logs|--after'
             return 0
-        case 'process list|--sandbox' 'process list|--profile' 'process list|--api-url' 'process show|-s' 'process show|--sandbox' 'process show|--profile'
+        case 'logs|--profile' 'logs|--api-url' 'cancel|-s' 'cancel|--sandbox' 'cancel|--reason' 'cancel|--timeout'
             return 0
-        case 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox' 'process logs|--stream' 'process logs|--offset' 'process logs|--limit'
+        case 'cancel|--profile' 'cancel|--api-url' 'process|--profile' 'process|--api-url' 'process start|-s' 'process start|--sandbox'
             return 0
-        case 'process logs|--profile' 'process logs|--api-url' 'process result|-s' 'process result|--sandbox' 'process result|--wait' 'process result|--profile'
+        case 'process start|--name' 'process start|--shell' 'process start|--restart' 'process start|--max-restarts' 'process start|--backoff' 'process start|--max-backoff'
             return 0
-        case 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox' 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile'
+        case 'process start|--timeout' 'process start|--cwd' 'process start|-e' 'process start|--env' 'process start|--env-file' 'process start|--idempotency-key'
             return 0
-        case 'process stdin|--api-url' 'process attach|-s' 'process attach|--sandbox' 'process attach|--detach-keys' 'process attach|--profile' 'process attach|--api-url'
+        case 'process start|--profile' 'process start|--api-url' 'process list|-s' 'process list|--sandbox' 'process list|--profile' 'process list|--api-url'
             return 0
-        case 'process signal|-s' 'process signal|--sandbox' 'process signal|--run' 'process signal|--profile' 'process signal|--api-url' 'process stop|-s'
+        case 'process show|-s' 'process show|--sandbox' 'process show|--profile' 'process show|--api-url' 'process logs|-s' 'process logs|--sandbox'
             return 0
-        case 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run' 'process stop|--profile' 'process stop|--api-url' 'process rm|-s'
+        case 'process logs|--stream' 'process logs|--offset' 'process logs|--limit' 'process logs|--profile' 'process logs|--api-url' 'process result|-s'
             return 0
-        case 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile' 'process rm|--api-url' 'ps|-s' 'ps|--sandbox'
+        case 'process result|--sandbox' 'process result|--wait' 'process result|--profile' 'process result|--api-url' 'process stdin|-s' 'process stdin|--sandbox'
             return 0
-        case 'ps|--profile' 'ps|--api-url' 'jobs|--profile' 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox'
+        case 'process stdin|--file' 'process stdin|--run' 'process stdin|--profile' 'process stdin|--api-url' 'process attach|-s' 'process attach|--sandbox'
             return 0
-        case 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url' 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name'
+        case 'process attach|--detach-keys' 'process attach|--profile' 'process attach|--api-url' 'process signal|-s' 'process signal|--sandbox' 'process signal|--run'
             return 0
-        case 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd' 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file'
+        case 'process signal|--profile' 'process signal|--api-url' 'process stop|-s' 'process stop|--sandbox' 'process stop|--grace' 'process stop|--run'
             return 0
-        case 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url' 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request'
+        case 'process stop|--profile' 'process stop|--api-url' 'process rm|-s' 'process rm|--sandbox' 'process rm|--grace' 'process rm|--profile'
             return 0
-        case 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url' 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile'
+        case 'process rm|--api-url' 'ps|-s' 'ps|--sandbox' 'ps|--profile' 'ps|--api-url' 'jobs|--profile'
             return 0
-        case 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox' 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s'
+        case 'jobs|--api-url' 'jobs submit|-s' 'jobs submit|--sandbox' 'jobs submit|--timeout' 'jobs submit|--profile' 'jobs submit|--api-url'
             return 0
-        case 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout' 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s'
+        case 'jobs run|-s' 'jobs run|--sandbox' 'jobs run|--name' 'jobs run|--timeout' 'jobs run|--shell' 'jobs run|--cwd'
             return 0
-        case 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url' 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation'
+        case 'jobs run|-e' 'jobs run|--env' 'jobs run|--env-file' 'jobs run|--queue-key' 'jobs run|--profile' 'jobs run|--api-url'
             return 0
-        case 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l' 'sandbox create|--label' 'sandbox create|--idle-timeout' 'sandbox create|-v'
+        case 'jobs list|-s' 'jobs list|--sandbox' 'jobs list|--request' 'jobs list|--status' 'jobs list|--profile' 'jobs list|--api-url'
             return 0
-        case 'sandbox create|--volume' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain' 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image'
+        case 'jobs show|-s' 'jobs show|--sandbox' 'jobs show|--profile' 'jobs show|--api-url' 'jobs logs|-s' 'jobs logs|--sandbox'
             return 0
-        case 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus' 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile'
+        case 'jobs logs|--profile' 'jobs logs|--api-url' 'jobs wait|-s' 'jobs wait|--sandbox' 'jobs wait|--request' 'jobs wait|--timeout'
             return 0
-        case 'sandbox create|--api-url' 'sandbox list|-l' 'sandbox list|--label' 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile'
+        case 'jobs wait|--profile' 'jobs wait|--api-url' 'jobs cancel|-s' 'jobs cancel|--sandbox' 'jobs cancel|--profile' 'jobs cancel|--api-url'
             return 0
-        case 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url' 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--idle-timeout'
+        case 'sandbox|--profile' 'sandbox|--api-url' 'sandbox create|--isolation' 'sandbox create|-p' 'sandbox create|--publish' 'sandbox create|-l'
             return 0
-        case 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus' 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--allow-domain'
+        case 'sandbox create|--label' 'sandbox create|--idle-timeout' 'sandbox create|-v' 'sandbox create|--volume' 'sandbox create|--allow-domain' 'sandbox create|--deny-domain'
             return 0
-        case 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy' 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox egress|--profile'
+        case 'sandbox create|--allow-cidr' 'sandbox create|--egress-policy' 'sandbox create|--image' 'sandbox create|--memory' 'sandbox create|--pids' 'sandbox create|--cpus'
             return 0
-        case 'sandbox egress|--api-url' 'sandbox stop|-l' 'sandbox stop|--label' 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile'
+        case 'sandbox create|--tmp-size' 'sandbox create|--disk' 'sandbox create|--profile' 'sandbox create|--api-url' 'sandbox list|-l' 'sandbox list|--label'
             return 0
-        case 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url' 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l'
+        case 'sandbox list|--profile' 'sandbox list|--api-url' 'sandbox show|--profile' 'sandbox show|--api-url' 'sandbox stats|--profile' 'sandbox stats|--api-url'
             return 0
-        case 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url' 'image|--profile' 'image|--api-url' 'image pull|--profile'
+        case 'sandbox update|-l' 'sandbox update|--label' 'sandbox update|--idle-timeout' 'sandbox update|--memory' 'sandbox update|--pids' 'sandbox update|--cpus'
             return 0
-        case 'image pull|--api-url' 'image import|--profile' 'image import|--api-url' 'image list|--profile' 'image list|--api-url' 'image rm|--profile'
+        case 'sandbox update|--tmp-size' 'sandbox update|--disk' 'sandbox update|--allow-domain' 'sandbox update|--deny-domain' 'sandbox update|--allow-cidr' 'sandbox update|--egress-policy'
             return 0
-        case 'image rm|--api-url' 'volume|--profile' 'volume|--api-url' 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile'
+        case 'sandbox update|--profile' 'sandbox update|--api-url' 'sandbox egress|--profile' 'sandbox egress|--api-url' 'sandbox stop|-l' 'sandbox stop|--label'
             return 0
-        case 'volume list|--api-url' 'volume show|--profile' 'volume show|--api-url' 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile'
+        case 'sandbox stop|--profile' 'sandbox stop|--api-url' 'sandbox start|--profile' 'sandbox start|--api-url' 'sandbox pause|--profile' 'sandbox pause|--api-url'
             return 0
-        case 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url'
+        case 'sandbox resume|--profile' 'sandbox resume|--api-url' 'sandbox rm|-l' 'sandbox rm|--label' 'sandbox rm|--profile' 'sandbox rm|--api-url'
             return 0
-        case 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url'
+        case 'image|--profile' 'image|--api-url' 'image pull|--profile' 'image pull|--api-url' 'image import|--profile' 'image import|--api-url'
             return 0
-        case 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout'
+        case 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'volume|--profile' 'volume|--api-url'
             return 0
-        case 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size'
+        case 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile' 'volume list|--api-url' 'volume show|--profile' 'volume show|--api-url'
             return 0
-        case 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir'
+        case 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile'
             return 0
-        case 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit' 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url'
+        case 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools'
             return 0
-        case 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url'
+        case 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
             return 0
-        case 'init|--profile' 'profile|--profile' 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile'
+        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
             return 0
-        case 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile'
+        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver'
             return 0
-        case 'profile rm|--api-url' 'config|--profile' 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile'
+        case 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
             return 0
-        case 'config set|--api-url' 'completion|--profile' 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile'
+        case 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
             return 0
-        case 'version|--api-url'
+        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
+            return 0
+        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
+            return 0
+        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
+            return 0
+        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
+            return 0
+        case 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -359,6 +369,7 @@ complete -c sbx -f
 
 # sbx
 complete -c sbx -n '__sbx_arg "" 0' -a exec -d 'run a command in a sandbox and record a receipt'
+complete -c sbx -n '__sbx_arg "" 0' -a run -d 'create a sandbox, run one command in it, remove it'
 complete -c sbx -n '__sbx_arg "" 0' -a shell -d 'an interactive shell in a sandbox'
 complete -c sbx -n '__sbx_arg "" 0' -a attach -d 'attach this terminal to an execution on a terminal'
 complete -c sbx -n '__sbx_arg "" 0' -a receipts -d 'inspect, observe and resubmit receipts'
@@ -416,6 +427,44 @@ complete -c sbx -n '__sbx_at "exec"' -s q -l quiet -d 'print only data'
 complete -c sbx -n '__sbx_at "exec"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "exec"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "exec" 0 more' -a '(__sbx_command_line)'
+
+# sbx run
+complete -c sbx -n '__sbx_at "run"' -l name -x -d 'the sandbox\'s name (default: run- and 8 random letters)'
+complete -c sbx -n '__sbx_at "run"' -l image -x -d 'its root is this OCI image\'s filesystem, writable (as sandbox create --image)'
+complete -c sbx -n '__sbx_at "run"' -l keep -d 'keep the sandbox afterwards (say how to remove it)'
+complete -c sbx -n '__sbx_at "run"' -l isolation -x -a 'auto bwrap none' -d 'auto (bwrap where it works, else none), bwrap or none'
+complete -c sbx -n '__sbx_at "run"' -l network -d 'user (outbound, not the host\'s loopback), host or allow-list'
+complete -c sbx -n '__sbx_at "run"' -l no-network -d 'only its own loopback (needs bwrap)'
+complete -c sbx -n '__sbx_at "run"' -s p -l publish -x -d 'publish port (host port 0: any free one; repeatable)'
+complete -c sbx -n '__sbx_at "run"' -s l -l label -x -d 'a label on the sandbox (repeatable)'
+complete -c sbx -n '__sbx_at "run"' -s v -l volume -x -d 'mount a named volume at /path, read-only with :ro (repeatable)'
+complete -c sbx -n '__sbx_at "run"' -l allow-domain -x -d 'a name it may reach: pypi.org, or *.domain for every name below (repeatable)'
+complete -c sbx -n '__sbx_at "run"' -l deny-domain -x -d 'a name refused even where an allow pattern matches (repeatable)'
+complete -c sbx -n '__sbx_at "run"' -l allow-cidr -x -d 'an address range it may reach, e.g. 203.0.113.0/24 (repeatable)'
+complete -c sbx -n '__sbx_at "run"' -l egress-policy -x -d 'a JSON file {allow_domains, deny_domains, allow_cidrs}'
+complete -c sbx -n '__sbx_at "run"' -l memory -x -d 'memory of all its commands together, e.g. 512m, 4g; none: no limit'
+complete -c sbx -n '__sbx_at "run"' -l pids -x -d 'processes (and threads) at once; a fork past it fails'
+complete -c sbx -n '__sbx_at "run"' -l cpus -x -d 'CPU time as a number of cores, e.g. 0.5, 2; none: no limit'
+complete -c sbx -n '__sbx_at "run"' -l tmp-size -x -d 'size of /tmp, /var/tmp and /dev/shm (each a tmpfs): a write past it fails with ENOSPC'
+complete -c sbx -n '__sbx_at "run"' -l disk -x -d 'workspace disk: a file system of its own (create only; root)'
+complete -c sbx -n '__sbx_at "run"' -l shell -x -d 'run STRING through /bin/sh -c instead of argv'
+complete -c sbx -n '__sbx_at "run"' -l timeout -x -d 'server-side timeout, 1s..10m (default: 2m)'
+complete -c sbx -n '__sbx_at "run"' -l client-timeout -x -d 'local deadline for an answer (default: timeout + 30s)'
+complete -c sbx -n '__sbx_at "run"' -l cwd -x -d 'working directory (default: the image\'s WorkingDir, else /workspace)'
+complete -c sbx -n '__sbx_at "run"' -s e -l env -x -d 'environment variable (repeatable)'
+complete -c sbx -n '__sbx_at "run"' -l env-file -r -F -d 'read K=V lines from a file'
+complete -c sbx -n '__sbx_at "run"' -s i -l stdin -d 'send sbx\'s standard input to the command (one-shot)'
+complete -c sbx -n '__sbx_at "run"' -l stream -d 'show output live (SSE)'
+complete -c sbx -n '__sbx_at "run"' -l fail-on-truncated -d 'exit 201, not 0, when the output shown is not all of it'
+complete -c sbx -n '__sbx_at "run"' -l json -d 'print the receipt as JSON and nothing else on stdout'
+complete -c sbx -n '__sbx_at "run"' -s V -l version -d 'print the version'
+complete -c sbx -n '__sbx_at "run"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
+complete -c sbx -n '__sbx_at "run"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'
+complete -c sbx -n '__sbx_at "run"' -l no-color -d 'no colour (also NO_COLOR)'
+complete -c sbx -n '__sbx_at "run"' -s q -l quiet -d 'print only data'
+complete -c sbx -n '__sbx_at "run"' -l verbose -d 'say more on stderr'
+complete -c sbx -n '__sbx_at "run"' -s h -l help -d 'show help'
+complete -c sbx -n '__sbx_arg "run" 0 more' -a '(__sbx_command_line)'
 
 # sbx shell
 complete -c sbx -n '__sbx_at "shell"' -s s -l sandbox -x -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name (default: default)'

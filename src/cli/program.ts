@@ -29,6 +29,7 @@ import * as profile from "./commands/profile/index.js";
 import * as receipts from "./commands/receipts/index.js";
 import * as sandbox from "./commands/sandbox/index.js";
 import * as volume from "./commands/volume/index.js";
+import { declareRun } from "./commands/run/index.js";
 
 type Declare = (program: Command, bind: Bind) => void;
 
@@ -39,6 +40,7 @@ type Declare = (program: Command, bind: Bind) => void;
  */
 const TOP_LEVEL: Record<string, Declare> = {
   exec: declareExec,
+  run: declareRun,
   shell: declareShell,
   attach: declareAttach,
   receipts: receipts.register,

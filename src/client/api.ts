@@ -208,12 +208,16 @@ export class Api {
     });
   }
 
-  /** Removes a sandbox and its workspace; with `force`, what runs in it is ended first. */
-  async removeSandbox(id: string, opts: { force?: boolean } = {}): Promise<void> {
+  /**
+   * Removes a sandbox and its workspace; with `force`, what runs in it is ended first.
+   * `signal` replaces the client's interrupt (sbx run removes its sandbox after a Ctrl-C).
+   */
+  async removeSandbox(id: string, opts: { force?: boolean; signal?: AbortSignal } = {}): Promise<void> {
     await this.call(`remove sandbox ${id}`, {
       method: "DELETE",
       path: routePath("sandbox.delete", { id }, { force: opts.force }),
       deadlineMs: 120_000,
+      ...(opts.signal === undefined ? {} : { signal: opts.signal }),
     });
   }
 

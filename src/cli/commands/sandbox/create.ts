@@ -7,6 +7,7 @@ import type {
   IsolationRequest,
   NetworkMode,
   PublishRequest,
+  Sandbox,
   SandboxLimitsRequest,
 } from "../../../protocol/types.js";
 import { type EgressFlagValues, egressFromFlags } from "./egress-flags.js";
@@ -99,8 +100,16 @@ export function parsePublish(text: string): PublishRequest {
 }
 
 export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
+  const sandbox = await createFromOptions(opts, ctx);
+  if (opts.json) printJson(ctx, sandboxDocument(sandbox));
+  else await printSandboxes(ctx.io, [sandbox]);
+  return ExitCodes.ok;
+}
+
+/** The create request the options say, sent; a refusal exits 125 saying no sandbox was created. */
+export async function createFromOptions(opts: CreateOptions, ctx: Context): Promise<Sandbox> {
   const api = await ctx.api();
-  const sandbox = await refusalIsUsage(
+  return refusalIsUsage(
     () =>
       api.createSandbox(
         {
@@ -120,9 +129,6 @@ export async function run(opts: CreateOptions, ctx: Context): Promise<number> {
       ),
     "no sandbox was created",
   );
-  if (opts.json) printJson(ctx, sandboxDocument(sandbox));
-  else await printSandboxes(ctx.io, [sandbox]);
-  return ExitCodes.ok;
 }
 
 /** `--volume NAME:/path[:ro]` (protocol/volumes.ts); a usage error saying what is wrong. */

@@ -122,7 +122,7 @@ function declareCreate(noun: Command, bind: Bind): void {
 }
 
 /** The egress flags of create and update (docs/network.md). */
-function egressOptions(cmd: Command, verb: string): void {
+export function egressOptions(cmd: Command, verb: string): void {
   cmd
     .option(
       "--allow-domain <pattern>",
@@ -135,7 +135,7 @@ function egressOptions(cmd: Command, verb: string): void {
 }
 
 /** The limit flags of create and update (docs/drivers.md, "Limits"). */
-function limitOptions(cmd: Command, defaults: string): void {
+export function limitOptions(cmd: Command, defaults: string): void {
   cmd
     .option("--memory <size>", "memory of all its commands together, e.g. 512m, 4g; none: no limit")
     .option("--pids <n>", "processes (and threads) at once; a fork past it fails")
