@@ -23,6 +23,7 @@ import { DEFAULT_RECORD_PENDING_PUBLISH_MS, FaultInjector, FaultMemory, parseFau
 import { DEFAULT_KEY_RETENTION_MS, IdempotencyKeys } from "./http/idempotency.js";
 import { bindUnixSocket, lockDataDir, type OwnedSocket, preparePrivateDir } from "./http/ownership.js";
 import { HttpEdge } from "./http/server.js";
+import type { Mount } from "./http/mount.js";
 import { DEFAULT_SSE_PING_MS } from "./http/sse.js";
 import { JobManager } from "./jobs/index.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES, ProcessSupervisor } from "./processes/index.js";
@@ -110,6 +111,11 @@ export interface BackendOptions {
    * validating run that holds the traffic to the OpenAPI document. A test tool.
    */
   wireRecord?: string;
+  /**
+   * Handlers served at paths of their own beside /api/v1 (http/mount.ts), authenticated
+   * as every route: `sbx daemon run` mounts its MCP server at /mcp.
+   */
+  mounts?: readonly Mount[];
 }
 
 export interface CloseOptions {
@@ -332,6 +338,7 @@ class Backend {
       ...(opts.idleExitMs !== undefined && { idleExitMs: opts.idleExitMs }),
       ...(opts.onIdle !== undefined && { onIdle: opts.onIdle }),
       ...(opts.wireRecord !== undefined && { wireRecord: opts.wireRecord }),
+      ...(opts.mounts !== undefined && { mounts: opts.mounts }),
       // No execution runs, no supervised process runs, waits to restart or is being stopped, and no job is unfinished.
       nothingRuns: () => this.runs.count() === 0 && this.jobs.unfinishedCount === 0,
     });
@@ -383,6 +390,8 @@ class Backend {
   }
 
   private async shutdown(opts: CloseOptions): Promise<void> {
+    // First, while everything still serves: a mount's sessions end their calls' work.
+    if (!opts.simulateCrash) await this.edge.closeMounts();
     this.retention.stop();
     await this.idle.close();
     this.sandboxes.closePublishedPorts();

@@ -11,6 +11,9 @@ import { parseFaultSpec } from "./http/faults.js";
 import { dataDirInUse, listenerAnswers } from "./http/ownership.js";
 import { type BackendHandle, type BackendOptions, startBackend } from "./backend.js";
 
+/** What `sbx daemon run` may serve beside /api/v1 (the MCP server at /mcp): http/mount.ts. */
+export type { Mount } from "./http/mount.js";
+
 export interface DaemonOptions extends BackendOptions {
   /** Default <dataDir>/daemon.pid. */
   pidFile?: string;

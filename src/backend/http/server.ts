@@ -34,6 +34,7 @@ import { Forwards } from "./forward-socket.js";
 import { openPortForward } from "./handlers/port-forward.js";
 import type { UpgradeContext } from "./handlers/terminals.js";
 import { WireRecorder, type WireTap } from "./wire-record.js";
+import { type Mount, mountReadsBody } from "./mount.js";
 
 /** After shutdown ended the runs, how long answers may take to flush. */
 const CLOSE_FLUSH_MS = 2000;
@@ -60,6 +61,8 @@ export interface EdgeOptions {
   nothingRuns: () => boolean;
   /** Records every exchange into a file of this directory (wire-record.ts): a test tool. */
   wireRecord?: string;
+  /** Handlers served at paths of their own outside /api/v1 (mount.ts): /mcp. */
+  mounts?: readonly Mount[];
 }
 
 export class HttpEdge {
@@ -164,7 +167,14 @@ export class HttpEdge {
     return server;
   }
 
+  /** Ends what the mounts hold open (their sessions), while the backend still serves. */
+  async closeMounts(): Promise<void> {
+    await Promise.allSettled((this.opts.mounts ?? []).map((m) => m.close()));
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse, transport: Transport): Promise<void> {
+    const mount = this.mountOf(req.url);
+    if (mount !== undefined) return this.serveMount(mount, req, res, transport);
     const started = performance.now();
     const method = req.method ?? "GET";
     const tap = this.recorder?.tap(req, res);
@@ -250,6 +260,40 @@ export class HttpEdge {
       services: this.opts.services,
     };
     return applyAnswerFault(fault.action, await route.handler(ctx), fault.field);
+  }
+
+  /** The mount whose path the request is for (its query aside), if any. */
+  private mountOf(target: string | undefined): Mount | undefined {
+    const mounts = this.opts.mounts ?? [];
+    if (mounts.length === 0) return undefined;
+    const pathname = (target ?? "/").split("?")[0];
+    return mounts.find((m) => m.path === pathname);
+  }
+
+  /**
+   * A request for a mount: authenticated on TCP exactly as a route is (401 without the
+   * token), its body bounded, in flight until the mount answered; never recorded by the
+   * wire recorder (it is not the /api/v1 contract). The mount writes its own answer.
+   */
+  private async serveMount(mount: Mount, req: IncomingMessage, res: ServerResponse, transport: Transport) {
+    const started = performance.now();
+    const method = req.method ?? "GET";
+    this.inFlight++;
+    clearTimeout(this.idleTimer);
+    let status: number | null = null;
+    try {
+      if (transport === "tcp") this.authenticate(req);
+      if (this.closing) throw new ApiError(503, ErrorCodes.notStarted, "the backend is stopping", {});
+      const body = mountReadsBody(method) ? await readBody(req, this.opts.maxBodyBytes) : Buffer.alloc(0);
+      await mount.serve(req, res, body);
+      status = res.statusCode;
+    } catch (err) {
+      status = writeReply(res, this.errorReply(err, method, mount.path));
+    } finally {
+      this.inFlight--;
+      this.armIdle();
+    }
+    this.log(`${method} ${mount.path} ${status ?? "dropped"} ${Math.round(performance.now() - started)}ms`);
   }
 
   /**

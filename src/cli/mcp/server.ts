@@ -9,6 +9,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Api } from "../../client/api.js";
+import type { Endpoint } from "../../client/endpoint.js";
 import { UsageError } from "../../common/errors.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { VERSION } from "../../version.js";
@@ -78,7 +79,7 @@ export function parseSettings(raw: RawMcpFlags, defaultSandbox: string | undefin
 }
 
 /** The IO of a server whose stdout is the protocol's: what sbx would print there goes to stderr. */
-function stderrOnly(io: IO): IO {
+export function stderrOnly(io: IO): IO {
   return Object.assign(Object.create(io) as IO, {
     out: (line: string) => io.err(line),
     writeOut: (chunk: string | Uint8Array) => io.writeErr(chunk),
@@ -138,20 +139,13 @@ function progress(
   return () => clearInterval(timer);
 }
 
-/**
- * The server, its tools bound to `ctx`. Every call runs with its own interrupt (the
- * client's cancellation) and never touches stdout; the client is made on first use.
- */
-export function createServer(
-  ctx: Context,
-  tools: readonly Tool[],
-  settings: ServerSettings,
-): { server: Server; settled: () => Promise<void> } {
-  const inFlight = new Set<Promise<unknown>>();
-  const server = new Server({ name: "sbx", version: VERSION }, { capabilities: { tools: {} } });
-  const validator = new AjvJsonSchemaValidator();
-  const checks = new Map(tools.map((t) => [t.name, validator.getValidator(jsonSchema(t.input))]));
-  const endpoint = ctx.endpoint();
+/** The backend a server's tools act on, and its client, made on first use (one for all the sessions of /mcp). */
+export interface BackendClient {
+  endpoint: Endpoint;
+  api: () => Promise<Api>;
+}
+
+export function backendClient(ctx: Context, endpoint: Endpoint): BackendClient {
   let api: Promise<Api> | null = null;
   const clientOnce = () => {
     api ??= ctx.api(endpoint).catch((err: unknown) => {
@@ -160,6 +154,24 @@ export function createServer(
     });
     return api;
   };
+  return { endpoint, api: clientOnce };
+}
+
+/**
+ * The server, its tools bound to `ctx`. Every call runs with its own interrupt (the
+ * client's cancellation) and never touches stdout; the client is made on first use.
+ */
+export function createServer(
+  ctx: Context,
+  tools: readonly Tool[],
+  settings: ServerSettings,
+  backend: BackendClient = backendClient(ctx, ctx.endpoint()),
+): { server: Server; settled: () => Promise<void> } {
+  const inFlight = new Set<Promise<unknown>>();
+  const server = new Server({ name: "sbx", version: VERSION }, { capabilities: { tools: {} } });
+  const validator = new AjvJsonSchemaValidator();
+  const checks = new Map(tools.map((t) => [t.name, validator.getValidator(jsonSchema(t.input))]));
+  const { endpoint, api: clientOnce } = backend;
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((t) => ({
       name: t.name,

@@ -11,6 +11,7 @@ import { clearStartFailure, recordStartFailure } from "../../daemon-start-failur
 import { DAEMON_TOKEN_MIN_LENGTH } from "../../../protocol/types.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
 import { parseSize } from "../../../common/sizes.js";
+import { mcpMount } from "../../mcp/mount.js";
 
 export interface DaemonRunOptions {
   listen: { host: string; port: number } | undefined;
@@ -206,6 +207,8 @@ async function startDaemon(
     ...(opts.jobConcurrency === undefined ? {} : { jobConcurrency: opts.jobConcurrency }),
     ...(opts.jobOutputMaxBytes === undefined ? {} : { jobOutputBudgetBytes: opts.jobOutputMaxBytes }),
     ...(opts.slurm === undefined ? {} : { drivers: { slurm: { ...opts.slurm, env: ctx.env } } }),
+    // MCP's Streamable HTTP transport beside /api/v1, its tools acting through this daemon's socket.
+    mounts: [mcpMount(ctx)],
     log,
   });
 }
