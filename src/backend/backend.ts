@@ -258,6 +258,7 @@ class Backend {
       log,
       now,
       onSettled: () => this.edge?.armIdle(),
+      egress: drivers.egress,
     });
     this.processes = new ProcessSupervisor({
       store,

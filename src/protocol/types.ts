@@ -64,7 +64,9 @@ export type {
   FileStat,
 } from "./schemas/system.js";
 export type { SandboxStats } from "./schemas/stats.js";
-export type { EgressConnection, EgressReport } from "./schemas/egress.js";
+export type { EgressConnection, EgressDenial, EgressDenied, EgressReport } from "./schemas/egress.js";
+/** How many of the first egress refusals an execution's record keeps (docs/network.md, "Evidence"). */
+export const EGRESS_DENIED_KEPT = 10;
 export { Volume, VolumeCreateRequest, VolumeList, VolumeMount } from "./schemas/volumes.js";
 
 import type { Outcome } from "./schemas/base.js";

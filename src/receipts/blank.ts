@@ -20,6 +20,7 @@ export function blank(): Classified {
     end_reason: null,
     image_digest: null,
     usage: null,
+    egress_denied: null,
     record_pending: false,
     error: null,
     retry_after_ms: null,
@@ -31,7 +32,7 @@ export function blank(): Classified {
   };
 }
 
-/** An answer's `usage` as JSON text when it is an object; null otherwise (absent, null, or not the documented shape). */
+/** An answer's `usage` (or `egress_denied`) as JSON text when it is an object; null otherwise (absent, null, or not the documented shape). */
 export function usageText(usage: unknown): string | null {
   return typeof usage === "object" && usage !== null && !Array.isArray(usage) ? JSON.stringify(usage) : null;
 }

@@ -59,6 +59,7 @@ export const OBSERVATION_FIELDS = [
   "boot",
   "classification",
   "definitive",
+  "egress_denied",
   "end_reason",
   "error_code",
   "error_message",
@@ -89,6 +90,7 @@ export const OBSERVATION_FIELDS = [
  */
 export const LATER_FIELDS: ReadonlySet<string> = new Set([
   "boot",
+  "egress_denied",
   "end_reason",
   "job_id",
   "image_digest",

@@ -68,6 +68,11 @@ export interface Classified {
    * object as JSON text, kept as received; null when the answer had none.
    */
   usage: string | null;
+  /**
+   * The connections its sandbox's egress proxy refused while it ran, as the answer said
+   * (its `egress_denied`, docs/network.md, "Evidence"): JSON text; null when it said none.
+   */
+  egress_denied: string | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -134,6 +139,7 @@ function fromRecord(out: Classified, rec: ExecutionRecord): Classified {
   out.end_reason = typeof rec.end_reason === "string" ? rec.end_reason : null;
   out.image_digest = typeof rec.image_digest === "string" ? rec.image_digest : null;
   out.usage = usageText(rec.usage);
+  out.egress_denied = usageText(rec.egress_denied);
   out.record_pending = rec.record_pending === true;
   out.stdout = typeof rec.stdout === "string" ? rec.stdout : null;
   out.stderr = typeof rec.stderr === "string" ? rec.stderr : null;

@@ -45,6 +45,11 @@ export interface ReceiptDocument {
   image_digest: string | null;
   /** What the command used (docs/operations.md, "Per-command usage"), as its answer said; null when it said nothing. */
   usage: Record<string, unknown> | null;
+  /**
+   * The connections its sandbox's egress proxy refused while it ran (docs/network.md,
+   * "Evidence"): `{total, first: [{at, host, port, protocol, reason}]}`, as its answer said; null: none.
+   */
+  egress_denied: Record<string, unknown> | null;
   record_pending: boolean;
   http_status: number | null;
   error: { code: string; message: string } | null;
@@ -84,6 +89,7 @@ export interface ObservationDocument {
   end_reason: string | null;
   image_digest: string | null;
   usage: Record<string, unknown> | null;
+  egress_denied: Record<string, unknown> | null;
   record_pending: boolean;
   error: { code: string; message: string } | null;
   retry_after_ms: number | null;
@@ -215,6 +221,7 @@ function observationDocument(o: ObservationRow): ObservationDocument {
     end_reason: o.end_reason,
     image_digest: o.image_digest,
     usage: parseUsage(o.usage),
+    egress_denied: parseUsage(o.egress_denied),
     record_pending: o.record_pending,
     error: o.error_code === null ? null : { code: o.error_code, message: o.error_message ?? "" },
     retry_after_ms: o.retry_after_ms,
@@ -255,6 +262,7 @@ export function receiptDocument(stored: StoredReceipt): ReceiptDocument {
     end_reason: answered?.end_reason ?? null,
     image_digest: observations.find((o) => o.image_digest !== null)?.image_digest ?? null,
     usage: parseUsage(answered?.usage ?? null),
+    egress_denied: parseUsage(answered?.egress_denied ?? null),
     record_pending: answered?.record_pending ?? false,
     http_status: answered?.http_status ?? null,
     error: answered?.error_code ? { code: answered.error_code, message: answered.error_message ?? "" } : null,
@@ -282,7 +290,7 @@ export function detailedReceiptDocument(stored: StoredReceipt): DetailedReceiptD
   };
 }
 
-/** A stored usage (JSON text, as the answer said it) as the object it was; null when none or unreadable. */
+/** A stored usage or egress_denied (JSON text, as the answer said it) as the object it was; null when none or unreadable. */
 function parseUsage(text: string | null): Record<string, unknown> | null {
   if (text === null) return null;
   try {

@@ -111,4 +111,8 @@ export const MIGRATIONS: readonly Migration[] = [
   // 10: what the command used, as the answer said (its `usage` as JSON text; docs/operations.md,
   // "Per-command usage"). Hashed only when set (chain.ts, LATER_FIELDS).
   "ALTER TABLE observations ADD COLUMN usage TEXT;",
+  // 11: the connections the sandbox's egress proxy refused while the command ran, as the
+  // answer said (its `egress_denied` as JSON text; docs/network.md, "Evidence"). Hashed
+  // only when set (chain.ts, LATER_FIELDS).
+  "ALTER TABLE observations ADD COLUMN egress_denied TEXT;",
 ];

@@ -99,6 +99,8 @@ export interface ObservationRow {
   image_digest: string | null;
   /** What the command used, as the answer said (CommandUsage as JSON text); null when it said nothing. */
   usage: string | null;
+  /** The connections refused while it ran, as the answer said (JSON text); null: none said. */
+  egress_denied: string | null;
 }
 
 export interface StoredReceipt {
@@ -136,6 +138,7 @@ function rowToObservation(r: Record<string, unknown>): ObservationRow {
     end_reason: (r.end_reason as string | null) ?? null,
     image_digest: (r.image_digest as string | null) ?? null,
     usage: (r.usage as string | null) ?? null,
+    egress_denied: (r.egress_denied as string | null) ?? null,
   };
 }
 
@@ -174,6 +177,7 @@ export function observationRow(
     end_reason: c.end_reason,
     image_digest: c.image_digest,
     usage: c.usage,
+    egress_denied: c.egress_denied,
   };
 }
 
@@ -351,8 +355,8 @@ export class ReceiptStore {
             `INSERT INTO observations (receipt_id, attempt, source, at, classification, definitive, http_status,
                execution_id, process_id, request_id, outcome, exit_code, signal, system_error, record_pending,
                error_code, error_message, retry_after_ms, stdout, stderr, stdout_truncated, stderr_truncated, boot,
-               end_reason, job_id, image_digest, usage)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+               end_reason, job_id, image_digest, usage, egress_denied)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             receiptId,
@@ -382,6 +386,7 @@ export class ReceiptStore {
             c.job_id,
             c.image_digest,
             c.usage,
+            c.egress_denied,
           );
         withChain(this.db, (chain) => chain.appendObservation(receiptId, Number(lastInsertRowid)));
         for (const column of ["execution_id", "process_id", "request_id"] as const) {

@@ -37,6 +37,8 @@ import {
   RunListeners,
 } from "../runs/index.js";
 import { executionTerminal } from "./terminal.js";
+import { EgressDenials } from "./egress-denials.js";
+import type { EgressHub } from "../egress/index.js";
 
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
@@ -83,6 +85,8 @@ export interface ExecutionManagerOptions {
   onSettled?: () => void;
   /** The clock record times are read from. */
   now?: () => number;
+  /** The sandboxes' egress proxies: their refusals are charged to the executions running (egress-denials.ts). */
+  egress?: EgressHub;
 }
 
 export class ExecutionManager {
@@ -101,6 +105,7 @@ export class ExecutionManager {
   private readonly unsavedEnds = new Map<string, ExecutionEnd>();
   /** Attached terminals, told of each execution's output and end. */
   private readonly watchers = new RunListeners();
+  private readonly denials: EgressDenials;
 
   constructor(opts: ExecutionManagerOptions) {
     this.store = new ExecutionStore(opts.store);
@@ -111,6 +116,7 @@ export class ExecutionManager {
     this.now = opts.now ?? Date.now;
     this.runs = opts.runs;
     this.live = opts.runs.of<LiveExecution>("execution");
+    this.denials = new EgressDenials(opts.egress ?? null);
   }
 
   isLive(executionId: string): boolean {
@@ -165,6 +171,9 @@ export class ExecutionManager {
   /** A row as answered: an end known but not stored yet (a full disk) is said, with record_pending (it ran; do not resubmit). */
   private recordOf(row: ExecutionRow, opts: { withoutOutput?: boolean } = {}): ExecutionRecord {
     const unsaved = this.unsavedEnds.get(row.execution_id);
+    // Running: what its sandbox's egress proxy refused so far (egress-denials.ts).
+    const denied = row.outcome === "pending" ? this.denials.current(row.execution_id) : null;
+    if (denied !== null) return { ...toExecutionRecord(row), egress_denied: denied };
     if (unsaved === undefined || row.outcome !== "pending") return toExecutionRecord(row);
     const output = opts.withoutOutput ? { stdout: "", stderr: "" } : {};
     return toExecutionRecord({ ...row, ...endColumns(unsaved), ...output, record_pending: 1 });
@@ -304,6 +313,7 @@ export class ExecutionManager {
       },
     };
     this.live.set(executionId, entry);
+    this.denials.begin(executionId, sandboxId, () => {});
     return this.get(executionId)!;
   }
 
@@ -414,6 +424,7 @@ export class ExecutionManager {
       system_error: result.systemError ?? (shutdownCancel ? SYSTEM_ERROR_BACKEND_SHUTDOWN : null),
       end_reason: result.endReason,
       usage: result.usage,
+      egress_denied: this.denials.end(executionId),
       record_pending: false,
       stdout: result.stdout.text,
       stderr: result.stderr.text,
@@ -473,6 +484,7 @@ function endingOf(end: ExecutionEnd): LogEnding {
     system_error: end.system_error,
     ...(end.end_reason !== null && { end_reason: end.end_reason }),
     ...(end.usage !== null && { usage: end.usage }),
+    ...(end.egress_denied != null && { egress_denied: end.egress_denied }),
     record_pending: end.record_pending,
     finished_at: end.finished_at,
   };
@@ -507,6 +519,7 @@ function endColumns(end: ExecutionEnd): Partial<ExecutionRow> {
     system_error: end.system_error,
     end_reason: end.end_reason,
     usage: end.usage === null ? null : JSON.stringify(end.usage),
+    egress_denied: end.egress_denied == null ? null : JSON.stringify(end.egress_denied),
     stdout: end.stdout,
     stderr: end.stderr,
     stdout_bytes: end.stdout_bytes,

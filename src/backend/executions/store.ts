@@ -2,7 +2,7 @@
 // execution_event_bases; the schema is store/migrations.ts). Each method is one
 // statement; callers group writes that must land together in BackendStore.transaction.
 
-import type { CommandUsage, EndReason, ExecutionRecord, Outcome } from "../../protocol/types.js";
+import type { CommandUsage, EgressDenied, EndReason, ExecutionRecord, Outcome } from "../../protocol/types.js";
 import { columnsOf, TableAccess } from "../store/index.js";
 import { prefixRange } from "../../common/ids.js";
 
@@ -22,6 +22,8 @@ export interface ExecutionRow {
   end_reason: EndReason | null;
   /** JSON: what it used (CommandUsage), once it ended; null before, or for a row from before usage was measured. */
   usage?: string | null;
+  /** JSON: the connections its sandbox's egress proxy refused while it ran (EgressDenied); null: none. */
+  egress_denied?: string | null;
   record_pending: number;
   cancel_requested: number;
   stdout: string;
@@ -79,6 +81,8 @@ export interface ExecutionEnd {
   system_error: string | null;
   end_reason: EndReason | null;
   usage: CommandUsage | null;
+  /** Connections refused while it ran (egress-denials.ts); absent or null: none. */
+  egress_denied?: EgressDenied | null;
   record_pending: boolean;
   stdout: string;
   stderr: string;
@@ -136,6 +140,7 @@ export const EXECUTION_COLUMNS = columnsOf<ExecutionRow>({
   system_error: true,
   end_reason: true,
   usage: true,
+  egress_denied: true,
   record_pending: true,
   cancel_requested: true,
   stdout: true,
@@ -179,6 +184,7 @@ export function toExecutionRecord(row: ExecutionRow): ExecutionRecord {
     end_reason: row.end_reason ?? null,
     image_digest: row.image_digest ?? null,
     usage: row.usage == null ? null : (JSON.parse(row.usage) as CommandUsage),
+    ...(row.egress_denied != null && { egress_denied: JSON.parse(row.egress_denied) as EgressDenied }),
     record_pending: row.record_pending === 1,
     cancel_requested: row.cancel_requested === 1,
     stdout: row.stdout,
@@ -237,7 +243,8 @@ export class ExecutionStore extends TableAccess {
     this.db
       .statement(
         `UPDATE executions SET
-           outcome = ?, exit_code = ?, signal = ?, system_error = ?, end_reason = ?, usage = ?, record_pending = ?,
+           outcome = ?, exit_code = ?, signal = ?, system_error = ?, end_reason = ?, usage = ?, egress_denied = ?,
+           record_pending = ?,
            stdout = ?, stderr = ?, stdout_bytes = ?, stderr_bytes = ?,
            stdout_truncated = ?, stderr_truncated = ?, finished_at = ?, duration_ms = ?
          WHERE execution_id = ?`,
@@ -249,6 +256,7 @@ export class ExecutionStore extends TableAccess {
         end.system_error,
         end.end_reason,
         end.usage === null ? null : JSON.stringify(end.usage),
+        end.egress_denied == null ? null : JSON.stringify(end.egress_denied),
         end.record_pending ? 1 : 0,
         end.stdout,
         end.stderr,

@@ -256,4 +256,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE sandboxes ADD COLUMN idle_timeout_ms INTEGER;
   ALTER TABLE sandboxes ADD COLUMN last_stop TEXT;
   `,
+  // Egress evidence (docs/network.md, "Evidence"): the connections a sandbox's egress
+  // proxy refused while an execution ran there, as JSON ({total, first}); null: none.
+  `
+  ALTER TABLE executions ADD COLUMN egress_denied TEXT;
+  `,
 ];

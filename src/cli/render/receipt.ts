@@ -5,6 +5,7 @@ import type { ChalkInstance } from "chalk";
 import type { Classification } from "../../receipts/classifications.js";
 import { createdBy, type DetailedReceiptDocument, explain, type ReceiptDocument } from "../../receipts/document.js";
 import type { IO } from "../io/io.js";
+import { egressDeniedLines } from "./egress-denied.js";
 import { usageLine } from "./usage.js";
 
 export function colorClassification(chalk: ChalkInstance, c: Classification | null): string {
@@ -57,6 +58,12 @@ export function printReceiptDetail(io: IO, doc: DetailedReceiptDocument): void {
   }
   // What it used, measured for it alone (docs/operations.md, "Per-command usage").
   if (doc.usage !== null) line("Used", usageLine(doc.usage));
+  // What its sandbox's egress proxy refused while it ran (docs/network.md, "Evidence").
+  if (doc.egress_denied !== null) {
+    const [summary, ...each] = egressDeniedLines(doc.egress_denied);
+    line("Egress denied", summary!);
+    for (const d of each) line("", d);
+  }
   if (doc.error) line("Error", `${doc.error.code}: ${doc.error.message}`);
   line("Command", commandText(doc));
   const created = createdBy(doc);

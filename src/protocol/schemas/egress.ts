@@ -3,6 +3,7 @@
 
 import { Count, named, Nullable, type Static, StringEnum, Timestamp, Type } from "./base.js";
 import { EgressPolicy, NetworkMode } from "./system.js";
+import { EGRESS_DENIED_KEPT } from "../types.js";
 
 /** One connection a sandbox asked its egress proxy for (sbx; docs/network.md). */
 export const EgressConnection = named(
@@ -40,3 +41,29 @@ export const EgressReport = named(
   }),
 );
 export type EgressReport = Static<typeof EgressReport>;
+
+/** One connection refused while an execution ran (docs/network.md, "Evidence"). */
+export const EgressDenial = named(
+  "EgressDenial",
+  Type.Object({
+    at: Timestamp(),
+    host: Type.String({ description: "The name or address asked for (empty for one refused before it was read)." }),
+    port: Type.Integer(),
+    protocol: StringEnum(["http", "connect", "socks5"]),
+    reason: Type.String({ description: "Why it was refused." }),
+  }),
+);
+export type EgressDenial = Static<typeof EgressDenial>;
+
+/** The connections refused through a sandbox's egress proxy while an execution ran there (sbx). */
+export const EgressDenied = named(
+  "EgressDenied",
+  Type.Object({
+    total: Count({ description: "Connections refused while it ran (every one, not only those listed)." }),
+    first: Type.Array(EgressDenial, {
+      maxItems: EGRESS_DENIED_KEPT,
+      description: `The first ${EGRESS_DENIED_KEPT} of them, in order.`,
+    }),
+  }),
+);
+export type EgressDenied = Static<typeof EgressDenied>;

@@ -6,6 +6,7 @@ import {
   Command,
   CommandUsage,
   Count,
+  described,
   EndReason,
   Env,
   named,
@@ -27,6 +28,7 @@ import {
   TIMEOUT_MIN_MS,
   TTY_TIMEOUT_MAX_MS,
 } from "../types.js";
+import { EgressDenied } from "./egress.js";
 
 /** A terminal's window size (docs/protocol.md, "Terminals"). */
 export const TerminalSize = named(
@@ -115,6 +117,12 @@ export const ExecutionRecord = named(
         description:
           'What it used, measured for it alone (docs/operations.md, "Per-command usage"); null until it ended, when it never started, or for a record from before usage was measured (sbx).',
       }),
+    ),
+    egress_denied: Type.Optional(
+      described(
+        EgressDenied,
+        'Connections its sandbox\'s egress proxy refused while it ran (network allow-list; docs/network.md, "Evidence"); absent when none was (sbx).',
+      ),
     ),
     record_pending: Type.Boolean({
       description: "The result is kept but its summary could not be published yet; do not resubmit.",
@@ -210,6 +218,7 @@ export const ExitEventData = named(
     system_error: Nullable(Type.String()),
     end_reason: Type.Optional(Nullable(EndReason, { description: "As the execution record's (sbx)." })),
     usage: Type.Optional(Nullable(CommandUsage, { description: "As the execution record's (sbx)." })),
+    egress_denied: Type.Optional(EgressDenied),
     record_pending: Type.Boolean(),
     finished_at: Nullable(Timestamp()),
   }),
