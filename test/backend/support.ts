@@ -74,13 +74,18 @@ export function tempDir(prefix = "sbx-be-"): string {
   return makeTempDir(prefix);
 }
 
+// Each test request on a connection of its own (pipelining 0: no keep-alive). A reused idle
+// connection races the server's keep-alive timeout (5 s): on a loaded machine the client's
+// timers run late and it sends on a socket the server is closing — read ECONNRESET, a failure
+// of the test's client, not of the backend. (sbx's own client sends every mutating request
+// on a fresh connection for the same reason: src/platform/http-transport.ts.)
 export function socketClient(socketPath: string): { api: Api; close(): Promise<void> } {
-  const agent = new Agent({ connect: { socketPath } });
+  const agent = new Agent({ connect: { socketPath }, pipelining: 0 });
   return { api: makeApi("http://localhost", agent), close: () => agent.close() };
 }
 
 export function tcpClient(port: number): { api: Api; close(): Promise<void> } {
-  const agent = new Agent();
+  const agent = new Agent({ pipelining: 0 });
   return { api: makeApi(`http://127.0.0.1:${port}`, agent), close: () => agent.close() };
 }
 
