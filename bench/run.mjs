@@ -5,7 +5,8 @@
 // The tables go to stdout and into BENCHMARKS.md, between its `<!-- bench:NAME -->`
 // markers; the prose around them is written by hand and kept.
 //
-// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,hardening,jobs,mcp]
+// Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,hardening,jobs,mcp,
+//                                      catchup,cptree,fleet,create (bench/throughput.mjs)]
 //                      [-- --concurrency N] [-- --no-write]
 
 import { spawnSync } from "node:child_process";
@@ -826,6 +827,28 @@ try {
     ["hardening", hardening],
     ["jobs", jobs],
     ["mcp", () => import("./mcp.mjs").then((m) => m.mcpBench({ env, sbxScript, runs, table, fmt, summary, median }))],
+    ...["catchup", "cptree", "fleet", "create"].map((name) => [
+      name,
+      () =>
+        import("./throughput.mjs").then((m) =>
+          m[name]({
+            env,
+            home,
+            sbx,
+            quote,
+            line,
+            RUNTIMES,
+            NODE,
+            BIN,
+            fmt,
+            median,
+            table,
+            summary,
+            runs,
+            require: createRequire(import.meta.url),
+          }),
+        ),
+    ]),
   ];
   for (const [name, fn] of steps) if (wants(name)) await fn();
   if (summary.length) summaryTable();
