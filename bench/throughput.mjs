@@ -140,7 +140,7 @@ export function cptree(h) {
   const tarPipe = (from, to) => `mkdir -p ${quote(to)} && tar -C ${quote(from)} -cf - . | tar -C ${quote(to)} -xf -`;
   const subjects = [
     {
-      label: "tar c | tar x of the tree (256 MiB, 1,024 files, 64 directories)",
+      label: "tar c \\| tar x of the tree (256 MiB, 1,024 files, 64 directories)",
       run: tarPipe(tree, out),
       clean: fresh,
     },
@@ -170,7 +170,7 @@ export function cptree(h) {
   table(
     "cptree",
     "sbx cp of a 256 MiB tree",
-    ["command", "median ms", "CPU ms (median)", "ratio to tar c | tar x", "CPU ratio"],
+    ["command", "median ms", "CPU ms (median)", "ratio to tar c \\| tar x", "CPU ratio"],
     subjects.map((s, i) => [
       s.label,
       fmt(median(t[i].ms), 0),
@@ -186,8 +186,8 @@ export function cptree(h) {
   );
   const ratio = (rt, dir) => median(t[subjects.findIndex((s) => s.rt === rt && s.dir === dir)].ms) / base;
   summary.push(
-    ["sbx cp of a 256 MiB tree in (ratio to tar c | tar x)", ratio(NODE, "in"), ratio(BIN, "in"), "≤ 1.5×"],
-    ["sbx cp of a 256 MiB tree out (ratio to tar c | tar x)", ratio(NODE, "out"), ratio(BIN, "out"), "≤ 1.5×"],
+    ["sbx cp of a 256 MiB tree in (ratio to tar c \\| tar x)", ratio(NODE, "in"), ratio(BIN, "in"), "≤ 1.5×"],
+    ["sbx cp of a 256 MiB tree out (ratio to tar c \\| tar x)", ratio(NODE, "out"), ratio(BIN, "out"), "≤ 1.5×"],
   );
   fs.rmSync(tree, { recursive: true, force: true });
   fresh();
@@ -290,24 +290,27 @@ export function create(h) {
   const cBase = [];
   const cFresh = [];
   const tag = `b${process.pid}`;
-  for (let i = 0; i < n; i++) {
-    const name = `${tag}-${i}`;
-    names.push(name);
-    let c0 = childCpuMs();
-    base.push(timed(() => shell(`${bwrapTrue} && ${line(BIN, ["exec", "--", "true"])}`, env)));
-    cBase.push(childCpuMs() - c0);
-    c0 = childCpuMs();
-    fresh.push(
-      timed(() =>
-        shell(
-          `${line(BIN, ["sandbox", "create", name])} > /dev/null && ${line(BIN, ["exec", "-s", name, "--", "true"])}`,
-          env,
+  try {
+    for (let i = 0; i < n; i++) {
+      const name = `${tag}-${i}`;
+      names.push(name);
+      let c0 = childCpuMs();
+      base.push(timed(() => shell(`${bwrapTrue} && ${line(BIN, ["exec", "--", "true"])}`, env)));
+      cBase.push(childCpuMs() - c0);
+      c0 = childCpuMs();
+      fresh.push(
+        timed(() =>
+          shell(
+            `${line(BIN, ["sandbox", "create", name])} > /dev/null && ${line(BIN, ["exec", "-s", name, "--", "true"])}`,
+            env,
+          ),
         ),
-      ),
-    );
-    cFresh.push(childCpuMs() - c0);
+      );
+      cFresh.push(childCpuMs() - c0);
+    }
+  } finally {
+    for (const name of names) spawnSync(BIN.argv[0], ["sandbox", "rm", name, "--force"], { env, stdio: "ignore" });
   }
-  for (const name of names) spawnSync(BIN.argv[0], ["sandbox", "rm", name, "--force"], { env, stdio: "ignore" });
   const sum = (xs) => xs.reduce((a, b) => a + b, 0);
   table(
     "create",

@@ -1,14 +1,16 @@
 // API calls for supervised processes (docs/protocol.md, "Supervised processes").
 
-import type {
-  Handle,
-  ProcessList,
-  ProcessLogChunk,
-  ProcessRecord,
-  ProcessResult,
-  ProcessSignalAnswer,
-  ProcessStdinAnswer,
-  ProcessStream,
+import { BackendError } from "../common/errors.js";
+import {
+  type Handle,
+  PROCESS_LOG_LIMIT_MAX,
+  type ProcessList,
+  type ProcessLogChunk,
+  type ProcessRecord,
+  type ProcessResult,
+  type ProcessSignalAnswer,
+  type ProcessStdinAnswer,
+  type ProcessStream,
 } from "../protocol/types.js";
 import { routePath } from "../protocol/routes.js";
 import { answerOrThrow } from "./api.js";
@@ -34,6 +36,9 @@ function logsPath(r: LogRead): string {
 }
 
 export class ProcessesApi {
+  /** The backend refused a raw read past PROCESS_LOG_LIMIT_MAX (it predates larger raw reads). */
+  private rawLimitRefused = false;
+
   constructor(readonly http: Requests) {}
 
   private async call<T>(what: string, req: SendRequest): Promise<T> {
@@ -72,8 +77,19 @@ export class ProcessesApi {
    * The same read answered raw (`Accept: application/octet-stream`): the bytes are
    * handed over unread, as they arrive, with the offsets from the answer's headers.
    */
-  openLogs(read: LogRead): Promise<RawPiece> {
-    return openRawRead(this.http, logsPath(read), `logs of ${read.id}`, read.waitMs + 30_000);
+  async openLogs(read: LogRead): Promise<RawPiece> {
+    const open = (r: LogRead) => openRawRead(this.http, logsPath(r), `logs of ${r.id}`, r.waitMs + 30_000);
+    if (read.limit <= PROCESS_LOG_LIMIT_MAX) return open(read);
+    if (this.rawLimitRefused) return open({ ...read, limit: PROCESS_LOG_LIMIT_MAX });
+    try {
+      return await open(read);
+    } catch (err) {
+      // A backend before raw reads of up to PROCESS_LOG_RAW_LIMIT_MAX refuses the limit
+      // (400 invalid_request): asked again within the JSON bound, as it always took.
+      if (!(err instanceof BackendError && err.status === 400 && err.code === "invalid_request")) throw err;
+      this.rawLimitRefused = true;
+      return open({ ...read, limit: PROCESS_LOG_LIMIT_MAX });
+    }
   }
 
   /** Sends bytes to the process's stdin, once, with a key. */

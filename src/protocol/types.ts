@@ -250,6 +250,8 @@ export const PROCESS_TIMEOUT_MAX_MS = 86_400_000;
 export const PROCESS_LOG_WAIT_MAX_MS = 60_000;
 export const PROCESS_LOG_LIMIT_DEFAULT = 1024 * 1024;
 export const PROCESS_LOG_LIMIT_MAX = 8 * 1024 * 1024;
+/** A raw read (streamed from the log's files, never held) may ask for the whole kept window at once. */
+export const PROCESS_LOG_RAW_LIMIT_MAX = 64 * 1024 * 1024;
 export const PROCESS_STOP_GRACE_DEFAULT_MS = 5000;
 export const PROCESS_STOP_GRACE_MAX_MS = 60_000;
 /** Bytes of each stream in a process result's tails. */

@@ -47,6 +47,32 @@ describe("ProcessLogStream with tiny limits", () => {
     expect(() => log.append(bytes(0, 1))).toThrow(/sealed/);
   });
 
+  it("opens a range as descriptors that still read whole after its segments are rotated away", () => {
+    const dir = path.join(tempDir(), "prc_open");
+    const log = ProcessLogStream.open(dir, "stdout", TINY);
+    log.append(bytes(0, 23));
+    const range = log.openRange(3, 100);
+    expect(range).toMatchObject({ offset: 3, rotated: false, nextOffset: 23, oldestOffset: 0 });
+    expect(range.pieces.map((p) => [p.position, p.length])).toEqual([
+      [3, 7],
+      [0, 10],
+      [0, 3],
+    ]);
+    // 30 bytes more: stdout.0.log and stdout.10.log are deleted, stdout.20.log grows.
+    log.append(bytes(23, 30));
+    expect(files(dir)).not.toHaveProperty("stdout.0.log");
+    expect(files(dir)).not.toHaveProperty("stdout.10.log");
+    const read = range.pieces.map((p) => {
+      const buf = Buffer.alloc(p.length);
+      expect(fs.readSync(p.fd, buf, 0, p.length, p.position)).toBe(p.length);
+      fs.closeSync(p.fd);
+      return buf;
+    });
+    expect(Buffer.concat(read).equals(bytes(3, 20))).toBe(true);
+    // Past the end: nothing opened.
+    expect(log.openRange(log.end, 10).pieces).toEqual([]);
+  });
+
   it("continues offsets and the last file when opened again, even with a stale known end", () => {
     const dir = tempDir();
     const first = ProcessLogStream.open(dir, "stderr", TINY);

@@ -107,4 +107,32 @@ describe("GET …/processes/{pid}/logs, raw", () => {
     expect(part.headers).toMatchObject({ "sbx-offset": "2", "sbx-next-offset": "5", "sbx-eof": "false" });
     expect(part.body.equals(want.subarray(2, 5))).toBe(true);
   });
+
+  it("reads up to 64 MiB in one raw read, across segments, streamed from the files (JSON stays within 8 MiB)", async () => {
+    const size = 20 * 1024 * 1024;
+    const started = await b.api("POST", "/api/v1/sandbox/default/processes", {
+      body: { command: ["sh", "-c", `head -c ${size} /dev/urandom | tee log20.bin`] },
+    });
+    expect(started.status).toBe(201);
+    const pid = (started.json as { process_id: string }).process_id;
+    const url = `/api/v1/sandbox/default/processes/${pid}/logs`;
+    await b.api("GET", `/api/v1/sandbox/default/processes/${pid}/result?wait_ms=60000`);
+    const want = fs.readFileSync(path.join(workspace, "log20.bin"));
+    expect(want.length).toBe(size);
+
+    const all = await rawGet(`${url}?stream=stdout&offset=1000&limit=${64 * 1024 * 1024}`);
+    expect(all.status).toBe(200);
+    expect(all.headers).toMatchObject({
+      "sbx-offset": "1000",
+      "sbx-next-offset": String(size),
+      "sbx-eof": "true",
+      "content-length": String(size - 1000),
+    });
+    expect(all.body.equals(want.subarray(1000))).toBe(true);
+
+    const over = await rawGet(`${url}?stream=stdout&limit=${64 * 1024 * 1024 + 1}`);
+    expect(over.status).toBe(400);
+    const json = await b.api("GET", `${url}?stream=stdout&limit=${8 * 1024 * 1024 + 1}`);
+    expect(json.status).toBe(400);
+  });
 });

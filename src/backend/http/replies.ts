@@ -299,3 +299,60 @@ export async function sendFileRange(
     res.destroy();
   }
 }
+
+/**
+ * Writes a 200 answer whose body is the given ranges of already open files, in order,
+ * piped as sendFileRange pipes one (never held whole); every descriptor is closed,
+ * whatever happens. A range that ends short (a file cut under us) ends the connection
+ * abruptly: the client sees a body short of its Content-Length.
+ */
+export async function sendOpenPieces(
+  res: ServerResponse,
+  headers: Record<string, string | number>,
+  pieces: readonly { fd: number; position: number; length: number }[],
+): Promise<void> {
+  const length = pieces.reduce((n, p) => n + p.length, 0);
+  // Pieces before `handed` belong to a stream (which closes its descriptor itself).
+  let handed = 0;
+  try {
+    res.writeHead(200, { "Cache-Control": "no-store", ...headers, "Content-Length": length });
+    for (const piece of pieces) {
+      const source = fs.createReadStream("", {
+        fd: piece.fd,
+        start: piece.position,
+        end: piece.position + piece.length - 1,
+        highWaterMark: 1024 * 1024,
+        autoClose: true,
+      });
+      handed++;
+      let sent = 0;
+      source.on("data", (chunk) => {
+        sent += chunk.length;
+      });
+      // pipe(), not pipeline(): pipeline with `end: false` leaves its listeners on the
+      // response, one set per piece (Node warns past ten).
+      await new Promise<void>((resolve, reject) => {
+        const gone = () => {
+          source.destroy();
+          reject(new Error("the client went away"));
+        };
+        res.once("close", gone);
+        source.once("error", (err) => {
+          res.off("close", gone);
+          reject(err);
+        });
+        source.once("end", () => {
+          res.off("close", gone);
+          resolve();
+        });
+        source.pipe(res, { end: false });
+      });
+      if (sent < piece.length) throw new Error(`${piece.length - sent} bytes fewer than announced`);
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  } finally {
+    for (const piece of pieces.slice(handed)) fs.close(piece.fd, () => undefined);
+  }
+}

@@ -38,6 +38,18 @@ export interface LogRead {
   oldestOffset: number;
 }
 
+/** A range of one segment file, open (its descriptor the reader's to close). */
+export interface OpenPiece {
+  fd: number;
+  position: number;
+  length: number;
+}
+
+/** What `openRange` opened: the bytes [offset, nextOffset), as descriptors. */
+export interface LogRange extends Omit<LogRead, "data"> {
+  pieces: OpenPiece[];
+}
+
 export class ProcessLogStream {
   private layout: StreamLayout;
   /** The open segment being appended to. */
@@ -129,6 +141,33 @@ export class ProcessLogStream {
       nextOffset: plan.offset + data.length,
       oldestOffset: oldestOffset(this.layout),
     };
+  }
+
+  /**
+   * As `read`, but the bytes are left in their files: each piece's segment is opened
+   * now, in the same turn as the layout is read, so a segment rotated away or trimmed
+   * later is still read whole through its descriptor (segments are only ever appended
+   * to or deleted). For raw reads, streamed to the socket without being held
+   * (http/replies.ts sendOpenPieces); the caller closes every descriptor.
+   */
+  openRange(offset: number, limit: number): LogRange {
+    const plan = planRead(this.layout, offset, limit);
+    const pieces: OpenPiece[] = [];
+    let nextOffset = plan.offset;
+    for (const piece of plan.pieces) {
+      let fd: number;
+      try {
+        fd = fs.openSync(this.fileOf(piece.segmentStart), "r");
+      } catch (err) {
+        // Removed under us: stop there rather than skip bytes.
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") break;
+        for (const p of pieces) fs.closeSync(p.fd);
+        throw err;
+      }
+      pieces.push({ fd, position: piece.position, length: piece.length });
+      nextOffset += piece.length;
+    }
+    return { offset: plan.offset, rotated: plan.rotated, pieces, nextOffset, oldestOffset: oldestOffset(this.layout) };
   }
 
   /** The last `bytes` kept, not starting inside a UTF-8 character when cut. */

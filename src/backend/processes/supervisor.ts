@@ -21,7 +21,7 @@ import {
 import type { BackendStore } from "../store/index.js";
 import type { SandboxRow, SandboxRegistry } from "../sandboxes/index.js";
 import { type ProcessRow, ProcessStore } from "./store.js";
-import { type LogLimits, ProcessLogStream } from "./logs.js";
+import { type LogLimits, type OpenPiece, ProcessLogStream } from "./logs.js";
 import { STABLE_UPTIME_MS } from "./restart.js";
 import { Refusal } from "../refusal.js";
 import {
@@ -304,6 +304,31 @@ export class ProcessSupervisor {
     row: ProcessRow,
     q: { stream: ProcessStream; offset: number; limit: number; waitMs: number; signal?: AbortSignal },
   ): Promise<ProcessLogRead> {
+    return this.logsRead(row, q, (log) => log.read(q.offset, q.limit), (read) => read.data.length === 0);
+  }
+
+  /**
+   * As readLogs, the bytes left in their files: each piece an open descriptor (closed
+   * by the caller), for a raw read streamed to the socket (never held whole).
+   */
+  async openLogs(
+    row: ProcessRow,
+    q: { stream: ProcessStream; offset: number; limit: number; waitMs: number; signal?: AbortSignal },
+  ): Promise<Omit<ProcessLogRead, "data"> & { pieces: OpenPiece[] }> {
+    return this.logsRead(
+      row,
+      q,
+      (log) => log.openRange(q.offset, q.limit),
+      (range) => range.pieces.length === 0,
+    );
+  }
+
+  private async logsRead<R extends { offset: number; nextOffset: number; rotated: boolean; oldestOffset: number }>(
+    row: ProcessRow,
+    q: { stream: ProcessStream; offset: number; limit: number; waitMs: number; signal?: AbortSignal },
+    take: (log: ProcessLogStream) => R,
+    empty: (read: R) => boolean,
+  ): Promise<Omit<ProcessLogRead, "data"> & Omit<R, "offset" | "nextOffset" | "rotated" | "oldestOffset">> {
     const log = this.logsOf(row)[q.stream];
     if (q.offset > log.end) {
       throw new Refusal(ErrorCodes.invalidCursor, `offset ${q.offset} is beyond the end of ${q.stream} (${log.end})`, {
@@ -311,21 +336,22 @@ export class ProcessSupervisor {
         end: log.end,
       });
     }
-    let read = log.read(q.offset, q.limit);
-    if (read.data.length === 0 && q.waitMs > 0 && !log.isSealed) {
+    let read = take(log);
+    if (empty(read) && q.waitMs > 0 && !log.isSealed) {
       await log.waitForBytes(read.offset, q.waitMs, q.signal);
-      read = log.read(q.offset, q.limit);
+      read = take(log);
     }
     const current = this.getRow(row.process_id) ?? row;
+    const { offset, nextOffset, rotated, oldestOffset, ...rest } = read;
     return {
+      ...rest,
       process_id: row.process_id,
       stream: q.stream,
-      offset: read.offset,
-      next_offset: read.nextOffset,
-      data: read.data,
-      eof: log.isSealed && read.nextOffset === log.end,
-      rotated: read.rotated,
-      oldest_offset: read.oldestOffset,
+      offset,
+      next_offset: nextOffset,
+      eof: log.isSealed && nextOffset === log.end,
+      rotated,
+      oldest_offset: oldestOffset,
       generation: current.restarts,
     };
   }

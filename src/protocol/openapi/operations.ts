@@ -50,6 +50,7 @@ import {
   OCTET_STREAM,
   PROCESS_LOG_LIMIT_DEFAULT,
   PROCESS_LOG_LIMIT_MAX,
+  PROCESS_LOG_RAW_LIMIT_MAX,
   PROCESS_LOG_WAIT_MAX_MS,
   PROCESS_STOP_GRACE_DEFAULT_MS,
   PROCESS_STOP_GRACE_MAX_MS,
@@ -310,7 +311,12 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
     query: {
       stream: streamParam,
       offset: int(0, Number.MAX_SAFE_INTEGER, "Logical byte offset since the process was created.", 0),
-      limit: int(1, PROCESS_LOG_LIMIT_MAX, "Bytes at most.", PROCESS_LOG_LIMIT_DEFAULT),
+      limit: int(
+        1,
+        PROCESS_LOG_RAW_LIMIT_MAX,
+        `Bytes at most: ${PROCESS_LOG_LIMIT_MAX} in JSON, ${PROCESS_LOG_RAW_LIMIT_MAX} raw (Accept: application/octet-stream).`,
+        PROCESS_LOG_LIMIT_DEFAULT,
+      ),
       wait_ms: int(0, PROCESS_LOG_WAIT_MAX_MS, "Long-poll for new bytes.", 0),
     },
     headers: acceptRaw,

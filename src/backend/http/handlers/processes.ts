@@ -8,7 +8,9 @@ import {
   type Handle,
   PROCESS_LOG_LIMIT_DEFAULT,
   PROCESS_LOG_LIMIT_MAX,
+  PROCESS_LOG_RAW_LIMIT_MAX,
   PROCESS_LOG_WAIT_MAX_MS,
+  OCTET_STREAM,
   PROCESS_STOP_GRACE_DEFAULT_MS,
   PROCESS_STOP_GRACE_MAX_MS,
   type ProcessList,
@@ -44,7 +46,9 @@ import {
   jsonReply,
   parseJsonBody,
   type Reply,
+  sendOpenPieces,
 } from "../replies.js";
+import { STREAMED } from "../sse.js";
 import { runFixedAnswerMutation, runMutation } from "../idempotency.js";
 
 /** POST …/processes → 201 with the process as started. A replayed key answers the process as it is now. */
@@ -149,31 +153,33 @@ export async function getProcessLogs(ctx: RequestContext): Promise<Reply> {
   const stream = ctx.query.get("stream") ?? "stdout";
   if (stream !== "stdout" && stream !== "stderr") throw invalidRequest("stream", "stream must be stdout or stderr");
   const offset = intParam(ctx.query, "offset", 0, Number.MAX_SAFE_INTEGER) ?? 0;
-  const limit = intParam(ctx.query, "limit", 1, PROCESS_LOG_LIMIT_MAX) ?? PROCESS_LOG_LIMIT_DEFAULT;
+  const raw = acceptsBytes(ctx.headers.accept);
+  const limit =
+    intParam(ctx.query, "limit", 1, raw ? PROCESS_LOG_RAW_LIMIT_MAX : PROCESS_LOG_LIMIT_MAX) ??
+    PROCESS_LOG_LIMIT_DEFAULT;
   const waitMs = intParam(ctx.query, "wait_ms", 0, PROCESS_LOG_WAIT_MAX_MS) ?? 0;
-  const read = await ctx.services.processes.readLogs(row, {
-    stream: stream as ProcessStream,
-    offset,
-    limit,
-    waitMs,
-    signal: ctx.signal,
-  });
-  if (acceptsBytes(ctx.headers.accept)) {
-    return {
-      kind: "bytes",
-      status: 200,
-      body: read.data,
-      headers: {
-        [RAW_HEADERS.stream]: read.stream,
-        [RAW_HEADERS.offset]: String(read.offset),
-        [RAW_HEADERS.nextOffset]: String(read.next_offset),
-        [RAW_HEADERS.eof]: String(read.eof),
-        [RAW_HEADERS.rotated]: String(read.rotated),
-        [RAW_HEADERS.oldestOffset]: String(read.oldest_offset),
-        [RAW_HEADERS.generation]: String(read.generation),
+  const q = { stream: stream as ProcessStream, offset, limit, waitMs, signal: ctx.signal };
+  if (raw) {
+    // Raw: the bytes go from the log's files to the socket, never held (so a raw read
+    // may ask for the whole kept window at once: PROCESS_LOG_RAW_LIMIT_MAX).
+    const open = await ctx.services.processes.openLogs(row, q);
+    await sendOpenPieces(
+      ctx.response,
+      {
+        "Content-Type": OCTET_STREAM,
+        [RAW_HEADERS.stream]: open.stream,
+        [RAW_HEADERS.offset]: String(open.offset),
+        [RAW_HEADERS.nextOffset]: String(open.next_offset),
+        [RAW_HEADERS.eof]: String(open.eof),
+        [RAW_HEADERS.rotated]: String(open.rotated),
+        [RAW_HEADERS.oldestOffset]: String(open.oldest_offset),
+        [RAW_HEADERS.generation]: String(open.generation),
       },
-    };
+      open.pieces,
+    );
+    return STREAMED;
   }
+  const read = await ctx.services.processes.readLogs(row, q);
   const chunk: ProcessLogChunk = { ...read, data: read.data.toString("base64") };
   return jsonReply(200, chunk);
 }

@@ -2,7 +2,7 @@
 // server long-polls across restarts and rotation until the end.
 
 import { deliverPiece } from "../../../client/raw-read.js";
-import { PROCESS_LOG_LIMIT_MAX, type ProcessStream } from "../../../protocol/types.js";
+import { PROCESS_LOG_RAW_LIMIT_MAX, type ProcessStream } from "../../../protocol/types.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { ExitCodes } from "../../../common/exit-codes.js";
@@ -24,8 +24,11 @@ export interface ProcessLogsOptions {
 const FOLLOW_WAIT_MS = 30_000;
 /** Base64 in JSON costs a third more per byte: JSON reads stay small. */
 const JSON_READ_LIMIT = 1024 * 1024;
-/** A raw read takes what the backend gives at once (a rotated segment's worth). */
-const RAW_READ_LIMIT = PROCESS_LOG_LIMIT_MAX;
+/**
+ * A raw read asks for everything a process keeps (its whole kept window): catching up
+ * with a long log is one read streamed from the backend's files, not one per segment.
+ */
+const RAW_READ_LIMIT = PROCESS_LOG_RAW_LIMIT_MAX;
 
 export function parseProcessLogsOptions(
   ref: string,
