@@ -304,7 +304,12 @@ export class ProcessSupervisor {
     row: ProcessRow,
     q: { stream: ProcessStream; offset: number; limit: number; waitMs: number; signal?: AbortSignal },
   ): Promise<ProcessLogRead> {
-    return this.logsRead(row, q, (log) => log.read(q.offset, q.limit), (read) => read.data.length === 0);
+    return this.logsRead(
+      row,
+      q,
+      (log) => log.read(q.offset, q.limit),
+      (read) => read.data.length === 0,
+    );
   }
 
   /**
