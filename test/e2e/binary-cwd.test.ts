@@ -12,7 +12,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildReleaseBinary } from "../support/binary.js";
+import { BUILD_HOOK_TIMEOUT_MS, buildReleaseBinary } from "../support/binary.js";
 import { makeHome, removeHome, sbxEnv } from "../support/cli.js";
 import { describeNeeding } from "../support/requirements.js";
 import { tempDir } from "../support/temp.js";
@@ -45,7 +45,7 @@ describeNeeding("binary", "the release binary in a hostile checkout", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     apiUrl = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  }, 120_000);
+  }, BUILD_HOOK_TIMEOUT_MS);
 
   afterAll(async () => {
     spawnSync(binary, ["daemon", "stop"], { env: sbxEnv(home), timeout: 30_000 });

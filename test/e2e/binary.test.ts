@@ -9,7 +9,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ExitCodes } from "../../src/common/exit-codes.js";
-import { buildReleaseBinary } from "../support/binary.js";
+import { BUILD_HOOK_TIMEOUT_MS, buildReleaseBinary } from "../support/binary.js";
 import { makeHome, receiptsDbOf, removeHome, sbxEnv } from "../support/cli.js";
 import { runMain } from "../support/in-process.js";
 import { describeNeeding, itNeeding } from "../support/requirements.js";
@@ -26,7 +26,7 @@ describeNeeding("binary", "the Bun-compiled binary", () => {
     home = makeHome("sbx-bin-");
     binary = path.join(home, "sbx");
     buildReleaseBinary(binary);
-  }, 120_000);
+  }, BUILD_HOOK_TIMEOUT_MS);
 
   afterAll(() => {
     run(["daemon", "stop"]);

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
 import { socketClient } from "../backend/support.js";
-import { buildReleaseBinary } from "../support/binary.js";
+import { BUILD_HOOK_TIMEOUT_MS, buildReleaseBinary } from "../support/binary.js";
 import { collect, makeHome, receiptsDbOf, removeHome, runSbx, spawnSbx } from "../support/cli.js";
 import { stopDaemon } from "../support/daemon.js";
 import { runMainJson } from "../support/in-process.js";
@@ -35,7 +35,7 @@ describe.each(runtimes)(`${N} concurrent sbx exec against one daemon: %s`, (name
     }
     const warm = await runSbx(["exec", "--", "true"], { home, ...(bin ? { bin } : {}) });
     expect(warm.code, warm.stderr).toBe(0);
-  }, 120_000);
+  }, BUILD_HOOK_TIMEOUT_MS + 120_000);
   afterAll(async () => {
     await stopDaemon(home);
     removeHome(home);
