@@ -9,7 +9,7 @@ import { type FollowResult, type FollowSinks, followExecution } from "../client/
 import { routePath } from "../protocol/routes.js";
 import { LOCAL_PROFILE } from "../config/config.js";
 import { REPLAYED_HEADER, REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
-import { type Classified, classifyObservation, type Observed, type RequestKind } from "../receipts/classify.js";
+import { type Classified, classifyObservation, type Observed, type StartKind } from "../receipts/classify.js";
 import { isJobsKind } from "../receipts/classify-jobs.js";
 import { type ReceiptDocument, receiptDocument } from "../receipts/document.js";
 import { ReceiptStoreBusy, ReceiptStoreUnusable } from "../receipts/errors.js";
@@ -46,7 +46,7 @@ export interface StreamOptions {
 }
 
 interface SendRequest {
-  kind: RequestKind;
+  kind: StartKind;
   path: string;
   body: Buffer;
   key: string;
@@ -216,7 +216,7 @@ export async function dispatchNew(
   endpoint: Endpoint,
   api: Api,
   req: {
-    kind: RequestKind;
+    kind: StartKind;
     sandbox: string;
     body: Buffer;
     key: string;
@@ -247,14 +247,14 @@ export async function dispatchNew(
 }
 
 /** Where each kind of request is sent (docs/protocol.md). */
-const ROUTE_OF: Record<RequestKind, "execute" | "process.start" | "jobs.submit"> = {
+const ROUTE_OF: Record<StartKind, "execute" | "process.start" | "jobs.submit"> = {
   execute: "execute",
   process_start: "process.start",
   jobs_submit: "jobs.submit",
   jobs_run: "jobs.submit",
 };
 
-function pathFor(kind: RequestKind, sandbox: string): string {
+function pathFor(kind: StartKind, sandbox: string): string {
   return routePath(ROUTE_OF[kind], { id: sandbox });
 }
 
@@ -267,9 +267,16 @@ export async function resubmit(
 ): Promise<DispatchOutcome> {
   const store = await ctx.receipts();
   const r = stored.receipt;
+  const kind = r.kind;
+  if (kind === "request") {
+    throw new UsageError(
+      `${r.receipt_id} is a ${r.method} ${r.path} (an MCP tool's ${r.mcp_tool ?? "request"}), not a start: sbx does not send it again`,
+      "look at what it changed (the file, the process, the job, the sandbox); send it again yourself if it did not happen",
+    );
+  }
   const attempt = await ctx.storeWrite((s) => s.beginAttempt(r.receipt_id));
   return sendOnce(ctx, api, store.get(r.receipt_id), attempt, {
-    kind: r.kind,
+    kind,
     path: r.path,
     body: r.body,
     key: r.idempotency_key,

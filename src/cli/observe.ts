@@ -33,7 +33,19 @@ export async function observeOnce(
     },
     "read",
   );
-  if (isJobsKind(r.kind)) {
+  if (r.kind === "request") {
+    // A file write, a signal, a stop...: nothing of it can be read back by its key. What
+    // it changed says whether it happened; this read teaches nothing and sends nothing.
+    classified = classifyObservation(
+      {
+        kind: "transport",
+        sent: false,
+        code: "not_observable",
+        message: `a ${r.method} of ${r.path} cannot be read back: look at what it changed`,
+      },
+      "read",
+    );
+  } else if (isJobsKind(r.kind)) {
     // The request id is the submission's identity: read what it admitted, never submit again.
     const answer = await api.http.send({
       method: "GET",

@@ -37,9 +37,15 @@ export type Purpose = "dispatch" | "read";
 
 /**
  * What the request asked for: an execution, the start of a supervised process, or a
- * submission of jobs (`jobs_run`: `sbx jobs run`'s one job, whose receipt settles to its outcome).
+ * submission of jobs (`jobs_run`: `sbx jobs run`'s one job, whose receipt settles to its outcome);
+ * or `request`: any other request that changes something (an MCP tool's file write, stdin
+ * write, signal, stop, cancel, sandbox create or stop), `succeeded` once the backend
+ * accepted it. Nothing of it can be read back by key: what it changed says whether it happened.
  */
-export type RequestKind = "execute" | "process_start" | "jobs_submit" | "jobs_run";
+export type RequestKind = "execute" | "process_start" | "jobs_submit" | "jobs_run" | "request";
+
+/** The kinds that start something and are sent through dispatch (a `request` is sent as it is). */
+export type StartKind = Exclude<RequestKind, "request">;
 
 export interface Classified {
   /** null: the observation taught nothing about the execution (a failed read). */
@@ -266,6 +272,11 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
   }
 
   if (obs.status >= 200 && obs.status < 300) {
+    if (kind === "request") {
+      out.classification = purpose === "read" ? null : "succeeded";
+      out.definitive = purpose !== "read";
+      return out;
+    }
     if (kind === "process_start") return fromProcessAnswer(out, doc, obs.status);
     if (isJobsKind(kind)) return fromJobsAnswer(out, doc, obs.status, kind);
     const problem = checkExecutionRecord(doc);
@@ -298,7 +309,10 @@ function classifyAnswer(obs: Extract<Observed, { kind: "answer" }>, purpose: Pur
     out.classification = "result_unconfirmed";
     return out;
   }
-  if (obs.status === 409 && err !== null && REFUSING_CONFLICTS.includes(err.code)) {
+  // A request that is no start (kind `request`) refused in a documented conflict
+  // (stdin_not_enabled, stdin_busy, stale_handle, a name taken...) was not done.
+  const refusedRequest = kind === "request" && err !== null && err.code !== ErrorCodes.requestInProgress;
+  if (obs.status === 409 && err !== null && (REFUSING_CONFLICTS.includes(err.code) || refusedRequest)) {
     out.classification = "rejected";
     return out;
   }

@@ -6,6 +6,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { FilesApi } from "../../client/files.js";
 import { UsageError } from "../../common/errors.js";
 import { CommandArgs, sandboxOf } from "./command-tools.js";
+import { ReceiptIdsField, receipted } from "./evidence.js";
 import { defineTool, toolKey } from "./tool.js";
 
 const PathArg = Type.String({
@@ -98,11 +99,16 @@ export const writeFile = defineTool({
   description:
     "Writes a file under /workspace, replacing what is there. Sent once; the answer says the bytes and sha256 the backend received. Writing the same content again is harmless.",
   input: WriteInput,
-  output: Type.Object({ path: Type.String(), bytes: Type.Integer({ minimum: 0 }), sha256: Type.String() }),
+  output: Type.Object({
+    path: Type.String(),
+    bytes: Type.Integer({ minimum: 0 }),
+    sha256: Type.String(),
+    ...ReceiptIdsField,
+  }),
   mutating: true,
   async run(args: Static<typeof WriteInput>, call) {
     const sandbox = sandboxOf(args, call);
-    const files = new FilesApi((await call.api()).http);
+    const files = new FilesApi(receipted(call, sandbox, (await call.api()).http));
     const bytes = Buffer.from(args.content, args.encoding === "base64" ? "base64" : "utf8");
     const answer = await files.upload(
       sandbox,
@@ -118,7 +124,7 @@ export const writeFile = defineTool({
       },
     );
     return {
-      structured: { path: answer.path, bytes: answer.bytes, sha256: answer.sha256 },
+      structured: { path: answer.path, bytes: answer.bytes, sha256: answer.sha256, receipt_ids: call.receipts },
       text: `wrote ${answer.bytes} bytes to ${answer.path} (sha256 ${answer.sha256})`,
     };
   },

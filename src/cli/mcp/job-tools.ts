@@ -23,6 +23,7 @@ import { jobIdFor } from "../commands/jobs/target.js";
 import { summaryOf } from "../commands/jobs/waiting.js";
 import { dispatchNew } from "../dispatch.js";
 import { CommandArgs, commandOf, cwdOf, sandboxOf } from "./command-tools.js";
+import { ReceiptIdsField, receipted } from "./evidence.js";
 import { ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
 import { bound, defineTool, Nullable, type ToolCall, toolKey, receiptTag } from "./tool.js";
 
@@ -413,17 +414,18 @@ export const cancelTool = defineTool({
     job_id: Type.String(),
     status: Type.String(),
     dependents: Type.Array(Type.Object({ job_id: Type.String(), name: Type.String(), status: Type.String() })),
+    ...ReceiptIdsField,
   }),
   mutating: true,
   async run(args: Static<typeof CancelInput>, call) {
     const sandbox = sandboxOf(args, call);
-    const jobs = await jobsApi(call);
+    const jobs = new JobsApi(receipted(call, sandbox, (await call.api()).http));
     const id = await jobIdFor(jobs, sandbox, args.job_id);
     const answer = await jobs.cancel(sandbox, id, args.dependents === true, toolKey("cancel", undefined));
     const note =
       answer.status === "cancel_requested"
         ? `; its processes are being ended: not cancelled until await {"handles": ["${id}"], "timeout_ms": 30000} says so`
         : "";
-    return { structured: answer, text: `${answer.job_id} ${answer.status}${note}` };
+    return { structured: { ...answer, receipt_ids: call.receipts }, text: `${answer.job_id} ${answer.status}${note}` };
   },
 });

@@ -9,6 +9,7 @@ import { PROCESS_LOG_WAIT_MAX_MS, type ProcessResult, type ProcessStartRequest }
 import { isValidName } from "../../protocol/validate.js";
 import { dispatchNew } from "../dispatch.js";
 import { CommandArgs, commandOf, cwdOf, sandboxOf } from "./command-tools.js";
+import { ReceiptIdsField, receipted } from "./evidence.js";
 import { ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
 import { defineTool, IdempotencyKeyArg, Nullable, type ToolCall, toolKey, receiptTag } from "./tool.js";
 
@@ -226,11 +227,13 @@ export const continueProcess = defineTool({
     ...ProcessState,
     bytes_written: Nullable(Type.Integer({ minimum: 0 })),
     signal_sent: Nullable(Type.String()),
+    ...ReceiptIdsField,
   }),
   mutating: true,
   async run(args: Static<typeof ContinueInput>, call) {
     const sandbox = sandboxOf(args, call);
-    const api = new ProcessesApi((await call.api()).http);
+    // A write and a signal are receipts; the reads are not.
+    const api = new ProcessesApi(receipted(call, sandbox, (await call.api()).http));
     let written: number | null = null;
     if (args.write !== undefined || args.eof === true) {
       const bytes = Buffer.from(args.write ?? "", "utf8");
@@ -248,7 +251,7 @@ export const continueProcess = defineTool({
       ...(sent === null ? [] : [`sent ${sent}`]),
     ];
     return {
-      structured: { ...state, bytes_written: written, signal_sent: sent },
+      structured: { ...state, bytes_written: written, signal_sent: sent, receipt_ids: call.receipts },
       text: [...(did.length ? [did.join("; ")] : []), stateText(state)].join("\n"),
     };
   },
@@ -277,11 +280,12 @@ export const stopProcess = defineTool({
     outcome: Type.String(),
     exit_code: Nullable(Type.Integer()),
     signal: Nullable(Type.String()),
+    ...ReceiptIdsField,
   }),
   mutating: true,
   async run(args: Static<typeof StopInput>, call) {
     const sandbox = sandboxOf(args, call);
-    const api = new ProcessesApi((await call.api()).http);
+    const api = new ProcessesApi(receipted(call, sandbox, (await call.api()).http));
     const r = await api.stop(sandbox, args.handle, args.grace_ms ?? 5_000);
     return {
       structured: {
@@ -290,6 +294,7 @@ export const stopProcess = defineTool({
         outcome: r.outcome,
         exit_code: r.exit_code,
         signal: r.signal,
+        receipt_ids: call.receipts,
       },
       text: `${r.process_id} ${r.state}: ${r.outcome}${r.signal ? ` (${r.signal})` : ""}`,
     };

@@ -16,7 +16,8 @@ const ReceiptSummary = Type.Object({
   classification: ReceiptFields.classification,
   may_have_run: ReceiptFields.may_have_run,
   kind: Type.String({
-    description: "execute (run_command), process_start (run_process), jobs_submit (job_submit) or jobs_run (job_run).",
+    description:
+      "execute (run_command), process_start (run_process), jobs_submit (job_submit), jobs_run (job_run), or request (anything else that changes something: write_file, a write or signal of continue_process, stop_process, cancel, sandbox_create, sandbox_stop).",
   }),
   mcp_tool: Nullable(Type.String({ description: "The tool call that made it (null: a command typed to sbx)." })),
   mcp_request_id: Nullable(Type.String({ description: "The MCP request id of that call." })),

@@ -4,9 +4,11 @@
 
 import { type Static, Type } from "@sinclair/typebox";
 import * as tarStream from "tar-stream";
+import { Api } from "../../client/api.js";
 import { FilesApi } from "../../client/files.js";
 import { UsageError } from "../../common/errors.js";
 import { CommandArgs, sandboxOf } from "./command-tools.js";
+import { ReceiptIdsField, receipted } from "./evidence.js";
 import { defineTool, IdempotencyKeyArg, Nullable, toolKey } from "./tool.js";
 
 const CreateInput = Type.Object(
@@ -30,6 +32,7 @@ const SandboxOutput = Type.Object({
   status: Type.String(),
   isolation: Type.String(),
   replayed: Type.Boolean({ description: "It was made by an earlier call with the same idempotency_key." }),
+  ...ReceiptIdsField,
 });
 
 export const sandboxCreate = defineTool({
@@ -43,7 +46,7 @@ export const sandboxCreate = defineTool({
   mutating: true,
   manages: true,
   async run(args: Static<typeof CreateInput>, call) {
-    const api = await call.api();
+    const api = new Api(receipted(call, args.name, (await call.api()).http));
     const key = toolKey("sandbox_create", args.idempotency_key);
     const existing = (await api.listSandboxes()).find((s) => s.name === args.name);
     const s = await api.createSandbox(
@@ -56,7 +59,14 @@ export const sandboxCreate = defineTool({
     );
     const replayed = existing?.sandbox_id === s.sandbox_id;
     return {
-      structured: { sandbox_id: s.sandbox_id, name: s.name, status: s.status, isolation: s.isolation, replayed },
+      structured: {
+        sandbox_id: s.sandbox_id,
+        name: s.name,
+        status: s.status,
+        isolation: s.isolation,
+        replayed,
+        receipt_ids: call.receipts,
+      },
       text: `${replayed ? "already made by this key" : "created"}: ${s.name} (${s.sandbox_id}, ${s.isolation})`,
     };
   },
@@ -89,15 +99,22 @@ export const sandboxStop = defineTool({
       jobs: Type.Integer(),
       other: Type.Array(Type.String()),
     }),
+    ...ReceiptIdsField,
   }),
   mutating: true,
   manages: true,
   async run(args: Static<typeof StopInput>, call) {
-    const api = await call.api();
+    const api = new Api(receipted(call, args.sandbox, (await call.api()).http));
     const r = await api.stopSandbox(args.sandbox, toolKey("sandbox_stop", args.idempotency_key));
     const e = r.ended;
     return {
-      structured: { sandbox_id: r.sandbox_id, name: r.name, was_running: r.was_running, ended: e },
+      structured: {
+        sandbox_id: r.sandbox_id,
+        name: r.name,
+        was_running: r.was_running,
+        ended: e,
+        receipt_ids: call.receipts,
+      },
       text: `${r.name} stopped${r.was_running ? "" : " (it was not running)"}: ended ${e.executions} command(s), ${e.processes} process(es), ${e.jobs} job(s)${e.other.length ? `, and ${e.other.join(", ")}` : ""}`,
     };
   },

@@ -17,6 +17,7 @@ import type { RunFn } from "../command.js";
 import { chooseSandbox } from "../command-flags.js";
 import type { Context } from "../context.js";
 import type { IO } from "../io/io.js";
+import { receiptsText } from "./evidence.js";
 import { MCP_TOOLS } from "./registry.js";
 import { errorAnswer, type ServerSettings, type Tool, type ToolCall, toResult } from "./tool.js";
 
@@ -207,6 +208,7 @@ export function createServer(
       settings,
       tool: tool.name,
       requestId: extra.requestId,
+      receipts: [],
     };
     const running = tool.run(args as never, call);
     inFlight.add(running);
@@ -215,7 +217,7 @@ export function createServer(
       return toResult(ctx, await running);
     } catch (err) {
       const { text } = errorAnswer(ctx, err);
-      return { content: [{ type: "text" as const, text }], isError: true };
+      return { content: [{ type: "text" as const, text: text + receiptsText(call) }], isError: true };
     } finally {
       stopProgress();
       inFlight.delete(running);

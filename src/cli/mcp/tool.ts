@@ -29,6 +29,8 @@ export interface ToolCall {
   /** The tool called, and the client's id of this call: both kept on the receipts it writes. */
   tool: string;
   requestId: string | number;
+  /** The receipts this call wrote for the requests it sent that change something (evidence.ts). */
+  receipts: string[];
 }
 
 /** What a receipt keeps of the tool call it was made for (receipts.db: mcp_tool, mcp_request_id). */

@@ -23,6 +23,8 @@ export function commandText(doc: ReceiptDocument): string {
     if (jobs.length === 1) return `job ${jobs[0]?.name ?? "?"}: ${formatCommand(jobs[0]?.command)}`;
     return `jobs ${jobs.map((j) => j?.name ?? "?").join(", ")}`;
   }
+  // Not a command: the request itself (an MCP tool's file write, signal, stop...).
+  if (doc.kind === "request") return `${doc.request.method} ${doc.request.path}`;
   return formatCommand(body?.command);
 }
 
