@@ -65,11 +65,11 @@ export function catchup(h) {
   const file = path.join(JSON.parse(sbx(["sandbox", "show", "default", "--json"])).host_workspace, "log60.bin");
   const health = JSON.parse(sbx(["daemon", "status", "--json"]));
   const socket = String(health.api_url ?? health.socket ?? "").replace(/^unix:/, "");
-  const route = `http://localhost/api/v1/sandbox/default/processes/${prc}/logs?stream=stdout&offset=0&limit=${8 * 1024 * 1024}`;
+  const route = `http://localhost/api/v1/sandbox/default/processes/${prc}/logs?stream=stdout&offset=0&limit=${64 * 1024 * 1024}`;
   const subjects = [
     { label: "cat of the same 60 MiB", run: `cat ${quote(file)} > /dev/null` },
     {
-      label: "curl --unix-socket of the same route (the first 8 MiB read)",
+      label: "curl --unix-socket of the same route (one raw read of all of it)",
       run: `curl -sf --unix-socket ${quote(socket)} -H 'Accept: application/octet-stream' ${quote(route)} > /dev/null`,
       what: "curl",
     },
@@ -82,6 +82,7 @@ export function catchup(h) {
   const n = Math.min(runs, 7);
   const t = inTurnsCpu(subjects, n, env);
   const base = median(t[0].ms);
+  const curl = median(t[1].ms);
   const same = (rt) =>
     spawnSync(
       "/bin/sh",
@@ -91,23 +92,32 @@ export function catchup(h) {
   table(
     "catchup",
     "process logs -f catching up with 60 MiB already written",
-    ["reader", "median ms", "CPU ms (median)", "MB/s", "ratio to cat", "bytes identical"],
+    ["reader", "median ms", "CPU ms (median)", "MB/s", "ratio to cat", "ratio to curl", "bytes identical"],
     subjects.map((s, i) => [
       s.label,
       fmt(median(t[i].ms), 0),
       fmt(median(t[i].cpu), 0),
       fmt(size / 1e6 / (median(t[i].ms) / 1000), 0),
       fmt(median(t[i].ms) / base, 2),
+      fmt(median(t[i].ms) / curl, 2),
       s.rt ? String(same(s.rt)) : "-",
     ]),
     [
       `Median of ${n} runs each, in turns. The process wrote 60 MiB and ended (a process keeps 64 MiB per`,
-      "stream): the follower reads what is kept, then sees the end. curl reads one 8 MiB piece of it (the most",
-      "one read of a process's log gives).",
+      "stream): the follower reads what is kept, then sees the end. curl reads it raw in one read of 64 MiB",
+      "(the most one raw read gives; a backend before issue 36 refuses more than 8 MiB).",
     ],
   );
   const ratio = (rt) => median(t[subjects.findIndex((s) => s.rt === rt)].ms) / base;
-  summary.push(["sbx process logs -f, catching up 60 MiB (ratio to cat)", ratio(NODE), ratio(BIN), "≤ 3×"]);
+  summary.push(
+    ["sbx process logs -f, catching up 60 MiB (ratio to cat)", ratio(NODE), ratio(BIN), "≤ 3×"],
+    [
+      "sbx process logs -f, catching up 60 MiB (ratio to curl of its route)",
+      ratio(NODE) * (base / curl),
+      ratio(BIN) * (base / curl),
+      "≤ 2×",
+    ],
+  );
   sbx(["process", "rm", prc]);
 }
 
