@@ -9,11 +9,12 @@ import { resolverFrom } from "./egress/index.js";
 import fs from "node:fs";
 import path from "node:path";
 import { DAEMON_TOKEN_MIN_LENGTH, REQUEST_BODY_MAX_BYTES } from "../protocol/types.js";
-import { DriverSet, type DriverSetOptions, daemonHost } from "./drivers/index.js";
+import { DriverSet, type DriverSetOptions, daemonHost, type FollowedRun, type StreamBytes } from "./drivers/index.js";
 import { DaemonStartError } from "./errors.js";
 import {
   EventLog,
   ExecutionManager,
+  type ExecutionRow,
   ExecutionRunner,
   DEFAULT_KILL_GRACE_MS,
   ExecutionStore,
@@ -27,7 +28,7 @@ import type { Mount } from "./http/mount.js";
 import { DEFAULT_SSE_PING_MS } from "./http/sse.js";
 import { JobManager } from "./jobs/index.js";
 import { DEFAULT_LOG_KEEP_BYTES, DEFAULT_LOG_SEGMENT_BYTES, ProcessSupervisor } from "./processes/index.js";
-import { LiveRuns } from "./runs/index.js";
+import { LiveRuns, recordedLeaderAlive } from "./runs/index.js";
 import { IDLE_SWEEP_MS, IdleStop, type SandboxRow, SandboxRegistry } from "./sandboxes/index.js";
 import { formatDuration } from "../common/duration.js";
 import { BackendStore } from "./store/index.js";
@@ -181,7 +182,7 @@ export async function startBackend(opts: BackendOptions): Promise<BackendHandle>
   // From here to recover() nothing awaits: the socket's handler is attached before any request is read.
   const backend = new Backend(opts, store, { drivers, asRoot: host.uid === 0 }, injector, lock, unix);
   try {
-    backend.executions.recover();
+    backend.executions.recover((row, had) => backend.followExecution(row, had));
     backend.processes.recover();
     backend.jobs.recover();
     backend.recoverLimits();
@@ -367,6 +368,22 @@ class Backend {
   }
 
   /** The cgroups an earlier backend of this data directory left (it was killed): removed, said in one line. */
+  /**
+   * An execution an earlier backend left running, followed again where its sandbox's
+   * driver lets its runs outlive the backend (slurm; docs/drivers.md, "A daemon restart").
+   */
+  followExecution(row: ExecutionRow, had: StreamBytes): FollowedRun | null {
+    const sandbox = this.sandboxes.byId(row.sandbox_id);
+    if (sandbox === undefined || row.pgid === null) return null;
+    const driver = this.sandboxes.driver(sandbox);
+    const group = { pgid: row.pgid, startTime: row.pgid_start_time, bootId: row.boot_id };
+    return (
+      driver.follow?.(this.sandboxes.placement(sandbox), { kind: "execution", id: row.execution_id }, had, () =>
+        recordedLeaderAlive(group),
+      ) ?? null
+    );
+  }
+
   recoverLimits(): void {
     const sandboxes = new Set(this.sandboxes.rows().map((r) => r.sandbox_id));
     const found = this.drivers.limits.recover((id) => sandboxes.has(id));

@@ -250,11 +250,46 @@ export interface SandboxDriver {
   /** The backend closes: every environment ends. */
   shutdown?(): Promise<void>;
   /**
+   * A driver whose runs outlive the backend and leave their end where a restarted
+   * backend reads it (slurm): the run an earlier backend started, followed again;
+   * `had` is how much of each stream (as reported) the earlier one kept, `leaderAlive`
+   * whether its recorded leader still runs on this machine. Null when the run never
+   * got as far as starting its command (restart recovery then settles it as lost).
+   */
+  follow?(
+    placement: SandboxPlacement,
+    identity: RunIdentity,
+    had: StreamBytes,
+    leaderAlive: () => boolean,
+  ): FollowedRun | null;
+  /**
    * A simulated crash (tests): nothing is ended (restart recovery's business, as after
    * a crash of the backend alone), but what the driver made outside the data directory goes.
    */
   abandon?(): void;
 }
+
+/** Bytes of each output stream. */
+export interface StreamBytes {
+  stdout: number;
+  stderr: number;
+}
+
+/** A run followed again after a restart of the backend (SandboxDriver.follow). */
+export interface FollowedRun {
+  /** Output the earlier backend had not kept, chunk by chunk, as it is found. */
+  onOutput(listener: (stream: "stdout" | "stderr", chunk: Buffer) => void): void;
+  /** How the command ended; `lost`: it ended without saying how (why, with the node when known). */
+  readonly ended: Promise<FollowedEnd>;
+  /** To every process of the run; false when it is gone. */
+  signal(signal: NodeJS.Signals): boolean;
+  /** Stops following (the backend closes); nothing of the run is ended. */
+  stop(): void;
+}
+
+export type FollowedEnd =
+  | { code: number | null; signal: NodeJS.Signals | null; lost: null }
+  | { code: null; signal: null; lost: string };
 
 /** A live sandbox environment as `sandbox show` tells it. */
 /**

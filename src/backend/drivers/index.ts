@@ -8,11 +8,15 @@ export {
   EnvironmentEndedError,
   type EnvironmentStatus,
   type EnvironmentStopped,
+  type FollowedEnd,
+  type FollowedRun,
   type SandboxDriver,
   type SandboxPlacement,
   SpawnError,
+  type StreamBytes,
   type TerminalControl,
 } from "./driver.js";
+export { unmeasured } from "./limits/usage.js";
 export { DriverSet, type DriverSetOptions } from "./drivers.js";
 export { type HostIdentity, hostIdentityOf, pickSandboxUid } from "./identity.js";
 export { chownTree, ownedBy } from "./ownership.js";

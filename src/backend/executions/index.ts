@@ -6,4 +6,4 @@ export { LIVE_QUEUE_MAX_BYTES, type LiveReader } from "./live-output.js";
 export { ExecutionManager } from "./manager.js";
 export { outputFile, outputSize, readOutputRange } from "./output-files.js";
 export { DEFAULT_KILL_GRACE_MS, ExecutionRunner, SYSTEM_ERROR_SANDBOX_START_FAILED } from "./runner.js";
-export { type EventRow, ExecutionStore } from "./store.js";
+export { type EventRow, type ExecutionRow, ExecutionStore } from "./store.js";

@@ -22,7 +22,14 @@ import {
   ExecutionStore,
   toExecutionRecord,
 } from "./store.js";
-import { commandEnvironment, type SandboxDriver, type SandboxPlacement, bootId } from "../drivers/index.js";
+import {
+  bootId,
+  commandEnvironment,
+  type FollowedRun,
+  type SandboxDriver,
+  type SandboxPlacement,
+  type StreamBytes,
+} from "../drivers/index.js";
 import type { EventLog, EventWriter, LogEnding } from "./events.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 import {
@@ -39,6 +46,7 @@ import {
 import { executionTerminal } from "./terminal.js";
 import { EgressDenials } from "./egress-denials.js";
 import type { EgressHub } from "../egress/index.js";
+import { FollowedHandle, keptBytes, storeFollowedEnd } from "./followed.js";
 
 export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
 export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
@@ -67,8 +75,9 @@ export interface AdmitSpec {
 export type CancelResult = "requested" | "already_terminal";
 
 interface LiveExecution extends LiveRun {
-  handle: RunHandle;
-  writer: EventWriter;
+  handle: Pick<RunHandle, "cancel" | "abandon" | "terminal">;
+  /** Null for a run followed again after a restart (followed.ts): its end is appended to its log. */
+  writer: EventWriter | null;
   waiters: Set<() => void>;
   /** Resolves once the end is stored. */
   settled: Promise<void>;
@@ -382,11 +391,19 @@ export class ExecutionManager {
    * unknown) and `end` incomplete (reason exec_stream_lost), and their process
    * groups are ended when they are still ours (the record says what was found).
    * Records an earlier version kept unpublished (record_pending) are published.
+   * `follow`: a run that outlives the backend (slurm) is followed again (followed.ts).
    */
-  recover(): { lost: number; published: number } {
+  recover(follow?: (row: ExecutionRow, had: StreamBytes) => FollowedRun | null): { lost: number; published: number } {
+    const left: ExecutionRow[] = [];
+    for (const row of this.store.pendingExecutions()) {
+      const dir = this.events.outputDir(row.sandbox_id, row.execution_id);
+      const run = row.tty === 1 ? null : (follow?.(row, keptBytes(dir)) ?? null);
+      if (run === null) left.push(row);
+      else this.followAgain(row, run, dir);
+    }
     const lost = recoverLeftRuns({
       kind: "execution",
-      left: this.store.pendingExecutions(),
+      left,
       label: (row) => row.execution_id,
       pgid: (row) => row.pgid,
       settle: (row, _found, said) => {
@@ -403,6 +420,34 @@ export class ExecutionManager {
     return { lost, published: unpublished.length };
   }
 
+  /** An execution an earlier backend started, whose run outlived it: followed to its end (followed.ts). */
+  private followAgain(row: ExecutionRow, run: FollowedRun, dir: string): void {
+    const id = row.execution_id;
+    const onOutput = () => this.watchers.notify(id);
+    const handle = new FollowedHandle({ row, run, dir, killGraceMs: this.runner.killGraceMs, now: this.now, onOutput });
+    const wakeAll = () => {
+      for (const wake of [...entry.waiters]) wake();
+    };
+    const entry: LiveExecution = {
+      handle,
+      writer: null,
+      sandboxId: row.sandbox_id,
+      waiters: new Set(),
+      settled: handle.done.then((result) => {
+        if (this.store.isClosed) return;
+        storeFollowedEnd(this.events, this.store, row, result, endingOf(result.end));
+        this.log(`execution ${id}: ${result.end.outcome} (followed after a restart): ${result.recovery}`);
+        this.live.delete(id);
+        wakeAll();
+        this.watchers.notify(id);
+        this.onSettled();
+      }),
+      end: () => handle.cancelUntil(entry.settled),
+      abandon: () => handle.abandon(wakeAll),
+    };
+    this.live.set(id, entry);
+  }
+
   /** Once the live runs ended at shutdown (LiveRuns.shutdown): closes the event logs. */
   closeAfterShutdown(): void {
     this.events.close();
@@ -415,7 +460,7 @@ export class ExecutionManager {
 
   private settle(executionId: string, result: RunResult): void {
     const entry = this.live.get(executionId);
-    if (!entry || this.store.isClosed) return;
+    if (!entry?.writer || this.store.isClosed) return;
     const shutdownCancel = this.runs.shuttingDown && result.outcome === "cancelled";
     const end: ExecutionEnd = {
       outcome: result.outcome,

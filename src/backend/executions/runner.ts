@@ -103,7 +103,8 @@ export interface ExecutionRunnerOptions {
 export const DEFAULT_KILL_GRACE_MS = 5000;
 /** Starts executions on their sandbox's driver. */
 export class ExecutionRunner {
-  private readonly killGraceMs: number;
+  /** Between SIGTERM and SIGKILL to a run being ended. */
+  readonly killGraceMs: number;
   private readonly outputLimit: number;
   private readonly now: () => number;
 

@@ -270,6 +270,11 @@ export class ExecutionStore extends TableAccess {
       );
   }
 
+  /** What restart recovery says of an execution it followed again (docs/drivers.md, "A daemon restart"). */
+  noteRecovery(executionId: string, recovery: string): void {
+    this.db.statement("UPDATE executions SET recovery = ? WHERE execution_id = ?").run(recovery, executionId);
+  }
+
   /** Marks an execution lost by an earlier run of the backend, with what recovery found of its process group. */
   markExecutionLost(executionId: string, recovery: string | null): void {
     this.db

@@ -4,6 +4,6 @@
 export { admissionFailure, isStorageFailure, storeAdmission } from "./admission.js";
 export { fenceExecution, fenceProcess, type Handle } from "./fence.js";
 export { type EndReason, type LiveRun, LiveRuns } from "./live-runs.js";
-export { type FoundGroup, recoverLeftRuns } from "./recovery.js";
+export { type FoundGroup, recordedLeaderAlive, recoverLeftRuns } from "./recovery.js";
 export { RunListeners } from "./listeners.js";
 export type { RunTerminal, TerminalEnd, TerminalSource, TranscriptRead } from "./terminal-source.js";

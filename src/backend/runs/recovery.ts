@@ -18,6 +18,17 @@ interface RecordedGroup {
   bootId: string | null;
 }
 
+/**
+ * Whether a recorded group's leader still runs, the same process (same boot, same start
+ * time): what a followed run (slurm's srun, waiting for its step) is asked.
+ */
+export function recordedLeaderAlive(group: RecordedGroup): boolean {
+  if (group.bootId === null || group.bootId !== bootId()) return false;
+  const start = readProcessStartTime(group.pgid);
+  const leader = readProcEntry(group.pgid);
+  return start !== null && start === group.startTime && leader !== null && leader.state !== "Z";
+}
+
 /** What restart recovery found of a recorded process group. */
 export type FoundGroup =
   /** Never signalled: started in another boot, or recorded without a boot id (its number may be anyone's now). */

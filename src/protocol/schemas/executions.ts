@@ -79,7 +79,7 @@ export const ExecutionRecord = named(
     recovery: Type.Optional(
       Nullable(Type.String(), {
         description:
-          'What a restarted backend found of the process group of an execution it had lost (e.g. "process group 1234 killed"), or null (sbx).',
+          'What a restarted backend found of the process group of an execution it had lost (e.g. "process group 1234 killed"), or that it followed the execution again (a Slurm step that outlived it), or null (sbx).',
       }),
     ),
     execution_id: Type.String({ description: "exe_…" }),

@@ -20,12 +20,17 @@ import type {
   DriverProbe,
   EnvironmentStatus,
   EnvironmentStopped,
+  FollowedRun,
+  RunIdentity,
   SandboxChild,
   SandboxDriver,
   SandboxPlacement,
   SpawnRequest,
+  StreamBytes,
 } from "../driver.js";
 import { type JobState, oneLine, type SlurmCluster } from "./cluster.js";
+import { FollowedStep } from "./follow.js";
+import { RunFiles, STEP_WRAPPER } from "./run-files.js";
 import { SlurmStep } from "./step.js";
 
 /** States in which an allocation still holds (or waits for) its resources. */
@@ -80,8 +85,28 @@ export class SlurmDriver implements SandboxDriver {
     return `${this.prefix}${sandboxId}`;
   }
 
+  /**
+   * A run's name (its step's, and its files' directory on the shared directory): the
+   * sandbox's allocation name and the run's identity, so a restarted daemon finds it
+   * again from its record (reattach).
+   */
+  runName(sandboxId: string, env: Record<string, string>): string {
+    const id =
+      env.SBX_EXECUTION_ID !== undefined
+        ? `e-${env.SBX_EXECUTION_ID}`
+        : env.SBX_JOB_ID !== undefined
+          ? `j-${env.SBX_JOB_ID}`
+          : env.SBX_PROCESS_ID !== undefined
+            ? `p-${env.SBX_PROCESS_ID}-${env.SBX_PROCESS_GENERATION ?? "0"}`
+            : `r-${process.pid}-${++this.steps}`;
+    return `${this.jobName(sandboxId)}-${id}`.replace(/[^A-Za-z0-9_.-]/g, "_");
+  }
+
   spawn(req: SpawnRequest): SandboxChild {
-    const name = `${this.jobName(req.placement.sandboxId)}-${process.pid}-${++this.steps}`;
+    const name = this.runName(req.placement.sandboxId, req.env);
+    const files = RunFiles.under(path.resolve(this.opts.cluster.settings.sharedDir), name);
+    files.remove();
+    files.create();
     const environment = Object.entries(req.env).map(([k, v]) => `${k}=${v}`);
     const srunArgs = [
       "--overlap",
@@ -90,7 +115,15 @@ export class SlurmDriver implements SandboxDriver {
       "--nodes=1",
       `--job-name=${name}`,
       `--chdir=${req.cwd}`,
+      `--output=${files.out}`,
+      `--error=${files.err}`,
+      ...(req.stdin ? [] : ["--input=none"]),
       "--",
+      // On the node: the wrapper that writes how the command ended (run-files.ts).
+      "perl",
+      "-e",
+      STEP_WRAPPER,
+      files.status,
       // Network mode none: a network namespace of its own, only its loopback.
       "unshare",
       "--net",
@@ -104,9 +137,26 @@ export class SlurmDriver implements SandboxDriver {
       srunArgs,
       stdin: req.stdin,
       name,
+      files,
       allocation: this.ensure(req.placement),
       onAllocationGone: () => this.forget(req.placement.sandboxId),
     });
+  }
+
+  /** A run a killed daemon started, followed again from its files (follow.ts); null: srun never started. */
+  follow(
+    placement: SandboxPlacement,
+    identity: RunIdentity,
+    had: StreamBytes,
+    leaderAlive: () => boolean,
+  ): FollowedRun | null {
+    const variable = { execution: "SBX_EXECUTION_ID", process: "SBX_PROCESS_ID", job: "SBX_JOB_ID" }[identity.kind];
+    const env: Record<string, string> = { [variable]: identity.id };
+    if (identity.kind === "process") env.SBX_PROCESS_GENERATION = String(identity.generation);
+    const name = this.runName(placement.sandboxId, env);
+    const files = RunFiles.under(path.resolve(this.opts.cluster.settings.sharedDir), name);
+    if (!files.srunStarted()) return null;
+    return new FollowedStep(this.opts.cluster, files, name, had, leaderAlive);
   }
 
   terminalSupport(): string | null {

@@ -2,40 +2,53 @@
 // sandbox's allocation, `srun --jobid J --overlap`, run on the node Slurm chose.
 //
 // The leader is spawned at once, on the daemon's machine, in a process group of its own:
-// a small shell that waits on a pipe (fd 3) for the allocation's job id and then becomes
-// srun (exec: same pid, same group). So the run has its pid from the start, while the
-// allocation may still be queued; if the allocation cannot be had, the pipe says so and
-// the command never ran (startFailure). srun forwards the command's stdio and ends with
-// its exit status; srun's own messages ("srun: error: …") are held back from the output
-// and read for how the command ended (a signal, or the allocation gone).
+// a small shell that waits on a pipe (fd 3) for the allocation's job id, writes it to the
+// run's files and then becomes srun (exec: same pid, same group). So the run has its pid
+// from the start, while the allocation may still be queued; if the allocation cannot be
+// had, the pipe says so and the command never ran (startFailure).
+//
+// Nothing of srun is a pipe to the daemon but stdin (when there is one): the command's
+// output goes to files on the shared directory (srun --output/--error, written on the
+// node), srun's own messages to a file beside them, and the command's end to `status`
+// (run-files.ts). The daemon reads the files as they grow; a daemon killed meanwhile
+// takes nothing with it, and the one started next reads the rest (reattach.ts).
 
 import { type ChildProcess, spawn } from "node:child_process";
-import os from "node:os";
 import type { Writable } from "node:stream";
 import type { CommandEnd, SandboxChild } from "../driver.js";
 import { unmeasured } from "../limits/usage.js";
 import { runMembers, signalProcessGroup } from "../proc.js";
 import type { SlurmCluster } from "./cluster.js";
+import { FileTail, type RunFiles, signalName } from "./run-files.js";
 
 /** Waits for the job id on fd 3, then is srun ("$0" and "$@") in that allocation. */
 const LEADER_SCRIPT = [
   "read -r job <&3 || exit 125",
   "exec 3<&-",
   'case "$job" in ""|*[!0-9]*) exit 125;; esac',
-  'exec "$0" --jobid="$job" "$@"',
+  'printf \'%s\\n\' "$job" >"$SBX_RUN_DIR/job" || exit 125',
+  'exec "$0" --jobid="$job" "$@" >>"$SBX_RUN_DIR/srun" 2>&1',
 ].join("\n");
 
+/** How often the output files are read while the step runs. */
+export const TAIL_MS = 100;
+
 export interface StepRequest {
-  /** srun's options after --jobid (--overlap, --job-name, --chdir…) and the command after `--`. */
+  /** srun's options after --jobid (--overlap, --job-name, --chdir, --output…) and the command after `--`. */
   srunArgs: string[];
   stdin: boolean;
   /** The step's name (srun --job-name): how its step id is found to signal it. */
   name: string;
+  /** Where its output, status and srun's messages go (created before the spawn). */
+  files: RunFiles;
   /** Resolves the allocation's job id once it runs; rejects saying why it cannot be had. */
   allocation: Promise<string>;
   /** The allocation was found gone when the step started (srun could not confirm it). */
   onAllocationGone: () => void;
 }
+
+/** srun's messages saying the allocation was not there to run the step in. */
+export const ALLOCATION_GONE = /Unable to confirm allocation|Invalid job id|Job has expired|Expired or invalid job/i;
 
 export class SlurmStep implements SandboxChild {
   readonly process: ChildProcess;
@@ -43,29 +56,25 @@ export class SlurmStep implements SandboxChild {
   private jobId: string | null = null;
   private stepId: string | null = null;
   private failure: string | null = null;
-  private readonly srunSaid: string[] = [];
-  private stderrEnded: Promise<void>;
   private readonly listeners: Array<(stream: "stdout" | "stderr", chunk: Buffer) => void> = [];
-  private pending = "";
+  private readonly out: StepOutput;
+  private readonly timer: NodeJS.Timeout;
+  private drained: Promise<void> | null = null;
 
   constructor(
     private readonly cluster: SlurmCluster,
     private readonly req: StepRequest,
   ) {
+    this.out = new StepOutput(req.files, (stream, chunk) => this.emit(stream, chunk));
     this.process = spawn("/bin/sh", ["-c", LEADER_SCRIPT, cluster.program("srun"), ...req.srunArgs], {
-      env: cluster.env,
+      env: { ...cluster.env, SBX_RUN_DIR: req.files.dir },
       cwd: "/",
       detached: true,
-      stdio: [req.stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe"],
+      stdio: [req.stdin ? "pipe" : "ignore", "ignore", "ignore", "pipe"],
     });
-    this.stderrEnded = new Promise((resolve) => {
-      if (this.process.stderr === null) return resolve();
-      this.process.stderr.on("end", resolve);
-      this.process.stderr.on("close", resolve);
-    });
-    this.process.stdout?.on("data", (chunk: Buffer) => this.emit("stdout", chunk));
-    this.process.stderr?.on("data", (chunk: Buffer) => this.filterStderr(chunk));
-    this.process.stderr?.on("end", () => this.flushStderr());
+    this.timer = setInterval(() => this.out.read(), TAIL_MS);
+    this.timer.unref();
+    this.process.once("exit", () => clearInterval(this.timer));
     const control = this.process.stdio[3] as Writable | null;
     control?.on("error", () => {});
     this.started = req.allocation.then(
@@ -101,19 +110,18 @@ export class SlurmStep implements SandboxChild {
     if (this.jobId !== null && alive) {
       this.stepId ??= this.cluster.stepNamed(this.jobId, this.req.name);
       if (this.stepId !== null) {
-        const sent = this.cluster.runSync("scancel", [
-          "--quiet",
-          `--signal=${signal.replace(/^SIG/, "")}`,
-          this.stepId,
-        ]);
-        if (sent.code === 0 && signal !== "SIGKILL") return true;
+        const sent = signalStep(this.cluster, this.stepId, signal);
+        if (sent && signal !== "SIGKILL") return true;
       }
     }
     return signalProcessGroup(pid, signal);
   }
 
+  /** Once srun ended: the rest of the output files read, then how the command ended. */
   commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
-    void this.stderrEnded.then(() => done(this.ending(code, signal)));
+    clearInterval(this.timer);
+    this.drained ??= Promise.resolve().then(() => this.out.finish());
+    void this.drained.then(() => done(this.ending(code, signal)));
   }
 
   members(): string[] {
@@ -124,56 +132,99 @@ export class SlurmStep implements SandboxChild {
     // Never held: the leader waits for its allocation by itself.
   }
 
-  /** How the command ended, from srun's status and what srun said. */
+  /** How the command ended: the wrapper's status when it wrote one, else srun's status and what srun said. */
   private ending(code: number | null, signal: NodeJS.Signals | null): CommandEnd {
     // What a step used is the node's to measure (sstat/sacct): not read yet.
     const none = { endReason: null, usage: unmeasured("a step on a Slurm node is not measured yet") };
     if (this.failure !== null) return { code, signal, startFailure: this.failure, endReason: null, usage: null };
-    const said = this.srunSaid.join("\n");
-    if (/Unable to confirm allocation|Invalid job id|Job has expired|Expired or invalid job/i.test(said)) {
+    const said = this.req.files.srunSaid();
+    const status = this.req.files.readStatus();
+    this.req.files.remove();
+    if (status !== null) return { ...status, startFailure: null, ...none };
+    if (ALLOCATION_GONE.test(said.join("\n"))) {
       this.req.onAllocationGone();
-      return {
-        code,
-        signal,
-        startFailure: `the allocation is gone: ${this.srunSaid[0] ?? ""}`,
-        endReason: null,
-        usage: null,
-      };
+      return { code, signal, startFailure: `the allocation is gone: ${said[0] ?? ""}`, endReason: null, usage: null };
     }
-    // "srun: error: NODE: task 0: Killed": the command ended by a signal; srun exits 128+N.
-    const task = /task 0: (.+)$/m.exec(said)?.[1] ?? "";
-    if (code !== null && code > 128 && !/^Exited with exit code/.test(task) && task !== "") {
-      const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0];
-      if (name !== undefined) return { code: null, signal: name as NodeJS.Signals, startFailure: null, ...none };
-    }
-    return { code, signal, startFailure: null, ...none };
+    const fromSrun = srunEnding(said, code);
+    return { ...(fromSrun ?? { code, signal }), startFailure: null, ...none };
   }
 
   private emit(stream: "stdout" | "stderr", chunk: Buffer): void {
     for (const l of this.listeners) l(stream, chunk);
   }
+}
 
-  /** Whole lines of stderr: srun's and slurmstepd's own are held back, the command's passed on. */
-  private filterStderr(chunk: Buffer): void {
-    this.pending += chunk.toString("latin1");
+/** scancel --signal of one step ("JOB.STEP"); true when Slurm took it. */
+export function signalStep(cluster: SlurmCluster, stepId: string, signal: NodeJS.Signals): boolean {
+  const sent = cluster.runSync("scancel", ["--quiet", `--signal=${signal.replace(/^SIG/, "")}`, stepId]);
+  return sent.code === 0;
+}
+
+/**
+ * How the command ended as srun said it, when the wrapper could not write it (the step
+ * was sent KILL): "srun: error: NODE: task 0: Killed" is a signal; srun exits 128+N.
+ */
+export function srunEnding(
+  said: string[],
+  code: number | null,
+): { code: number | null; signal: NodeJS.Signals | null } | null {
+  const task = /task 0: (.+)$/m.exec(said.join("\n"))?.[1] ?? "";
+  const exited = /^Exited with exit code (\d+)/.exec(task);
+  if (exited !== null) return { code: Number(exited[1]), signal: null };
+  if (task === "") return null;
+  const n = code !== null && code > 128 ? code - 128 : 9;
+  const name = /Killed/.test(task) ? "SIGKILL" : signalName(n);
+  return name === null ? null : { code: null, signal: name };
+}
+
+/**
+ * The command's output files as they grow: read from where the last read stopped, the
+ * node's own lines (slurmstepd: …) held back from stderr, whole lines at a time there.
+ */
+export class StepOutput {
+  private readonly stdout: FileTail;
+  private readonly stderr: FileTail;
+  private pending = "";
+
+  constructor(
+    files: RunFiles,
+    private readonly sink: (stream: "stdout" | "stderr", chunk: Buffer) => void,
+    /** Bytes of each stream (as passed on) already had: a restarted daemon's copy has them. */
+    private readonly skip: { stdout: number; stderr: number } = { stdout: 0, stderr: 0 },
+  ) {
+    this.stdout = new FileTail(files.out);
+    this.stderr = new FileTail(files.err);
+  }
+
+  read(): void {
+    const out = this.stdout.read();
+    if (out.length > 0) this.emit("stdout", out);
+    const err = this.stderr.read();
+    if (err.length === 0) return;
+    this.pending += err.toString("latin1");
     const end = this.pending.lastIndexOf("\n");
     if (end < 0) return;
     const lines = this.pending.slice(0, end + 1);
     this.pending = this.pending.slice(end + 1);
-    this.passLines(lines);
+    this.pass(lines);
   }
 
-  private flushStderr(): void {
-    if (this.pending !== "") this.passLines(this.pending);
+  /** The last read, once nothing writes any more. */
+  finish(): void {
+    this.read();
+    if (this.pending !== "") this.pass(this.pending);
     this.pending = "";
   }
 
-  private passLines(text: string): void {
+  private pass(text: string): void {
     let kept = "";
-    for (const line of text.split(/(?<=\n)/)) {
-      if (/^(srun|slurmstepd(-[^:]*)?): /.test(line)) this.srunSaid.push(line.trim());
-      else kept += line;
-    }
+    for (const line of text.split(/(?<=\n)/)) if (!/^slurmstepd(-[^:]*)?: /.test(line)) kept += line;
     if (kept !== "") this.emit("stderr", Buffer.from(kept, "latin1"));
+  }
+
+  private emit(stream: "stdout" | "stderr", chunk: Buffer): void {
+    const skipped = Math.min(this.skip[stream], chunk.length);
+    this.skip[stream] -= skipped;
+    if (skipped < chunk.length) this.sink(stream, chunk.subarray(skipped));
   }
 }
