@@ -70,6 +70,8 @@ export interface FollowSinks {
     fill: (bytes: Buffer) => void,
   ): void | Promise<void>;
   onStarted?(executionId: string): void;
+  /** A connection the sandbox's egress policy refused while it ran (an `egress_denied` event's data). */
+  onEgressDenied?(denial: Record<string, unknown>): void;
   /** Every complete event (for `logs --json`). */
   onEvent?(event: SseEvent): void;
   onReconnect?(attempt: number, lastId: number | null): void;
@@ -374,6 +376,9 @@ export function createEventHandler(
         }
         return "continue";
       }
+      case "egress_denied":
+        sinks.onEgressDenied?.(data);
+        return "continue";
       case "exit":
         result.exit = data;
         return "continue";

@@ -22,6 +22,8 @@ export interface OutputRead {
   notKept: boolean;
   /** The bytes the command wrote to the stream, kept or not, when the backend said (raw reads). */
   streamBytes: number | null;
+  /** Connections its sandbox's egress policy refused while the execution ran, when the backend said (raw reads). */
+  egressDenied?: number | null;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function readOutputRange(
   const what = `output of ${target.executionId}`;
   let at = from;
   let streamBytes: number | null = null;
+  let egressDenied: number | null = null;
   for (;;) {
     if (to !== null && at >= to) return { reached: at, eof: false, notKept: false, streamBytes };
     const limit = to === null ? OUTPUT_READ_MAX : Math.min(OUTPUT_READ_MAX, to - at);
@@ -64,9 +67,10 @@ export async function readOutputRange(
       throw new BackendError("bad_answer", `${what}: bytes from ${piece.offset}, not ${at} as asked`, 200);
     }
     streamBytes = piece.streamBytes;
+    egressDenied = piece.egressDenied;
     const got = await deliverPiece(piece, what, onBytes);
     at = piece.nextOffset;
-    if (piece.eof) return { reached: at, eof: true, notKept: false, streamBytes };
+    if (piece.eof) return { reached: at, eof: true, notKept: false, streamBytes, egressDenied };
     // Nothing more yet, and the stream is not over: the file stopped at its cap.
     if (got === 0) return { reached: at, eof: false, notKept: to !== null, streamBytes };
   }

@@ -20,6 +20,8 @@ export interface RawPiece {
   streamBytes: number | null;
   /** Output: the bytes of the stream the backend keeps, fewer past its cap (null when not said). */
   keptBytes: number | null;
+  /** Connections its sandbox's egress policy refused while the execution ran (Sbx-Egress-Denied); null: none said. */
+  egressDenied: number | null;
   chunks: AsyncIterable<Uint8Array>;
   cancel(): void;
 }
@@ -69,6 +71,7 @@ export async function openRawRead(http: Requests, path: string, what: string, de
       generation: piece.generation ?? null,
       streamBytes: null,
       keptBytes: null,
+      egressDenied: null,
       chunks: (async function* () {
         if (data.length) yield data;
       })(),
@@ -85,6 +88,7 @@ export async function openRawRead(http: Requests, path: string, what: string, de
     generation: present(RAW_HEADERS.generation) ? headerNumber(h, RAW_HEADERS.generation, what) : null,
     streamBytes: present(RAW_HEADERS.streamBytes) ? headerNumber(h, RAW_HEADERS.streamBytes, what) : null,
     keptBytes: present(RAW_HEADERS.keptBytes) ? headerNumber(h, RAW_HEADERS.keptBytes, what) : null,
+    egressDenied: present(RAW_HEADERS.egressDenied) ? headerNumber(h, RAW_HEADERS.egressDenied, what) : null,
     chunks: opened.chunks,
     cancel: opened.cancel,
   };

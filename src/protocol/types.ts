@@ -64,9 +64,17 @@ export type {
   FileStat,
 } from "./schemas/system.js";
 export type { SandboxStats } from "./schemas/stats.js";
-export type { EgressConnection, EgressDenial, EgressDenied, EgressReport } from "./schemas/egress.js";
+export type {
+  EgressConnection,
+  EgressDenial,
+  EgressDenied,
+  EgressDeniedEventData,
+  EgressReport,
+} from "./schemas/egress.js";
 /** How many of the first egress refusals an execution's record keeps (docs/network.md, "Evidence"). */
 export const EGRESS_DENIED_KEPT = 10;
+/** How many `egress_denied` events one execution's log gets at most; later refusals are only counted. */
+export const EGRESS_DENIED_EVENTS_MAX = 100;
 export { Volume, VolumeCreateRequest, VolumeList, VolumeMount } from "./schemas/volumes.js";
 
 import type { Outcome } from "./schemas/base.js";
@@ -108,7 +116,7 @@ export const TERMINAL_SIZE_MAX = 10_000;
 
 export const TERMINAL_OUTCOMES: readonly Outcome[] = ["succeeded", "failed", "timed_out", "cancelled", "unknown"];
 
-export const EXECUTION_EVENT_TYPES = ["started", "output", "gap", "reset", "exit", "end"] as const;
+export const EXECUTION_EVENT_TYPES = ["started", "output", "gap", "reset", "egress_denied", "exit", "end"] as const;
 export type ExecutionEventType = (typeof EXECUTION_EVENT_TYPES)[number];
 
 /**
@@ -126,6 +134,8 @@ export const RAW_HEADERS = {
   streamBytes: "Sbx-Stream-Bytes",
   /** Output: how many bytes of the stream the backend keeps (readable); fewer than Sbx-Stream-Bytes past its cap. */
   keptBytes: "Sbx-Kept-Bytes",
+  /** Output: connections its sandbox's egress policy refused while the execution ran (absent: none). */
+  egressDenied: "Sbx-Egress-Denied",
   rotated: "Sbx-Rotated",
   oldestOffset: "Sbx-Oldest-Offset",
   generation: "Sbx-Generation",

@@ -118,6 +118,15 @@ describeNeeding(["bwrap", "tools"], "egress denials on the execution", () => {
     expect(running.outcome).toBe("pending");
     fs.writeFileSync(path.join(workspace, "go"), "");
     const frames = framesOf((await streamed).text);
+    // Each refusal is an event of the stream, in order, before its exit.
+    const denials = frames.filter((f) => f.type === "egress_denied");
+    expect(denials.map((f) => [f.data.host, f.data.port, f.data.protocol, f.data.reason, f.data.total])).toEqual([
+      ["denied.test", port, "http", REFUSED, 1],
+      ["denied.test", port, "http", REFUSED, 2],
+    ]);
+    expect(frames.findIndex((f) => f.type === "egress_denied")).toBeLessThan(
+      frames.findIndex((f) => f.type === "exit"),
+    );
     const exit = frames.find((f) => f.type === "exit")!;
     expect(exit.data.egress_denied).toMatchObject({
       total: 2,
@@ -125,6 +134,16 @@ describeNeeding(["bwrap", "tools"], "egress denials on the execution", () => {
     });
     const rec = await b.api("GET", `/api/v1/sandbox/shop/executions/${running.execution_id}`);
     expect(rec.json.egress_denied).toEqual(exit.data.egress_denied);
+    // Kept in the event log: a page has them, and resuming after the first gets the second.
+    const page = await b.api("GET", `/api/v1/sandbox/shop/executions/${running.execution_id}/events`);
+    const kept = page.json.events.filter((e: { type: string }) => e.type === "egress_denied");
+    expect(kept.map((e: { data: { total: number } }) => e.data.total)).toEqual([1, 2]);
+    const resumed = await b.api(
+      "GET",
+      `/api/v1/sandbox/shop/executions/${running.execution_id}/stream?after=${kept[0].sequence}`,
+    );
+    const after = framesOf(resumed.text).filter((f) => f.type === "egress_denied");
+    expect(after.map((f) => f.data.total)).toEqual([2]);
   });
 
   it("charges a refusal to what runs in its sandbox only: another sandbox's execution at that moment carries none", async () => {

@@ -81,6 +81,57 @@ describeNeeding(["bwrap", "tools"], "egress denials on receipts", () => {
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   });
 
+  it("says each refusal on stderr (exec: at its end, or as it happens with --stream) and in sbx logs, plain, --json and -f", async () => {
+    const notice = `sbx: egress denied: denied.test:${port} (http): denied.test is not on the sandbox's allow-list`;
+    const res = await local.sbx([
+      "exec",
+      "-s",
+      "shop",
+      "--",
+      "curl",
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}\\n",
+      `http://denied.test:${port}/`,
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toBe("403\n");
+    expect(res.stderr).toContain(notice);
+    const executionId = (await local.json<ReceiptDocument[]>(["receipts", "list", "--json", "--limit", "1"])).doc[0]!
+      .execution_id!;
+    // Followed live (--stream): said as it happens, once.
+    const streamed = await local.sbx([
+      "exec",
+      "-s",
+      "shop",
+      "--stream",
+      "--",
+      "curl",
+      "-s",
+      "-o",
+      "/dev/null",
+      `http://denied.test:${port}/`,
+    ]);
+    expect(streamed.stderr.split(notice).length - 1, streamed.stderr).toBe(1);
+    // Its stdout only, no stderr: sbx logs still replays the event log, refusals included.
+    const logs = await local.sbx(["logs", "-s", "shop", executionId]);
+    expect(logs.stdout).toBe("403\n");
+    expect(logs.stderr).toContain(notice);
+    const followed = await local.sbx(["logs", "-s", "shop", "-f", executionId]);
+    expect(followed.stderr).toContain(notice);
+    const events = (await local.sbx(["logs", "-s", "shop", "--json", executionId])).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: number; type: string; data: Record<string, unknown> });
+    const denied = events.find((e) => e.type === "egress_denied")!;
+    expect(denied.data).toMatchObject({ host: "denied.test", port, protocol: "http", total: 1 });
+    // Resumable by id like any event: after it, it is not said again.
+    const resumed = await local.sbx(["logs", "-s", "shop", "--after", String(denied.id), executionId]);
+    expect(resumed.stderr).not.toContain("egress denied");
+  });
+
   it("a command refused nothing has egress_denied null, and receipts show no such line", async () => {
     const res = await local.sbx(["exec", "-s", "shop", "--json", "--", "curl", "-s", `http://allowed.test:${port}/`]);
     expect(res.code, res.stderr).toBe(0);

@@ -406,6 +406,12 @@ export class EventWriter {
     return this.files.truncated(stream);
   }
 
+  /** An event that is no output (an `egress_denied`), in order with the output around it. */
+  note(type: "egress_denied", data: unknown, at: string): void {
+    this.drafter.push(type, data, at);
+    this.owner.schedule();
+  }
+
   output(stream: OutputStream, chunk: Buffer): void {
     // The file first: once an event covers these bytes, they are readable by offset
     // (up to the file's cap; past it only `output` events, if any, have them).

@@ -11,7 +11,13 @@
 // the unsaved ends) and one order of writes; the run (runner.ts), the event log
 // (events.ts, event-drafter.ts) and the rows (store.ts) are apart.
 
-import type { EndEventData, ExecutionRecord, ExitEventData, StartedEventData } from "../../protocol/types.js";
+import {
+  EGRESS_DENIED_EVENTS_MAX,
+  type EndEventData,
+  type ExecutionRecord,
+  type ExitEventData,
+  type StartedEventData,
+} from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, storedImageOf } from "../sandboxes/index.js";
@@ -322,7 +328,10 @@ export class ExecutionManager {
       },
     };
     this.live.set(executionId, entry);
-    this.denials.begin(executionId, sandboxId, () => {});
+    // Each refusal is an event of its log too, up to EGRESS_DENIED_EVENTS_MAX (then only counted).
+    this.denials.begin(executionId, sandboxId, (denial, total) => {
+      if (total <= EGRESS_DENIED_EVENTS_MAX) writer.note("egress_denied", { ...denial, total }, denial.at);
+    });
     return this.get(executionId)!;
   }
 

@@ -12,6 +12,7 @@ import { DEFAULT_DETACH_KEYS, parseDetachKeys } from "../../common/detach-keys.j
 import { resolveWorkingDir } from "../../protocol/validate.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
+import { egressDeniedNotice, egressDeniedNotices } from "../render/egress-denied.js";
 import { dispatchNew } from "../dispatch.js";
 import { durationOption, longerWorkHint } from "../duration.js";
 import { UsageError } from "../../common/errors.js";
@@ -229,6 +230,9 @@ export async function run(opts: ExecOptions, ctx: Context): Promise<number> {
   if (live) {
     liveOnly.say(ctx);
     sayLiveIncomplete(ctx, liveMissing);
+  } else if (!opts.json && doc.egress_denied !== null) {
+    // Not followed live: the refusals its record kept, said once it ended (docs/network.md, "Evidence").
+    for (const notice of egressDeniedNotices(doc.egress_denied)) ctx.io.err(notice);
   }
   const code = printDispatchOutcome(ctx, doc, opts.json, {
     outputShown: !opts.json,
@@ -327,6 +331,7 @@ function liveSinks(
     onStarted: (eid) => {
       executionId = eid;
     },
+    onEgressDenied: (d) => ctx.io.err(egressDeniedNotice(d)),
     onOutput: (stream, bytes, liveOnly) => {
       write(stream, bytes);
       if (liveOnly) shown.notKept(stream, liveOnly.offset, bytes.length);

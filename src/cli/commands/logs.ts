@@ -11,6 +11,7 @@ import { readOutputRange } from "../../client/output.js";
 import type { SseEvent } from "../../client/sse.js";
 import type { RunFn } from "../command.js";
 import type { Context } from "../context.js";
+import { egressDeniedNotice } from "../render/egress-denied.js";
 import { BackendError, ExitWith, UsageError } from "../../common/errors.js";
 import { ExitCodes } from "../../common/exit-codes.js";
 import { type ExecutionTarget, resolveExecution } from "../execution-ref.js";
@@ -66,7 +67,8 @@ async function fillGap(
  */
 async function replayFullOutput(ctx: Context, t: ExecutionTarget): Promise<boolean> {
   const probe = await readOutputRange(t.api, t, "stderr", 0, 1, () => undefined).catch(() => null);
-  if (probe === null || !probe.eof || probe.reached !== 0) return false;
+  // Refusals by the egress policy are events: the event log replays them in order with the output.
+  if (probe === null || !probe.eof || probe.reached !== 0 || (probe.egressDenied ?? 0) > 0) return false;
   let written = 0;
   const read = await readOutputRange(t.api, t, "stdout", 0, null, (data) => {
     written += data.length;
@@ -89,6 +91,7 @@ export async function run(opts: LogsOptions, ctx: Context): Promise<number> {
     ? { onEvent: (ev) => ctx.io.out(JSON.stringify({ id: ev.id, type: ev.type, data: JSON.parse(ev.data) })) }
     : {
         onOutput: (stream, bytes) => (stream === "stdout" ? ctx.io.writeOut(bytes) : ctx.io.writeErr(bytes)),
+        onEgressDenied: (d) => ctx.io.err(egressDeniedNotice(d)),
         onGap: (stream, offset, bytes, kept) =>
           kept
             ? fillGap(ctx, t, stream, offset, bytes)

@@ -10,6 +10,20 @@ export function denialText(d: unknown): string {
   return `${target}${protocol}: ${typeof o.reason === "string" ? o.reason : "refused"}`;
 }
 
+/** A refusal as `sbx logs` and `sbx exec` say it on stderr while the command runs. */
+export function egressDeniedNotice(d: unknown): string {
+  return `sbx: egress denied: ${denialText(d)}`;
+}
+
+/** The refusals a record kept, as notices (with how many more it counted): exec without --stream says them at its end. */
+export function egressDeniedNotices(denied: Record<string, unknown>): string[] {
+  const first = Array.isArray(denied.first) ? denied.first : [];
+  const total = typeof denied.total === "number" ? denied.total : first.length;
+  const more =
+    total > first.length ? [`sbx: egress denied: ${total - first.length} more (sbx sandbox egress lists them)`] : [];
+  return [...first.map(egressDeniedNotice), ...more];
+}
+
 /** The summary line, then one line per refusal kept: what `receipts show` prints under "Egress denied". */
 export function egressDeniedLines(denied: Record<string, unknown>): string[] {
   const first = Array.isArray(denied.first) ? denied.first : [];

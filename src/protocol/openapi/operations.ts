@@ -242,6 +242,10 @@ export const OPERATIONS: Record<RouteName, OperationSpec> = {
             "Raw reads: bytes of the stream the backend keeps (fewer than Sbx-Stream-Bytes past its output cap).",
             Type.String({ pattern: "^[0-9]+$" }),
           ),
+          [RAW_HEADERS.egressDenied]: header(
+            "Raw reads: connections its sandbox's egress policy refused while the execution ran (as its record's egress_denied.total); absent when none.",
+            Type.String({ pattern: "^[0-9]+$" }),
+          ),
         }),
       },
     },

@@ -3,7 +3,7 @@
 
 import { Count, named, Nullable, type Static, StringEnum, Timestamp, Type } from "./base.js";
 import { EgressPolicy, NetworkMode } from "./system.js";
-import { EGRESS_DENIED_KEPT } from "../types.js";
+import { EGRESS_DENIED_EVENTS_MAX, EGRESS_DENIED_KEPT } from "../types.js";
 
 /** One connection a sandbox asked its egress proxy for (sbx; docs/network.md). */
 export const EgressConnection = named(
@@ -67,3 +67,19 @@ export const EgressDenied = named(
   }),
 );
 export type EgressDenied = Static<typeof EgressDenied>;
+
+/** The data of an `egress_denied` event: one refusal while the execution ran, and the count so far. */
+export const EgressDeniedEventData = named(
+  "EgressDeniedEventData",
+  Type.Object({
+    at: Timestamp(),
+    host: Type.String({ description: "The name or address asked for (empty for one refused before it was read)." }),
+    port: Type.Integer(),
+    protocol: StringEnum(["http", "connect", "socks5"]),
+    reason: Type.String({ description: "Why it was refused." }),
+    total: Count({
+      description: `Refusals charged to the execution so far, this one included; past ${EGRESS_DENIED_EVENTS_MAX} they are counted (the exit event's egress_denied) without an event each.`,
+    }),
+  }),
+);
+export type EgressDeniedEventData = Static<typeof EgressDeniedEventData>;

@@ -28,7 +28,7 @@ import {
   TIMEOUT_MIN_MS,
   TTY_TIMEOUT_MAX_MS,
 } from "../types.js";
-import { EgressDenied } from "./egress.js";
+import { EgressDenied, EgressDeniedEventData } from "./egress.js";
 
 /** A terminal's window size (docs/protocol.md, "Terminals"). */
 export const TerminalSize = named(
@@ -240,6 +240,7 @@ export const EVENT_DATA = {
   output: OutputEventData,
   gap: GapEventData,
   reset: ResetEventData,
+  egress_denied: EgressDeniedEventData,
   exit: ExitEventData,
   end: EndEventData,
 } as const satisfies Record<ExecutionEventType, unknown>;

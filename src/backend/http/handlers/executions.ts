@@ -369,6 +369,7 @@ function rawOutputHeaders(
     [RAW_HEADERS.eof]: String(eof),
     [RAW_HEADERS.streamBytes]: String(record[`${stream}_bytes`]),
     [RAW_HEADERS.keptBytes]: String(kept),
+    ...(record.egress_denied !== undefined && { [RAW_HEADERS.egressDenied]: String(record.egress_denied.total) }),
   };
 }
 
