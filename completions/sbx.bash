@@ -438,8 +438,8 @@ _sbx_spec() {
       ;;
     "volume create")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
-      _sbx_valued="--profile --api-url"
+      _sbx_options="--size --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_valued="--size --profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;
     "volume list")

@@ -273,31 +273,31 @@ function __sbx_takes_value --argument-names path option
             return 0
         case 'image list|--profile' 'image list|--api-url' 'image rm|--profile' 'image rm|--api-url' 'volume|--profile' 'volume|--api-url'
             return 0
-        case 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile' 'volume list|--api-url' 'volume show|--profile' 'volume show|--api-url'
+        case 'volume create|--size' 'volume create|--profile' 'volume create|--api-url' 'volume list|--profile' 'volume list|--api-url' 'volume show|--profile'
             return 0
-        case 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address' 'port-forward|--profile'
+        case 'volume show|--api-url' 'volume rm|--profile' 'volume rm|--api-url' 'cp|--profile' 'cp|--api-url' 'port-forward|--address'
             return 0
-        case 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox' 'mcp|--tools'
+        case 'port-forward|--profile' 'port-forward|--api-url' 'port|--profile' 'port|--api-url' 'mcp|-s' 'mcp|--sandbox'
             return 0
-        case 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url' 'daemon run|--listen'
+        case 'mcp|--tools' 'mcp|--max-output-bytes' 'mcp|--profile' 'mcp|--api-url' 'daemon|--profile' 'daemon|--api-url'
             return 0
-        case 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout' 'daemon run|--key-retention' 'daemon run|--process-log-segment' 'daemon run|--process-log-keep'
+        case 'daemon run|--listen' 'daemon run|--faults' 'daemon run|--idle-exit' 'daemon run|--sandbox-idle-timeout' 'daemon run|--key-retention' 'daemon run|--process-log-segment'
             return 0
-        case 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max' 'daemon run|--driver'
+        case 'daemon run|--process-log-keep' 'daemon run|--execution-output-max' 'daemon run|--retain' 'daemon run|--retain-size' 'daemon run|--job-concurrency' 'daemon run|--job-output-max'
             return 0
-        case 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url' 'daemon start|--idle-exit'
+        case 'daemon run|--driver' 'daemon run|--slurm-partition' 'daemon run|--slurm-account' 'daemon run|--slurm-shared-dir' 'daemon run|--profile' 'daemon run|--api-url'
             return 0
-        case 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url' 'daemon status|--profile'
+        case 'daemon start|--idle-exit' 'daemon start|--sandbox-idle-timeout' 'daemon start|--profile' 'daemon start|--api-url' 'daemon stop|--profile' 'daemon stop|--api-url'
             return 0
-        case 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile' 'profile|--api-url'
+        case 'daemon status|--profile' 'daemon status|--api-url' 'init|--profile-name' 'init|--api-url' 'init|--profile' 'profile|--profile'
             return 0
-        case 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile' 'profile use|--api-url'
+        case 'profile|--api-url' 'profile add|--api-url' 'profile add|--profile' 'profile list|--profile' 'profile list|--api-url' 'profile use|--profile'
             return 0
-        case 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile' 'config|--api-url'
+        case 'profile use|--api-url' 'profile show|--profile' 'profile show|--api-url' 'profile rm|--profile' 'profile rm|--api-url' 'config|--profile'
             return 0
-        case 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile' 'completion|--api-url'
+        case 'config|--api-url' 'config get|--profile' 'config get|--api-url' 'config set|--profile' 'config set|--api-url' 'completion|--profile'
             return 0
-        case 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
+        case 'completion|--api-url' 'help|--profile' 'help|--api-url' 'version|--profile' 'version|--api-url'
             return 0
     end
     return 1
@@ -1221,6 +1221,7 @@ complete -c sbx -n '__sbx_at "volume"' -l verbose -d 'say more on stderr'
 complete -c sbx -n '__sbx_at "volume"' -s h -l help -d 'show help'
 
 # sbx volume create
+complete -c sbx -n '__sbx_at "volume create"' -l size -x -d 'its size, a file system of its own (at least 16MiB; root)'
 complete -c sbx -n '__sbx_at "volume create"' -l json -d 'print the volume as JSON'
 complete -c sbx -n '__sbx_at "volume create"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "volume create"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'

@@ -181,11 +181,11 @@ export class Api {
   }
 
   /** Creates a named volume (docs/operations.md, "Named volumes"). */
-  createVolume(name: string, idempotencyKey: string): Promise<Volume> {
+  createVolume(name: string, idempotencyKey: string, sizeBytes: number | null = null): Promise<Volume> {
     return this.call(`create volume ${name}`, {
       method: "POST",
       path: routePath("volume.create", {}),
-      body: Buffer.from(JSON.stringify({ name })),
+      body: Buffer.from(JSON.stringify(sizeBytes === null ? { name } : { name, size_bytes: sizeBytes })),
       idempotencyKey,
     });
   }

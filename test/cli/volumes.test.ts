@@ -17,8 +17,10 @@ describeNeeding(["bwrap", "setfacl"], "sbx volume", () => {
     const made = await sbx(["volume", "create", "deps", "--json"]);
     expect(made.code, made.err).toBe(0);
     expect(Object.keys(JSON.parse(made.out)).sort()).toEqual(
-      ["created_at", "gid", "host_path", "name", "ownership", "used_by"].sort(),
+      ["created_at", "free_bytes", "gid", "host_path", "name", "ownership", "size_bytes", "used_by"].sort(),
     );
+    const tiny = await sbx(["volume", "create", "tiny", "--size", "1MiB"]);
+    expect([tiny.code, tiny.err]).toEqual([125, "sbx: --size 1MiB: a size of at least 16MiB, e.g. 512MiB or 2GiB\n"]);
     const bad = await sbx(["sandbox", "create", "x", "--volume", "deps:/workspace/deps"]);
     expect(bad.code).toBe(125);
     expect(bad.err).toContain("/workspace is the sandbox's own");

@@ -96,6 +96,7 @@ export class SandboxRegistry {
       asRoot,
       now,
       path: process.env.PATH ?? "",
+      disks: drivers.workspaceDisks,
       takenIds: () => this.store.sandboxUids(),
       sandboxes: () =>
         this.store

@@ -14,6 +14,13 @@
 // with different uids both read and write what the other made, and nothing else of
 // either. When the backend is not root, every sandbox runs as the backend's user, who
 // owns the directory (0700): nothing to share.
+//
+// A volume with a size (--size) is a file system of its own, as a workspace with a disk
+// limit is (drivers/limits/workspace-disk.ts): an ext4 image, <name>/workspace.img,
+// loop-mounted at <name>/disk, its files in disk/data and uploads staged in disk/incoming
+// (one file system: an upload is renamed into place). A write past it fails with ENOSPC
+// in every sandbox that mounts it. Where that cannot be had (not root, no loop devices,
+// no mkfs.ext4), a size is refused with the reason and nothing is created.
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -21,14 +28,19 @@ import path from "node:path";
 import { ErrorCodes, type Volume, type VolumeMount } from "../../protocol/types.js";
 import { volumeNameProblem } from "../../protocol/volumes.js";
 import type { Owner } from "../../files/handles.js";
-import { pickSandboxUid } from "../drivers/index.js";
+import { type DriverSet, pickSandboxUid } from "../drivers/index.js";
 import { invalidField, Refusal } from "../refusal.js";
 
 interface VolumeRecord {
   name: string;
   created_at: string;
   gid: number | null;
+  /** Its size: a file system of its own (absent or null: none, the disk it lives on). */
+  size_bytes?: number | null;
 }
+
+/** The smallest size a volume may have (as a workspace's: ext4 takes its own blocks of it). */
+export const VOLUME_MIN_BYTES = 16 * 1024 * 1024;
 
 /** A volume as a sandbox's run needs it: where it is on the host, where inside, and the group that reaches it. */
 export interface PlacedVolume {
@@ -51,6 +63,8 @@ export interface VolumeRegistryOptions {
   sandboxes: () => Array<{ sandboxId: string; name: string; dir: string }>;
   /** PATH to find setfacl on. */
   path: string;
+  /** Loop-mounted file systems of a fixed size (a volume's --size). */
+  disks: DriverSet["workspaceDisks"];
 }
 
 export class VolumeRegistry {
@@ -75,30 +89,62 @@ export class VolumeRegistry {
       : `group ${gid} of its own, setgid, default ACL group rwx; every sandbox that mounts it has that group`;
   }
 
-  create(name: string): VolumeRecord {
+  create(name: string, sizeBytes: number | null = null): VolumeRecord {
     const bad = volumeNameProblem(name);
     if (bad !== null) throw invalidField("name", bad);
+    if (sizeBytes !== null && !(Number.isSafeInteger(sizeBytes) && sizeBytes >= VOLUME_MIN_BYTES)) {
+      throw invalidField(
+        "size_bytes",
+        `a volume's size is a whole number of bytes, at least ${VOLUME_MIN_BYTES} (16 MiB)`,
+      );
+    }
     const dir = path.join(this.root, name);
     if (fs.existsSync(path.join(dir, RECORD))) {
       throw new Refusal(ErrorCodes.volumeExists, `a volume named ${JSON.stringify(name)} exists`, { volume: name });
     }
     const problem = this.problem();
     if (problem !== null) throw new Refusal(ErrorCodes.limitUnavailable, problem, { limit: "volume", reason: problem });
+    const sizeProblem = sizeBytes === null ? null : this.opts.disks.problem;
+    if (sizeProblem !== null) {
+      const reason = `a volume's size is a file system of its own: ${sizeProblem.replace(/^a workspace limit (is|needs)/, "it needs")}`;
+      throw new Refusal(ErrorCodes.limitUnavailable, `no volume was created: ${reason}`, {
+        field: "size_bytes",
+        limit: "volume_size",
+        reason,
+      });
+    }
     fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    this.release(name);
     fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(path.join(dir, "data"), { recursive: true, mode: 0o700 });
+    fs.mkdirSync(dir, { mode: 0o700 });
     const taken = new Set([...this.opts.takenIds(), ...this.records().map((r) => r.gid ?? -1)]);
     const record: VolumeRecord = {
       name,
       created_at: new Date(this.opts.now()).toISOString(),
       gid: this.opts.asRoot ? pickSandboxUid(taken) : null,
+      size_bytes: sizeBytes,
     };
+    const { data, mount } = this.layout(record);
     try {
-      if (record.gid !== null) this.share(path.join(dir, "data"), record.gid);
+      if (mount !== null) {
+        try {
+          this.opts.disks.create(dir, mount, sizeBytes!, null);
+        } catch (err) {
+          const reason = `its file system could not be made: ${(err as Error).message}`;
+          throw new Refusal(ErrorCodes.limitUnavailable, `no volume was created: ${reason}`, {
+            field: "size_bytes",
+            limit: "volume_size",
+            reason,
+          });
+        }
+      }
+      fs.mkdirSync(data, { mode: 0o700 });
+      if (record.gid !== null) this.share(data, record.gid);
       const tmp = path.join(dir, `${RECORD}.tmp`);
       fs.writeFileSync(tmp, JSON.stringify(record), { mode: 0o600 });
       fs.renameSync(tmp, path.join(dir, RECORD));
     } catch (err) {
+      this.release(name);
       fs.rmSync(dir, { recursive: true, force: true });
       throw err;
     }
@@ -133,7 +179,9 @@ export class VolumeRegistry {
       used_by: this.usedBy(record.name),
       ownership: this.ownership(record.gid),
       gid: record.gid,
-      host_path: showPath ? this.dataDir(record.name) : null,
+      host_path: showPath ? this.layout(record).data : null,
+      size_bytes: record.size_bytes ?? null,
+      free_bytes: this.freeBytes(record),
     };
   }
 
@@ -148,6 +196,7 @@ export class VolumeRegistry {
         { volume: name, sandboxes: users },
       );
     }
+    this.release(name);
     fs.rmSync(path.join(this.root, name), { recursive: true, force: true });
     return record;
   }
@@ -179,7 +228,7 @@ export class VolumeRegistry {
     return this.mountsOf(sandboxDir).flatMap((m) => {
       const record = this.read(m.name);
       if (record === null) return [];
-      return [{ hostDir: this.dataDir(m.name), path: m.path, readOnly: m.read_only === true, gid: record.gid }];
+      return [{ hostDir: this.ready(record).data, path: m.path, readOnly: m.read_only === true, gid: record.gid }];
     });
   }
 
@@ -199,14 +248,44 @@ export class VolumeRegistry {
    */
   files(name: string): { dir: string; incoming: string; owner: Owner | null } {
     const record = this.get(name);
-    const incoming = path.join(this.root, name, "incoming");
+    const { data, incoming } = this.ready(record);
     fs.mkdirSync(incoming, { recursive: true, mode: 0o700 });
     if (record.gid !== null) this.share(incoming, record.gid);
-    return { dir: this.dataDir(name), incoming, owner: record.gid === null ? null : { uid: 0, gid: record.gid } };
+    return { dir: data, incoming, owner: record.gid === null ? null : { uid: 0, gid: record.gid } };
   }
 
-  dataDir(name: string): string {
-    return path.join(this.root, name, "data");
+  /** Where a volume's files are, where uploads are staged, and (with a size) where its file system is mounted. */
+  private layout(record: VolumeRecord): { data: string; incoming: string; mount: string | null } {
+    const dir = path.join(this.root, record.name);
+    if (record.size_bytes == null)
+      return { data: path.join(dir, "data"), incoming: path.join(dir, "incoming"), mount: null };
+    const mount = path.join(dir, "disk");
+    return { data: path.join(mount, "data"), incoming: path.join(mount, "incoming"), mount };
+  }
+
+  /** The layout, its file system mounted first where it has one (after a restart of the host or the daemon). */
+  private ready(record: VolumeRecord): { data: string; incoming: string } {
+    const at = this.layout(record);
+    if (at.mount !== null) this.opts.disks.ensure(path.join(this.root, record.name), at.mount);
+    return at;
+  }
+
+  /** Bytes left on a sized volume's own file system (as df says); null without a size or when it is not mounted. */
+  private freeBytes(record: VolumeRecord): number | null {
+    const { mount } = this.layout(record);
+    if (mount === null) return null;
+    try {
+      this.ready(record);
+      const st = fs.statfsSync(mount);
+      return st.bavail * st.bsize;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Unmounts a volume's file system, if it has one mounted. */
+  private release(name: string): void {
+    this.opts.disks.release(path.join(this.root, name, "disk"));
   }
 
   private read(name: string): VolumeRecord | null {

@@ -22,7 +22,21 @@ export type VolumeMount = Static<typeof VolumeMount>;
 
 export const VolumeCreateRequest = named(
   "VolumeCreateRequest",
-  Type.Object({ name: Type.String({ pattern: VOLUME_NAME_PATTERN }) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      name: Type.String({ pattern: VOLUME_NAME_PATTERN }),
+      size_bytes: Type.Optional(
+        Nullable(
+          Count({
+            minimum: 16 * 1024 * 1024,
+            description:
+              "(sbx) Its size: a file system of its own (an ext4 image loop-mounted; root), so a write past it fails with ENOSPC; refused with 400 limit_unavailable where that cannot be had here. Null or absent: none.",
+          }),
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type VolumeCreateRequest = Static<typeof VolumeCreateRequest>;
 
@@ -40,6 +54,12 @@ export const Volume = named(
       Count({ description: "The group of its own the sandboxes that mount it share (root daemon); null: none." }),
     ),
     host_path: Nullable(Type.String({ description: "Its directory on the host (null over TCP)." })),
+    size_bytes: Nullable(
+      Count({ description: "Its size, a file system of its own; null: none (the disk it lives on)." }),
+    ),
+    free_bytes: Nullable(
+      Count({ description: "Bytes left on its own file system (as df says); null without a size." }),
+    ),
   }),
 );
 export type Volume = Static<typeof Volume>;

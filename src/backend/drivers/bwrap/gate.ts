@@ -103,10 +103,21 @@ export class WorkspaceGate {
     // system mounted since (where the workspace lives) is not in it unless the host's
     // mounts propagate. Then a new gate, a new copy.
     if (!this.shows(nsPid, workspaceDir, st)) {
+      const before = [...this.bound.keys()];
       this.stop();
       nsPid = this.start();
       if (!this.shows(nsPid, workspaceDir, st)) {
         throw new Error("cannot give the sandbox's uid a way to its workspace (the gate does not see it)");
+      }
+      // Paths handed out before stay good (a gate path is a hash of its host path): a run
+      // that asked for its workspace, then for a volume on a file system of its own
+      // mounted since, binds both in this gate.
+      for (const dir of before) {
+        try {
+          if (dir !== workspaceDir) this.pathFor(dir);
+        } catch {
+          // Gone meanwhile: whoever asks for it next is told why.
+        }
       }
     }
     const gatePath = path.posix.join(GATE_DIR, createHash("sha256").update(workspaceDir).digest("hex").slice(0, 24));

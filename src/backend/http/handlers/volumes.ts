@@ -10,12 +10,15 @@ import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies
 export function createVolume(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
     const body = parseJsonBody(ctx.body, {}) as Partial<VolumeCreateRequest> & Record<string, unknown>;
-    const extra = Object.keys(body).find((k) => k !== "name");
+    const extra = Object.keys(body).find((k) => k !== "name" && k !== "size_bytes");
     if (extra !== undefined) throw invalidRequest(extra, `unknown field ${extra}`);
     const problem = volumeNameProblem(body.name);
     if (problem !== null) throw invalidRequest("name", problem);
+    const size = body.size_bytes ?? null;
+    if (size !== null && !Number.isSafeInteger(size))
+      throw invalidRequest("size_bytes", "size_bytes is a whole number");
     const { volumes } = ctx.services.sandboxes;
-    return jsonReply(201, volumes.toVolume(volumes.create(body.name!), !ctx.overTcp));
+    return jsonReply(201, volumes.toVolume(volumes.create(body.name!, size), !ctx.overTcp));
   });
 }
 

@@ -26,11 +26,21 @@ function declareCreate(noun: Command, bind: Bind): void {
   const cmd = noun
     .command("create")
     .summary("create a named volume")
-    .description("Create an empty named volume.")
+    .description(
+      "Create an empty named volume. With --size it is a file system of its own of that size\n" +
+        "(an ext4 image, loop-mounted: needs a daemon running as root, loop devices and\n" +
+        "mkfs.ext4; refused saying which is missing): a write past it fails with ENOSPC in every\n" +
+        "sandbox that mounts it. Without, its files count against the disk the daemon keeps its\n" +
+        "data on.",
+    )
     .argument("<name>", "1-63 of a-z 0-9 _ . - starting with a letter or digit")
+    .option("--size <size>", "its size, a file system of its own (at least 16MiB; root)")
     .option("--json", "print the volume as JSON")
     .action(bind(() => import("./create.js")));
-  withExamples(cmd, [{ command: "sbx volume create cache", description: "a volume named cache" }]);
+  withExamples(cmd, [
+    { command: "sbx volume create cache", description: "a volume named cache" },
+    { command: "sbx volume create data --size 2GiB", description: "one of 2 GiB: writes past it fail (ENOSPC)" },
+  ]);
 }
 
 function declareList(noun: Command, bind: Bind): void {

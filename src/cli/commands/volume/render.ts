@@ -1,6 +1,7 @@
 // Volumes for people, and the --json document of one (its fields are the contract).
 
 import type { Volume } from "../../../protocol/types.js";
+import { formatSize } from "../../../common/sizes.js";
 import type { IO } from "../../io/io.js";
 import { formatTime, printTable } from "../../render/table.js";
 
@@ -11,6 +12,8 @@ export interface VolumeDocument {
   ownership: string;
   gid: number | null;
   host_path: string | null;
+  size_bytes: number | null;
+  free_bytes: number | null;
 }
 
 export function volumeDocument(v: Volume): VolumeDocument {
@@ -21,13 +24,20 @@ export function volumeDocument(v: Volume): VolumeDocument {
     ownership: v.ownership,
     gid: v.gid,
     host_path: v.host_path ?? null,
+    size_bytes: v.size_bytes ?? null,
+    free_bytes: v.free_bytes ?? null,
   };
 }
 
 export async function printVolumes(io: IO, volumes: Volume[]): Promise<void> {
   await printTable(
     io,
-    ["VOLUME", "USED BY", "CREATED"],
-    volumes.map((v) => [v.name, v.used_by.length === 0 ? "-" : v.used_by.join(", "), formatTime(io, v.created_at)]),
+    ["VOLUME", "SIZE", "USED BY", "CREATED"],
+    volumes.map((v) => [
+      v.name,
+      v.size_bytes == null ? "-" : `${formatSize(v.size_bytes)} (${formatSize(v.free_bytes ?? 0)} free)`,
+      v.used_by.length === 0 ? "-" : v.used_by.join(", "),
+      formatTime(io, v.created_at),
+    ]),
   );
 }

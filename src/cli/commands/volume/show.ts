@@ -1,6 +1,7 @@
 // sbx volume show NAME
 
 import { ExitCodes } from "../../../common/exit-codes.js";
+import { formatSize } from "../../../common/sizes.js";
 import type { RunFn } from "../../command.js";
 import type { Context } from "../../context.js";
 import { printJson } from "../../render/outcome.js";
@@ -21,6 +22,12 @@ export async function run(opts: { name: string; json: boolean }, ctx: Context): 
       ["created_at", v.created_at],
       ["used_by", v.used_by.length === 0 ? "no sandbox" : v.used_by.join(", ")],
       ["ownership", v.ownership],
+      [
+        "size",
+        v.size_bytes == null
+          ? "none: its files count against the daemon's disk"
+          : `${formatSize(v.size_bytes)}, a file system of its own (${v.free_bytes == null ? "not mounted" : `${formatSize(v.free_bytes)} free`})`,
+      ],
       ...(v.host_path ? [["host_path", v.host_path]] : []),
     ],
   );
