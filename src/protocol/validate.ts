@@ -61,7 +61,7 @@ export const KNOWN_FIELDS = {
   EgressPolicyRequest: ["allow_domains", "deny_domains", "allow_cidrs"],
   PublishRequest: ["port", "host_port", "host_ip"],
   VolumeMount: ["name", "path", "read_only"],
-  VolumeCreateRequest: ["name"],
+  VolumeCreateRequest: ["name", "size_bytes"],
   SandboxLimitsRequest: ["memory_bytes", "pids", "cpus", "tmp_bytes", "workspace_bytes"],
   SandboxUpdateRequest: ["limits", "labels", "egress", "idle_timeout_ms"],
   ProcessStartRequest: ["command", "working_dir", "env", "name", "stdin", "timeout_ms", "restart", "tty"],

@@ -2,6 +2,7 @@
 // GET /volumes, GET and DELETE /volume/{volume}.
 
 import type { VolumeCreateRequest, VolumeList } from "../../../protocol/types.js";
+import { KNOWN_FIELDS } from "../../../protocol/validate.js";
 import { volumeNameProblem } from "../../../protocol/volumes.js";
 import type { RequestContext } from "../context.js";
 import { runFixedAnswerMutation } from "../idempotency.js";
@@ -10,7 +11,7 @@ import { invalidRequest, jsonReply, parseJsonBody, type Reply } from "../replies
 export function createVolume(ctx: RequestContext): Promise<Reply> {
   return runFixedAnswerMutation(ctx, async () => {
     const body = parseJsonBody(ctx.body, {}) as Partial<VolumeCreateRequest> & Record<string, unknown>;
-    const extra = Object.keys(body).find((k) => k !== "name" && k !== "size_bytes");
+    const extra = Object.keys(body).find((k) => !(KNOWN_FIELDS.VolumeCreateRequest as readonly string[]).includes(k));
     if (extra !== undefined) throw invalidRequest(extra, `unknown field ${extra}`);
     const problem = volumeNameProblem(body.name);
     if (problem !== null) throw invalidRequest("name", problem);
