@@ -111,8 +111,14 @@ const RunProcessInput = Type.Object(
   {
     ...CommandArgs,
     name: Type.Optional(Type.String({ description: "A name to find it by (unique in its sandbox)." })),
+    stdin: Type.Optional(
+      Type.String({ description: "Text given to its stdin once it started, then closed (unless stdin_open)." }),
+    ),
     stdin_open: Type.Optional(
-      Type.Boolean({ description: "Keep a stdin pipe open for continue_process's `write` (default: no stdin)." }),
+      Type.Boolean({
+        description:
+          "Keep a stdin pipe open for continue_process's `write` (default: no stdin, or only `stdin`'s text, then closed).",
+      }),
     ),
     timeout_ms: Type.Optional(
       Type.Integer({
@@ -148,7 +154,7 @@ export const runProcess = defineTool({
       ...(cwd === undefined ? {} : { working_dir: cwd }),
       ...(args.env === undefined || Object.keys(args.env).length === 0 ? {} : { env: args.env }),
       ...(args.name === undefined ? {} : { name: args.name }),
-      stdin: args.stdin_open === true,
+      stdin: args.stdin_open === true || args.stdin !== undefined,
       timeout_ms: args.timeout_ms ?? null,
       restart: { policy: "never" },
     };
@@ -181,6 +187,12 @@ export const runProcess = defineTool({
         output_encoding: "utf8",
       };
       return { structured, text: unsettledText(doc) + unrecordedText(outcome), isError: true };
+    }
+    if (args.stdin !== undefined) {
+      // One shot: the text, then (unless stdin_open keeps it open) the end of its stdin; a receipt of its own.
+      const api = new ProcessesApi(receipted(call, sandbox, (await call.api()).http));
+      const bytes = Buffer.from(args.stdin, "utf8");
+      await api.writeStdin(sandbox, doc.process_id, bytes, args.stdin_open !== true, toolKey("stdin", undefined));
     }
     const state = await processState(call, sandbox, doc.process_id, { stdout: 0, stderr: 0 }, yieldOf(args.yield_ms));
     return {
