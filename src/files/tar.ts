@@ -241,7 +241,11 @@ export async function feed(
       const next = await it.next();
       if (next.done) break;
       if (stop?.aborted || sink.destroyed) return;
-      if (!sink.write(Buffer.from(next.value))) await drained(sink, stop);
+      // A view, not a copy: Buffer.from(buffer) copied every chunk (and its allocation
+      // kept the collector busy: a third of the daemon's CPU for a 256 MiB tree, BENCHMARKS.md).
+      const v = next.value;
+      const chunk = Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+      if (!sink.write(chunk)) await drained(sink, stop);
     }
     sink.end();
   } catch (err) {
