@@ -116,6 +116,12 @@ export interface CommandEnd {
   endReason: EndReason | null;
   /** What the command used (docs/operations.md, "Per-command usage"); its nulls say why; null: it never started. */
   usage: CommandUsage | null;
+  /**
+   * Where the command ran failed under it (Slurm: the allocation NODE_FAIL, PREEMPTED,
+   * BOOT_FAIL, or gone): why, naming the node. Its own end is not known then (code and
+   * signal are null). Absent or null: it ended by itself or by the backend.
+   */
+  interrupted?: string | null;
 }
 
 /**

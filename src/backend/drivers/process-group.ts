@@ -91,6 +91,8 @@ export class ProcessGroup {
   endReason: EndReason | null = null;
   /** What the command used, once it ended (its driver's measure; null: it never started). */
   usage: CommandUsage | null = null;
+  /** Where it ran failed under it (CommandEnd.interrupted), once it ended; else null. */
+  interrupted: string | null = null;
   private readonly timers = new Set<NodeJS.Timeout>();
 
   get child() {
@@ -150,17 +152,19 @@ export class ProcessGroup {
       spec.onCommandPid?.(pid);
     });
     child.once("exit", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
-      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason, usage }) => {
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason, usage, interrupted }) => {
         this.endReason = endReason;
         this.usage = usage;
+        this.interrupted = interrupted ?? null;
         spec.onExit(code, signal, startFailure);
         this.later(LEADER_EXIT_LINGER_MS, () => this.kill(() => spec.onEnd(code, signal, startFailure)));
       });
     });
     child.once("close", (leaderCode: number | null, leaderSignal: NodeJS.Signals | null) => {
-      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason, usage }) => {
+      run.commandEnd(leaderCode, leaderSignal, ({ code, signal, startFailure, endReason, usage, interrupted }) => {
         this.endReason = endReason;
         this.usage = usage;
+        this.interrupted = interrupted ?? null;
         spec.onEnd(code, signal, startFailure);
       });
     });

@@ -44,6 +44,12 @@ export const SYSTEM_ERROR_EXIT_UNKNOWN = "exit_status_unknown";
  */
 export const SYSTEM_ERROR_SANDBOX_START_FAILED = "sandbox_start_failed";
 
+/**
+ * `unknown` with this system error: where the command ran failed under it (a Slurm
+ * node: NODE_FAIL, PREEMPTED…); its stderr's last line says which node and how.
+ */
+export const SYSTEM_ERROR_NODE_FAILED = "node_failed";
+
 export interface RunResult {
   outcome: RunOutcome;
   exitCode: number | null;
@@ -249,8 +255,9 @@ class LocalRun implements RunHandle {
     if (this.settled) return;
     this.settled = true;
     const notSetUp = this.startFailure !== null;
-    const code = notSetUp ? null : (this.exit?.code ?? null);
-    const signal = notSetUp ? null : (this.exit?.signal ?? null);
+    const interrupted = !notSetUp && this.group.interrupted !== null;
+    const code = notSetUp || interrupted ? null : (this.exit?.code ?? null);
+    const signal = notSetUp || interrupted ? null : (this.exit?.signal ?? null);
     // A terminal outcome other than unknown always carries exit_code or signal (docs/protocol.md).
     const known = code !== null || signal !== null;
     const outcome: RunOutcome = !known ? "unknown" : (this.ending ?? (code === 0 ? "succeeded" : "failed"));
@@ -259,7 +266,13 @@ class LocalRun implements RunHandle {
         outcome,
         exitCode: code,
         signal,
-        systemError: notSetUp ? SYSTEM_ERROR_SANDBOX_START_FAILED : known ? null : SYSTEM_ERROR_EXIT_UNKNOWN,
+        systemError: notSetUp
+          ? SYSTEM_ERROR_SANDBOX_START_FAILED
+          : interrupted
+            ? SYSTEM_ERROR_NODE_FAILED
+            : known
+              ? null
+              : SYSTEM_ERROR_EXIT_UNKNOWN,
         endReason: this.ending === null ? this.group.endReason : null,
         usage: notSetUp ? null : this.group.usage,
         stdout: this.stdout.summary(),

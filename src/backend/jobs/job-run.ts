@@ -80,6 +80,7 @@ export class JobRun {
           startFailure: this.startFailure,
           endReason: this.group.endReason,
           usage: this.group.usage,
+          interrupted: this.group.interrupted,
         });
         // Registered before ProcessGroup's own linger timer of the same length, so it
         // fires first: what is alive then is what that timer's SIGKILL ends.
@@ -148,6 +149,7 @@ export class JobRun {
         startFailure: this.startFailure,
         endReason: this.ending === null && this.startFailure === null ? this.group.endReason : null,
         usage: this.group.usage,
+        interrupted: this.group.interrupted,
         leftovers,
         startedAt: this.startedAt,
         finishedAt: new Date(this.spec.now()),

@@ -133,6 +133,8 @@ export interface RunEnd {
   endReason?: EndReason | null;
   /** What the command used (docs/operations.md); absent or null: not known (it never started). */
   usage?: CommandUsage | null;
+  /** Where it ran failed under it (a Slurm node), naming it: interrupted. Absent or null: it did not. */
+  interrupted?: string | null;
 }
 
 /**
@@ -149,6 +151,7 @@ export function statusOfRun(end: RunEnd, timeoutMs: number): { status: JobStatus
     case "shutdown":
       return { status: "interrupted", error: "the backend shut down while it ran; it was not resumed" };
   }
+  if (end.interrupted) return { status: "interrupted", error: end.interrupted };
   if (end.startFailure) {
     return {
       status: "failed",

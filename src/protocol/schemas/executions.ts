@@ -98,7 +98,10 @@ export const ExecutionRecord = named(
     exit_code: Nullable(Type.Integer()),
     signal: Nullable(Type.String({ description: 'A POSIX signal name as Node reports it ("SIGKILL").' })),
     system_error: Nullable(
-      Type.String({ description: "exec_stream_lost, exit_status_unknown, backend_shutdown, driver_error, …" }),
+      Type.String({
+        description:
+          "exec_stream_lost, exit_status_unknown, backend_shutdown, driver_error, node_failed (a Slurm node failed under it), …",
+      }),
     ),
     end_reason: Type.Optional(
       Nullable(EndReason, {

@@ -140,6 +140,7 @@ export class SlurmDriver implements SandboxDriver {
       files,
       allocation: this.ensure(req.placement),
       onAllocationGone: () => this.forget(req.placement.sandboxId),
+      lastNode: () => this.allocations.get(req.placement.sandboxId)?.node ?? null,
     });
   }
 
@@ -263,6 +264,8 @@ export class SlurmDriver implements SandboxDriver {
         ...limitArgs(placement),
         "--nodes=1",
         "--ntasks=1",
+        // A node failure ends the allocation (NODE_FAIL), said on its runs; never a silent new one.
+        "--no-requeue",
         `--chdir=${placement.workspaceDir}`,
         `--output=${path.join(shared, ".sbx-slurm", "%x-%j.out")}`,
         "--wrap",

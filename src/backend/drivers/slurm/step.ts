@@ -43,9 +43,14 @@ export interface StepRequest {
   files: RunFiles;
   /** Resolves the allocation's job id once it runs; rejects saying why it cannot be had. */
   allocation: Promise<string>;
-  /** The allocation was found gone when the step started (srun could not confirm it). */
+  /** The allocation was found gone when the step started (srun could not confirm it), or failed under it. */
   onAllocationGone: () => void;
+  /** The node the allocation last ran on, as the driver saw it (named when it failed). */
+  lastNode: () => string | null;
 }
+
+/** States of an allocation that failed under its steps: they did not end by themselves. */
+const FAILED_UNDER = new Set(["NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD"]);
 
 /** srun's messages saying the allocation was not there to run the step in. */
 export const ALLOCATION_GONE = /Unable to confirm allocation|Invalid job id|Job has expired|Expired or invalid job/i;
@@ -121,7 +126,14 @@ export class SlurmStep implements SandboxChild {
   commandEnd(code: number | null, signal: NodeJS.Signals | null, done: (end: CommandEnd) => void): void {
     clearInterval(this.timer);
     this.drained ??= Promise.resolve().then(() => this.out.finish());
-    void this.drained.then(() => done(this.ending(code, signal)));
+    void this.drained.then(async () => {
+      const failed = await this.failedUnder();
+      if (failed === null) return done(this.ending(code, signal));
+      this.req.files.remove();
+      this.req.onAllocationGone();
+      this.emit("stderr", Buffer.from(`sbx: ${failed}\n`));
+      done({ code: null, signal: null, startFailure: null, endReason: null, usage: null, interrupted: failed });
+    });
   }
 
   members(): string[] {
@@ -130,6 +142,25 @@ export class SlurmStep implements SandboxChild {
 
   proceed(): void {
     // Never held: the leader waits for its allocation by itself.
+  }
+
+  /**
+   * When the step left no status or ended by a signal: whether its allocation failed
+   * under it (NODE_FAIL, PREEMPTED…, or Slurm no longer knows it), said with its node;
+   * null otherwise.
+   */
+  private async failedUnder(): Promise<string | null> {
+    if (this.failure !== null || this.jobId === null) return null;
+    // Ended by itself (an exit): its own end. Ended by a signal: Slurm may have sent it as the node failed.
+    if (this.req.files.readStatus()?.signal === null) return null;
+    const job = await this.cluster.job(this.jobId).catch(() => undefined);
+    if (job === undefined) return null;
+    const node = job?.node ?? this.req.lastNode();
+    const on = node === null ? "" : ` on node ${node}`;
+    if (job === null) return `Slurm no longer knows the allocation (job ${this.jobId})${on}: the step ended with it`;
+    if (!FAILED_UNDER.has(job.state) && !(job.state === "PENDING" && job.reason !== null)) return null;
+    const why = job.reason === null ? "" : ` (${job.reason})`;
+    return `the allocation (job ${this.jobId}) is ${job.state}${why}${on}: the step ended with it, its command's own end is not known`;
   }
 
   /** How the command ended: the wrapper's status when it wrote one, else srun's status and what srun said. */
