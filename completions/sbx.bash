@@ -366,7 +366,7 @@ _sbx_spec() {
       ;;
     "sandbox egress")
       _sbx_commands=""
-      _sbx_options="--json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
+      _sbx_options="-f --follow --json -V --version --profile --api-url --no-color -q --quiet --verbose -h --help"
       _sbx_valued="--profile --api-url"
       _sbx_nargs=1 _sbx_variadic=0
       ;;

@@ -1080,7 +1080,8 @@ complete -c sbx -n '__sbx_at "sandbox update"' -s h -l help -d 'show help'
 complete -c sbx -n '__sbx_arg "sandbox update" 0' -a '(__sbx_backend_words sandbox-name)' -d 'sandbox id or name'
 
 # sbx sandbox egress
-complete -c sbx -n '__sbx_at "sandbox egress"' -l json -d 'print {sandbox_id, name, egress, allowed_total, denied_total, connections}'
+complete -c sbx -n '__sbx_at "sandbox egress"' -s f -l follow -d 'then print each connection as it is decided and as it ends (JSON Lines with --json)'
+complete -c sbx -n '__sbx_at "sandbox egress"' -l json -d 'print {sandbox_id, name, egress, allowed_total, denied_total, seq, connections}'
 complete -c sbx -n '__sbx_at "sandbox egress"' -s V -l version -d 'print the version'
 complete -c sbx -n '__sbx_at "sandbox egress"' -l profile -x -d 'profile to use (env SBX_PROFILE; default: local)'
 complete -c sbx -n '__sbx_at "sandbox egress"' -l api-url -x -d 'backend URL: https://host[:port] or unix:/path.sock (env SBX_API_URL)'

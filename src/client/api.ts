@@ -157,8 +157,9 @@ export class Api {
   }
 
   /** A sandbox's recent connections through its egress proxy (sbx; docs/network.md). */
-  sandboxEgress(id: string): Promise<EgressReport> {
-    return this.call(`egress of sandbox ${id}`, { method: "GET", path: routePath("sandbox.egress", { id }) });
+  sandboxEgress(id: string, since = 0): Promise<EgressReport> {
+    const query = since > 0 ? { since } : {};
+    return this.call(`egress of sandbox ${id}`, { method: "GET", path: routePath("sandbox.egress", { id }, query) });
   }
 
   /** What a sandbox uses now (sbx; docs/operations.md, "Sandbox stats"): one sample. */

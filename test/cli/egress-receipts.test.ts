@@ -9,7 +9,8 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { mapResolver } from "../../src/backend/egress/index.js";
 import type { ReceiptDocument } from "../../src/receipts/document.js";
-import { type LocalHome, localHome } from "../support/in-process.js";
+import { type LocalHome, localHome, startMain } from "../support/in-process.js";
+import { until } from "../support/wait.js";
 import { describeNeeding } from "../support/requirements.js";
 
 const SERVER_IP = "127.0.0.2";
@@ -130,6 +131,49 @@ describeNeeding(["bwrap", "tools"], "egress denials on receipts", () => {
     // Resumable by id like any event: after it, it is not said again.
     const resumed = await local.sbx(["logs", "-s", "shop", "--after", String(denied.id), executionId]);
     expect(resumed.stderr).not.toContain("egress denied");
+  });
+
+  it("sandbox egress -f follows new connections, as lines or JSON Lines, until interrupted", async () => {
+    const stop = new AbortController();
+    const human = new AbortController();
+    const json = startMain(["sandbox", "egress", "shop", "-f", "--json"], { home: local.home, interrupt: stop.signal });
+    const words = startMain(["sandbox", "egress", "shop", "-f"], { home: local.home, interrupt: human.signal });
+    try {
+      // Both said what is kept now (the JSON one as lines of what went before) before anything new.
+      await until(() => words.io.stdoutText().includes("sandbox shop: network allow-list"), 30_000, "the first lines");
+      const before = json.io.stdoutText().split("\n").filter(Boolean).length;
+      const res = await local.sbx([
+        "exec",
+        "-s",
+        "shop",
+        "--shell",
+        `curl -s -o /dev/null http://follow.test:${port}/; curl -s -o /dev/null http://allowed.test:${port}/`,
+      ]);
+      expect(res.code, res.stderr).toBe(0);
+      const lines = () =>
+        json.io
+          .stdoutText()
+          .split("\n")
+          .filter(Boolean)
+          .slice(before)
+          .map((l) => JSON.parse(l) as { seq: number; host: string; allowed: boolean; ended_at: string | null });
+      await until(
+        () => lines().some((c) => c.host === "allowed.test" && c.ended_at !== null),
+        30_000,
+        "the allowed connection's end",
+      );
+      const seen = lines();
+      expect(seen.find((c) => c.host === "follow.test")).toMatchObject({ allowed: false });
+      // Each change is a line, in order (one that opened and ended between two asks: once, ended).
+      expect(seen.filter((c) => c.host === "allowed.test").at(-1)!.ended_at).not.toBeNull();
+      expect(seen.map((c) => c.seq)).toEqual([...seen.map((c) => c.seq)].sort((a, b) => a - b));
+      await until(() => /\tDENIED\tfollow\.test:\d+\thttp\t/.test(words.io.stdoutText()), 30_000, "the refusal's line");
+    } finally {
+      stop.abort();
+      human.abort();
+    }
+    expect((await json.done).code).toBe(0);
+    expect((await words.done).code).toBe(0);
   });
 
   it("a command refused nothing has egress_denied null, and receipts show no such line", async () => {

@@ -25,6 +25,8 @@ export class EgressHub {
   private readonly kept = new Map<string, EgressConnection[]>();
   /** Each sandbox's connections that ended (or were refused) since the daemon started, by verdict. */
   private readonly totals = new Map<string, { allowed: number; denied: number }>();
+  /** Each sandbox's change count: every connection decided or ended adds one (`?since=`). */
+  private readonly changes = new Map<string, number>();
   private readonly listeners = new Set<(sandboxId: string, c: EgressConnection) => void>();
   readonly maxConnections: number;
 
@@ -52,9 +54,14 @@ export class EgressHub {
     return proxy;
   }
 
-  /** A sandbox's recent connections, oldest first. */
-  connections(sandboxId: string): EgressConnection[] {
-    return [...(this.kept.get(sandboxId) ?? [])];
+  /** A sandbox's recent connections, oldest first; with `since`, those decided or ended after that change. */
+  connections(sandboxId: string, since = 0): EgressConnection[] {
+    return (this.kept.get(sandboxId) ?? []).filter((c) => c.seq > since).map((c) => ({ ...c }));
+  }
+
+  /** A sandbox's change count now. */
+  changeCount(sandboxId: string): number {
+    return this.changes.get(sandboxId) ?? 0;
   }
 
   /** How many of a sandbox's connections were allowed and refused since the daemon started (ended ones). */
@@ -72,9 +79,13 @@ export class EgressHub {
   forget(sandboxId: string): void {
     this.kept.delete(sandboxId);
     this.totals.delete(sandboxId);
+    this.changes.delete(sandboxId);
   }
 
   private record(sandboxId: string, c: EgressConnection): void {
+    const seq = (this.changes.get(sandboxId) ?? 0) + 1;
+    this.changes.set(sandboxId, seq);
+    c.seq = seq;
     let list = this.kept.get(sandboxId);
     if (list === undefined) {
       list = [];

@@ -26,6 +26,8 @@ import { EGRESS_HTTP_SOCKET, EGRESS_SOCKS_SOCKET } from "../../sandbox-init/egre
 
 /** One connection the sandbox asked the proxy for, allowed or refused. */
 export interface EgressConnection {
+  /** The sandbox's change count when it was last decided or ended (EgressHub stamps it; 0 until then). */
+  seq: number;
   at: string;
   host: string;
   port: number;
@@ -356,6 +358,7 @@ export class EgressProxy {
     address?: string;
   }): EgressConnection {
     const record: EgressConnection = {
+      seq: 0,
       at: new Date(this.opts.now()).toISOString(),
       host: c.host,
       port: c.port,

@@ -7,7 +7,7 @@ import { egressOf, networkModeOf } from "./network.js";
 import type { SandboxRow } from "./store.js";
 
 /** A sandbox's recent connections through its egress proxy, and its totals since the daemon started. */
-export function egressReport(row: SandboxRow, hub: EgressHub): EgressReport {
+export function egressReport(row: SandboxRow, hub: EgressHub, since = 0): EgressReport {
   const totals = hub.totalsOf(row.sandbox_id);
   return {
     sandbox_id: row.sandbox_id,
@@ -16,6 +16,7 @@ export function egressReport(row: SandboxRow, hub: EgressHub): EgressReport {
     egress: egressOf(row),
     allowed_total: totals.allowed,
     denied_total: totals.denied,
-    connections: hub.connections(row.sandbox_id),
+    seq: hub.changeCount(row.sandbox_id),
+    connections: hub.connections(row.sandbox_id, since),
   };
 }

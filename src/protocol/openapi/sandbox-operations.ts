@@ -15,7 +15,7 @@ import { SandboxStats } from "../schemas/stats.js";
 import { EgressReport } from "../schemas/egress.js";
 import { Volume, VolumeCreateRequest, VolumeList } from "../schemas/volumes.js";
 import { filesGet, filesPut } from "./files-operations.js";
-import { flag, json, type OperationSpec, replayed } from "./operation-spec.js";
+import { flag, int, json, type OperationSpec, replayed } from "./operation-spec.js";
 
 type SandboxRoute = Extract<RouteName, `sandbox.${string}` | "sandboxes.list" | `volume.${string}` | "volumes.list">;
 
@@ -69,8 +69,11 @@ export const SANDBOX_OPERATIONS: Record<SandboxRoute, OperationSpec> = {
   "sandbox.egress": {
     summary: "A sandbox's connections through its egress proxy (sbx)",
     description:
-      "Its recent connections (network allow-list), allowed and refused, with times, bytes and why; totals since the daemon started. See docs/network.md.",
+      "Its recent connections (network allow-list), allowed and refused, with times, bytes and why; totals since the daemon started. `since`: only those decided or ended after that change (`seq`), to follow them. See docs/network.md.",
     tag: "sandboxes",
+    query: {
+      since: int(0, Number.MAX_SAFE_INTEGER, "Only connections decided or ended after this change count (`seq`).", 0),
+    },
     responses: { 200: { description: "The sandbox's egress report.", content: json(EgressReport) } },
     errors: ["sandbox_not_found"],
   },

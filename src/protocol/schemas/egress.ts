@@ -9,6 +9,9 @@ import { EGRESS_DENIED_EVENTS_MAX, EGRESS_DENIED_KEPT } from "../types.js";
 export const EgressConnection = named(
   "EgressConnection",
   Type.Object({
+    seq: Count({
+      description: "The sandbox's change count when this connection was last decided or ended (`?since=`).",
+    }),
     at: Timestamp(),
     host: Type.String({ description: "The name or address asked for (empty for one refused before it was read)." }),
     port: Type.Integer(),
@@ -35,8 +38,13 @@ export const EgressReport = named(
     egress: Nullable(EgressPolicy),
     allowed_total: Count({ description: "Connections allowed (and ended) since the daemon started." }),
     denied_total: Count({ description: "Connections refused since the daemon started." }),
+    seq: Count({
+      description:
+        "The sandbox's change count now (each connection decided or ended adds one): ask `?since=` it for what changes next.",
+    }),
     connections: Type.Array(EgressConnection, {
-      description: "The most recent (at most 1000), oldest first; kept in the daemon's memory, not across a restart.",
+      description:
+        "The most recent (at most 1000), oldest first; kept in the daemon's memory, not across a restart. With `since`: those decided or ended after that change.",
     }),
   }),
 );

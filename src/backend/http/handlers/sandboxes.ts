@@ -60,7 +60,7 @@ export async function sandboxStatsReply(ctx: RequestContext): Promise<Reply> {
 export async function getSandboxEgress(ctx: RequestContext): Promise<Reply> {
   const { sandboxes, drivers } = ctx.services;
   const row = sandboxes.resolve(ctx.params.id!, { createDefault: false });
-  return jsonReply(200, egressReport(row, drivers.egress));
+  return jsonReply(200, egressReport(row, drivers.egress, Number(ctx.query.get("since") ?? 0)));
 }
 
 /**

@@ -227,10 +227,14 @@ function declareEgress(noun: Command, bind: Bind): void {
         "Kept in the daemon's memory (the last 1000), with totals since it started.",
     )
     .argument("<id>", "sandbox id or name")
-    .option("--json", "print {sandbox_id, name, egress, allowed_total, denied_total, connections}")
+    .option("-f, --follow", "then print each connection as it is decided and as it ends (JSON Lines with --json)")
+    .option("--json", "print {sandbox_id, name, egress, allowed_total, denied_total, seq, connections}")
     .action(bind(() => import("./egress.js")));
   declareCompletion(cmd, "<id>", "sandbox-name");
-  withExamples(cmd, [{ command: "sbx sandbox egress ci", description: "what ci reached and what it was refused" }]);
+  withExamples(cmd, [
+    { command: "sbx sandbox egress ci", description: "what ci reached and what it was refused" },
+    { command: "sbx sandbox egress ci -f --json", description: "each new connection of ci, one JSON line each" },
+  ]);
 }
 
 function declareStop(noun: Command, bind: Bind): void {
