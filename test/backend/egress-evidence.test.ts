@@ -2,7 +2,9 @@
 // sandbox's egress proxy refused while an execution ran is charged to it — on its
 // record (while it runs and once it ended) and on its `exit` event — and to no
 // execution of another sandbox. Destinations are a server on the host's loopback
-// (127.0.0.2, allowed by CIDR), named through the proxy's resolver (a map).
+// (127.0.0.2, allowed by CIDR), named through the proxy's resolver (a map). And the
+// proxy's bound at its default (128 a sandbox): 500 held at once from one sandbox, the
+// rest refused and charged to it, while another sandbox is served.
 
 import fs from "node:fs";
 import http from "node:http";
@@ -163,5 +165,64 @@ describeNeeding(["bwrap", "tools"], "egress denials on the execution", () => {
     const quiet = (await waiting).json;
     expect(quiet.outcome).toBe("succeeded");
     expect(quiet).not.toHaveProperty("egress_denied");
+  });
+});
+
+describeNeeding(["bwrap", "tools"], "egress proxy bound at its default", () => {
+  it("500 connections at once from one sandbox: 128 served, the rest refused with 503; another sandbox served meanwhile", async () => {
+    const server = http.createServer((_req, res) => res.end("hello\n"));
+    await new Promise<void>((resolve) => server.listen(0, SERVER_IP, () => resolve()));
+    const port = (server.address() as { port: number }).port;
+    const b = await startTestBackend({
+      drivers: { egress: { resolve: mapResolver(new Map([["allowed.test", [SERVER_IP]]])) } },
+    });
+    try {
+      for (const name of ["flood", "calm"]) {
+        const res = await b.api("POST", "/api/v1/sandbox/create", {
+          body: {
+            name,
+            isolation: "bwrap",
+            egress: { allow_domains: ["allowed.test"], allow_cidrs: [`${SERVER_IP}/32`] },
+          },
+        });
+        expect(res.status, res.text).toBe(201);
+      }
+      const workspace = (await b.api("GET", "/api/v1/sandbox/flood")).json.host_workspace as string;
+      // 500 tunnels opened at once and held until /workspace/go appears; the answers' codes counted.
+      const script = [
+        "import socket, os, time, collections",
+        "held, answers = [], collections.Counter()",
+        "for i in range(500):",
+        "  s = socket.create_connection(('127.0.0.1', 3128)); held.append(s)",
+        `  s.sendall(b'CONNECT allowed.test:${port} HTTP/1.1\\r\\n\\r\\n')`,
+        "for s in held:",
+        "  head = s.recv(100)",
+        "  answers[head.split(b' ')[1].decode() if head else 'closed'] += 1",
+        "print(dict(sorted(answers.items())), flush=True)",
+        "open('/workspace/counted', 'w').close()",
+        "while not os.path.exists('/workspace/go'): time.sleep(0.05)",
+      ].join("\n");
+      const flood = b.api("POST", "/api/v1/sandbox/flood/execute", {
+        body: { command: ["python3", "-c", script], timeout: 120_000 },
+      });
+      await until(() => fs.existsSync(path.join(workspace, "counted")), 120_000, "the flood's answers counted");
+      // While flood holds its 128: calm's connection is its own, and served.
+      const calm = await b.api("POST", "/api/v1/sandbox/calm/execute", {
+        body: { command: ["curl", "-sS", `http://allowed.test:${port}/`], timeout: 60_000 },
+      });
+      expect(calm.json.stdout, calm.json.stderr).toBe("hello\n");
+      fs.writeFileSync(path.join(workspace, "go"), "");
+      const done = (await flood).json;
+      expect(done.stdout, done.stderr).toBe("{'200': 128, '503': 372}\n");
+      // Each refusal past the bound is evidence too: on the flood's record, none on calm's.
+      expect(done.egress_denied.total).toBe(372);
+      expect(done.egress_denied.first[0].reason).toContain(
+        "too many connections from this sandbox at once (at most 128)",
+      );
+      expect(calm.json).not.toHaveProperty("egress_denied");
+    } finally {
+      await b.stop();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
