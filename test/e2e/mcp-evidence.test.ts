@@ -67,6 +67,12 @@ describe("sbx mcp: a receipt for every call that changes something", () => {
     const doc = await onlyReceipt(written, "write_file", "PUT", /\/files\?path=notes%2Fa\.txt/);
     expect(doc.request.body).toEqual({ base64: Buffer.from("evidence\n").toString("base64") });
     expect(doc.idempotency_key).toMatch(/^mcp-write_file-/);
+    // With the agent's own key, retried: the key it gave is the one sent, both times.
+    const keyed = { path: "notes/b.txt", content: "once\n", idempotency_key: "evidence-write-b" };
+    for (const _ of [1, 2]) {
+      const again = await onlyReceipt(await call("write_file", keyed), "write_file", "PUT", /notes%2Fb\.txt/);
+      expect(again.idempotency_key).toBe("evidence-write-b");
+    }
   });
 
   it("continue_process: its stdin write and its signal, one receipt each; stop_process: the stop", async () => {

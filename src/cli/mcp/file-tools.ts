@@ -7,7 +7,7 @@ import { FilesApi } from "../../client/files.js";
 import { UsageError } from "../../common/errors.js";
 import { CommandArgs, sandboxOf } from "./command-tools.js";
 import { ReceiptIdsField, receipted } from "./evidence.js";
-import { defineTool, toolKey } from "./tool.js";
+import { defineTool, IdempotencyKeyArg, toolKey } from "./tool.js";
 
 const PathArg = Type.String({
   minLength: 1,
@@ -89,6 +89,7 @@ const WriteInput = Type.Object(
       Type.String({ pattern: "^0?[0-7]{3,4}$", description: 'Permission bits in octal, e.g. "0755".' }),
     ),
     sandbox: CommandArgs.sandbox,
+    idempotency_key: IdempotencyKeyArg,
   },
   { additionalProperties: false },
 );
@@ -118,7 +119,7 @@ export const writeFile = defineTool({
       })(),
       {
         tar: false,
-        idempotencyKey: toolKey("write_file", undefined),
+        idempotencyKey: toolKey("write_file", args.idempotency_key),
         size: bytes.length,
         ...(args.mode === undefined ? {} : { mode: Number.parseInt(args.mode, 8) }),
       },

@@ -25,7 +25,7 @@ import { dispatchNew } from "../dispatch.js";
 import { CommandArgs, commandOf, cwdOf, sandboxOf } from "./command-tools.js";
 import { ReceiptIdsField, receipted } from "./evidence.js";
 import { ReceiptFields, receiptFields, unrecordedText, unsettledText } from "./outcome.js";
-import { bound, defineTool, Nullable, type ToolCall, toolKey, receiptTag } from "./tool.js";
+import { bound, defineTool, IdempotencyKeyArg, Nullable, type ToolCall, toolKey, receiptTag } from "./tool.js";
 
 const AWAIT_MAX_MS = 600_000;
 
@@ -400,6 +400,7 @@ const CancelInput = Type.Object(
     job_id: Type.String({ minLength: 1, description: "A job id (job_…), or a unique prefix of one." }),
     sandbox: CommandArgs.sandbox,
     dependents: Type.Optional(Type.Boolean({ description: "Also cancel every job that depends on it." })),
+    idempotency_key: IdempotencyKeyArg,
   },
   { additionalProperties: false },
 );
@@ -421,7 +422,7 @@ export const cancelTool = defineTool({
     const sandbox = sandboxOf(args, call);
     const jobs = new JobsApi(receipted(call, sandbox, (await call.api()).http));
     const id = await jobIdFor(jobs, sandbox, args.job_id);
-    const answer = await jobs.cancel(sandbox, id, args.dependents === true, toolKey("cancel", undefined));
+    const answer = await jobs.cancel(sandbox, id, args.dependents === true, toolKey("cancel", args.idempotency_key));
     const note =
       answer.status === "cancel_requested"
         ? `; its processes are being ended: not cancelled until await {"handles": ["${id}"], "timeout_ms": 30000} says so`
