@@ -6,7 +6,7 @@
 // markers; the prose around them is written by hand and kept.
 //
 // Usage: npm run bench [-- --runs N] [-- --only startup,logs,follow,list,chain,concurrency,memory,isolation,hardening,jobs,mcp,
-//                                      catchup,cptree,fleet,create (bench/throughput.mjs)]
+//                                      catchup,cptree,fleet,create (bench/throughput.mjs), egress (bench/egress.mjs)]
 //                      [-- --concurrency N] [-- --no-write]
 
 import { spawnSync } from "node:child_process";
@@ -28,8 +28,8 @@ const concurrency = Number(flag("--concurrency")) || 64;
 const write = !args.includes("--no-write");
 const wants = (name) => only === null || only.includes(name);
 
-// The mcp section runs Node's sbx only.
-if (!fs.existsSync(binary) && !(only !== null && only.every((n) => n === "mcp"))) {
+// The mcp and egress sections run Node's sbx only.
+if (!fs.existsSync(binary) && !(only !== null && only.every((n) => n === "mcp" || n === "egress"))) {
   console.error(`${binary} is missing: npm run build:binary (npm run bench does)`);
   process.exit(1);
 }
@@ -827,6 +827,10 @@ try {
     ["hardening", hardening],
     ["jobs", jobs],
     ["mcp", () => import("./mcp.mjs").then((m) => m.mcpBench({ env, sbxScript, runs, table, fmt, summary, median }))],
+    [
+      "egress",
+      () => import("./egress.mjs").then((m) => m.egressBench({ env, sbxScript, home, runs, table, fmt, median })),
+    ],
     ...["catchup", "cptree", "fleet", "create"].map((name) => [
       name,
       () =>
