@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cpuPercent, statsLines, type StatsRow } from "../../src/cli/commands/sandbox/stats.js";
-import { type LocalHome, localHome } from "../support/in-process.js";
+import { type LocalHome, localHome, startMain } from "../support/in-process.js";
 import { describeNeeding } from "../support/requirements.js";
 import { until } from "../support/wait.js";
 
@@ -64,6 +64,40 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids", "cgroupCpuTime"], "sbx s
     expect(words.code).toBe(0);
     expect(words.stdout).toMatch(/^NAME\s+STATE\s+CPU %\s+MEM \/ LIMIT/);
     expect(words.stdout).toMatch(/busy\s+running\s+[0-9.]+%\s+[0-9.]+ MiB \/ 2\.0 GiB/);
+  });
+
+  it("-f --json prints JSON Lines: one document per sandbox per sample, each parseable, until interrupted", async () => {
+    const interrupt = new AbortController();
+    const following = startMain(["sandbox", "stats", "busy", "idle", "-f", "--json"], {
+      home: local.home,
+      interrupt: interrupt.signal,
+    });
+    const complete = () =>
+      following.io
+        .stdoutText()
+        .split("\n")
+        .slice(0, -1)
+        .map((l) => JSON.parse(l) as StatsRow);
+    // Three samples of the two sandboxes (waited for, not timed).
+    await until(() => complete().length >= 6, 60_000, "three samples of two sandboxes");
+    interrupt.abort();
+    const result = await following.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.endsWith("\n")).toBe(true);
+    const rows = result.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as StatsRow);
+    expect(rows.length % 2).toBe(0);
+    expect(rows.slice(0, 6).map((r) => r.name)).toEqual(["busy", "idle", "busy", "idle", "busy", "idle"]);
+    // Each line is a sample of its own: later samples of a sandbox are taken later.
+    const busy = rows.filter((r) => r.name === "busy");
+    for (let i = 1; i < busy.length; i++)
+      expect(Date.parse(busy[i]!.sampled_at)).toBeGreaterThan(Date.parse(busy[i - 1]!.sampled_at));
+    expect(busy.every((r) => r.state === "running" && typeof r.cpu_percent === "number")).toBe(true);
+    expect(rows.filter((r) => r.name === "idle").every((r) => r.state === "stopped" && r.cpu_percent === null)).toBe(
+      true,
+    );
   });
 });
 
