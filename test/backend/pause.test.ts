@@ -5,6 +5,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeNeeding } from "../support/requirements.js";
 import { processesWithArg, startTestBackend, type TestBackend, until } from "./support.js";
@@ -86,6 +87,50 @@ describeNeeding(["bwrap", "cgroupFreezer"], "pause and resume", () => {
     expect(stopped.status, stopped.text).toBe(200);
     expect(stopped.json.environment).toMatchObject({ state: "stopped" });
     await until(() => processesWithArg(mark).length === 0, 30_000, "the process to end");
+  });
+
+  it("admits a job submitted while paused: it is running (its turn came) but nothing of it runs until resumed", async () => {
+    const created = await b.api("POST", "/api/v1/sandbox/create", { body: { name: "queue", isolation: "bwrap" } });
+    expect(created.status, created.text).toBe(201);
+    const ws = (await b.api("GET", "/api/v1/sandbox/queue")).json.host_workspace as string;
+    expect((await b.api("POST", "/api/v1/sandbox/queue/execute", { body: { command: ["true"] } })).status).toBe(200);
+    expect((await b.api("POST", "/api/v1/sandbox/queue/pause")).status).toBe(200);
+
+    // Its command waits for a file the test writes at once: only being frozen keeps it from ending.
+    const mark = `paused-job-${process.pid}-${Date.now()}`;
+    fs.writeFileSync(path.join(ws, "go"), "");
+    const submitted = await b.api("POST", "/api/v1/sandbox/queue/jobs", {
+      body: {
+        request_id: "while-paused",
+        jobs: [{ name: "j", command: ["sh", "-c", "until [ -e go ]; do sleep 0.05; done; echo ran > ran", mark] }],
+      },
+    });
+    expect(submitted.status, submitted.text).toBe(201);
+    const jobUrl = `/api/v1/sandbox/queue/jobs/${submitted.json.jobs[0].job_id}`;
+    // Admitted and started: its turn came, and the sandbox's frozen init holds its command.
+    await until(async () => (await b.api("GET", jobUrl)).json.status === "running", 30_000, "the job to start");
+    // While a spinner on the host gets half a second of CPU, the frozen job does nothing.
+    hostSpinner = spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" });
+    const hostPid = hostSpinner.pid!;
+    await until(() => cpuTicks(hostPid) >= 50, 120_000, "the host spinner to use 0.5 s of CPU");
+    hostSpinner.kill("SIGKILL");
+    hostSpinner = null;
+    expect(fs.existsSync(path.join(ws, "ran"))).toBe(false);
+    expect((await b.api("GET", jobUrl)).json.status).toBe("running");
+    expect(processesWithArg(mark)).toEqual([]);
+
+    expect((await b.api("POST", "/api/v1/sandbox/queue/resume")).status).toBe(200);
+    const ended = await until(
+      async () => {
+        const job = (await b.api("GET", `${jobUrl}?wait_ms=10000`)).json;
+        return job.status !== "running" && job;
+      },
+      60_000,
+      "the job to end",
+    );
+    expect(ended).toMatchObject({ status: "succeeded", exit_code: 0 });
+    expect(fs.readFileSync(path.join(ws, "ran"), "utf8")).toBe("ran\n");
+    expect((await b.api("POST", "/api/v1/sandbox/queue/stop")).status).toBe(200);
   });
 
   it("refuses to pause a sandbox that does not run, and one without isolation, saying why", async () => {
