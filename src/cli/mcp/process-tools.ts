@@ -120,6 +120,25 @@ const RunProcessInput = Type.Object(
           "Keep a stdin pipe open for continue_process's `write` (default: no stdin, or only `stdin`'s text, then closed).",
       }),
     ),
+    tty: Type.Optional(
+      Type.Union(
+        [
+          Type.Boolean(),
+          Type.Object(
+            {
+              cols: Type.Integer({ minimum: 1, maximum: 1000 }),
+              rows: Type.Integer({ minimum: 1, maximum: 1000 }),
+            },
+            { additionalProperties: false },
+          ),
+        ],
+        {
+          description:
+            "Run it on a terminal of its own (true: 80x24, or {cols, rows}) for a program that needs one (a REPL, a prompt, colour): " +
+            "its stdout is the terminal's transcript (stderr is empty), and continue_process's `write` is typed at it.",
+        },
+      ),
+    ),
     timeout_ms: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -132,6 +151,12 @@ const RunProcessInput = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The terminal a run_process `tty` asks for (true: the classic 80x24), or none. */
+function terminalOf(tty: Static<typeof RunProcessInput>["tty"]): { cols: number; rows: number } | undefined {
+  if (tty === undefined || tty === false) return undefined;
+  return tty === true ? { cols: 80, rows: 24 } : tty;
+}
 
 export const runProcess = defineTool({
   name: "run_process",
@@ -149,6 +174,7 @@ export const runProcess = defineTool({
       throw new UsageError(`name ${JSON.stringify(args.name)}: letters, digits, _ . - (at most 63)`);
     }
     const cwd = cwdOf(args.cwd);
+    const tty = terminalOf(args.tty);
     const body: ProcessStartRequest = {
       command: commandOf(args),
       ...(cwd === undefined ? {} : { working_dir: cwd }),
@@ -157,6 +183,7 @@ export const runProcess = defineTool({
       stdin: args.stdin_open === true || args.stdin !== undefined,
       timeout_ms: args.timeout_ms ?? null,
       restart: { policy: "never" },
+      ...(tty === undefined ? {} : { tty }),
     };
     const key = toolKey("run_process", args.idempotency_key);
     const outcome = await dispatchNew(call.ctx, call.endpoint, await call.api(), {
