@@ -160,10 +160,22 @@ async function entriesOf(
   const feeding = (async () => {
     try {
       for await (const chunk of chunks) {
-        if (!extract.write(chunk)) await new Promise((r) => extract.once("drain", r));
-        if (truncated) break;
+        // Stop feeding once the reader is done with it: after `truncated` it breaks out of
+        // the extract (which destroys it), and a destroyed stream never drains.
+        if (truncated || extract.destroyed) break;
+        if (!extract.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              extract.off("drain", done);
+              extract.off("close", done);
+              resolve();
+            };
+            extract.on("drain", done);
+            extract.on("close", done);
+          });
+        }
       }
-      extract.end();
+      if (!extract.destroyed) extract.end();
     } catch (err) {
       extract.destroy(err as Error);
     }
