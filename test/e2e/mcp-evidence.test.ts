@@ -5,11 +5,8 @@
 // backend's answer recorded on it; a refused one says rejected, and its tool error names
 // the receipt. Driven by the SDK's Client over stdio spawning bin/sbx mcp.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { type McpSession, mcpOverStdio } from "../support/mcp-client.js";
 import { runMain, runMainJson } from "../support/in-process.js";
 import { uniqueSleep } from "../support/processes.js";
 
@@ -17,42 +14,22 @@ import { uniqueSleep } from "../support/processes.js";
 type Json = any;
 
 describe("sbx mcp: a receipt for every call that changes something", () => {
-  let home: string;
-  let client: Client;
-  let stderr = "";
-
+  let mcp: McpSession;
   beforeAll(async () => {
-    home = makeHome("sbx-mcp-evidence-");
-    const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
-    const transport = new StdioClientTransport({
-      command,
-      args: [...argv, "mcp", "--manage-sandboxes"],
-      env: sbxEnv(home) as Record<string, string>,
-      cwd: home,
-      stderr: "pipe",
-    });
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    client = new Client({ name: "sbx-evidence-test", version: "1.0.0" });
-    await client.connect(transport);
+    mcp = await mcpOverStdio("sbx-mcp-evidence-", ["--manage-sandboxes"]);
   });
   afterAll(async () => {
-    await client?.close();
-    await stopDaemon(home);
-    removeHome(home);
+    await mcp?.close();
   });
-
-  const call = (name: string, args: Record<string, unknown>): Promise<Json> =>
-    client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+  const call = (name: string, args: Record<string, unknown>): Promise<Json> => mcp.call(name, args);
 
   async function receipt(id: string): Promise<Json> {
-    return (await runMainJson<Json>(["receipts", "show", id, "--json"], { home })).doc;
+    return (await runMainJson<Json>(["receipts", "show", id, "--json"], { home: mcp.home })).doc;
   }
 
   /** The one receipt a call wrote, checked to be the tool's request as sent and answered. */
   async function onlyReceipt(result: Json, tool: string, method: string, path: RegExp): Promise<Json> {
-    expect(result.isError, `${JSON.stringify(result)}\n${stderr}`).toBeFalsy();
+    expect(result.isError, `${JSON.stringify(result)}\n${mcp.stderr()}`).toBeFalsy();
     expect(result.structuredContent.receipt_ids).toHaveLength(1);
     const doc = await receipt(result.structuredContent.receipt_ids[0]);
     expect(doc).toMatchObject({ kind: "request", mcp_tool: tool, classification: "succeeded" });
@@ -127,7 +104,7 @@ describe("sbx mcp: a receipt for every call that changes something", () => {
     expect(doc).toMatchObject({ kind: "request", mcp_tool: "continue_process", classification: "rejected" });
 
     // Not a start: sbx never sends it again by itself, and a refresh reads nothing.
-    const again = await runMain(["receipts", "resubmit", id!, "--force"], { home });
+    const again = await runMain(["receipts", "resubmit", id!, "--force"], { home: mcp.home });
     expect(again.code).toBe(125);
     expect(again.stderr).toContain("not a start: sbx does not send it again");
     const shown = await call("receipt_show", { receipt_id: id, refresh: true });
@@ -135,6 +112,6 @@ describe("sbx mcp: a receipt for every call that changes something", () => {
   });
 
   it("every one of them is in the chain: receipts verify passes", async () => {
-    expect((await runMain(["receipts", "verify"], { home })).code).toBe(0);
+    expect((await runMain(["receipts", "verify"], { home: mcp.home })).code).toBe(0);
   });
 });

@@ -4,11 +4,8 @@
 // sandbox); its access log is read on from the cursor; an interrupt ends it. And a
 // one-shot `stdin` for run_process: the text, then its end.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { type McpSession, mcpOverStdio } from "../support/mcp-client.js";
 import { runMainJson } from "../support/in-process.js";
 import { refusedPort } from "../support/misbehaving-server.js";
 import { itNeeding } from "../support/requirements.js";
@@ -18,34 +15,14 @@ import { until } from "../support/wait.js";
 type Json = any;
 
 describe("sbx mcp: a server's life, as an agent lives it", () => {
-  let home: string;
-  let client: Client;
-  let stderr = "";
-
+  let mcp: McpSession;
   beforeAll(async () => {
-    home = makeHome("sbx-mcp-life-");
-    const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
-    const transport = new StdioClientTransport({
-      command,
-      args: [...argv, "mcp"],
-      env: sbxEnv(home) as Record<string, string>,
-      cwd: home,
-      stderr: "pipe",
-    });
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    client = new Client({ name: "sbx-life-test", version: "1.0.0" });
-    await client.connect(transport);
+    mcp = await mcpOverStdio("sbx-mcp-life-");
   });
   afterAll(async () => {
-    await client?.close();
-    await stopDaemon(home);
-    removeHome(home);
+    await mcp?.close();
   });
-
-  const call = (name: string, args: Record<string, unknown>): Promise<Json> =>
-    client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+  const call = (name: string, args: Record<string, unknown>): Promise<Json> => mcp.call(name, args);
 
   itNeeding("tools", "serves, is hit by another run_process, is read by cursor, and ends on an interrupt", async () => {
     // Free on this host too, should the sandbox share its network (isolation none).
@@ -58,7 +35,7 @@ describe("sbx mcp: a server's life, as an agent lives it", () => {
       cwd: "/workspace/www",
       yield_ms: 200,
     });
-    expect(server.isError, `${JSON.stringify(server)}\n${stderr}`).toBeFalsy();
+    expect(server.isError, `${JSON.stringify(server)}\n${mcp.stderr()}`).toBeFalsy();
     // Still running after its yield: running with a handle and cursors, never a success.
     expect(server.structuredContent).toMatchObject({ status: "running", outcome: null, exit_code: null });
     const handle = server.structuredContent.handle;
@@ -113,7 +90,7 @@ describe("sbx mcp: a server's life, as an agent lives it", () => {
     });
     expect(r.structuredContent).toMatchObject({ status: "exited", exit_code: 0, stdout: "one shot\ndone\n" });
     // The write is evidenced as every write is: a receipt of its own, after the start's.
-    const { doc } = await runMainJson<Json[]>(["receipts", "list", "--json", "--limit", "5"], { home });
+    const { doc } = await runMainJson<Json[]>(["receipts", "list", "--json", "--limit", "5"], { home: mcp.home });
     const write = doc.find((x: Json) => x.kind === "request" && x.mcp_tool === "run_process");
     expect(write, JSON.stringify(doc)).toBeDefined();
   });

@@ -2,11 +2,8 @@
 // what continue_process writes is typed at it, and its transcript comes back as stdout.
 // Without `tty` the same program finds pipes. Through `sbx mcp` over stdio and the SDK's Client.
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
-import { stopDaemon } from "../support/daemon.js";
+import { type McpSession, mcpOverStdio } from "../support/mcp-client.js";
 import { until } from "../support/wait.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON documents
@@ -16,39 +13,19 @@ const PROBE =
   'if [ -t 0 ] && [ -t 1 ]; then echo "on a terminal $(stty size)"; else echo "on pipes"; fi; read line; echo "got $line"';
 
 describe("sbx mcp: run_process on a terminal", () => {
-  let home: string;
-  let client: Client;
-  let stderr = "";
-
+  let mcp: McpSession;
   beforeAll(async () => {
-    home = makeHome("sbx-mcp-tty-");
-    const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
-    const transport = new StdioClientTransport({
-      command,
-      args: [...argv, "mcp"],
-      env: sbxEnv(home) as Record<string, string>,
-      cwd: home,
-      stderr: "pipe",
-    });
-    transport.stderr?.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    client = new Client({ name: "sbx-tty-test", version: "1.0.0" });
-    await client.connect(transport);
+    mcp = await mcpOverStdio("sbx-mcp-tty-");
   });
   afterAll(async () => {
-    await client?.close();
-    await stopDaemon(home);
-    removeHome(home);
+    await mcp?.close();
   });
-
-  const call = (name: string, args: Record<string, unknown>): Promise<Json> =>
-    client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+  const call = (name: string, args: Record<string, unknown>): Promise<Json> => mcp.call(name, args);
 
   /** Starts PROBE, waits for its first line, types `hello`, and returns its whole stdout once it ended. */
   async function probe(extra: Record<string, unknown>): Promise<string> {
     const started = await call("run_process", { shell: PROBE, yield_ms: 0, ...extra });
-    expect(started.isError, `${JSON.stringify(started)}\n${stderr}`).toBeFalsy();
+    expect(started.isError, `${JSON.stringify(started)}\n${mcp.stderr()}`).toBeFalsy();
     const handle = started.structuredContent.handle;
     let out = started.structuredContent.stdout as string;
     let cursors = { stdout_cursor: started.structuredContent.stdout_cursor, stderr_cursor: 0 };
