@@ -99,6 +99,34 @@ describeNeeding(["bwrap", "cgroupMemory", "cgroupPids", "cgroupCpuTime"], "sbx s
       true,
     );
   });
+
+  it("-f on a terminal redraws the table in place: cleared once, then each frame from the top, no scrolling", async () => {
+    const interrupt = new AbortController();
+    const following = startMain(["sandbox", "stats", "busy", "-f"], {
+      home: local.home,
+      tty: true,
+      interrupt: interrupt.signal,
+    });
+    const frames = () => following.io.stdoutText().split("\x1b[H").slice(1);
+    // Three frames drawn (each complete: it ends by clearing what is below it).
+    await until(() => frames().filter((f) => f.endsWith("\x1b[J")).length >= 3, 60_000, "three frames");
+    interrupt.abort();
+    const result = await following.done;
+    expect(result.code, result.stderr).toBe(0);
+    // The screen is cleared once, before the first frame, never again.
+    expect(result.stdout.startsWith("\x1b[2J\x1b[H")).toBe(true);
+    expect(result.stdout.split("\x1b[2J")).toHaveLength(2);
+    for (const frame of frames()) {
+      // Each frame: the header and the sandbox's row, each line cleared to its end, then below it cleared.
+      const lines = frame
+        .replace(/\x1b\[J$/, "")
+        .split("\n")
+        .filter((l) => l !== "");
+      expect(lines[0]).toMatch(/^NAME\s+STATE\s+CPU %.*\x1b\[K$/);
+      expect(lines.some((l) => /^busy\s+running\s/.test(l))).toBe(true);
+      for (const l of lines) expect(l.endsWith("\x1b[K"), JSON.stringify(l)).toBe(true);
+    }
+  });
 });
 
 it("CPU % is the difference of two samples over the time between them; the table says '-' for what is null", () => {
