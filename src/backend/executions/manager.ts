@@ -9,15 +9,10 @@
 // Longer than ~450 lines on purpose: admission (held or not), the end, cancel,
 // recovery and answers kept in memory on a full disk share one state (the live runs,
 // the unsaved ends) and one order of writes; the run (runner.ts), the event log
-// (events.ts, event-drafter.ts) and the rows (store.ts) are apart.
+// (events.ts, event-drafter.ts), the rows (store.ts) and what an end looks like
+// (ending.ts: its columns and how its log ends) are apart.
 
-import {
-  EGRESS_DENIED_EVENTS_MAX,
-  type EndEventData,
-  type ExecutionRecord,
-  type ExitEventData,
-  type StartedEventData,
-} from "../../protocol/types.js";
+import { EGRESS_DENIED_EVENTS_MAX, type ExecutionRecord, type StartedEventData } from "../../protocol/types.js";
 import type { TerminalSize } from "../../platform/pty.js";
 import type { BackendStore } from "../store/index.js";
 import { type SandboxRow, storedImageOf } from "../sandboxes/index.js";
@@ -36,7 +31,7 @@ import {
   type SandboxPlacement,
   type StreamBytes,
 } from "../drivers/index.js";
-import type { EventLog, EventWriter, LogEnding } from "./events.js";
+import type { EventLog, EventWriter } from "./events.js";
 import type { ExecutionRunner, RunHandle, RunResult } from "./runner.js";
 import {
   admissionFailure,
@@ -53,10 +48,17 @@ import { executionTerminal } from "./terminal.js";
 import { EgressDenials } from "./egress-denials.js";
 import type { EgressHub } from "../egress/index.js";
 import { FollowedHandle, keptBytes, storeFollowedEnd } from "./followed.js";
+import {
+  endColumns,
+  endingOf,
+  lostEnd,
+  lostLogEnding,
+  SYSTEM_ERROR_BACKEND_SHUTDOWN,
+  SYSTEM_ERROR_DRIVER,
+  SYSTEM_ERROR_STREAM_LOST,
+} from "./ending.js";
 
-export const SYSTEM_ERROR_STREAM_LOST = "exec_stream_lost";
-export const SYSTEM_ERROR_BACKEND_SHUTDOWN = "backend_shutdown";
-export const SYSTEM_ERROR_DRIVER = "driver_error";
+export { SYSTEM_ERROR_BACKEND_SHUTDOWN, SYSTEM_ERROR_DRIVER, SYSTEM_ERROR_STREAM_LOST } from "./ending.js";
 
 export interface AdmitSpec {
   sandbox: SandboxRow;
@@ -527,80 +529,4 @@ export class ExecutionManager {
       watch: (listener) => this.watchers.watch(executionId, listener),
     });
   }
-}
-
-/** How the event log of an ended execution ends: complete unless the backend lost track of it. */
-function endingOf(end: ExecutionEnd): LogEnding {
-  const exit: ExitEventData = {
-    outcome: end.outcome,
-    exit_code: end.exit_code,
-    signal: end.signal,
-    system_error: end.system_error,
-    ...(end.end_reason !== null && { end_reason: end.end_reason }),
-    ...(end.usage !== null && { usage: end.usage }),
-    ...(end.egress_denied != null && { egress_denied: end.egress_denied }),
-    record_pending: end.record_pending,
-    finished_at: end.finished_at,
-  };
-  const lost = end.outcome === "unknown";
-  const endData: EndEventData = lost
-    ? { state: "incomplete", reason: end.system_error ?? SYSTEM_ERROR_STREAM_LOST }
-    : { state: "complete" };
-  return { exit, end: endData };
-}
-
-/** The ending of a log whose execution an earlier run of the backend lost (as markExecutionLost stores it). */
-function lostLogEnding(row: ExecutionRow): LogEnding {
-  return {
-    exit: {
-      outcome: "unknown",
-      exit_code: null,
-      signal: null,
-      system_error: SYSTEM_ERROR_STREAM_LOST,
-      record_pending: row.record_pending === 1,
-      finished_at: row.finished_at,
-    },
-    end: { state: "incomplete", reason: SYSTEM_ERROR_STREAM_LOST },
-  };
-}
-
-/** The columns of a row that an end sets. */
-function endColumns(end: ExecutionEnd): Partial<ExecutionRow> {
-  return {
-    outcome: end.outcome,
-    exit_code: end.exit_code,
-    signal: end.signal,
-    system_error: end.system_error,
-    end_reason: end.end_reason,
-    usage: end.usage === null ? null : JSON.stringify(end.usage),
-    egress_denied: end.egress_denied == null ? null : JSON.stringify(end.egress_denied),
-    stdout: end.stdout,
-    stderr: end.stderr,
-    stdout_bytes: end.stdout_bytes,
-    stderr_bytes: end.stderr_bytes,
-    stdout_truncated: end.stdout_truncated ? 1 : 0,
-    stderr_truncated: end.stderr_truncated ? 1 : 0,
-    finished_at: end.finished_at,
-    duration_ms: end.duration_ms,
-  };
-}
-
-function lostEnd(systemError: string, now: number): ExecutionEnd {
-  return {
-    outcome: "unknown",
-    exit_code: null,
-    signal: null,
-    system_error: systemError,
-    end_reason: null,
-    usage: null,
-    record_pending: false,
-    stdout: "",
-    stderr: "",
-    stdout_bytes: 0,
-    stderr_bytes: 0,
-    stdout_truncated: false,
-    stderr_truncated: false,
-    finished_at: new Date(now).toISOString(),
-    duration_ms: null,
-  };
 }
