@@ -4,39 +4,17 @@
 // receipt store with `sbx receipts show`.
 
 import fs from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeHome, removeHome, SBX_BIN, sbxEnv, TEST_BINARY } from "../support/cli.js";
+import { makeHome, removeHome } from "../support/cli.js";
 import { daemonPids, stopDaemon } from "../support/daemon.js";
+import { connectMcp } from "../support/mcp-client.js";
 import { runMain, runMainJson } from "../support/in-process.js";
 import { processesWithArg, uniqueSleep } from "../support/processes.js";
 import { until } from "../support/wait.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON documents
 type Json = any;
-
-/** A client connected to `sbx mcp ARGS` in `home`, its stderr kept for failures. */
-async function connect(
-  home: string,
-  args: string[] = [],
-): Promise<{ client: Client; stderr: () => string; pid: number }> {
-  const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
-  const transport = new StdioClientTransport({
-    command,
-    args: [...argv, "mcp", ...args],
-    env: sbxEnv(home) as Record<string, string>,
-    cwd: home,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const client = new Client({ name: "sbx-test", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, stderr: () => stderr, pid: transport.pid! };
-}
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Json> {
   return client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
@@ -53,7 +31,7 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
   let stderr: () => string;
   beforeAll(async () => {
     home = makeHome("sbx-mcp-");
-    ({ client, stderr } = await connect(home));
+    ({ client, stderr } = await connectMcp(home));
   });
   afterAll(async () => {
     await client?.close();
@@ -155,7 +133,7 @@ describe("sbx mcp over stdio, with the SDK's client", () => {
   });
 
   it("bounds output: the first and last parts, the omitted bytes counted", async () => {
-    const big = await connect(home, ["--max-output-bytes", "1000"]);
+    const big = await connectMcp(home, ["--max-output-bytes", "1000"]);
     try {
       const result = await call(big.client, "run_command", { shell: "head -c 5000 /dev/zero | tr '\\0' a" });
       expect(result.structuredContent.stdout_omitted_bytes).toBe(4000);
@@ -485,7 +463,7 @@ describe("a server killed mid-call, and a second one started", () => {
       await stopDaemon(home);
       removeHome(home);
     });
-    const first = await connect(home);
+    const first = await connectMcp(home);
     const marker = `mcp-held-${process.pid}-${Date.now()}`;
     // Counts its runs, then holds until told to go: the server is killed while it holds.
     const args = {
@@ -497,7 +475,7 @@ describe("a server killed mid-call, and a second one started", () => {
     process.kill(first.pid, "SIGKILL");
     expect(await lost).toBeInstanceOf(Error);
 
-    const second = await connect(home);
+    const second = await connectMcp(home);
     t.onTestFinished(() => second.client.close());
     const doubt = await call(second.client, "receipts_in_doubt", {});
     const named = doubt.structuredContent.receipts.find((r: Json) => r.idempotency_key === "mcp-kill-retry");
@@ -533,7 +511,7 @@ describe("a server stopped (SIGTERM) while a call waits", () => {
       await stopDaemon(home);
       removeHome(home);
     });
-    const server = await connect(home);
+    const server = await connectMcp(home);
     const sleep = uniqueSleep(60);
     const waiting = call(server.client, "run_command", { argv: ["sleep", sleep], idempotency_key: "mcp-term" }).catch(
       (err: Error) => err,
@@ -550,8 +528,8 @@ describe("a server stopped (SIGTERM) while a call waits", () => {
 describe("sbx mcp --manage-sandboxes", () => {
   it("creates a sandbox once per key, runs in it, and stops it; without the option neither tool is offered", async (t) => {
     const home = makeHome("sbx-mcp-manage-");
-    const plain = await connect(home);
-    const managing = await connect(home, ["--manage-sandboxes"]);
+    const plain = await connectMcp(home);
+    const managing = await connectMcp(home, ["--manage-sandboxes"]);
     t.onTestFinished(async () => {
       await plain.client.close();
       await managing.client.close();
@@ -588,7 +566,7 @@ describe("sbx mcp --manage-sandboxes", () => {
 describe("sbx mcp --tools", () => {
   it("read-only offers only the tools that change nothing, and refuses the others", async (t) => {
     const home = makeHome("sbx-mcp-ro-");
-    const { client } = await connect(home, ["--tools", "read-only"]);
+    const { client } = await connectMcp(home, ["--tools", "read-only"]);
     t.onTestFinished(async () => {
       await client.close();
       await stopDaemon(home);

@@ -21,9 +21,11 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-/** Starts `sbx mcp ARGS` in a new home and connects the SDK's Client to it. */
-export async function mcpOverStdio(prefix: string, args: readonly string[] = []): Promise<McpSession> {
-  const home = makeHome(prefix);
+/** A client connected to `sbx mcp ARGS` in `home` (spawned as a client config does), its stderr kept for failures. */
+export async function connectMcp(
+  home: string,
+  args: readonly string[] = [],
+): Promise<{ client: Client; stderr: () => string; pid: number }> {
   const [command, argv] = TEST_BINARY === undefined ? [process.execPath, ["--", SBX_BIN]] : [TEST_BINARY, []];
   const transport = new StdioClientTransport({
     command,
@@ -36,12 +38,19 @@ export async function mcpOverStdio(prefix: string, args: readonly string[] = [])
   transport.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();
   });
-  const client = new Client({ name: `sbx-test-${prefix.replace(/-$/, "")}`, version: "1.0.0" });
+  const client = new Client({ name: "sbx-test", version: "1.0.0" });
   await client.connect(transport);
+  return { client, stderr: () => stderr, pid: transport.pid! };
+}
+
+/** Starts `sbx mcp ARGS` in a new home and connects the SDK's Client to it. */
+export async function mcpOverStdio(prefix: string, args: readonly string[] = []): Promise<McpSession> {
+  const home = makeHome(prefix);
+  const { client, stderr } = await connectMcp(home, args);
   return {
     home,
     client,
-    stderr: () => stderr,
+    stderr,
     call: (name, callArgs) => client.callTool({ name, arguments: callArgs }, undefined, { timeout: 120_000 }),
     close: async () => {
       await client.close();
